@@ -1,0 +1,3 @@
+// Package solver is the pack optimizer: a multiple-choice knapsack with
+// admissibility constraints, solved to proven optimality over gini.
+package solver

@@ -1,0 +1,2 @@
+// Package store holds durable conversations on badger.
+package store
