@@ -1,0 +1,4 @@
+/** <module> Compatibility prelude
+
+SWI-Prolog predicates that ichiban lacks, with SWI semantics.
+*/

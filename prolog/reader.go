@@ -1,0 +1,231 @@
+package prolog
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Pos is a position in Prolog source text: 1-based line and column, the
+// column counted in runes.
+type Pos struct {
+	Line, Col int
+}
+
+func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
+
+// SyntaxError reports Prolog text that the reader cannot parse. ichiban's
+// parser reports no position at all, so the host's reader locates the clause
+// and the token where parsing stopped.
+type SyntaxError struct {
+	File string // "" when the text did not come from a file
+	Pos  Pos
+	Msg  string
+}
+
+func (e *SyntaxError) Error() string {
+	if e.File == "" {
+		return fmt.Sprintf("syntax error: %s: %s", e.Pos, e.Msg)
+	}
+	return fmt.Sprintf("%s:%s: syntax error: %s", e.File, e.Pos, e.Msg)
+}
+
+// clauseSpan is one clause of a source text: its bytes in the escaped text,
+// and where it starts in the original.
+type clauseSpan struct {
+	start, end int // byte offsets in the escaped text
+}
+
+// source is Prolog text prepared for ichiban: non-ASCII runes inside quoted
+// atoms rewritten as \xHEX\ escapes (ichiban's lexer rejects most of them),
+// split into clauses, with a map back to original positions.
+type source struct {
+	text    string
+	clauses []clauseSpan
+	orig    []int32 // orig[i] = byte offset in the original of escaped byte i
+	src     string
+}
+
+// isSymbolChar reports whether r is an ISO symbol char, which glues onto a
+// following '.' so that "=.." is not an end token.
+func isSymbolChar(r byte) bool {
+	return strings.IndexByte(`+-*/\^<>=~:.?@#&$`, r) >= 0
+}
+
+func isLayout(r byte) bool {
+	return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\f' || r == '\v'
+}
+
+// scan prepares src. It fails only on unterminated quotes and block comments,
+// which would otherwise surface from ichiban as a bare "EOF".
+func scan(src string) (*source, error) {
+	var (
+		b       strings.Builder
+		orig    = make([]int32, 0, len(src)+16)
+		s       = &source{src: src}
+		inStart = -1 // escaped offset where the current clause started
+	)
+	b.Grow(len(src))
+	emit := func(from int, text string) {
+		b.WriteString(text)
+		for range len(text) {
+			orig = append(orig, int32(from))
+		}
+	}
+	startClause := func() {
+		if inStart < 0 {
+			inStart = b.Len()
+		}
+	}
+	endClause := func() {
+		s.clauses = append(s.clauses, clauseSpan{start: inStart, end: b.Len()})
+		inStart = -1
+	}
+	i := 0
+	for i < len(src) {
+		c := src[i]
+		switch {
+		case c == '%':
+			j := strings.IndexByte(src[i:], '\n')
+			if j < 0 {
+				j = len(src) - i
+			}
+			emit(i, src[i:i+j])
+			i += j
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			j := strings.Index(src[i+2:], "*/")
+			if j < 0 {
+				return nil, &SyntaxError{Pos: position(src, i), Msg: "unterminated block comment"}
+			}
+			emit(i, src[i:i+j+4])
+			i += j + 4
+		case c == '\'' || c == '"' || c == '`':
+			startClause()
+			// 0'c is a character code, not a quote.
+			if c == '\'' && i > 0 && src[i-1] == '0' && (i < 2 || !isAlnum(src[i-2])) {
+				j := i + 1
+				switch {
+				case j < len(src) && src[j] == '\\':
+					j += 2
+				case j+1 < len(src) && src[j] == '\'' && src[j+1] == '\'':
+					j += 2
+				case j < len(src):
+					_, n := utf8.DecodeRuneInString(src[j:])
+					j += n
+				}
+				j = min(j, len(src))
+				emit(i, src[i:j])
+				i = j
+				continue
+			}
+			j, err := scanQuoted(src, i, c == '\'', emit)
+			if err != nil {
+				return nil, err
+			}
+			i = j
+		case c == '.' && (i+1 == len(src) || isLayout(src[i+1]) || src[i+1] == '%') &&
+			(i == 0 || !isSymbolChar(src[i-1])):
+			startClause()
+			emit(i, ".")
+			i++
+			endClause()
+		case isLayout(c):
+			emit(i, src[i:i+1])
+			i++
+		default:
+			startClause()
+			_, n := utf8.DecodeRuneInString(src[i:])
+			emit(i, src[i:i+n])
+			i += n
+		}
+	}
+	if inStart >= 0 {
+		// Trailing text without an end token: keep it so the parser reports it.
+		endClause()
+	}
+	s.text = b.String()
+	s.orig = orig
+	return s, nil
+}
+
+func isAlnum(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// scanQuoted copies the quoted item starting at src[i] and returns the index
+// after its closing quote. In single-quoted atoms it escapes non-ASCII runes.
+func scanQuoted(src string, i int, escape bool, emit func(int, string)) (int, error) {
+	q := src[i]
+	emit(i, src[i:i+1])
+	j := i + 1
+	for j < len(src) {
+		c := src[j]
+		switch {
+		case c == '\\' && j+1 < len(src):
+			emit(j, src[j:j+2])
+			j += 2
+		case c == q && j+1 < len(src) && src[j+1] == q:
+			emit(j, src[j:j+2])
+			j += 2
+		case c == q:
+			emit(j, src[j:j+1])
+			return j + 1, nil
+		case c >= utf8.RuneSelf && escape:
+			r, n := utf8.DecodeRuneInString(src[j:])
+			if r == utf8.RuneError && n == 1 {
+				emit(j, src[j:j+1]) // let the parser reject invalid UTF-8
+			} else {
+				emit(j, fmt.Sprintf(`\x%X\`, r))
+			}
+			j += n
+		default:
+			emit(j, src[j:j+1])
+			j++
+		}
+	}
+	return 0, &SyntaxError{Pos: position(src, i), Msg: fmt.Sprintf("unterminated quoted %s", quoteKind(q))}
+}
+
+func quoteKind(q byte) string {
+	switch q {
+	case '\'':
+		return "atom"
+	case '"':
+		return "string"
+	}
+	return "back-quoted string"
+}
+
+// position converts a byte offset of src to a line and rune column.
+func position(src string, off int) Pos {
+	off = min(off, len(src))
+	line := 1 + strings.Count(src[:off], "\n")
+	bol := strings.LastIndexByte(src[:off], '\n') + 1
+	return Pos{Line: line, Col: 1 + utf8.RuneCountInString(src[bol:off])}
+}
+
+// origPos maps an offset of the escaped text back to the original source.
+func (s *source) origPos(off int) Pos {
+	if len(s.orig) == 0 {
+		return Pos{1, 1}
+	}
+	off = max(0, min(off, len(s.orig)-1))
+	return position(s.src, int(s.orig[off]))
+}
+
+// countingReader is an io.RuneReader that remembers how far the parser read,
+// which is where it found the unexpected token.
+type countingReader struct {
+	s   string
+	off int
+}
+
+func (r *countingReader) ReadRune() (rune, int, error) {
+	if r.off >= len(r.s) {
+		return 0, 0, io.EOF
+	}
+	c, n := utf8.DecodeRuneInString(r.s[r.off:])
+	r.off += n
+	return c, n, nil
+}
