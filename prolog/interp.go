@@ -231,16 +231,31 @@ func (in *Interpreter) RunMain(ctx context.Context) error {
 		err := in.run(ctx, func(ctx context.Context) error {
 			ok, err := engine.Call(&in.ip.VM, g, engine.Success, nil).Force(ctx)
 			if err == nil && !ok {
-				return &GoalFailedError{Goal: termText(g)}
+				return &GoalFailedError{Goal: in.WriteQ(g, nil)}
 			}
 			return err
 		})
+		var ex engine.Exception
+		if errors.As(err, &ex) {
+			return &GoalError{Goal: in.WriteQ(g, nil), Err: err}
+		}
 		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// GoalError is an uncaught exception raised by a goal the host ran on the
+// program's behalf (an initialization(main) goal).
+type GoalError struct {
+	Goal string
+	Err  error
+}
+
+func (e *GoalError) Error() string { return fmt.Sprintf("prolog: goal %s raised: %v", e.Goal, e.Err) }
+
+func (e *GoalError) Unwrap() error { return e.Err }
 
 // GoalFailedError reports a goal that had to succeed and failed.
 type GoalFailedError struct{ Goal string }

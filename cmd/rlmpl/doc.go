@@ -1,0 +1,23 @@
+/*
+Rlmpl runs Prolog programs on the rlmpl runtime: bounded recursive LLM
+completions and managed conversations for long-lived agents.
+
+Usage:
+
+	rlmpl run FILE [ARGS...]   consult FILE, run its initialization(main, main)
+	                           goals, exit with their status
+	rlmpl repl [FILE...]       interactive top level (after consulting FILEs)
+	rlmpl version              print the runtime version
+	rlmpl help                 print this text
+
+Scripts see ARGS in current_prolog_flag(argv, [rlmpl|ARGS]). They may
+consult and open for reading the files of FILE's directory; nothing else of
+the file system is reachable, and nothing can be written.
+
+Exit status: 0 when the program ends normally, N after halt(N), 1 on a syntax
+error, an uncaught exception or a failed main goal, 2 on a usage error.
+
+In the top level, type a goal ending with a full stop. After a solution,
+type ; for the next one or press return to stop. halt. leaves.
+*/
+package main

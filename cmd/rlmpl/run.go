@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/rlmpl/rlmpl/host"
+	"github.com/rlmpl/rlmpl/prolog"
+)
+
+// runScript implements `rlmpl run FILE [ARGS...]`.
+func runScript(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "rlmpl run: missing FILE\nusage: rlmpl run FILE [ARGS...]")
+		return 2
+	}
+	sess, code := openSession(ctx, args[0], args[1:], stdin, stdout, stderr)
+	if sess == nil {
+		return code
+	}
+	defer sess.Close()
+	if code := consultFile(ctx, sess, args[0], stderr); code >= 0 {
+		return code
+	}
+	return exitCode(sess.RunMain(ctx), stderr)
+}
+
+// openSession builds a host whose file system is the directory of file.
+func openSession(ctx context.Context, file string, argv []string, stdin io.Reader, stdout, stderr io.Writer) (*host.Session, int) {
+	dir := "."
+	if file != "" {
+		dir = filepath.Dir(file)
+	}
+	h, err := host.New(&host.Options{
+		Stdin:  stdin,
+		Stdout: stdout,
+		FS:     os.DirFS(dir),
+		Argv:   append([]string{"rlmpl"}, argv...),
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "rlmpl: %v\n", err)
+		return nil, 1
+	}
+	sess, err := h.NewSession(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "rlmpl: %v\n", err)
+		return nil, 1
+	}
+	return sess, 0
+}
+
+// consultFile loads file into sess. It returns -1 on success, else the
+// exit code (after printing the error).
+func consultFile(ctx context.Context, sess *host.Session, file string, stderr io.Writer) int {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		fmt.Fprintf(stderr, "ERROR: %v\n", err)
+		return 1
+	}
+	if err := sess.Consult(ctx, file, string(b)); err != nil {
+		return exitCode(err, stderr)
+	}
+	return -1
+}
+
+// exitCode prints err the way SWI-Prolog does and maps it to an exit code.
+func exitCode(err error, stderr io.Writer) int {
+	var (
+		halt *prolog.HaltError
+		pe   *host.PrologError
+		se   *prolog.SyntaxError
+		gf   *prolog.GoalFailedError
+	)
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &halt):
+		return halt.Code
+	case errors.As(err, &se):
+		if se.File != "" {
+			fmt.Fprintf(stderr, "ERROR: %s:%s: Syntax error: %s\n", se.File, se.Pos, se.Msg)
+		} else {
+			fmt.Fprintf(stderr, "ERROR: Syntax error: %s: %s\n", se.Pos, se.Msg)
+		}
+	case errors.As(err, &pe):
+		if pe.Goal != "" {
+			fmt.Fprintf(stderr, "Warning: goal (initialization) raised exception: %s\n", pe.Goal)
+		}
+		fmt.Fprintf(stderr, "ERROR: %s\n", pe.Message)
+	case errors.As(err, &gf):
+		fmt.Fprintf(stderr, "Warning: goal (initialization) failed: %s\n", gf.Goal)
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "ERROR: interrupted")
+	default:
+		fmt.Fprintf(stderr, "ERROR: %v\n", err)
+	}
+	return 1
+}

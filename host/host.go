@@ -1,0 +1,189 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"time"
+
+	"github.com/rlmpl/rlmpl/lib"
+	"github.com/rlmpl/rlmpl/prolog"
+)
+
+// Options configure a [Host]. The zero value (or nil) is valid.
+type Options struct {
+	// Stdin and Stdout are the sessions' user_input and user_output. Nil
+	// means empty input and discarded output.
+	Stdin  io.Reader
+	Stdout io.Writer
+	// FS is the file system scripts may consult and open for reading. Nil
+	// means none.
+	FS fs.FS
+	// Argv is the argv flag of every session (a script's arguments).
+	Argv []string
+	// Logger receives diagnostics. Nil discards them.
+	Logger *slog.Logger
+	// Now is the clock. Nil means time.Now.
+	Now func() time.Time
+	// QueryTimeout bounds every query a session runs. Zero means no limit
+	// beyond the caller's context.
+	QueryTimeout time.Duration
+}
+
+func (o *Options) withDefaults() (Options, error) {
+	var v Options
+	if o != nil {
+		v = *o
+	}
+	if v.QueryTimeout < 0 {
+		return v, fmt.Errorf("host: Options.QueryTimeout: must be >= 0 (got %v)", v.QueryTimeout)
+	}
+	if v.Logger == nil {
+		v.Logger = slog.New(slog.DiscardHandler)
+	}
+	if v.Now == nil {
+		v.Now = time.Now
+	}
+	return v, nil
+}
+
+// Host owns what sessions share: configuration today, the store and the
+// tokenizer registry as they arrive. It is safe for concurrent use; the
+// Sessions it makes are not.
+type Host struct {
+	opts Options
+}
+
+// ErrClosed is returned by a closed Session.
+var ErrClosed = errors.New("host: session closed")
+
+// New validates opts and returns a Host.
+func New(opts *Options) (*Host, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Host{opts: o}, nil
+}
+
+// Session is one interpreter loaded with lib/ and every foreign predicate
+// family. A Session is not safe for concurrent use: one goroutine owns it
+// (ichiban mutates shared maps without locks, and a race kills the process).
+// Several Sessions may run in parallel. Creating one costs about a
+// millisecond, so per-request sessions are fine.
+type Session struct {
+	host   *Host
+	in     *prolog.Interpreter
+	closed bool
+}
+
+// NewSession builds an interpreter, installs the predicate table and
+// consults lib/*.pl.
+func (h *Host) NewSession(ctx context.Context) (*Session, error) {
+	in := prolog.New(&prolog.Options{
+		Stdin:    h.opts.Stdin,
+		Stdout:   h.opts.Stdout,
+		FS:       h.opts.FS,
+		Argv:     h.opts.Argv,
+		MapError: mapError,
+	})
+	s := &Session{host: h, in: in}
+	in.Install(s.predicates()...)
+	if err := in.ConsultFS(ctx, lib.FS, "*.pl"); err != nil {
+		return nil, fmt.Errorf("host: loading lib: %w", err)
+	}
+	return s, nil
+}
+
+// Interpreter exposes the session's interpreter (for the REPL and tests).
+func (s *Session) Interpreter() *prolog.Interpreter { return s.in }
+
+func (s *Session) queryContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if t := s.host.opts.QueryTimeout; t > 0 {
+		return context.WithTimeout(ctx, t)
+	}
+	return context.WithCancel(ctx)
+}
+
+// Consult loads Prolog text; name is used in error positions.
+func (s *Session) Consult(ctx context.Context, name, text string) error {
+	if s.closed {
+		return ErrClosed
+	}
+	ctx, cancel := s.queryContext(ctx)
+	defer cancel()
+	return wrapPrologError(s.in, s.in.Consult(ctx, name, text))
+}
+
+// RunMain runs the goals declared with initialization(Goal, main).
+func (s *Session) RunMain(ctx context.Context) error {
+	if s.closed {
+		return ErrClosed
+	}
+	ctx, cancel := s.queryContext(ctx)
+	defer cancel()
+	return wrapPrologError(s.in, s.in.RunMain(ctx))
+}
+
+// Query is an open query of a Session; Err reports uncaught Prolog
+// exceptions as *[PrologError].
+type Query struct {
+	*prolog.Query
+	s      *Session
+	cancel context.CancelFunc
+}
+
+// Err returns the error that ended the query.
+func (q *Query) Err() error { return wrapPrologError(q.s.in, q.Query.Err()) }
+
+// Close ends the query; the caller must call it.
+func (q *Query) Close() error {
+	defer q.cancel()
+	return q.Query.Close()
+}
+
+// Query starts goal under Options.QueryTimeout. The caller must Close the
+// returned query.
+func (s *Session) Query(ctx context.Context, goal string) (*Query, error) {
+	if s.closed {
+		return nil, ErrClosed
+	}
+	ctx, cancel := s.queryContext(ctx)
+	q, err := s.in.Query(ctx, goal)
+	if err != nil {
+		cancel()
+		return nil, wrapPrologError(s.in, err)
+	}
+	return &Query{Query: q, s: s, cancel: cancel}, nil
+}
+
+// Once runs goal for its first solution and returns its bindings rendered
+// with writeq. A failing goal returns [ErrNoSolution].
+func (s *Session) Once(ctx context.Context, goal string) (map[string]string, error) {
+	if s.closed {
+		return nil, ErrClosed
+	}
+	ctx, cancel := s.queryContext(ctx)
+	defer cancel()
+	bs, err := s.in.Once(ctx, goal)
+	if errors.Is(err, prolog.ErrNoSolution) {
+		return nil, fmt.Errorf("%w: %s", ErrNoSolution, goal)
+	}
+	if err != nil {
+		return nil, wrapPrologError(s.in, err)
+	}
+	out := make(map[string]string, len(bs))
+	for _, b := range bs {
+		out[b.Name] = s.in.WriteQ(b.Value, nil)
+	}
+	return out, nil
+}
+
+// Close releases the session. Further use returns [ErrClosed].
+func (s *Session) Close() error {
+	s.closed = true
+	return nil
+}
