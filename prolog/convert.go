@@ -285,25 +285,12 @@ func recordOf(t engine.Compound, env *engine.Env) (Record, bool, error) {
 	return r, true, nil
 }
 
-// Resolved returns t with every bound variable replaced by its value, so it
-// can outlive env (stored, or run later with a fresh environment).
+// Resolved returns a copy of t with every bound variable replaced by its
+// value and unbound ones renamed consistently, so it can outlive env (be
+// stored, or run later with a fresh environment). Text stays compact.
 func Resolved(t engine.Term, env *engine.Env) engine.Term {
-	switch t := env.Resolve(t).(type) {
-	case engine.Compound:
-		args := make([]engine.Term, t.Arity())
-		changed := false
-		for i := range args {
-			a := t.Arg(i)
-			args[i] = Resolved(a, env)
-			changed = changed || args[i] != a
-		}
-		if !changed {
-			return t
-		}
-		return t.Functor().Apply(args...)
-	default:
-		return t
-	}
+	// NB: engine.NewException is ichiban's only exported renamed copy.
+	return engine.NewException(t, env).Term()
 }
 
 // Argument readers. Each checks in ISO order: instantiation, then type.

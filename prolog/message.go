@@ -24,10 +24,10 @@ func Message(in *Interpreter, ex engine.Term) string {
 	if pi, ok := ctx.(engine.Compound); ok {
 		switch {
 		case pi.Functor() == engine.NewAtom("/") && pi.Arity() == 2:
-			prefix = in.Write(pi, nil) + ": "
+			prefix = indicatorText(in, pi) + ": "
 		case pi.Functor() == engine.NewAtom("context") && pi.Arity() == 2:
 			if _, unbound := pi.Arg(0).(engine.Variable); !unbound {
-				prefix = in.Write(pi.Arg(0), nil) + ": "
+				prefix = indicatorText(in, pi.Arg(0)) + ": "
 			}
 			if m, ok := pi.Arg(1).(engine.Atom); ok {
 				return prefix + formalMessage(in, c.Arg(0)) + " (" + m.String() + ")"
@@ -98,4 +98,14 @@ func typeName(t engine.Term) string {
 		return "a compound"
 	}
 	return "a " + fmt.Sprintf("%T", t)
+}
+
+// indicatorText writes Name/Arity without operator brackets: is/2, not (is)/2.
+func indicatorText(in *Interpreter, t engine.Term) string {
+	if pi, ok := t.(engine.Compound); ok && pi.Functor() == engine.NewAtom("/") && pi.Arity() == 2 {
+		if a, ok := pi.Arg(0).(engine.Atom); ok {
+			return a.String() + "/" + in.Write(pi.Arg(1), nil)
+		}
+	}
+	return in.Write(t, nil)
 }

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+)
+
+// TestCLI runs the datadriven scripts of testdata/cli in-process. Each case
+// is `rlmpl ARGS...`, optional stdin lines, ----, then stdout, stderr lines
+// prefixed "stderr: " and exit=N. Paths are relative to testdata/cli.
+//
+// Regenerate with `go test ./cmd/rlmpl -rewrite`; review the diff: a
+// rewrite accepts whatever the code now prints.
+func TestCLI(t *testing.T) {
+	datadriven.Walk(t, "../../testdata/cli", func(t *testing.T, path string) {
+		if !strings.HasSuffix(path, ".txt") {
+			return
+		}
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			if d.Cmd != "rlmpl" {
+				t.Fatalf("%s: unknown command %q", d.Pos, d.Cmd)
+			}
+			var args []string
+			for _, a := range d.CmdArgs {
+				args = append(args, a.String())
+			}
+			for i, a := range args {
+				if strings.HasPrefix(a, "scripts/") {
+					args[i] = "../../testdata/cli/" + a
+				}
+			}
+			var stdout, stderr bytes.Buffer
+			stdin := ""
+			if d.Input != "" {
+				stdin = d.Input + "\n"
+			}
+			code := run(context.Background(), args, strings.NewReader(stdin), &stdout, &stderr)
+			out := strings.ReplaceAll(stdout.String(), "../../testdata/cli/", "")
+			var sb strings.Builder
+			sb.WriteString(out)
+			if out != "" && !strings.HasSuffix(out, "\n") {
+				sb.WriteString("\n")
+			}
+			errText := strings.ReplaceAll(stderr.String(), "../../testdata/cli/", "")
+			for _, l := range strings.Split(strings.TrimSuffix(errText, "\n"), "\n") {
+				if errText != "" {
+					sb.WriteString("stderr: " + l + "\n")
+				}
+			}
+			fmt.Fprintf(&sb, "exit=%d\n", code)
+			return sb.String()
+		})
+	})
+}

@@ -1,0 +1,2 @@
+:- write(loading), nl.
+:- initialization(write(init_goal)).

@@ -1,0 +1,2 @@
+:- initialization(main, main).
+main :- atom_length(X, X).
