@@ -57,8 +57,8 @@ func isLayout(r byte) bool {
 	return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\f' || r == '\v'
 }
 
-// scan prepares src. It fails only on unterminated quotes and block comments,
-// which would otherwise surface from ichiban as a bare "EOF".
+// scan prepares src. It fails on unterminated quotes, block comments and
+// clauses, which would otherwise surface from ichiban as a bare "EOF".
 func scan(src string) (*source, error) {
 	var (
 		b       strings.Builder
@@ -141,8 +141,10 @@ func scan(src string) (*source, error) {
 		}
 	}
 	if inStart >= 0 {
-		// Trailing text without an end token: keep it so the parser reports it.
-		endClause()
+		// NB: besides being an error, ichiban's parser recurses without
+		// bound on some texts that end inside a term ("[*"), killing the
+		// process: it never sees a text that does not end with a full stop.
+		return nil, &SyntaxError{Pos: position(src, int(orig[inStart])), Msg: "end of file in clause (missing full stop)"}
 	}
 	s.text = b.String()
 	s.orig = orig
