@@ -1,0 +1,329 @@
+package tokenizer
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Request is the provider-visible part of an OpenAI-style chat completions
+// request: what the model is shown. The JSON tags follow the wire format,
+// so a request body can be decoded into it directly.
+type Request struct {
+	Messages []Message `json:"messages"`
+	Tools    []Tool    `json:"tools,omitempty"`
+}
+
+// Message is one chat message. Content is its text; multi-part content
+// (images, audio, files) is outside this package (see the package doc).
+type Message struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content,omitempty"`
+	Name       string     `json:"name,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+// ToolCall is one call in an assistant message's tool_calls.
+type ToolCall struct {
+	ID       string       `json:"id,omitempty"`
+	Type     string       `json:"type,omitempty"` // "function"
+	Function FunctionCall `json:"function"`
+}
+
+// FunctionCall is the function a [ToolCall] invokes. Arguments is the JSON
+// text the model produced, counted as it is.
+type FunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Tool is one entry of a request's tools.
+type Tool struct {
+	Type     string      `json:"type,omitempty"` // "function"
+	Function FunctionDef `json:"function"`
+}
+
+// FunctionDef is a tool's function definition. Parameters is its JSON
+// Schema, kept as raw JSON.
+type FunctionDef struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+// Framing holds the chat-format overhead rules of a model: the OpenAI
+// cookbook's num_tokens_from_messages (PerMessage, PerName, ReplyPriming)
+// and num_tokens_for_tools (FuncInit … FuncEnd), plus rlmpl's PerToolCall.
+type Framing struct {
+	// PerMessage is charged for every message (<|start|>{role}<|message|>
+	// … <|end|> minus the role's own tokens, which are counted).
+	PerMessage int
+	// PerName is charged for a message with a name, on top of the name's
+	// tokens (-1 for gpt-3.5-turbo-0301, which drops the role then).
+	PerName int
+	// ReplyPriming is charged once per request (<|start|>assistant<|message|>).
+	ReplyPriming int
+
+	// Verified marks the three constants above as verified against the
+	// provider for this exact model snapshot; only then are the message
+	// framing and reply-priming stages labelled Exact.
+	Verified bool
+
+	// Tool-schema constants of num_tokens_for_tools: FuncInit per tool,
+	// PropInit per tool with properties, PropKey per property, EnumInit per
+	// property with an enum, EnumItem per enum value (plus its tokens),
+	// FuncEnd once per request with tools. Tool stages are always
+	// Estimated: the cookbook calls its rule an estimate.
+	FuncInit, PropInit, PropKey, EnumInit, EnumItem, FuncEnd int
+
+	// PerToolCall is charged per tool call in an assistant message, on top
+	// of the tokens of the call's id, function name and arguments. The
+	// cookbook publishes no rule for tool calls; this is rlmpl's
+	// conservative one (the harmony rendering of a call,
+	// "<|start|>assistant<|channel|>commentary to=functions.NAME
+	// <|constrain|>json<|message|>ARGS<|call|>", has about 10 tokens of
+	// overhead), and its stages are always Estimated.
+	PerToolCall int
+}
+
+const defaultPerToolCall = 10
+
+// DefaultFraming returns the cookbook's framing for models of encoding:
+// 3 per message, 1 per name, 3 for reply priming, and the tool constants
+// of gpt-4o/gpt-4o-mini (FuncInit 7) for o200k encodings or of
+// gpt-3.5-turbo/gpt-4 (FuncInit 10) for any other. Verified is false.
+func DefaultFraming(encoding string) Framing {
+	f := Framing{
+		PerMessage: 3, PerName: 1, ReplyPriming: 3,
+		FuncInit: 10, PropInit: 3, PropKey: 3, EnumInit: -3, EnumItem: 3, FuncEnd: 12,
+		PerToolCall: defaultPerToolCall,
+	}
+	if encoding == O200kBase || encoding == O200kHarmony {
+		f.FuncInit = 7
+	}
+	return f
+}
+
+// StageKind names a part of a rendered request.
+type StageKind int
+
+const (
+	// StageContent is a message's content text.
+	StageContent StageKind = iota + 1
+	// StageFraming is a message's overhead: Framing.PerMessage, the role's
+	// tokens, the name's tokens plus Framing.PerName, and the tokens of
+	// tool_call_id (counted, conservatively, as the cookbook counts every
+	// field).
+	StageFraming
+	// StageToolCalls is an assistant message's tool calls.
+	StageToolCalls
+	// StageTool is one tool definition of Request.Tools.
+	StageTool
+	// StageToolsEnd is the closing overhead of the tool block.
+	StageToolsEnd
+	// StageReplyPriming primes the assistant's reply.
+	StageReplyPriming
+)
+
+// String returns the stage kind's name, e.g. "content".
+func (k StageKind) String() string {
+	switch k {
+	case StageContent:
+		return "content"
+	case StageFraming:
+		return "framing"
+	case StageToolCalls:
+		return "tool_calls"
+	case StageTool:
+		return "tool"
+	case StageToolsEnd:
+		return "tools_end"
+	case StageReplyPriming:
+		return "reply_priming"
+	default:
+		return fmt.Sprintf("StageKind(%d)", int(k))
+	}
+}
+
+// Stage is one part of a [Breakdown].
+type Stage struct {
+	Kind StageKind
+	// Index is the message index (content, framing, tool calls), the tool
+	// index (tool), or -1.
+	Index int
+	Count Count
+}
+
+// Breakdown is the count of a rendered request: the stages in request
+// order (per message: content, framing, tool calls; then each tool, the
+// tool block's end, the reply priming) and their total. The stages'
+// Tokens sum exactly to Total.Tokens, and Total is Exact only if every
+// stage is.
+type Breakdown struct {
+	Total  Count
+	Stages []Stage
+}
+
+// Message returns the sum of message i's stages.
+func (b Breakdown) Message(i int) Count {
+	c := Count{Basis: BasisSum, Encoding: b.Total.Encoding}
+	for _, s := range b.Stages {
+		if s.Index == i && (s.Kind == StageContent || s.Kind == StageFraming || s.Kind == StageToolCalls) {
+			c.add(s.Count)
+		}
+	}
+	if c.Method == 0 {
+		c.Method = Exact // nothing to count is exactly 0
+	}
+	return c
+}
+
+// CountRequest counts req as the provider renders it, stage by stage. It
+// reads req and keeps no reference to it. The caller owns the returned
+// stages.
+//
+// Text (content, role, name, ids, arguments, schema text) is counted with
+// the counter's encoding — or with the estimator, for [Registry.Estimator]
+// — and the overheads follow [Counter.Framing]. Which stages are Exact:
+// content, when the counter has the model's encoding; framing and reply
+// priming, when in addition the framing is Verified and the message has no
+// tool_call_id; tool calls and tools, never.
+func (c Counter) CountRequest(req *Request) Breakdown {
+	f := c.Framing()
+	var b Breakdown
+	b.Stages = make([]Stage, 0, 2*len(req.Messages)+len(req.Tools)+2)
+	fixed := func(n int, exact bool, basis string) Count {
+		m := Estimated
+		if exact {
+			m = Exact
+		}
+		return Count{Tokens: n, Method: m, Basis: basis}
+	}
+	textExact := c.enc != nil
+	for i, m := range req.Messages {
+		b.Stages = append(b.Stages, Stage{StageContent, i, c.Count(m.Content)})
+
+		fr := fixed(f.PerMessage, textExact && f.Verified && m.ToolCallID == "", BasisMessageFraming)
+		fr.add(c.Count(m.Role))
+		if m.Name != "" {
+			fr.add(c.Count(m.Name))
+			fr.Tokens += f.PerName
+		}
+		if m.ToolCallID != "" {
+			fr.add(c.Count(m.ToolCallID))
+		}
+		fr.Basis, fr.Encoding = BasisMessageFraming, c.encodingName()
+		b.Stages = append(b.Stages, Stage{StageFraming, i, fr})
+
+		if len(m.ToolCalls) > 0 {
+			tc := fixed(0, false, BasisToolCalls)
+			for _, call := range m.ToolCalls {
+				tc.Tokens += f.PerToolCall
+				tc.add(c.Count(call.ID))
+				tc.add(c.Count(call.Function.Name))
+				tc.add(c.Count(call.Function.Arguments))
+			}
+			tc.Basis, tc.Encoding = BasisToolCalls, c.encodingName()
+			b.Stages = append(b.Stages, Stage{StageToolCalls, i, tc})
+		}
+	}
+	for i, t := range req.Tools {
+		b.Stages = append(b.Stages, Stage{StageTool, i, c.countTool(f, t)})
+	}
+	if len(req.Tools) > 0 {
+		b.Stages = append(b.Stages, Stage{StageToolsEnd, -1, fixed(f.FuncEnd, false, BasisToolSchemas)})
+	}
+	b.Stages = append(b.Stages, Stage{StageReplyPriming, -1,
+		fixed(f.ReplyPriming, textExact && f.Verified, BasisReplyPriming)})
+
+	b.Total = Count{Basis: BasisSum, Encoding: c.encodingName()}
+	for _, s := range b.Stages {
+		b.Total.add(s.Count)
+	}
+	return b
+}
+
+// countTool is num_tokens_for_tools for one function:
+//
+//	FuncInit + tokens(name + ":" + description)
+//	+ (PropInit + Σ per property (PropKey + tokens(key:type:description)
+//	   + enum? (EnumInit + Σ (EnumItem + tokens(item))))   if any properties
+//
+// with a trailing "." dropped from descriptions. rlmpl extends it,
+// conservatively, to nested schemas: an object property's own properties,
+// and those of an array's items, are charged by the same rule. A missing
+// description or type counts as "". Its result is Estimated.
+func (c Counter) countTool(f Framing, t Tool) Count {
+	n := Count{Tokens: f.FuncInit, Method: Estimated}
+	n.add(c.Count(t.Function.Name + ":" + strings.TrimSuffix(t.Function.Description, ".")))
+	var schema jsonSchema
+	if len(t.Function.Parameters) > 0 {
+		// A malformed schema is charged as having no properties: the
+		// provider would reject the request before counting anything.
+		_ = json.Unmarshal(t.Function.Parameters, &schema)
+	}
+	c.countProperties(f, &n, schema.Properties)
+	n.Basis, n.Encoding = BasisToolSchemas, c.encodingName()
+	return n
+}
+
+func (c Counter) countProperties(f Framing, n *Count, props map[string]jsonSchema) {
+	if len(props) == 0 {
+		return
+	}
+	n.Tokens += f.PropInit
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // the sum does not depend on order; determinism of work does
+	for _, k := range keys {
+		p := props[k]
+		n.Tokens += f.PropKey
+		if len(p.Enum) > 0 {
+			n.Tokens += f.EnumInit
+			for _, item := range p.Enum {
+				n.Tokens += f.EnumItem
+				n.add(c.Count(jsonText(item)))
+			}
+		}
+		n.add(c.Count(k + ":" + p.typeText() + ":" + strings.TrimSuffix(p.Description, ".")))
+		c.countProperties(f, n, p.Properties)
+		if p.Items != nil {
+			c.countProperties(f, n, p.Items.Properties)
+		}
+	}
+}
+
+// jsonSchema is the part of a JSON Schema the tool rule reads.
+type jsonSchema struct {
+	Type        json.RawMessage       `json:"type"`
+	Description string                `json:"description"`
+	Enum        []json.RawMessage     `json:"enum"`
+	Properties  map[string]jsonSchema `json:"properties"`
+	Items       *jsonSchema           `json:"items"`
+}
+
+// typeText renders "type": a string as is, a list of types joined by ",".
+func (s jsonSchema) typeText() string {
+	var one string
+	if json.Unmarshal(s.Type, &one) == nil {
+		return one
+	}
+	var many []string
+	if json.Unmarshal(s.Type, &many) == nil {
+		return strings.Join(many, ",")
+	}
+	return ""
+}
+
+// jsonText renders an enum value: a string as is, anything else as JSON.
+func jsonText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
