@@ -1,0 +1,46 @@
+# rlmpl — everything works offline once modules are downloaded.
+GO       ?= go
+PKGS     ?= ./...
+FUZZTIME ?= 20s
+BENCHTIME ?= 1s
+
+.PHONY: all check build run test race vet fmt-check tidy-check bench fuzz rewrite
+
+all: check                      # `make` = what CI runs
+
+check: fmt-check tidy-check vet test
+
+build:
+	$(GO) build -o bin/rlmpl ./cmd/rlmpl
+
+# The README's main job: the tour of the runtime.
+run: build
+	./bin/rlmpl run examples/tour.pl
+
+test:
+	$(GO) test $(PKGS)
+
+race:
+	$(GO) test -race $(PKGS)
+
+vet:
+	$(GO) vet $(PKGS)
+
+fmt-check:
+	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
+
+tidy-check:
+	$(GO) mod tidy -diff
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
+
+# Go fuzzes one target of one package at a time.
+fuzz:
+	$(GO) test ./prolog -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./prolog -run '^$$' -fuzz '^FuzzTermRoundTrip$$' -fuzztime $(FUZZTIME)
+
+# Regenerates datadriven expectations: review the diff, a rewrite accepts
+# whatever the code prints now.
+rewrite:
+	$(GO) test ./cmd/rlmpl -rewrite

@@ -1,0 +1,88 @@
+package prolog_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/ichiban/prolog/engine"
+
+	"github.com/rlmpl/rlmpl/prolog"
+)
+
+// BenchmarkNew: interpreter creation with rlmpl's flags, edges and prelude.
+func BenchmarkNew(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		prolog.New(nil)
+	}
+}
+
+// BenchmarkTrivialQuery: round trip of `true` through Query/Next/Close.
+func BenchmarkTrivialQuery(b *testing.B) {
+	in := prolog.New(nil)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := in.Once(ctx, "true"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkForeignCall: cost of one call of a trivial det foreign predicate,
+// measured inside a failure-driven loop of 1000 calls (ns/op is per call).
+func BenchmarkForeignCall(b *testing.B) {
+	in := prolog.New(nil)
+	in.Install(prolog.Pred1("noop", "noop(+X) is det", func(c *prolog.Call, x engine.Term) (bool, error) {
+		return true, nil
+	}))
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := in.Once(ctx, "(between(1, 1000, X), noop(X), fail ; true)"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/call")
+}
+
+// BenchmarkBaselineLoop is the same loop without the foreign call, so the
+// foreign call's own cost is ForeignCall − BaselineLoop.
+func BenchmarkBaselineLoop(b *testing.B) {
+	in := prolog.New(nil)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := in.Once(ctx, "(between(1, 1000, X), X > 0, fail ; true)"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/call")
+}
+
+const nrev = `
+app([], L, L).
+app([H|T], L, [H|R]) :- app(T, L, R).
+nrev([], []).
+nrev([H|T], R) :- nrev(T, RT), app(RT, [H], R).
+range(N, N, [N]) :- !.
+range(I, N, [I|T]) :- I < N, I1 is I + 1, range(I1, N, T).
+bench(0) :- !.
+bench(K) :- range(1, 30, L), nrev(L, _), K1 is K - 1, bench(K1).
+`
+
+// BenchmarkNrev30: naive reverse of 30 elements (496 logical inferences),
+// the classic LIPS measure, for comparison with other engines.
+func BenchmarkNrev30(b *testing.B) {
+	in := prolog.New(nil)
+	ctx := context.Background()
+	if err := in.Consult(ctx, "nrev.pl", nrev); err != nil {
+		b.Fatal(err)
+	}
+	const reps = 20
+	for b.Loop() {
+		if _, err := in.Once(ctx, "bench(20)"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(496*reps*b.N)/b.Elapsed().Seconds(), "LIPS")
+}

@@ -1,0 +1,61 @@
+// Package prolog is rlmpl's generic embedding of github.com/ichiban/prolog,
+// and the only package that imports ichiban's root package. It knows nothing
+// of conversations, storage or providers.
+//
+// It owns:
+//   - building interpreters with rlmpl's flags, chosen once here:
+//     double_quotes=chars (text is a chars list; text arguments accept
+//     atoms, chars and codes alike) and unknown=error;
+//   - safe edges: halt/0,1 ends the running query with a [*HaltError] (never
+//     os.Exit, and catch/3 cannot swallow it); open/3,4 reads only
+//     [Options.FS] and never writes; consult/1 uses the host's reader;
+//   - the host's reader: syntax errors carry file:line:column
+//     ([*SyntaxError]; ichiban reports none), and non-ASCII runes inside
+//     quoted atoms are escaped as \xHEX\ so ordinary typography (dashes,
+//     curly quotes, emoji) loads — ichiban's lexer rejects it;
+//   - typed foreign predicates ([Pred0] … [Pred8], arity checked at compile
+//     time) installed by [Interpreter.Install], which panics on a duplicate;
+//     a panic in a predicate becomes error(system_error, _), a Go error is
+//     mapped through [Options.MapError];
+//   - term ↔ Go conversion ([ToTerm], [Value], [Record], the argument
+//     readers on [Call]) and ISO error constructors ([TypeError], …);
+//   - queries under a context with a watchdog: a cancelled query returns
+//     even when the engine is stuck in a Go builtin ([ErrAbandoned]);
+//   - the compatibility prelude: SWI-Prolog predicates ichiban lacks.
+//
+// # Concurrency
+//
+// An [Interpreter] is not safe for concurrent use. ichiban's VM mutates
+// unsynchronised maps, and a concurrent mutation kills the process (it is a
+// fatal error, not a panic). One goroutine owns an Interpreter; several
+// Interpreters run in parallel safely. Only one [Query] may be open at a
+// time, and it must be closed.
+//
+// # Usage
+//
+//	in := prolog.New(&prolog.Options{Stdout: os.Stdout})
+//	in.Install(prolog.Pred2("double", "double(+N, -M) is det",
+//		func(c *prolog.Call, n, m engine.Term) (bool, error) {
+//			v, err := c.Int(n) // instantiation or type error, ISO order
+//			if err != nil {
+//				return false, err
+//			}
+//			return c.Unify(m, engine.Integer(2*v)), nil
+//		}))
+//	if err := in.Consult(ctx, "app.pl", "twice(X, Y) :- double(X, Y).\n"); err != nil {
+//		log.Fatal(err) // app.pl:LINE:COL: syntax error: ...
+//	}
+//	q, err := in.Query(ctx, "twice(21, Y)")
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer q.Close()
+//	for q.Next() {
+//		for _, b := range q.Bindings() {
+//			fmt.Println(b.Name, "=", in.WriteQ(b.Value, nil)) // Y = 42
+//		}
+//	}
+//	if err := q.Err(); err != nil {
+//		log.Fatal(err)
+//	}
+package prolog
