@@ -28,8 +28,8 @@ const EstimatorSafetyPercent = 10
 //   - a run of ASCII digits: ceil(n/3) (both encodings split numbers into
 //     groups of at most 3 digits);
 //   - a run of ASCII punctuation or symbols: 1 + 3/4 per further character;
-//   - whitespace: a single space before a non-space is free (BPE glues it
-//     to the next word); any other run costs 1 per line break plus 1/4 per
+//   - whitespace: a single space before a letter or symbol is free (BPE
+//     glues it to what follows; not so before a digit); any other run costs 1 per line break plus 1/4 per
 //     other whitespace character, at least 1;
 //   - any other character, one by one, by its UTF-8 length: 2 bytes 1 (2 for
 //     a combining mark); 3 bytes 3/2 for a letter or mark (CJK, kana,
@@ -83,8 +83,8 @@ func estimate(s string) int {
 			}
 			q += 4 * ((j - i + 2) / 3)
 			i = j
-		case c == ' ' && i+1 < len(s) && !isSpace(s[i+1]):
-			i++ // a single space before a non-space: free
+		case c == ' ' && i+1 < len(s) && !isSpace(s[i+1]) && !('0' <= s[i+1] && s[i+1] <= '9'):
+			i++ // a single space before a word or symbol: free (not before a digit)
 		case c < utf8.RuneSelf && isSpace(c):
 			j, breaks, other := i, 0, 0
 			for j < len(s) && isSpace(s[j]) {
