@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/rlmpl/rlmpl/host/handle"
 	"github.com/rlmpl/rlmpl/lib"
 	"github.com/rlmpl/rlmpl/prolog"
 )
@@ -75,9 +76,10 @@ func New(opts *Options) (*Host, error) {
 // Several Sessions may run in parallel. Creating one costs about a
 // millisecond, so per-request sessions are fine.
 type Session struct {
-	host   *Host
-	in     *prolog.Interpreter
-	closed bool
+	host    *Host
+	in      *prolog.Interpreter
+	handles *handle.Registry
+	closed  bool
 }
 
 // NewSession builds an interpreter, installs the predicate table and
@@ -90,13 +92,16 @@ func (h *Host) NewSession(ctx context.Context) (*Session, error) {
 		Argv:     h.opts.Argv,
 		MapError: mapError,
 	})
-	s := &Session{host: h, in: in}
+	s := &Session{host: h, in: in, handles: handle.New(&handle.Options{Now: h.opts.Now})}
 	in.Install(s.predicates()...)
 	if err := in.ConsultFS(ctx, lib.FS, "*.pl"); err != nil {
 		return nil, fmt.Errorf("host: loading lib: %w", err)
 	}
 	return s, nil
 }
+
+// Handles is the session's context-handle registry.
+func (s *Session) Handles() *handle.Registry { return s.handles }
 
 // Interpreter exposes the session's interpreter (for the REPL and tests).
 func (s *Session) Interpreter() *prolog.Interpreter { return s.in }

@@ -11,5 +11,12 @@ func (s *Session) predicates() []prolog.Def {
 		// System (pred_sys.go)
 		prolog.Pred1("$rlm_version", "'$rlm_version'(-Version) is det", s.version),
 		prolog.Pred1("$rlm_now", "'$rlm_now'(-UnixMillis) is det", s.now),
+
+		// Context handles (pred_context.go)
+		prolog.Pred3("ctx_register", "ctx_register(+Source, +Options, -Outcome) is det", s.ctxRegister),
+		prolog.Pred2("ctx_metadata", "ctx_metadata(+Handle, -Outcome) is det", s.ctxMetadata),
+		prolog.Pred5("ctx_do", "ctx_do(+Op, +Handle, +Args, +Options, -Outcome) is det", s.ctxDo),
+		prolog.Pred2("ctx_delete", "ctx_delete(+Handle, -Outcome) is det", s.ctxDelete),
+		prolog.Pred3("ctx_trace", "ctx_trace(+Handle, +Limit, -Outcome) is det", s.ctxTrace),
 	}
 }
