@@ -1,6 +1,6 @@
 // bench.mjs measures the official tiktoken (npm tiktoken@1.0.22, the Rust core
 // compiled to WASM) on the same mixed corpus and the same chunking as the Go
-// benchmark BenchmarkCount (tokenizer/bench_test.go): every file in
+// benchmark BenchmarkCount (tokenizer/bench_test.go): the files of
 // testdata/corpus/, counted file by file with encode_ordinary.
 //
 // It is run by hand, never by go test:
@@ -23,10 +23,12 @@ const base = process.env.TIKTOKEN_DIR
 const require = createRequire(base);
 const { Tiktoken } = require("tiktoken/lite");
 
-const texts = readdirSync("corpus")
-  .sort()
-  .map((f) => readFileSync(path.join("corpus", f), "utf8"));
-const bytes = texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
+// The same split as the Go benchmark: "mixed" is every file but runs.txt,
+// "runs" is runs.txt (long single-character runs, base64, digits).
+const sets = { mixed: [], runs: [] };
+for (const f of readdirSync("corpus").sort()) {
+  sets[f === "runs.txt" ? "runs" : "mixed"].push(readFileSync(path.join("corpus", f), "utf8"));
+}
 const seconds = Number(process.env.BENCH_SECONDS || 3);
 
 for (const name of ["cl100k_base", "o200k_base", "p50k_base", "r50k_base"]) {
@@ -36,21 +38,24 @@ for (const name of ["cl100k_base", "o200k_base", "p50k_base", "r50k_base"]) {
   enc.encode_ordinary("x");
   const initMs = Number(process.hrtime.bigint() - t0) / 1e6;
 
-  // Warm up, then run whole passes over the corpus for about `seconds`.
-  for (const t of texts) enc.encode_ordinary(t);
-  let passes = 0;
-  let tokens = 0;
-  t0 = process.hrtime.bigint();
-  let elapsed = 0;
-  while (elapsed < seconds) {
-    for (const t of texts) tokens += enc.encode_ordinary(t).length;
-    passes++;
-    elapsed = Number(process.hrtime.bigint() - t0) / 1e9;
+  for (const [set, texts] of Object.entries(sets)) {
+    const bytes = texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
+    // Warm up, then run whole passes over the set for about `seconds`.
+    for (const t of texts) enc.encode_ordinary(t);
+    let passes = 0;
+    let tokens = 0;
+    t0 = process.hrtime.bigint();
+    let elapsed = 0;
+    while (elapsed < seconds) {
+      for (const t of texts) tokens += enc.encode_ordinary(t).length;
+      passes++;
+      elapsed = Number(process.hrtime.bigint() - t0) / 1e9;
+    }
+    console.log(
+      `${(name + "/" + set).padEnd(18)} ${((bytes * passes) / elapsed / 1e6).toFixed(2)} MB/s  ` +
+        `${(tokens / elapsed / 1e6).toFixed(2)} Mtokens/s  init ${initMs.toFixed(1)} ms  ` +
+        `(${passes} passes of ${bytes} bytes)`,
+    );
   }
-  console.log(
-    `${name.padEnd(12)} ${((bytes * passes) / elapsed / 1e6).toFixed(2)} MB/s  ` +
-      `${(tokens / elapsed / 1e6).toFixed(2)} Mtokens/s  init ${initMs.toFixed(1)} ms  ` +
-      `(${passes} passes of ${bytes} bytes)`,
-  );
   enc.free();
 }
