@@ -1,4 +1,396 @@
 /** <module> Compatibility prelude
 
-SWI-Prolog predicates that ichiban lacks, with SWI semantics.
+SWI-Prolog predicates that ichiban lacks, with SWI semantics. This file is
+the Prolog half; the Go half (format/1,2,3, with_output_to/2, msort/2,
+sort/4, must_be/2, option/2,3, select_option/3,4, atomic_list_concat/2,3,
+term_to_atom/2, nb_setval/2, record_get/3, ...) is documented in
+prelude.go and format.go.
+
+The code avoids two ichiban traps: a cut inside a nested if-then-else or
+disjunction is local (not transparent), and if-then-else, \+ and call/N
+copy the big terms bound to their variables. So choices are made by
+clause heads and clause-level cuts, and lists are walked by first-argument
+recursion.
+
+Exports:
+    forall/2                     % :Cond, :Action
+    ignore/1                     % :Goal
+    predsort/3                   % :Pred, +List, -Sorted
+    sum_list/2                   % +List, -Sum
+    sumlist/2                    % +List, -Sum
+    max_list/2                   % +List, -Max
+    min_list/2                   % +List, -Min
+    last/2                       % ?List, ?Last
+    reverse/2                    % ?List, ?Reversed
+    append/2                     % +ListOfLists, ?List
+    include/3                    % :Pred, +List, -Included
+    exclude/3                    % :Pred, +List, -Excluded
+    partition/4                  % :Pred, +List, -Included, -Excluded
+    partition/5                  % :Pred, +List, -Less, -Equal, -Greater
+    foldl/4                      % :Goal, ?List, +V0, -V
+    foldl/5                      % :Goal, ?List1, ?List2, +V0, -V
+    foldl/6                      % :Goal, ?List1, ?List2, ?List3, +V0, -V
+    (>>)/2..8                    % +Params, :Lambda, ?A1, ...
+    print/1                      % @Term
+    print/2                      % +Stream, @Term
 */
+
+/* --- Control --- */
+
+%!  forall(:Cond, :Action) is semidet.
+%
+%   True when Action succeeds for every solution of Cond. Bindings are
+%   not kept.
+forall(Cond, Action) :-
+    \+ ( call(Cond), \+ call(Action) ).
+
+%!  ignore(:Goal) is det.
+%
+%   Calls Goal once and succeeds even when it fails.
+ignore(Goal) :-
+    call(Goal),
+    !.
+ignore(_).
+
+/* --- Sorting --- */
+
+%!  predsort(:Pred, +List, -Sorted) is det.
+%
+%   Sorts List with call(Pred, Order, A, B), where Order is <, > or =.
+%   Elements that compare = are dropped, keeping the first.
+%
+%   ?- predsort([O,A,B]>>compare(O,A,B), [c,a,b,a], L).
+%   L = [a,b,c].
+predsort(Pred, List, Sorted) :-
+    length(List, N),
+    predsort_(Pred, N, List, _, Sorted1),
+    !,
+    Sorted = Sorted1.
+
+% predsort_(+Pred, +N, +List0, -List, -Sorted): sort the first N of List0.
+predsort_(Pred, 2, [X1,X2|L], L, R) :-
+    !,
+    call(Pred, Delta, X1, X2),
+    predsort_pair_(Delta, X1, X2, R).
+predsort_(_, 1, [X|L], L, [X]) :-
+    !.
+predsort_(_, 0, L, L, []) :-
+    !.
+predsort_(Pred, N, L1, L3, R) :-
+    N1 is N // 2,
+    N2 is N - N1,
+    predsort_(Pred, N1, L1, L2, R1),
+    predsort_(Pred, N2, L2, L3, R2),
+    predmerge_(Pred, R1, R2, R).
+
+% predsort_pair_(+Order, +X1, +X2, -Sorted)
+predsort_pair_(<, X1, X2, [X1,X2]).
+predsort_pair_(=, X1, _, [X1]).
+predsort_pair_(>, X1, X2, [X2,X1]).
+
+% predmerge_(+Pred, +Sorted1, +Sorted2, -Sorted)
+predmerge_(_, [], R, R) :-
+    !.
+predmerge_(_, R, [], R) :-
+    !.
+predmerge_(Pred, [H1|T1], [H2|T2], Result) :-
+    call(Pred, Delta, H1, H2),
+    !,
+    predmerge_order_(Delta, Pred, H1, H2, T1, T2, Result).
+
+% predmerge_order_(+Order, +Pred, +H1, +H2, +T1, +T2, -Merged)
+predmerge_order_(<, Pred, H1, H2, T1, T2, [H1|R]) :-
+    predmerge_(Pred, T1, [H2|T2], R).
+predmerge_order_(=, Pred, H1, _, T1, T2, [H1|R]) :-
+    predmerge_(Pred, T1, T2, R).
+predmerge_order_(>, Pred, H1, H2, T1, T2, [H2|R]) :-
+    predmerge_(Pred, [H1|T1], T2, R).
+
+/* --- Arithmetic over lists --- */
+
+%!  sum_list(+List, -Sum) is det.
+%
+%   Sum is the sum of the numbers (or expressions) in List; 0 for [].
+sum_list(Xs, Sum) :-
+    sum_list_(Xs, 0, Sum).
+
+% sum_list_(+List, +Sum0, -Sum)
+sum_list_([], Sum, Sum).
+sum_list_([X|Xs], Sum0, Sum) :-
+    Sum1 is Sum0 + X,
+    sum_list_(Xs, Sum1, Sum).
+
+%!  sumlist(+List, -Sum) is det.
+%
+%   Deprecated SWI name of sum_list/2.
+sumlist(Xs, Sum) :-
+    sum_list(Xs, Sum).
+
+%!  max_list(+List, -Max) is semidet.
+%
+%   Max is the largest number in List (by max/2); fails on [].
+max_list([X|Xs], Max) :-
+    max_list_(Xs, X, Max).
+
+% max_list_(+List, +Max0, -Max)
+max_list_([], Max, Max).
+max_list_([X|Xs], Max0, Max) :-
+    Max1 is max(Max0, X),
+    max_list_(Xs, Max1, Max).
+
+%!  min_list(+List, -Min) is semidet.
+%
+%   Min is the smallest number in List (by min/2); fails on [].
+min_list([X|Xs], Min) :-
+    min_list_(Xs, X, Min).
+
+% min_list_(+List, +Min0, -Min)
+min_list_([], Min, Min).
+min_list_([X|Xs], Min0, Min) :-
+    Min1 is min(Min0, X),
+    min_list_(Xs, Min1, Min).
+
+/* --- Lists --- */
+
+%!  last(?List, ?Last) is semidet.
+%
+%   Last is the last element of List.
+last([X|Xs], Last) :-
+    last_(Xs, X, Last).
+
+% last_(+List, +Prev, -Last)
+last_([], Last, Last).
+last_([X|Xs], _, Last) :-
+    last_(Xs, X, Last).
+
+%!  reverse(?List, ?Reversed) is semidet.
+%
+%   Reversed has the elements of List in reverse order. Terminates when
+%   either argument is a proper list.
+reverse(Xs, Ys) :-
+    reverse_(Xs, [], Ys, Ys).
+
+% reverse_(?List, +Acc, ?Reversed, ?Bound): Bound stops runaway search.
+reverse_([], Ys, Ys, []).
+reverse_([X|Xs], Rs, Ys, [_|Bound]) :-
+    reverse_(Xs, [X|Rs], Ys, Bound).
+
+%!  append(+ListOfLists, ?List) is semidet.
+%
+%   List is the concatenation of the lists in ListOfLists.
+%
+%   @error instantiation_error if ListOfLists is a partial list.
+append(ListOfLists, List) :-
+    must_be(list, ListOfLists),
+    append_(ListOfLists, List).
+
+% append_(+ListOfLists, ?List)
+append_([], []).
+append_([L|Ls], As) :-
+    append(L, Ws, As),
+    append_(Ls, Ws).
+
+%!  include(:Pred, +List, -Included) is det.
+%
+%   Included are the elements of List for which call(Pred, X) succeeds.
+include(Pred, List, Included) :-
+    include_(List, Pred, Included).
+
+% include_(+List, +Pred, -Included)
+include_([], _, []).
+include_([X|Xs], Pred, Included) :-
+    include_one_(Pred, X, Included, Included1),
+    include_(Xs, Pred, Included1).
+
+% include_one_(+Pred, +X, -List, ?Tail)
+include_one_(Pred, X, Included, Tail) :-
+    call(Pred, X),
+    !,
+    Included = [X|Tail].
+include_one_(_, _, Tail, Tail).
+
+%!  exclude(:Pred, +List, -Excluded) is det.
+%
+%   Excluded are the elements of List for which call(Pred, X) fails.
+exclude(Pred, List, Excluded) :-
+    exclude_(List, Pred, Excluded).
+
+% exclude_(+List, +Pred, -Excluded)
+exclude_([], _, []).
+exclude_([X|Xs], Pred, Excluded) :-
+    exclude_one_(Pred, X, Excluded, Excluded1),
+    exclude_(Xs, Pred, Excluded1).
+
+% exclude_one_(+Pred, +X, -List, ?Tail)
+exclude_one_(Pred, X, Excluded, Tail) :-
+    call(Pred, X),
+    !,
+    Excluded = Tail.
+exclude_one_(_, X, [X|Tail], Tail).
+
+%!  partition(:Pred, +List, -Included, -Excluded) is det.
+%
+%   Included are the elements for which call(Pred, X) succeeds, Excluded
+%   the others, both in order.
+partition(Pred, List, Included, Excluded) :-
+    partition_(List, Pred, Included, Excluded).
+
+% partition_(+List, +Pred, -Included, -Excluded)
+partition_([], _, [], []).
+partition_([X|Xs], Pred, Included, Excluded) :-
+    partition_one_(Pred, X, Included, Included1, Excluded, Excluded1),
+    partition_(Xs, Pred, Included1, Excluded1).
+
+% partition_one_(+Pred, +X, -Incl, ?InclTail, -Excl, ?ExclTail)
+partition_one_(Pred, X, Incl, I, Excl, E) :-
+    call(Pred, X),
+    !,
+    Incl = [X|I],
+    Excl = E.
+partition_one_(_, X, I, I, [X|E], E).
+
+%!  partition(:Pred, +List, -Less, -Equal, -Greater) is semidet.
+%
+%   Splits List by call(Pred, X, Order), where Order is <, = or >.
+%
+%   @error must_be(oneof([<,=,>]), Order) for another Order.
+partition(Pred, List, Less, Equal, Greater) :-
+    partition_(List, Pred, Less, Equal, Greater).
+
+% partition_(+List, +Pred, -Less, -Equal, -Greater)
+partition_([], _, [], [], []).
+partition_([H|T], Pred, L, E, G) :-
+    call(Pred, H, Diff),
+    partition_order_(Diff, H, Pred, T, L, E, G).
+
+% partition_order_(+Order, +H, +Pred, +T, -Less, -Equal, -Greater)
+partition_order_(<, H, Pred, T, L, E, G) :-
+    !,
+    L = [H|Rest],
+    partition_(T, Pred, Rest, E, G).
+partition_order_(=, H, Pred, T, L, E, G) :-
+    !,
+    E = [H|Rest],
+    partition_(T, Pred, L, Rest, G).
+partition_order_(>, H, Pred, T, L, E, G) :-
+    !,
+    G = [H|Rest],
+    partition_(T, Pred, L, E, Rest).
+partition_order_(Diff, _, _, _, _, _, _) :-
+    must_be(oneof([<,=,>]), Diff).
+
+%!  foldl(:Goal, ?List, +V0, -V) is nondet.
+%
+%   Folds List from the left: call(Goal, X, V0, V1) for each X.
+%
+%   ?- foldl([X,A0,A]>>(A is A0+X), [1,2,3], 0, S).
+%   S = 6.
+foldl(Goal, List, V0, V) :-
+    foldl_(List, Goal, V0, V).
+
+% foldl_(?List, +Goal, +V0, -V)
+foldl_([], _, V, V).
+foldl_([X|Xs], Goal, V0, V) :-
+    call(Goal, X, V0, V1),
+    foldl_(Xs, Goal, V1, V).
+
+%!  foldl(:Goal, ?List1, ?List2, +V0, -V) is nondet.
+%
+%   foldl/4 over two lists of equal length.
+foldl(Goal, List1, List2, V0, V) :-
+    foldl_(List1, List2, Goal, V0, V).
+
+% foldl_(?List1, ?List2, +Goal, +V0, -V)
+foldl_([], [], _, V, V).
+foldl_([X|Xs], [Y|Ys], Goal, V0, V) :-
+    call(Goal, X, Y, V0, V1),
+    foldl_(Xs, Ys, Goal, V1, V).
+
+%!  foldl(:Goal, ?List1, ?List2, ?List3, +V0, -V) is nondet.
+%
+%   foldl/4 over three lists of equal length.
+foldl(Goal, List1, List2, List3, V0, V) :-
+    foldl_(List1, List2, List3, Goal, V0, V).
+
+% foldl_(?List1, ?List2, ?List3, +Goal, +V0, -V)
+foldl_([], [], [], _, V, V).
+foldl_([X|Xs], [Y|Ys], [Z|Zs], Goal, V0, V) :-
+    call(Goal, X, Y, Z, V0, V1),
+    foldl_(Xs, Ys, Zs, Goal, V1, V).
+
+/* --- Lambdas (library(yall)) --- */
+
+%!  >>(+Params, :Lambda) is nondet.
+%!  >>(+Params, :Lambda, ?A1) is nondet.
+%!  >>(+Params, :Lambda, ?A1, ?A2) is nondet.
+%!  >>(+Params, :Lambda, ?A1, ?A2, ?A3) is nondet.
+%!  >>(+Params, :Lambda, ?A1, ?A2, ?A3, ?A4) is nondet.
+%!  >>(+Params, :Lambda, ?A1, ?A2, ?A3, ?A4, ?A5) is nondet.
+%!  >>(+Params, :Lambda, ?A1, ?A2, ?A3, ?A4, ?A5, ?A6) is nondet.
+%
+%   yall lambdas: `[X1,...]>>Goal` called with arguments binds the
+%   parameters to them (extra arguments are appended to Goal) and calls
+%   a copy of the lambda, so its other variables are not bound outside;
+%   `Free/[X1,...]>>Goal` shares the variables of Free. `\X^Goal` is not
+%   supported.
+%
+%   ?- foldl([X,A0,A]>>(A is A0+X), [1,2,3], 0, S).
+%   S = 6.
+'>>'(Ps, L) :-
+    yall_(Ps, L, []).
+'>>'(Ps, L, A1) :-
+    yall_(Ps, L, [A1]).
+'>>'(Ps, L, A1, A2) :-
+    yall_(Ps, L, [A1,A2]).
+'>>'(Ps, L, A1, A2, A3) :-
+    yall_(Ps, L, [A1,A2,A3]).
+'>>'(Ps, L, A1, A2, A3, A4) :-
+    yall_(Ps, L, [A1,A2,A3,A4]).
+'>>'(Ps, L, A1, A2, A3, A4, A5) :-
+    yall_(Ps, L, [A1,A2,A3,A4,A5]).
+'>>'(Ps, L, A1, A2, A3, A4, A5, A6) :-
+    yall_(Ps, L, [A1,A2,A3,A4,A5,A6]).
+
+% yall_(+Params, +Lambda, +Args): copy, bind the parameters, call.
+yall_(Free/Ps, L, Args) :-
+    !,
+    copy_term(Free/Ps>>L, Free/Ps1>>L1),
+    yall_bind_(Ps1, Args, Rest),
+    yall_goal_(Rest, L1, G),
+    call(G).
+yall_(Ps, L, Args) :-
+    copy_term(Ps>>L, Ps1>>L1),
+    yall_bind_(Ps1, Args, Rest),
+    yall_goal_(Rest, L1, G),
+    call(G).
+
+% yall_bind_(?Params, +Args, -Rest): unify parameters with arguments.
+yall_bind_([], Rest, Rest) :-
+    !.
+yall_bind_([P|Ps], [A|As], Rest) :-
+    !,
+    P = A,
+    yall_bind_(Ps, As, Rest).
+yall_bind_(_, [], []).
+
+% yall_goal_(+Extra, +Goal0, -Goal): append extra arguments to Goal0.
+yall_goal_([], G, G) :-
+    !.
+yall_goal_(Extra, G0, G) :-
+    G0 =.. L0,
+    append(L0, Extra, L),
+    G =.. L.
+
+/* --- Output --- */
+
+%!  print(@Term) is det.
+%
+%   Writes Term as print/1 does without portray hooks: writeq/1.
+print(Term) :-
+    writeq(Term).
+
+%!  print(+Stream, @Term) is det.
+%
+%   print/1 to Stream.
+print(Stream, Term) :-
+    writeq(Stream, Term).
