@@ -1,0 +1,387 @@
+package solver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Solve finds the pack of maximum utility for p: one variant or omission
+// per unit, total tokens at most p.Capacity, every mandatory unit selected
+// and every constraint satisfied. A nil opts means the zero [Options].
+//
+// The returned error is non-nil only for an invalid problem or options (the
+// message names the field), when ctx is cancelled (ctx.Err() is returned
+// unchanged), or when the deadline has already passed on entry
+// ([ErrTimeout]). Infeasibility is not an error: the Solution then has
+// Status [Infeasible] and a [Conflict]. When the time limit or the
+// context's deadline passes during the search, Solve returns the best pack
+// found with Status [Feasible] and a proven Bound.
+//
+// Solve does not modify p, keeps no reference to it, starts no goroutines,
+// and is safe to call concurrently.
+func Solve(ctx context.Context, p *Problem, opts *Options) (Solution, error) {
+	start := time.Now()
+	o, err := opts.withDefaults()
+	if err != nil {
+		return Solution{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return Solution{}, fmt.Errorf("%w: %w", ErrTimeout, err)
+		}
+		return Solution{}, err
+	}
+	index, err := p.validate()
+	if err != nil {
+		return Solution{}, err
+	}
+	deadline, hasDeadline := ctx.Deadline()
+	if o.TimeLimit > 0 {
+		if d := start.Add(o.TimeLimit); !hasDeadline || d.Before(deadline) {
+			deadline, hasDeadline = d, true
+		}
+	}
+	sv := &solver{p: p, index: index, o: o, ctx: ctx, deadline: deadline, hasDeadline: hasDeadline}
+	sol, err := sv.solve()
+	sol.Stats.Elapsed = time.Since(start)
+	return sol, err
+}
+
+type solver struct {
+	p           *Problem
+	index       map[string]int
+	o           Options
+	ctx         context.Context
+	deadline    time.Time
+	hasDeadline bool
+	ticks       int
+	expired     bool
+
+	m     *model
+	l     lagrange
+	segs  []segment
+	alive [][]int32 // per item: options that can still reach the incumbent (−1 = omitted)
+	root  []int8    // root status after reduced-cost fixing
+
+	best       []int32 // incumbent, item level
+	bestU      int64
+	bestW      int64
+	ub         int64
+	stats      Stats
+	buf        dpBuf
+	violations []int32
+}
+
+// stop reports whether the deadline has passed or ctx is done. It samples
+// the clock only every few calls.
+func (sv *solver) stop() bool {
+	if sv.expired {
+		return true
+	}
+	sv.ticks++
+	if sv.ticks&15 != 0 {
+		return false
+	}
+	select {
+	case <-sv.ctx.Done():
+		sv.expired = true
+	default:
+		if sv.hasDeadline && time.Now().After(sv.deadline) {
+			sv.expired = true
+		}
+	}
+	return sv.expired
+}
+
+func (sv *solver) offer(sel []int32) {
+	u, w := sv.m.totals(sel)
+	if sv.m.better(sel, u, w, sv.best, sv.bestU, sv.bestW) {
+		sv.best = append(sv.best[:0], sel...)
+		sv.bestU, sv.bestW = u, w
+	}
+}
+
+func (sv *solver) solve() (Solution, error) {
+	m, ok := buildModel(sv.p, sv.index)
+	sv.m = m
+	sv.stats.Items = len(m.items)
+	if !ok {
+		return sv.explain(), nil
+	}
+	var minW int64
+	for i, st := range m.root {
+		if st == stIn {
+			minW += m.items[i].opts[0].w
+		}
+	}
+	if minW > m.capacity {
+		return sv.explain(), nil
+	}
+
+	// Bound and incumbents.
+	all := func(int, int32) bool { return true }
+	l, segs, _, _, ok := lpBound(m, m.root, all)
+	if !ok {
+		panic("solver: root LP infeasible after the capacity check")
+	}
+	sv.l, sv.segs = l, segs
+	g := newBuilder(m)
+	g.fill(segs)
+	sv.offer(g.sel)
+	g = newBuilder(m)
+	g.newestFirst()
+	sv.offer(g.sel)
+
+	sv.fix()
+	sv.search()
+	return sv.result(), nil
+}
+
+// itemBest returns the best scaled Lagrangian value of item i's alive options.
+func (sv *solver) itemBest(i int) int64 {
+	best := int64(-1 << 62)
+	for _, o := range sv.alive[i] {
+		best = max(best, sv.optVal(i, o))
+	}
+	return best
+}
+
+func (sv *solver) optVal(i int, o int32) int64 {
+	if o < 0 {
+		return 0
+	}
+	op := sv.m.items[i].opts[o]
+	return sv.l.val(op.w, op.u)
+}
+
+// fix performs reduced-cost fixing against the incumbent: an option whose
+// Lagrangian bound (with the option forced) is below the incumbent's
+// utility cannot be part of an optimal pack. Items left with only selected
+// (or only omitted) options are then propagated as in (or out).
+func (sv *solver) fix() {
+	m := sv.m
+	sv.alive = make([][]int32, len(m.items))
+	for i, it := range m.items {
+		st := m.root[i]
+		if st != stIn {
+			sv.alive[i] = append(sv.alive[i], -1)
+		}
+		if st != stOut {
+			for o := range it.opts {
+				sv.alive[i] = append(sv.alive[i], int32(o))
+			}
+		}
+	}
+	bestSum := int64(0)
+	bests := make([]int64, len(m.items))
+	for i := range m.items {
+		bests[i] = sv.itemBest(i)
+		bestSum += bests[i]
+	}
+	total := sv.l.a*m.capacity + bestSum
+	need := sv.l.b * sv.bestU
+	for i := range m.items {
+		keep := sv.alive[i][:0]
+		for _, o := range sv.alive[i] {
+			if total-bests[i]+sv.optVal(i, o) >= need {
+				keep = append(keep, o)
+			}
+		}
+		sv.alive[i] = keep
+	}
+	// Propagate what fixing decided.
+	s := newSearchState(m)
+	for i := range m.items {
+		if s.status[i] != stFree {
+			continue
+		}
+		a := sv.alive[i]
+		switch {
+		case len(a) == 1 && a[0] == -1:
+			if !s.set(int32(i), stOut) {
+				panic("solver: reduced-cost fixing contradicts the incumbent")
+			}
+		case len(a) > 0 && a[0] >= 0:
+			if !s.set(int32(i), stIn) {
+				panic("solver: reduced-cost fixing contradicts the incumbent")
+			}
+		}
+	}
+	sv.root = s.status
+	for i := range m.items {
+		sv.alive[i] = restrict(sv.alive[i], sv.root[i])
+		if len(sv.alive[i]) > 1 {
+			sv.stats.Core++
+		}
+	}
+}
+
+// restrict filters options by status.
+func restrict(a []int32, st int8) []int32 {
+	switch st {
+	case stIn:
+		if len(a) > 0 && a[0] == -1 {
+			return a[1:]
+		}
+	case stOut:
+		if len(a) > 0 && a[0] == -1 {
+			return a[:1]
+		}
+		return nil
+	}
+	return a
+}
+
+type node struct {
+	parent *node
+	item   int32
+	val    int8
+	bound  int64 // upper bound on utility inside this node
+}
+
+// search runs depth-first branch and bound over side-constraint violations,
+// with the core DP as the relaxation at every node.
+func (sv *solver) search() {
+	m := sv.m
+	stack := []*node{{item: -1, bound: sv.rootBound()}}
+	s := &searchState{m: m, status: make([]int8, len(m.items)), inWeight: make([]int32, len(m.groups))}
+	sel := make([]int32, len(m.items))
+	sv.violations = make([]int32, len(m.items))
+	var items []dpItem
+	open := int64(-1) // bound of unresolved nodes
+	for len(stack) > 0 {
+		nd := stack[len(stack)-1]
+		if nd.bound < sv.bestU {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		if sv.stop() || sv.stats.Nodes >= sv.o.MaxNodes {
+			sv.expired = true
+			break
+		}
+		stack = stack[:len(stack)-1]
+		sv.stats.Nodes++
+		// Apply the node's decisions to the fixed root.
+		copy(s.status, sv.root)
+		s.trail = s.trail[:0]
+		s.recount()
+		okNode := true
+		for d := nd; d != nil && d.item >= 0; d = d.parent {
+			if !s.set(d.item, d.val) {
+				okNode = false
+				break
+			}
+		}
+		if !okNode {
+			continue
+		}
+		// Relaxation: DP over the items with a choice left.
+		items = items[:0]
+		var fw, fu int64
+		for i := range m.items {
+			a := restrict(sv.alive[i], s.status[i])
+			switch len(a) {
+			case 0:
+				okNode = false
+			case 1:
+				sel[i] = a[0]
+				if a[0] >= 0 {
+					fw += m.items[i].opts[a[0]].w
+					fu += m.items[i].opts[a[0]].u
+				}
+			default:
+				items = append(items, dpItem{item: int32(i), opts: a})
+			}
+			if !okNode {
+				break
+			}
+		}
+		if !okNode {
+			continue
+		}
+		res := m.runDP(items, m.capacity-fw, sv.bestU-fu, sv.l, sv.o.MaxStates, sv.stop, &sv.buf)
+		sv.stats.States += res.states
+		if res.stopped || res.overflow {
+			open = max(open, nd.bound)
+			if res.stopped {
+				break
+			}
+			continue
+		}
+		if !res.found {
+			continue
+		}
+		for k, it := range items {
+			sel[it.item] = res.choice[k]
+		}
+		bound := min(nd.bound, res.u+fu)
+		x := m.violation(sel, s.status, sv.violations)
+		if x == -1 {
+			sv.offer(sel)
+			continue
+		}
+		if x < 0 {
+			panic("solver: violated constraint without a free item")
+		}
+		b := newBuilder(m)
+		b.repair(sel, sv.segs)
+		sv.offer(b.sel)
+		stack = append(stack,
+			&node{parent: nd, item: x, val: stOut, bound: bound},
+			&node{parent: nd, item: x, val: stIn, bound: bound})
+	}
+	// Whatever is left open bounds the optimum.
+	ub := sv.bestU
+	ub = max(ub, open)
+	for _, nd := range stack {
+		if nd.bound >= sv.bestU {
+			ub = max(ub, nd.bound)
+		}
+	}
+	sv.stats.Phase = "dp"
+	if sv.stats.Nodes > 1 {
+		sv.stats.Phase = "search"
+	}
+	if sv.stats.Core == 0 {
+		sv.stats.Phase = "presolve"
+	}
+	sv.ub = ub
+}
+
+// rootBound is the Lagrangian bound of the whole problem, in utility units.
+func (sv *solver) rootBound() int64 {
+	total := sv.l.a * sv.m.capacity
+	for i := range sv.m.items {
+		total += sv.itemBest(i)
+	}
+	return total / sv.l.b
+}
+
+// recount recomputes group weights from status.
+func (s *searchState) recount() {
+	clear(s.inWeight)
+	for gi, g := range s.m.groups {
+		for k, it := range g.members {
+			if s.status[it] == stIn {
+				s.inWeight[gi] += g.weights[k]
+			}
+		}
+	}
+}
+
+func (sv *solver) result() Solution {
+	sol := Solution{
+		Status:  Optimal,
+		Choice:  sv.m.unitChoice(sv.best),
+		Utility: sv.bestU,
+		Tokens:  sv.bestW,
+		Bound:   max(sv.ub, sv.bestU),
+		Stats:   sv.stats,
+	}
+	if sol.Bound > sol.Utility {
+		sol.Status = Feasible
+	}
+	return sol
+}
