@@ -2,7 +2,10 @@ package tokenizer
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -225,4 +228,52 @@ func TestNewEncodingGolden(t *testing.T) {
 			checkGolden(t, enc, loadGolden(t, tc.name), inputs)
 		})
 	}
+}
+
+// TestCrossCheck compares rlmpl with the official tiktoken on a large local
+// corpus that is not committed: RLMPL_TOKENIZER_CROSSCHECK names the
+// JSON-lines file testdata/crosscheck.mjs wrote (token count and SHA-256 of
+// the ID stream per file and encoding). Skipped when unset.
+func TestCrossCheck(t *testing.T) {
+	path := os.Getenv("RLMPL_TOKENIZER_CROSSCHECK")
+	if path == "" {
+		t.Skip("RLMPL_TOKENIZER_CROSSCHECK not set (see testdata/crosscheck.mjs)")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newTestRegistry(t)
+	var files, bytesTotal, tokens, disagree int
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var want struct {
+			File, Encoding, Sha256 string
+			Count                  int
+		}
+		if err := json.Unmarshal(line, &want); err != nil {
+			t.Fatal(err)
+		}
+		enc, err := r.Encoding(want.Encoding)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := os.ReadFile(want.File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := enc.Encode(string(text))
+		buf := make([]byte, 4*len(ids))
+		for i, id := range ids {
+			binary.LittleEndian.PutUint32(buf[4*i:], uint32(id))
+		}
+		sum := sha256.Sum256(buf)
+		if len(ids) != want.Count || hex.EncodeToString(sum[:]) != want.Sha256 {
+			disagree++
+			t.Errorf("%s %s: %d tokens (want %d), IDs differ from tiktoken", want.Encoding, want.File, len(ids), want.Count)
+		}
+		files++
+		bytesTotal += len(text)
+		tokens += len(ids)
+	}
+	t.Logf("%d file×encoding pairs, %d bytes, %d tokens, %d disagreements", files, bytesTotal, tokens, disagree)
 }
