@@ -32,7 +32,8 @@ type EncodingSpec struct {
 	// Ranks is a tiktoken-format ranks file: one "<base64 token> <rank>"
 	// pair per line (the format of OpenAI's *.tiktoken files and of
 	// Meta's Llama 3 tokenizer.model). Empty lines are skipped. Every one
-	// of the 256 single bytes must have a rank. Required.
+	// of the 256 single bytes must have a rank, and ranks must be dense
+	// (at most 65,536 unused IDs below the highest). Required.
 	Ranks io.Reader
 
 	// Pattern is the pre-tokenizer split regexp in tiktoken's syntax
@@ -96,6 +97,10 @@ func NewEncoding(spec EncodingSpec) (*Encoding, error) {
 	return e, nil
 }
 
+// maxRankHoles is how many unused IDs below the highest rank readRanks
+// accepts.
+const maxRankHoles = 1 << 16
+
 // readRanks parses a tiktoken-format ranks file.
 func readRanks(r io.Reader) (*bpe, error) {
 	b := &bpe{ranks: make(map[string]int, 1<<16)}
@@ -131,6 +136,11 @@ func readRanks(r io.Reader) (*bpe, error) {
 	}
 	if len(b.ranks) == 0 {
 		return nil, errors.New("no ranks")
+	}
+	if maxRank >= len(b.ranks)+maxRankHoles {
+		// Ranks are dense in every tiktoken file; refusing sparse ones keeps
+		// a stray huge rank from allocating gigabytes.
+		return nil, fmt.Errorf("ranks not dense: highest %d for %d tokens", maxRank, len(b.ranks))
 	}
 	b.tokens = make([]string, maxRank+1)
 	for tok, rank := range b.ranks {

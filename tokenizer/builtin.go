@@ -122,6 +122,11 @@ func libBPE(enc tiktoken.Encoding, pattern string, n int) func() *bpe {
 			b.ranks[tok] = i
 			b.tokens[i] = tok
 		}
+		for c := range 256 {
+			if _, ok := b.ranks[string([]byte{byte(c)})]; !ok {
+				panic(fmt.Sprintf("tokenizer: built-in %s: byte 0x%02x has no rank", enc, c)) // the library changed
+			}
+		}
 		return b
 	})
 }

@@ -29,8 +29,9 @@ const EstimatorSafetyPercent = 10
 //     groups of at most 3 digits);
 //   - a run of ASCII punctuation or symbols: 1 + 3/4 per further character;
 //   - whitespace: a single space before a letter or symbol is free (BPE
-//     glues it to what follows; not so before a digit); any other run costs 1 per line break plus 1/4 per
-//     other whitespace character, at least 1;
+//     glues it to what follows; not so before a digit); any other run
+//     costs 1 per \r or \n plus 1/4 per other whitespace character, at
+//     least 1;
 //   - any other character, one by one, by its UTF-8 length: 2 bytes 1 (2 for
 //     a combining mark); 3 bytes 3/2 for a letter or mark (CJK, kana,
 //     Hangul, Indic, Thai), 2 otherwise (symbols, CJK punctuation, ZWJ);

@@ -26,10 +26,10 @@ type Model struct {
 //   - upstream tiktoken's model.py (MODEL_TO_ENCODING and
 //     MODEL_PREFIX_TO_ENCODING) and npm tiktoken 1.0.22's
 //     model_to_encoding.json, which lists the dated snapshots;
-//   - rlmpl's additions, marked below: the "gpt-5." family prefix (gpt-5.1,
-//     gpt-5.2, ... and their variants, which OpenAI serves with o200k_base
-//     like every model since gpt-4o), "o1-pro"/"o3-pro"-style names already
-//     covered by the o-series prefixes, and nothing else.
+//   - one rlmpl addition, marked below: the "gpt-5." family prefix
+//     (gpt-5.1, gpt-5.2 and their variants), which upstream's "gpt-5-"
+//     prefix misses; OpenAI serves them with o200k_base like every model
+//     since gpt-4o. Revisit it if OpenAI ships a new encoding.
 //
 // Names are matched exactly (no case folding, no trimming) after the
 // normalisation of [Registry.EncodingForModel]: an "openai/" routing prefix

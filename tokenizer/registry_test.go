@@ -268,6 +268,7 @@ func TestNewEncodingErrors(t *testing.T) {
 		{"missing bytes", EncodingSpec{Name: "x", Ranks: strings.NewReader("YQ== 0\n"), Pattern: PatternR50k}},
 		{"duplicate token", EncodingSpec{Name: "x", Ranks: io2(bytesOnly(), "YQ== 300\n"), Pattern: PatternR50k}},
 		{"duplicate rank", EncodingSpec{Name: "x", Ranks: io2(bytesOnly(), "YWE= 5\n"), Pattern: PatternR50k}},
+		{"sparse ranks", EncodingSpec{Name: "x", Ranks: io2(bytesOnly(), "YWE= 999999999\n"), Pattern: PatternR50k}},
 		{"special is a rank", EncodingSpec{Name: "x", Ranks: bytes.NewReader(bytesOnly()), Pattern: PatternR50k,
 			SpecialTokens: map[string]int{"<|s|>": 7}}},
 	} {
