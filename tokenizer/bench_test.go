@@ -101,7 +101,8 @@ func BenchmarkEstimate(b *testing.B) {
 
 // BenchmarkCountRequest counts a typical 100-message rendered request
 // (system prompt, user/assistant turns with code, a tool call and result
-// every tenth turn, three tools).
+// every tenth turn, three tools): from scratch, with the estimator, and
+// with cached content counts.
 func BenchmarkCountRequest(b *testing.B) {
 	r := newTestRegistry(b)
 	req := typicalRequest(100)
@@ -118,6 +119,19 @@ func BenchmarkCountRequest(b *testing.B) {
 			b.ReportMetric(float64(total), "tokens")
 		})
 	}
+	// Contents counted at append (the store's cached counts): only roles,
+	// names, ids, tool calls and schemas are tokenized.
+	stored := make([]Count, len(req.Messages))
+	for i, m := range req.Messages {
+		stored[i] = exact.Count(m.Content)
+	}
+	b.Run("100msgs/gpt-4o-2024-08-06/cached", func(b *testing.B) {
+		var total int
+		for b.Loop() {
+			total = exact.CountRequestCached(req, func(i int) (Count, bool) { return stored[i], true }).Total.Tokens
+		}
+		b.ReportMetric(float64(total), "tokens")
+	})
 }
 
 // firstUseEnv makes the test binary measure one encoding's first use in a

@@ -191,6 +191,17 @@ func (b Breakdown) Message(i int) Count {
 // priming, when in addition the framing is Verified and the message has no
 // tool_call_id; tool calls and tools, never.
 func (c Counter) CountRequest(req *Request) Breakdown {
+	return c.CountRequestCached(req, nil)
+}
+
+// CountRequestCached is [Counter.CountRequest] with message contents
+// counted by the caller, so that stored history is not re-tokenized:
+// cached(i) returns the count of message i's content (as recorded at
+// append, for this counter's encoding) and true, or false to have it
+// counted now. A cached count is used as given, label included; it is the
+// caller's duty that it was made with the same encoding (Count.Encoding
+// says which). A nil cached counts everything.
+func (c Counter) CountRequestCached(req *Request, cached func(i int) (Count, bool)) Breakdown {
 	f := c.Framing()
 	var b Breakdown
 	b.Stages = make([]Stage, 0, 2*len(req.Messages)+len(req.Tools)+2)
@@ -203,7 +214,14 @@ func (c Counter) CountRequest(req *Request) Breakdown {
 	}
 	textExact := c.enc != nil
 	for i, m := range req.Messages {
-		b.Stages = append(b.Stages, Stage{StageContent, i, c.Count(m.Content)})
+		content, ok := Count{}, false
+		if cached != nil {
+			content, ok = cached(i)
+		}
+		if !ok {
+			content = c.Count(m.Content)
+		}
+		b.Stages = append(b.Stages, Stage{StageContent, i, content})
 
 		fr := fixed(f.PerMessage, textExact && f.Verified && m.ToolCallID == "", BasisMessageFraming)
 		fr.add(c.Count(m.Role))

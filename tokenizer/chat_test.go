@@ -296,3 +296,36 @@ func typicalRequest(n int) *Request {
 	req.Messages = req.Messages[:n]
 	return req
 }
+
+// TestCountRequestCached checks that cached content counts replace
+// tokenizing and that the rest of the breakdown is unchanged.
+func TestCountRequestCached(t *testing.T) {
+	r := newTestRegistry(t)
+	c, _ := r.Counter("gpt-4o-2024-08-06")
+	req := typicalRequest(30)
+	full := c.CountRequest(req)
+	stored := make([]Count, len(req.Messages))
+	for i, m := range req.Messages {
+		stored[i] = c.Count(m.Content) // what the store recorded at append
+	}
+	same := c.CountRequestCached(req, func(i int) (Count, bool) { return stored[i], true })
+	if same.Total != full.Total || len(same.Stages) != len(full.Stages) {
+		t.Fatalf("cached total %v, want %v", same.Total, full.Total)
+	}
+	for i := range same.Stages {
+		if same.Stages[i] != full.Stages[i] {
+			t.Errorf("stage %d = %+v, want %+v", i, same.Stages[i], full.Stages[i])
+		}
+	}
+	// The cached value is used as given: a marker count shows up.
+	marked := c.CountRequestCached(req, func(i int) (Count, bool) {
+		if i == 3 {
+			return Count{Tokens: 1000, Method: Estimated, Basis: BasisEstimator}, true
+		}
+		return Count{}, false
+	})
+	if want := full.Total.Tokens - stored[3].Tokens + 1000; marked.Total.Tokens != want || marked.Total.Method != Estimated {
+		t.Errorf("marked total = %v, want %d estimated", marked.Total, want)
+	}
+	checkStagesSum(t, marked)
+}
