@@ -66,7 +66,7 @@ func NewEncoding(spec EncodingSpec) (*Encoding, error) {
 	if spec.Pattern == "" {
 		return fail("Pattern", errors.New("must not be empty"))
 	}
-	re, err := regexp2.Compile(spec.Pattern, regexp2.None)
+	re, err := regexp2.Compile(spec.Pattern, regexp2.None) // not MustCompile: see builtin.go
 	if err != nil {
 		return fail("Pattern", err)
 	}
