@@ -528,6 +528,16 @@ func (f *formatter) directive(d rune, arg int, hasArg bool) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+		if d == 'w' { // fast paths: write/1 of an atom or an integer
+			switch v := c.Resolve(a).(type) {
+			case engine.Atom:
+				f.emit(v.String())
+				return true, nil
+			case engine.Integer:
+				f.emit(strconv.FormatInt(int64(v), 10))
+				return true, nil
+			}
+		}
 		opts := optsWrite
 		switch d {
 		case 'p', 'q':

@@ -24,6 +24,16 @@ package prolog
 //	%!  term_string(?Term, ?String) is det.
 //	%!  atom_to_term(+Atom, -Term, -Bindings) is det.
 //	%!  read_term_from_atom(+Atom, -Term, +Options) is det.
+//	%!  split_string(+String, +SepChars, +PadChars, -SubStrings) is det.
+//	%!  string_concat(?S1, ?S2, ?S3) is nondet.
+//	%!  string_chars(?String, ?Chars) is det.
+//	%!  string_codes(?String, ?Codes) is det.
+//	%!  string_to_atom(?String, ?Atom) is det.
+//	%!  atom_string(?Atom, ?String) is det.
+//	%!  number_string(?Number, ?String) is semidet.
+//	%!  string_length(+String, -Length) is det.
+//	%!  string_lower(+String, -Lower) is det.
+//	%!  string_upper(+String, -Upper) is det.
 //	%!  nb_setval(+Key, +Value) is det.
 //	%!  nb_getval(+Key, -Value) is det.
 //	%!  must_be(+Type, @Term) is det.
@@ -35,6 +45,10 @@ package prolog
 //	%!  record_get(+Record, +Key, -Value) is semidet.
 //	%!  record_put(+Record, +Key, +Value, -Record2) is det.
 //	%!  record_tag(+Record, -Tag) is det.
+//
+// There is no string type: SWI's string predicates take any text (atom,
+// number, chars or codes) and return chars lists. string_concat/3 with only
+// S3 bound enumerates its splits (the Prolog half does that).
 //
 // Records are Tag([key(Value), ...]) with keys in standard order (DESIGN.md
 // §3). record_get/3 reads the first field named Key and fails when there is
@@ -92,6 +106,19 @@ var preludeDefs = []Def{
 	Pred2("term_string", "term_string(?Term, ?String) is det", termString),
 	Pred3("atom_to_term", "atom_to_term(+Atom, -Term, -Bindings) is det", atomToTerm),
 	Pred3("read_term_from_atom", "read_term_from_atom(+Atom, -Term, +Options) is det", readTermFromAtom),
+
+	// Strings as chars lists
+	Pred4("split_string", "split_string(+String, +SepChars, +PadChars, -SubStrings) is det", splitString),
+	Pred3("string_concat_", "string_concat_(?S1, ?S2, ?S3) is semidet", stringConcat),
+	Pred2("string_concat_splits_", "string_concat_splits_(+S3, -Pairs) is det", stringConcatSplits),
+	Pred2("string_chars", "string_chars(?String, ?Chars) is det", stringChars),
+	Pred2("string_codes", "string_codes(?String, ?Codes) is det", stringCodes),
+	Pred2("string_to_atom", "string_to_atom(?String, ?Atom) is det", stringToAtom),
+	Pred2("atom_string", "atom_string(?Atom, ?String) is det", atomString2),
+	Pred2("number_string", "number_string(?Number, ?String) is semidet", numberString),
+	Pred2("string_length", "string_length(+String, -Length) is det", stringLength),
+	Pred2("string_lower", "string_lower(+String, -Lower) is det", stringLower),
+	Pred2("string_upper", "string_upper(+String, -Upper) is det", stringUpper),
 
 	// Global variables
 	Pred2("nb_setval", "nb_setval(+Key, +Value) is det", nbSetval),
@@ -661,6 +688,217 @@ func readTermFromAtom(c *Call, atom, term, options engine.Term) (bool, error) {
 		return false, err
 	}
 	return c.Unify(term, t), nil
+}
+
+/* --- Strings (chars lists) --- */
+
+func splitString(c *Call, str, sep, pad, subs engine.Term) (bool, error) {
+	s, err := textAs(c, str, "text")
+	if err != nil {
+		return false, err
+	}
+	sp, err := textAs(c, sep, "text")
+	if err != nil {
+		return false, err
+	}
+	pd, err := textAs(c, pad, "text")
+	if err != nil {
+		return false, err
+	}
+	isPad := func(r rune) bool { return strings.ContainsRune(pd, r) }
+	isSep := func(r rune) bool { return strings.ContainsRune(sp, r) }
+	s = strings.TrimFunc(s, isPad)
+	var out []engine.Term
+	for start := 0; ; {
+		rest := strings.TrimLeftFunc(s[start:], isPad)
+		start = len(s) - len(rest)
+		el := strings.IndexFunc(rest, isSep)
+		if el < 0 {
+			out = append(out, Chars(strings.TrimRightFunc(rest, isPad)))
+			break
+		}
+		out = append(out, Chars(strings.TrimRightFunc(rest[:el], isPad)))
+		_, n := utf8.DecodeRuneInString(rest[el:])
+		start += el + n
+	}
+	return c.Unify(subs, engine.List(out...)), nil
+}
+
+// stringConcat is string_concat/3 when two arguments are bound.
+func stringConcat(c *Call, a, b, ab engine.Term) (bool, error) {
+	_, aVar := c.Resolve(a).(engine.Variable)
+	_, bVar := c.Resolve(b).(engine.Variable)
+	if !aVar && !bVar {
+		sa, err := textAs(c, a, "text")
+		if err != nil {
+			return false, err
+		}
+		sb, err := textAs(c, b, "text")
+		if err != nil {
+			return false, err
+		}
+		return unifyChars(c, ab, sa+sb), nil
+	}
+	whole, err := textAs(c, ab, "text")
+	if err != nil {
+		return false, err
+	}
+	if !aVar {
+		sa, err := textAs(c, a, "text")
+		if err != nil || !strings.HasPrefix(whole, sa) {
+			return false, err
+		}
+		return c.Unify(b, Chars(whole[len(sa):])), nil
+	}
+	sb, err := textAs(c, b, "text")
+	if err != nil || !strings.HasSuffix(whole, sb) {
+		return false, err
+	}
+	return c.Unify(a, Chars(whole[:len(whole)-len(sb)])), nil
+}
+
+// stringConcatSplits returns [S1-S2, ...], every split of S3 in order.
+func stringConcatSplits(c *Call, ab, pairs engine.Term) (bool, error) {
+	whole, err := textAs(c, ab, "text")
+	if err != nil {
+		return false, err
+	}
+	minus := engine.NewAtom("-")
+	ts := []engine.Term{minus.Apply(atomNil, Chars(whole))}
+	for i := range whole {
+		if i > 0 {
+			ts = append(ts, minus.Apply(Chars(whole[:i]), Chars(whole[i:])))
+		}
+	}
+	if whole != "" {
+		ts = append(ts, minus.Apply(Chars(whole), atomNil))
+	}
+	return c.Unify(pairs, engine.List(ts...)), nil
+}
+
+// unifyChars unifies t with the chars of s, or compares texts when t is
+// bound to other text.
+func unifyChars(c *Call, t engine.Term, s string) bool {
+	switch v := c.Resolve(t).(type) {
+	case engine.Variable:
+		return c.Unify(t, Chars(s))
+	case engine.Compound:
+		if got, ok := compactText(v); ok {
+			return got == s
+		}
+	}
+	got, err := c.Text(t)
+	return err == nil && got == s
+}
+
+func stringChars(c *Call, str, chars engine.Term) (bool, error) {
+	if _, ok := c.Resolve(str).(engine.Variable); !ok {
+		s, err := textAs(c, str, "text")
+		if err != nil {
+			return false, err
+		}
+		return c.Unify(chars, Chars(s)), nil
+	}
+	s, err := textAs(c, chars, "text")
+	if err != nil {
+		return false, err
+	}
+	return c.Unify(str, Chars(s)), nil
+}
+
+func stringCodes(c *Call, str, codes engine.Term) (bool, error) {
+	if _, ok := c.Resolve(str).(engine.Variable); !ok {
+		s, err := textAs(c, str, "text")
+		if err != nil {
+			return false, err
+		}
+		if s == "" {
+			return c.Unify(codes, atomNil), nil
+		}
+		return c.Unify(codes, engine.CodeList(s)), nil
+	}
+	s, err := textAs(c, codes, "text")
+	if err != nil {
+		return false, err
+	}
+	return c.Unify(str, Chars(s)), nil
+}
+
+func stringToAtom(c *Call, str, atom engine.Term) (bool, error) {
+	if _, ok := c.Resolve(str).(engine.Variable); !ok {
+		s, err := textAs(c, str, "text")
+		if err != nil {
+			return false, err
+		}
+		return c.Unify(atom, engine.NewAtom(s)), nil
+	}
+	s, err := textAs(c, atom, "text")
+	if err != nil {
+		return false, err
+	}
+	return c.Unify(str, Chars(s)), nil
+}
+
+func atomString2(c *Call, atom, str engine.Term) (bool, error) {
+	if _, ok := c.Resolve(atom).(engine.Variable); !ok {
+		s, err := textAs(c, atom, "text")
+		if err != nil {
+			return false, err
+		}
+		return unifyChars(c, str, s), nil
+	}
+	s, err := textAs(c, str, "text")
+	if err != nil {
+		return false, err
+	}
+	return c.Unify(atom, engine.NewAtom(s)), nil
+}
+
+func numberString(c *Call, num, str engine.Term) (bool, error) {
+	if _, ok := c.Resolve(str).(engine.Variable); ok {
+		switch n := c.Resolve(num).(type) {
+		case engine.Variable:
+			return false, InstantiationError()
+		case engine.Integer, engine.Float:
+			s, _ := c.Text(n)
+			return c.Unify(str, Chars(s)), nil
+		default:
+			return false, TypeError("number", num)
+		}
+	}
+	s, err := textAs(c, str, "list")
+	if err != nil {
+		return false, err
+	}
+	n, ok := parseNumber(c, s)
+	if !ok {
+		return false, nil
+	}
+	return c.Unify(num, n), nil
+}
+
+func stringLength(c *Call, str, n engine.Term) (bool, error) {
+	s, err := textAs(c, str, "text")
+	if err != nil {
+		return false, err
+	}
+	return c.Unify(n, engine.Integer(utf8.RuneCountInString(s))), nil
+}
+
+func stringLower(c *Call, str, lower engine.Term) (bool, error) {
+	s, err := textAs(c, str, "text")
+	if err != nil {
+		return false, err
+	}
+	return c.Unify(lower, Chars(strings.ToLower(s))), nil
+}
+
+func stringUpper(c *Call, str, upper engine.Term) (bool, error) {
+	s, err := textAs(c, str, "text")
+	if err != nil {
+		return false, err
+	}
+	return c.Unify(upper, Chars(strings.ToUpper(s))), nil
 }
 
 /* --- Global variables --- */

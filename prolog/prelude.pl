@@ -30,6 +30,7 @@ Exports:
     foldl/4                      % :Goal, ?List, +V0, -V
     foldl/5                      % :Goal, ?List1, ?List2, +V0, -V
     foldl/6                      % :Goal, ?List1, ?List2, ?List3, +V0, -V
+    string_concat/3              % ?S1, ?S2, ?S3
     (>>)/2..8                    % +Params, :Lambda, ?A1, ...
     print/1                      % @Term
     print/2                      % +Stream, @Term
@@ -317,6 +318,29 @@ foldl_([], [], [], _, V, V).
 foldl_([X|Xs], [Y|Ys], [Z|Zs], Goal, V0, V) :-
     call(Goal, X, Y, Z, V0, V1),
     foldl_(Xs, Ys, Zs, Goal, V1, V).
+
+/* --- Strings --- */
+
+%!  string_concat(?S1, ?S2, ?S3) is nondet.
+%
+%   S3 is S1 followed by S2, as chars. With only S3 bound, enumerates
+%   its splits from the shortest S1.
+string_concat(S1, S2, S3) :-
+    var(S1),
+    var(S2),
+    !,
+    string_concat_check_(S3),
+    string_concat_splits_(S3, Pairs),
+    member(S1-S2, Pairs).
+string_concat(S1, S2, S3) :-
+    string_concat_(S1, S2, S3).
+
+% string_concat_check_(@S3): the instantiation error names string_concat/3.
+string_concat_check_(S3) :-
+    var(S3),
+    !,
+    throw(error(instantiation_error, string_concat/3)).
+string_concat_check_(_).
 
 /* --- Lambdas (library(yall)) --- */
 
