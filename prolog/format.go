@@ -45,6 +45,9 @@ var (
 	optsCanonical = engine.List(engine.NewAtom("quoted").Apply(atomTrue), engine.NewAtom("ignore_ops").Apply(atomTrue))
 )
 
+// maxFormatCount bounds numeric arguments that repeat output.
+const maxFormatCount = 1 << 20
+
 // formatError is SWI's error(format(Message), _).
 func formatError(msg string) error {
 	return &ISOError{Formal: engine.NewAtom("format").Apply(engine.NewAtom(msg))}
@@ -146,10 +149,6 @@ func writeRaw(c *Call, out engine.Term, s string) (bool, error) {
 		out = st
 	} else if a, ok := c.Resolve(out).(engine.Atom); ok && a == atomUserErr {
 		out = atomUserOut // ichiban has no user_error
-	}
-	if s == "" {
-		// Still check the stream.
-		return engine.WriteTerm(c.VM, out, rawText(""), atomNil, engine.Success, c.Env).Force(c.Ctx)
 	}
 	return engine.WriteTerm(c.VM, out, rawText(s), atomNil, engine.Success, c.Env).Force(c.Ctx)
 }
@@ -310,7 +309,10 @@ func tabTo(c *Call, s, n engine.Term) (bool, error) {
 	if !ok {
 		return false, TypeError("integer", v)
 	}
-	return writeRaw(c, s, strings.Repeat(" ", int(max(0, min(i, 1<<20)))))
+	if i > maxFormatCount {
+		return false, ResourceError("memory")
+	}
+	return writeRaw(c, s, strings.Repeat(" ", int(max(0, i))))
 }
 
 // evalArith evaluates t as an arithmetic expression (is/2).
@@ -518,6 +520,11 @@ func (f *formatter) directive(d rune, arg int, hasArg bool) (bool, error) {
 		}
 		return def
 	}
+	// Counts, columns and precisions are bounded: the Go loops that honour
+	// them do not see the query's cancellation.
+	if hasArg && arg > maxFormatCount && strings.ContainsRune("ncdDefg|+", d) {
+		return false, ResourceError("memory")
+	}
 	switch d {
 	case '~':
 		f.emit("~")
@@ -647,6 +654,9 @@ func (f *formatter) directive(d rune, arg int, hasArg bool) (bool, error) {
 	case '|':
 		f.columnStop(orDefault(f.col))
 	case '+':
+		if f.lastStop+orDefault(8) > maxFormatCount {
+			return false, ResourceError("memory")
+		}
 		f.columnStop(f.lastStop + orDefault(8))
 	default:
 		return false, ExistenceError("format_character", engine.NewAtom(string(d)))
@@ -765,14 +775,13 @@ func absInt(n int64) uint64 {
 func fixedInt(n int64, prec int) string {
 	s := strconv.FormatInt(n, 10)
 	if prec > 0 {
-		s += "." + strings.Repeat("0", min(prec, 1<<16))
+		s += "." + strings.Repeat("0", prec)
 	}
 	return s
 }
 
 // formatC renders f as C's printf %.<prec>e, %.<prec>f or %.<prec>g.
 func formatC(f float64, verb byte, prec int) string {
-	prec = min(prec, 1<<10)
 	if verb == 'g' {
 		if prec == 0 {
 			prec = 1

@@ -199,6 +199,12 @@ func TestFormatDirectives(t *testing.T) {
 		{`"~@|~w"`, `[write(hi),x]`, `'hi|x'`},
 		{`"~t~@~6|"`, `[write(ab)]`, `'    ab'`},
 
+		// Bounded counts.
+		{`"~2000000c"`, `[0'x]`, "throws: error(resource_error(memory),format/3)"},
+		{`"~*c"`, `[2000000,0'x]`, "throws: error(resource_error(memory),format/3)"},
+		{`"~2000000|"`, `[]`, "throws: error(resource_error(memory),format/3)"},
+		{"\"~`\U0010FFFFt~3|\"", `[]`, "'\U0010FFFF\U0010FFFF\U0010FFFF'"},
+
 		// Bad directives.
 		{`"~z"`, `[a]`, "throws: error(existence_error(format_character,z),format/3)"},
 		{`"abc~"`, `[]`, "throws: error(format('truncated format directive'),format/3)"},
