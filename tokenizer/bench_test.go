@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -152,7 +153,11 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
-		fmt.Println(time.Since(t0).Nanoseconds())
+		d := time.Since(t0)
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		fmt.Println(d.Nanoseconds(), ms.HeapAlloc)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -161,11 +166,14 @@ func TestMain(m *testing.M) {
 // BenchmarkFirstUse is the cost of an encoding's first use in a process:
 // the library's vocabulary init plus building rlmpl's ranks from it. It
 // runs the test binary once per iteration and reports the in-process time
-// as first-use-ms (ns/op includes process start).
+// as first-use-ms (ns/op includes process start) and the live heap after
+// it as heap-MiB (the library's vocabulary map stays alive next to
+// rlmpl's ranks).
 func BenchmarkFirstUse(b *testing.B) {
 	for _, name := range []string{Cl100kBase, O200kBase, P50kBase, R50kBase} {
 		b.Run(name, func(b *testing.B) {
 			var total time.Duration
+			var heap uint64
 			n := 0
 			for b.Loop() {
 				cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -174,14 +182,21 @@ func BenchmarkFirstUse(b *testing.B) {
 				if err != nil {
 					b.Fatalf("%v: %s", err, out)
 				}
-				ns, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
-				if err != nil {
+				f := strings.Fields(string(out))
+				if len(f) != 2 {
+					b.Fatalf("child output %q", out)
+				}
+				ns, err1 := strconv.ParseInt(f[0], 10, 64)
+				h, err2 := strconv.ParseUint(f[1], 10, 64)
+				if err1 != nil || err2 != nil {
 					b.Fatalf("child output %q", out)
 				}
 				total += time.Duration(ns)
+				heap = h
 				n++
 			}
-			b.ReportMetric(float64(total.Milliseconds())/float64(n), "first-use-ms")
+			b.ReportMetric(float64(total.Microseconds())/1e3/float64(n), "first-use-ms")
+			b.ReportMetric(float64(heap)/(1<<20), "heap-MiB")
 		})
 	}
 }
