@@ -6,6 +6,7 @@ import (
 	"github.com/ichiban/prolog/engine"
 
 	"github.com/rlmpl/rlmpl/prolog"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 // ErrNoSolution is returned when a goal that must succeed fails. For a det
@@ -24,6 +25,12 @@ type errorRow struct {
 // errorTable is the single translation table (STYLE.md §6). Families add
 // their sentinels here.
 var errorTable = []errorRow{
+	{tokenizer.ErrUnknownEncoding, func() engine.Term {
+		return engine.NewAtom("existence_error").Apply(engine.NewAtom("tokenizer_encoding"), engine.NewAtom("unknown"))
+	}},
+	{tokenizer.ErrUnknownModel, func() engine.Term {
+		return engine.NewAtom("existence_error").Apply(engine.NewAtom("tokenizer_model"), engine.NewAtom("unknown"))
+	}},
 	{ErrClosed, func() engine.Term {
 		return engine.NewAtom("permission_error").Apply(engine.NewAtom("access"), engine.NewAtom("session"), engine.NewAtom("closed"))
 	}},

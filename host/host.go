@@ -7,11 +7,14 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rlmpl/rlmpl/host/handle"
 	"github.com/rlmpl/rlmpl/lib"
 	"github.com/rlmpl/rlmpl/prolog"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 // Options configure a [Host]. The zero value (or nil) is valid.
@@ -32,6 +35,9 @@ type Options struct {
 	// QueryTimeout bounds every query a session runs. Zero means no limit
 	// beyond the caller's context.
 	QueryTimeout time.Duration
+	// Tokenizers counts tokens. Nil means the built-in registry
+	// (tokenizer.New(nil)).
+	Tokenizers *tokenizer.Registry
 }
 
 func (o *Options) withDefaults() (Options, error) {
@@ -56,6 +62,8 @@ func (o *Options) withDefaults() (Options, error) {
 // Sessions it makes are not.
 type Host struct {
 	opts Options
+	toks atomic.Pointer[tokenizer.Registry] // replaced whole when an encoding is added
+	mu   sync.Mutex                         // serializes addEncoding
 }
 
 // ErrClosed is returned by a closed Session.
@@ -67,7 +75,29 @@ func New(opts *Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Host{opts: o}, nil
+	h := &Host{opts: o}
+	toks := o.Tokenizers
+	if toks == nil {
+		if toks, err = tokenizer.New(nil); err != nil {
+			return nil, fmt.Errorf("host: tokenizers: %w", err)
+		}
+	}
+	h.toks.Store(toks)
+	return h, nil
+}
+
+func (h *Host) tokenizers() *tokenizer.Registry { return h.toks.Load() }
+
+// addEncoding registers enc for every session of the host.
+func (h *Host) addEncoding(enc *tokenizer.Encoding) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	next, err := h.tokenizers().With(&tokenizer.Options{Encodings: []*tokenizer.Encoding{enc}})
+	if err != nil {
+		return err
+	}
+	h.toks.Store(next)
+	return nil
 }
 
 // Session is one interpreter loaded with lib/ and every foreign predicate

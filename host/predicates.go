@@ -18,5 +18,10 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred5("ctx_do", "ctx_do(+Op, +Handle, +Args, +Options, -Outcome) is det", s.ctxDo),
 		prolog.Pred2("ctx_delete", "ctx_delete(+Handle, -Outcome) is det", s.ctxDelete),
 		prolog.Pred3("ctx_trace", "ctx_trace(+Handle, +Limit, -Outcome) is det", s.ctxTrace),
+
+		// Tokens (pred_token.go)
+		prolog.Pred4("token_count_", "token_count_(+Text, +Model, +Encoding, -Outcome) is det", s.tokenCount),
+		prolog.Pred2("token_model_encoding_", "token_model_encoding_(+Model, -Outcome) is det", s.tokenModelEncoding),
+		prolog.Pred5("token_register_encoding_", "token_register_encoding_(+Name, +File, +Pattern, +Specials, -Outcome) is det", s.tokenRegisterEncoding),
 	}
 }
