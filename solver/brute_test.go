@@ -49,7 +49,13 @@ func randSmall(r *rand.Rand, maxUnits int) *Problem {
 			for a == b {
 				b = id()
 			}
-			switch r.IntN(5) {
+			switch r.IntN(6) {
+			case 5: // a star: a summary excluding the raws it covers
+				for _, leaf := range grp() {
+					if leaf != a {
+						p.Constraints = append(p.Constraints, Excludes(a, leaf))
+					}
+				}
 			case 0, 1:
 				p.Constraints = append(p.Constraints, Requires(a, b))
 			case 2:

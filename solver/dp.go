@@ -7,149 +7,217 @@ package solver
 // the lists stay short even at large capacities (Pisinger's idea, with the
 // LP multiplier as the bound).
 //
-// Layers are items oldest first. Among states with equal tokens and utility
-// the one whose newest differing item takes the later (richer) option wins,
-// which makes the result the canonical optimum of the tie-break rule.
+// A star (a centre item that excludes a set of leaf items, such as a
+// summary and the raw messages it covers) is solved exactly: from the
+// states before the star, one branch takes the leaves with the centre
+// omitted, the other takes a centre option with every leaf omitted, and
+// the two lists are merged. Other side constraints are relaxed; the search
+// branches on them.
+//
+// Layers run oldest first. Among states with equal tokens and utility the
+// one whose latest layer takes the later (richer) option wins, which makes
+// the result the canonical optimum of the tie-break rule.
 
 type dpItem struct {
 	item int32
 	opts []int32 // allowed options ascending; −1 (omitted) first if allowed
 }
 
+const (
+	stepItem  = iota // one item (also a leaf inside a star)
+	stepBegin        // a star starts: remember the states
+	stepEnd          // a star ends: merge in the centre (d: its selected options)
+)
+
+type dpStep struct {
+	kind int8
+	d    dpItem
+}
+
 type dpResult struct {
 	found    bool
 	w, u     int64
-	choice   []int32 // per dpItem: the chosen option
+	choice   []dpPick
 	states   int
 	overflow bool // MaxStates reached: no conclusion
 	stopped  bool // deadline: no conclusion
 }
 
-type dpBuf struct {
-	cw, cp []int64
-	nw, np []int64
-	npar   []int32
-	nopt   []int32
-	tw, tp []int64
-	tpar   []int32
-	topt   []int32
-	parLog []int32
-	optLog []int32
-	layer  []int
-	need   []int64
+type dpPick struct{ item, opt int32 }
+
+type dpLayer struct {
+	start int // offset in parLog/optLog
+	step  int // index of the step that produced it
+	from  int // stepEnd: layer of the states before the star (−1 = initial)
 }
 
-// run solves max Σu subject to Σw ≤ capacity over items, looking only for
-// solutions with Σu ≥ target. It returns the canonical best such solution,
-// or found == false if there is none.
-func (m *model) runDP(items []dpItem, capacity, target int64, l lagrange, maxStates int, stop func() bool, buf *dpBuf) dpResult {
+type dpBuf struct {
+	cw, cp     []int64 // current layer
+	sw, sp     []int64 // states before the current star
+	nw, np     []int64 // accumulator
+	npar, nopt []int32
+	tw, tp     []int64 // merge output
+	tpar, topt []int32
+	parLog     []int32
+	optLog     []int32
+	layers     []dpLayer
+	need       []int64
+}
+
+// merge merges the accumulator with src shifted by (ow, ou), tagging the
+// new entries with option k, keeping only states within capacity whose
+// bound reaches thr, and only Pareto-optimal ones. On ties the new entries
+// win.
+func (b *dpBuf) merge(l lagrange, srcW, srcP []int64, ow, ou int64, k int32, thr, capacity int64) {
+	b.tw, b.tp, b.tpar, b.topt = b.tw[:0], b.tp[:0], b.tpar[:0], b.topt[:0]
+	a, na := 0, len(b.nw)
+	j, nc := 0, len(srcW)
+	last := int64(-1)
+	adv := func() {
+		for j < nc {
+			w := srcW[j] + ow
+			if w > capacity {
+				j = nc
+				return
+			}
+			if l.b*(srcP[j]+ou)-l.a*w >= thr {
+				return
+			}
+			j++
+		}
+	}
+	adv()
+	for a < na || j < nc {
+		var w, p int64
+		var par, op int32
+		takeNew := a >= na
+		if !takeNew && j < nc {
+			sw, sp := srcW[j]+ow, srcP[j]+ou
+			aw, ap := b.nw[a], b.np[a]
+			takeNew = sw < aw || (sw == aw && sp >= ap)
+			if sw == aw && sp == ap {
+				a++
+			}
+		}
+		if takeNew {
+			w, p, par, op = srcW[j]+ow, srcP[j]+ou, int32(j), k
+			j++
+			adv()
+		} else {
+			w, p, par, op = b.nw[a], b.np[a], b.npar[a], b.nopt[a]
+			a++
+		}
+		if p > last {
+			last = p
+			b.tw = append(b.tw, w)
+			b.tp = append(b.tp, p)
+			b.tpar = append(b.tpar, par)
+			b.topt = append(b.topt, op)
+		}
+	}
+	b.nw, b.tw = b.tw, b.nw
+	b.np, b.tp = b.tp, b.np
+	b.npar, b.tpar = b.tpar, b.npar
+	b.nopt, b.topt = b.topt, b.nopt
+}
+
+// runDP solves max Σu subject to Σw ≤ capacity over the steps, looking only
+// for solutions with Σu ≥ target. It returns the canonical best such
+// solution, or found == false if there is none.
+func (m *model) runDP(steps []dpStep, capacity, target int64, l lagrange, maxStates int, stop func() bool, buf *dpBuf) dpResult {
 	var res dpResult
-	n := len(items)
+	n := len(steps)
 	if capacity < 0 {
 		return res
 	}
-	// need[i]: a state after i layers survives iff b·p − a·w ≥ need[i].
+	val := func(i, o int32) int64 {
+		if o < 0 {
+			return 0
+		}
+		op := m.items[i].opts[o]
+		return l.val(op.w, op.u)
+	}
+	best := func(d dpItem) int64 {
+		b := int64(-1 << 62)
+		for _, o := range d.opts {
+			b = max(b, val(d.item, o))
+		}
+		return b
+	}
+	// need[t]: a state after step t−1 (before step t) survives iff
+	// b·p − a·w ≥ need[t]; need[n] is the final threshold.
 	if cap(buf.need) < n+1 {
 		buf.need = make([]int64, n+1)
 	}
 	need := buf.need[:n+1]
-	suffix := int64(0)
-	need[n] = l.b*target - l.a*capacity
-	for i := n - 1; i >= 0; i-- {
-		best := int64(-1 << 62)
-		it := &m.items[items[i].item]
-		for _, o := range items[i].opts {
-			v := int64(0)
-			if o >= 0 {
-				v = l.val(it.opts[o].w, it.opts[o].u)
-			}
-			best = max(best, v)
+	base := l.b*target - l.a*capacity
+	rest := int64(0)
+	need[n] = base
+	var afterStar, leaves int64 // inside a star (walking backwards)
+	for t := n - 1; t >= 0; t-- {
+		s := &steps[t]
+		switch s.kind {
+		case stepItem:
+			rest += best(s.d)
+			leaves += best(s.d)
+		case stepEnd:
+			afterStar, leaves = rest, 0
+			// Entering stepEnd from the leaf branch: centre omitted, rest unchanged.
+		case stepBegin:
+			// States before the star may take either branch.
+			centre := best(steps[starEnd(steps, t)].d)
+			rest = afterStar + max(leaves, centre)
 		}
-		suffix += best
-		need[i] = l.b*target - l.a*capacity - suffix
+		need[t] = base - rest
 	}
+
 	buf.cw = append(buf.cw[:0], 0)
 	buf.cp = append(buf.cp[:0], 0)
 	if 0 < need[0] {
 		return res
 	}
-	buf.parLog = buf.parLog[:0]
-	buf.optLog = buf.optLog[:0]
-	buf.layer = buf.layer[:0]
+	buf.parLog, buf.optLog, buf.layers = buf.parLog[:0], buf.optLog[:0], buf.layers[:0]
 	res.states = 1
-	for i := 0; i < n; i++ {
+	beforeStar := -1
+	inStar := false // the leaf branch may die out; the centre branch may not
+	for t := 0; t < n; t++ {
 		if stop() {
 			res.stopped = true
 			return res
 		}
-		it := &m.items[items[i].item]
-		thr := need[i+1]
+		s := &steps[t]
+		thr := need[t+1]
 		buf.nw, buf.np, buf.npar, buf.nopt = buf.nw[:0], buf.np[:0], buf.npar[:0], buf.nopt[:0]
-		for k, o := range items[i].opts {
-			var ow, ou int64
-			if o >= 0 {
-				ow, ou = it.opts[o].w, it.opts[o].u
+		lay := dpLayer{start: len(buf.parLog), step: t}
+		switch s.kind {
+		case stepBegin:
+			buf.sw = append(buf.sw[:0], buf.cw...)
+			buf.sp = append(buf.sp[:0], buf.cp...)
+			beforeStar = len(buf.layers) - 1
+			inStar = true
+			continue
+		case stepItem:
+			it := &m.items[s.d.item]
+			for k, o := range s.d.opts {
+				var ow, ou int64
+				if o >= 0 {
+					ow, ou = it.opts[o].w, it.opts[o].u
+				}
+				buf.merge(l, buf.cw, buf.cp, ow, ou, int32(k), thr, capacity)
 			}
-			// Merge acc (n*) with cur shifted by (ow, ou) into t*.
-			buf.tw, buf.tp, buf.tpar, buf.topt = buf.tw[:0], buf.tp[:0], buf.tpar[:0], buf.topt[:0]
-			a, na := 0, len(buf.nw)
-			j, nc := 0, len(buf.cw)
-			last := int64(-1)
-			// next valid shifted candidate at or after j
-			adv := func() {
-				for j < nc {
-					w := buf.cw[j] + ow
-					if w > capacity {
-						j = nc
-						return
-					}
-					if l.b*(buf.cp[j]+ou)-l.a*w >= thr {
-						return
-					}
-					j++
-				}
+		case stepEnd:
+			lay.from = beforeStar
+			inStar = false
+			it := &m.items[s.d.item]
+			buf.merge(l, buf.cw, buf.cp, 0, 0, -1, thr, capacity)
+			for k, o := range s.d.opts {
+				buf.merge(l, buf.sw, buf.sp, it.opts[o].w, it.opts[o].u, int32(k), thr, capacity)
 			}
-			adv()
-			for a < na || j < nc {
-				var w, p int64
-				var par int32
-				var op int32
-				takeNew := false
-				if a >= na {
-					takeNew = true
-				} else if j < nc {
-					sw, sp := buf.cw[j]+ow, buf.cp[j]+ou
-					aw, ap := buf.nw[a], buf.np[a]
-					takeNew = sw < aw || (sw == aw && sp >= ap)
-					if sw == aw && sp == ap {
-						a++ // the richer option wins the tie
-					}
-				}
-				if takeNew {
-					w, p, par, op = buf.cw[j]+ow, buf.cp[j]+ou, int32(j), int32(k)
-					j++
-					adv()
-				} else {
-					w, p, par, op = buf.nw[a], buf.np[a], buf.npar[a], buf.nopt[a]
-					a++
-				}
-				if p > last {
-					last = p
-					buf.tw = append(buf.tw, w)
-					buf.tp = append(buf.tp, p)
-					buf.tpar = append(buf.tpar, par)
-					buf.topt = append(buf.topt, op)
-				}
-			}
-			buf.nw, buf.tw = buf.tw, buf.nw
-			buf.np, buf.tp = buf.tp, buf.np
-			buf.npar, buf.tpar = buf.tpar, buf.npar
-			buf.nopt, buf.topt = buf.topt, buf.nopt
 		}
-		if len(buf.nw) == 0 {
+		if len(buf.nw) == 0 && !inStar {
 			return res
 		}
-		buf.layer = append(buf.layer, len(buf.parLog))
+		buf.layers = append(buf.layers, lay)
 		buf.parLog = append(buf.parLog, buf.npar...)
 		buf.optLog = append(buf.optLog, buf.nopt...)
 		res.states += len(buf.nw)
@@ -166,11 +234,30 @@ func (m *model) runDP(items []dpItem, capacity, target int64, l lagrange, maxSta
 	}
 	res.found = true
 	res.w, res.u = buf.cw[s], buf.cp[s]
-	res.choice = make([]int32, n)
-	for i := n - 1; i >= 0; i-- {
-		g := buf.layer[i] + s
-		res.choice[i] = items[i].opts[buf.optLog[g]]
+	for li := len(buf.layers) - 1; li >= 0; {
+		lay := buf.layers[li]
+		g := lay.start + s
+		k := buf.optLog[g]
 		s = int(buf.parLog[g])
+		st := &steps[lay.step]
+		switch {
+		case st.kind == stepItem:
+			res.choice = append(res.choice, dpPick{st.d.item, st.d.opts[k]})
+			li--
+		case k < 0: // star with the centre omitted: continue into the leaves
+			li--
+		default: // star with the centre selected: leaves stay omitted
+			res.choice = append(res.choice, dpPick{st.d.item, st.d.opts[k]})
+			li = lay.from
+		}
 	}
 	return res
+}
+
+// starEnd returns the index of the stepEnd closing the star opened at t.
+func starEnd(steps []dpStep, t int) int {
+	for steps[t].kind != stepEnd {
+		t++
+	}
+	return t
 }

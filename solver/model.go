@@ -24,6 +24,9 @@ type model struct {
 	groups []group
 	inGrp  [][]int32 // item -> groups it belongs to
 
+	stars  []star
+	starOf []int32 // item -> star it is the centre or a leaf of, or −1
+
 	root     []int8 // status after root propagation: +1 in, -1 out, 0 free
 	hasSide  bool   // some requires/excludes/at_most constraint survives
 	totalMax int64  // sum of best option utilities
@@ -42,6 +45,15 @@ type item struct {
 type opt struct {
 	w, u int64
 	vars int32
+}
+
+// star is a centre item that excludes each of its leaves (a summary and the
+// raw messages it covers). Stars are disjoint. The bound and the DP treat a
+// star exactly: either the centre is selected and every leaf omitted, or
+// the centre is omitted.
+type star struct {
+	centre int32
+	leaves []int32 // ascending
 }
 
 type group struct {
@@ -207,6 +219,8 @@ func buildModel(p *Problem, index map[string]int) (*model, bool) {
 		slices.Sort(m.revReq[i])
 		slices.Sort(m.excl[i])
 	}
+
+	m.findStars()
 
 	// Root propagation.
 	s := newSearchState(m)
@@ -571,4 +585,42 @@ func (m *model) better(a []int32, au, aw int64, b []int32, bu, bw int64) bool {
 		}
 	}
 	return false
+}
+
+// findStars picks disjoint stars greedily: centres with the most exclusion
+// partners first (ties: newest), each taking the partners not yet in a star.
+func (m *model) findStars() {
+	m.starOf = make([]int32, len(m.items))
+	for i := range m.starOf {
+		m.starOf[i] = -1
+	}
+	var cands []int32
+	for i := range m.items {
+		if len(m.excl[i]) >= 2 {
+			cands = append(cands, int32(i))
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(len(m.excl[b]), len(m.excl[a])), cmp.Compare(b, a))
+	})
+	for _, c := range cands {
+		if m.starOf[c] >= 0 {
+			continue
+		}
+		var leaves []int32
+		for _, j := range m.excl[c] {
+			if m.starOf[j] < 0 {
+				leaves = append(leaves, j)
+			}
+		}
+		if len(leaves) < 2 {
+			continue
+		}
+		si := int32(len(m.stars))
+		m.stars = append(m.stars, star{centre: c, leaves: leaves})
+		m.starOf[c] = si
+		for _, j := range leaves {
+			m.starOf[j] = si
+		}
+	}
 }

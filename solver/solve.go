@@ -139,15 +139,6 @@ func (sv *solver) solve() (Solution, error) {
 	return sv.result(), nil
 }
 
-// itemBest returns the best scaled Lagrangian value of item i's alive options.
-func (sv *solver) itemBest(i int) int64 {
-	best := int64(-1 << 62)
-	for _, o := range sv.alive[i] {
-		best = max(best, sv.optVal(i, o))
-	}
-	return best
-}
-
 func (sv *solver) optVal(i int, o int32) int64 {
 	if o < 0 {
 		return 0
@@ -174,18 +165,12 @@ func (sv *solver) fix() {
 			}
 		}
 	}
-	bestSum := int64(0)
-	bests := make([]int64, len(m.items))
-	for i := range m.items {
-		bests[i] = sv.itemBest(i)
-		bestSum += bests[i]
-	}
-	total := sv.l.a*m.capacity + bestSum
+	bd := sv.bounds()
 	need := sv.l.b * sv.bestU
 	for i := range m.items {
 		keep := sv.alive[i][:0]
 		for _, o := range sv.alive[i] {
-			if total-bests[i]+sv.optVal(i, o) >= need {
+			if bd.forced(i, o) >= need {
 				keep = append(keep, o)
 			}
 		}
@@ -249,7 +234,8 @@ func (sv *solver) search() {
 	s := &searchState{m: m, status: make([]int8, len(m.items)), inWeight: make([]int32, len(m.groups))}
 	sel := make([]int32, len(m.items))
 	sv.violations = make([]int32, len(m.items))
-	var items []dpItem
+	var steps []dpStep
+	var fw, fu int64
 	open := int64(-1) // bound of unresolved nodes
 	for len(stack) > 0 {
 		nd := stack[len(stack)-1]
@@ -278,30 +264,11 @@ func (sv *solver) search() {
 			continue
 		}
 		// Relaxation: DP over the items with a choice left.
-		items = items[:0]
-		var fw, fu int64
-		for i := range m.items {
-			a := restrict(sv.alive[i], s.status[i])
-			switch len(a) {
-			case 0:
-				okNode = false
-			case 1:
-				sel[i] = a[0]
-				if a[0] >= 0 {
-					fw += m.items[i].opts[a[0]].w
-					fu += m.items[i].opts[a[0]].u
-				}
-			default:
-				items = append(items, dpItem{item: int32(i), opts: a})
-			}
-			if !okNode {
-				break
-			}
-		}
+		steps, fw, fu, okNode = sv.steps(s.status, sel, steps)
 		if !okNode {
 			continue
 		}
-		res := m.runDP(items, m.capacity-fw, sv.bestU-fu, sv.l, sv.o.MaxStates, sv.stop, &sv.buf)
+		res := m.runDP(steps, m.capacity-fw, sv.bestU-fu, sv.l, sv.o.MaxStates, sv.stop, &sv.buf)
 		sv.stats.States += res.states
 		if res.stopped || res.overflow {
 			open = max(open, nd.bound)
@@ -313,8 +280,13 @@ func (sv *solver) search() {
 		if !res.found {
 			continue
 		}
-		for k, it := range items {
-			sel[it.item] = res.choice[k]
+		for _, st := range steps {
+			if st.kind != stepBegin {
+				sel[st.d.item] = -1
+			}
+		}
+		for _, pk := range res.choice {
+			sel[pk.item] = pk.opt
 		}
 		bound := min(nd.bound, res.u+fu)
 		x := m.violation(sel, s.status, sv.violations)
@@ -350,13 +322,159 @@ func (sv *solver) search() {
 	sv.ub = ub
 }
 
+// steps builds the DP over the items that still have a choice under
+// status, writing the fixed items' options into sel and returning their
+// totals. Stars whose centre and some leaves are undecided become star
+// blocks at the centre's position. It reports false if some item has no
+// option left (the node holds no pack reaching the incumbent).
+func (sv *solver) steps(status []int8, sel []int32, dst []dpStep) ([]dpStep, int64, int64, bool) {
+	m := sv.m
+	dst = dst[:0]
+	var fw, fu int64
+	opts := func(i int) []int32 { return restrict(sv.alive[i], status[i]) }
+	active := func(si int32) bool {
+		st := &m.stars[si]
+		c := opts(int(st.centre))
+		if len(c) < 2 || c[0] != -1 {
+			return false
+		}
+		n := 0
+		for _, j := range st.leaves {
+			a := opts(int(j))
+			if len(a) >= 2 {
+				if a[0] != -1 {
+					return false
+				}
+				n++
+			}
+		}
+		return n > 0
+	}
+	for i := range m.items {
+		a := opts(i)
+		switch len(a) {
+		case 0:
+			return dst, 0, 0, false
+		case 1:
+			sel[i] = a[0]
+			if a[0] >= 0 {
+				fw += m.items[i].opts[a[0]].w
+				fu += m.items[i].opts[a[0]].u
+			}
+			continue
+		}
+		si := m.starOf[i]
+		if si < 0 || !active(si) {
+			dst = append(dst, dpStep{kind: stepItem, d: dpItem{item: int32(i), opts: a}})
+			continue
+		}
+		st := &m.stars[si]
+		if st.centre != int32(i) {
+			continue // emitted with its centre
+		}
+		dst = append(dst, dpStep{kind: stepBegin})
+		for _, j := range st.leaves {
+			if la := opts(int(j)); len(la) >= 2 {
+				dst = append(dst, dpStep{kind: stepItem, d: dpItem{item: j, opts: la}})
+			}
+		}
+		dst = append(dst, dpStep{kind: stepEnd, d: dpItem{item: int32(i), opts: a[1:]}})
+	}
+	return dst, fw, fu, true
+}
+
 // rootBound is the Lagrangian bound of the whole problem, in utility units.
 func (sv *solver) rootBound() int64 {
-	total := sv.l.a * sv.m.capacity
-	for i := range sv.m.items {
-		total += sv.itemBest(i)
+	return sv.bounds().total / sv.l.b
+}
+
+const neg = -(1 << 62)
+
+// add is + with neg absorbing (neg means "no option").
+func add(a, b int64) int64 {
+	if a <= neg || b <= neg {
+		return neg
 	}
-	return total / sv.l.b
+	return a + b
+}
+
+// bound holds the scaled Lagrangian bound over the alive options, with
+// stars treated exactly (centre selected and leaves omitted, or centre
+// omitted).
+type bound struct {
+	sv    *solver
+	total int64
+	best  []int64 // per item: best alive value
+	omit  []int64 // per item: 0 if omitted is alive, else neg
+	sel   []int64 // per item: best alive selected value, or neg
+	star  []starBound
+}
+
+type starBound struct {
+	a, b, val int64 // centre mode, leaves mode, max
+	leafBest  int64 // Σ best over leaves
+	leafOmit  int64 // 0 if every leaf may be omitted, else neg
+}
+
+func (sv *solver) bounds() bound {
+	m := sv.m
+	bd := bound{sv: sv, best: make([]int64, len(m.items)), omit: make([]int64, len(m.items)), sel: make([]int64, len(m.items))}
+	for i := range m.items {
+		bd.best[i], bd.omit[i], bd.sel[i] = neg, neg, neg
+		for _, o := range sv.alive[i] {
+			v := sv.optVal(i, o)
+			bd.best[i] = max(bd.best[i], v)
+			if o < 0 {
+				bd.omit[i] = 0
+			} else {
+				bd.sel[i] = max(bd.sel[i], v)
+			}
+		}
+	}
+	total := sv.l.a * m.capacity
+	for i := range m.items {
+		if m.starOf[i] < 0 {
+			total = add(total, bd.best[i])
+		}
+	}
+	bd.star = make([]starBound, len(m.stars))
+	for si, st := range m.stars {
+		sb := &bd.star[si]
+		for _, j := range st.leaves {
+			sb.leafOmit = add(sb.leafOmit, bd.omit[j])
+			sb.leafBest = add(sb.leafBest, bd.best[j])
+		}
+		sb.a = add(bd.sel[st.centre], sb.leafOmit)
+		sb.b = add(bd.omit[st.centre], sb.leafBest)
+		sb.val = max(sb.a, sb.b)
+		total = add(total, sb.val)
+	}
+	bd.total = total
+	return bd
+}
+
+// forced returns the scaled bound with item i forced to option o.
+func (bd *bound) forced(i int, o int32) int64 {
+	sv := bd.sv
+	v := sv.optVal(i, o)
+	si := sv.m.starOf[i]
+	if si < 0 {
+		return add(add(bd.total, -bd.best[i]), v)
+	}
+	st := &sv.m.stars[si]
+	sb := &bd.star[si]
+	rest := add(bd.total, -sb.val)
+	if int(st.centre) == i {
+		if o < 0 {
+			return add(rest, sb.leafBest)
+		}
+		return add(rest, add(v, sb.leafOmit))
+	}
+	leaves := add(add(sb.leafBest, -bd.best[i]), v)
+	if o < 0 {
+		return add(rest, max(sb.a, add(bd.omit[st.centre], leaves)))
+	}
+	return add(rest, add(bd.omit[st.centre], leaves))
 }
 
 // recount recomputes group weights from status.

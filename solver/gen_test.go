@@ -1,0 +1,283 @@
+package solver
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// Constraint levels of the generated conversations.
+const (
+	consNone  = iota // no constraints: tool calls and results are independent units
+	consPairs        // tool call <-> result pairing (requires both ways)
+	consFull         // pairs, one summary per 40 old messages excluding its raws, at_most(nsum/2) summaries
+	consHard         // full, summaries capped at nsum/4, at_most(2) over big (>4k) tool results
+)
+
+var consNames = []string{"none", "pairs", "full", "hard"}
+
+// genConversation builds a realistic pack problem with n messages (the
+// generator of reference/solver-notes.md §2): a mandatory system prompt;
+// user (median 45 tokens), assistant (median 220) and tool call (70) /
+// result (700, up to 50k) messages; the last 4 messages mandatory with 4
+// variants (2.0M/1.6M/1.3M/1.0M); the boundary message 1.5M…0.8M; the newest
+// 25% warm with 4 variants by fidelity (100k/60k/35k/15k + seq, tokens
+// ×1/0.4/0.15/0.06); older messages one variant with utility 1000 + seq.
+func genConversation(seed uint64, n int, capacity int64, cons int) *Problem {
+	r := rand.New(rand.NewPCG(seed, uint64(n)*31+uint64(cons)))
+	logn := func(median float64, sigma float64, hi int64) int64 {
+		v := int64(median * math.Exp(sigma*r.NormFloat64()))
+		return min(max(v, 1), hi)
+	}
+	type msg struct {
+		kind string
+		tok  int64
+		pair int // index of the paired call/result, -1 if none
+	}
+	msgs := []msg{{kind: "system", tok: logn(800, 0.3, 4000), pair: -1}}
+	for len(msgs) < n {
+		msgs = append(msgs, msg{kind: "user", tok: logn(45, 1.0, 8000), pair: -1})
+		if r.Float64() < 0.35 {
+			for k := 1 + r.IntN(4); k > 0 && len(msgs)+2 <= n; k-- {
+				c := len(msgs)
+				msgs = append(msgs, msg{kind: "call", tok: logn(70, 0.6, 2000), pair: c + 1})
+				msgs = append(msgs, msg{kind: "result", tok: logn(700, 1.2, 50000), pair: c})
+			}
+		}
+		msgs = append(msgs, msg{kind: "assistant", tok: logn(220, 0.9, 8000), pair: -1})
+	}
+	msgs = msgs[:n]
+	if last := &msgs[n-1]; last.pair >= n {
+		last.pair = -1
+	}
+	for i := range msgs {
+		if msgs[i].pair >= n {
+			msgs[i].pair = -1
+		}
+	}
+	p := &Problem{Capacity: capacity}
+	warm := n - n/4
+	boundary := n - 5
+	frac := []float64{1, 0.4, 0.15, 0.06}
+	for i, m := range msgs {
+		u := Unit{ID: fmt.Sprintf("m%d", i), Order: int64(i)}
+		four := func(utils ...int64) {
+			for k, ut := range utils {
+				u.Variants = append(u.Variants, Variant{Kind: fidelity[k], Tokens: max(1, int64(float64(m.tok)*frac[k])), Utility: ut})
+			}
+		}
+		switch {
+		case i == 0:
+			u.Mandatory = true
+			u.Variants = []Variant{{Kind: "verbatim", Tokens: m.tok, Utility: 10_000_000}}
+		case i >= n-4:
+			u.Mandatory = true
+			four(2_000_000, 1_600_000, 1_300_000, 1_000_000)
+		case i == boundary:
+			four(1_500_000, 1_200_000, 1_000_000, 800_000)
+		case i >= warm:
+			s := int64(i)
+			four(100_000+s, 60_000+s, 35_000+s, 15_000+s)
+		default:
+			u.Variants = []Variant{{Kind: "verbatim", Tokens: m.tok, Utility: 1000 + int64(i)}}
+		}
+		p.Units = append(p.Units, u)
+	}
+	if cons >= consPairs {
+		for i, m := range msgs {
+			if m.kind == "result" && m.pair >= 0 {
+				p.Constraints = append(p.Constraints, Requires(p.Units[i].ID, p.Units[m.pair].ID), Requires(p.Units[m.pair].ID, p.Units[i].ID))
+			}
+		}
+	}
+	if cons >= consFull {
+		var sums, big []string
+		for start := 1; start+40 <= warm; start += 40 {
+			var tok, ut int64
+			for i := start; i < start+40; i++ {
+				tok += msgs[i].tok
+				ut += p.Units[i].Variants[0].Utility
+			}
+			id := fmt.Sprintf("s%d", start)
+			p.Units = append(p.Units, Unit{ID: id, Order: int64(start + 39), Variants: []Variant{{Kind: "summary", Tokens: max(1, tok*8/100), Utility: ut / 2}}})
+			for i := start; i < start+40; i++ {
+				p.Constraints = append(p.Constraints, Excludes(id, p.Units[i].ID))
+			}
+			sums = append(sums, id)
+		}
+		k := len(sums) / 2
+		if cons == consHard {
+			k = len(sums) / 4
+			for i, m := range msgs {
+				if m.kind == "result" && m.tok > 4000 && !p.Units[i].Mandatory {
+					big = append(big, p.Units[i].ID)
+				}
+			}
+			if len(big) > 2 {
+				p.Constraints = append(p.Constraints, AtMost(2, big...))
+			}
+		}
+		if len(sums) > k {
+			p.Constraints = append(p.Constraints, AtMost(k, sums...))
+		}
+	}
+	return p
+}
+
+var fidelity = []string{"verbatim", "detailed_summary", "compact_summary", "facts_only"}
+
+// greedyNewestFirst is the baseline most chat libraries use: mandatory units
+// first at their cheapest variant, then every other unit newest first at
+// its first (richest) variant, skipping units that do not fit or would
+// break a constraint. A unit is added together with what it requires and
+// its same_choice partners. It returns nil if the mandatory units alone do
+// not fit.
+func greedyNewestFirst(p *Problem) []int {
+	n := len(p.Units)
+	idx := make(map[string]int, n)
+	for i, u := range p.Units {
+		idx[u.ID] = i
+	}
+	partners := make([][]int, n) // requires targets and same_choice partners
+	touch := make([][]int, n)    // constraints mentioning each unit
+	for ci, c := range p.Constraints {
+		for _, id := range append([]string{c.A, c.B}, c.Group...) {
+			if i, ok := idx[id]; ok {
+				touch[i] = append(touch[i], ci)
+			}
+		}
+		switch c.Kind {
+		case KindRequires:
+			partners[idx[c.A]] = append(partners[idx[c.A]], idx[c.B])
+		case KindSameChoice:
+			for _, a := range c.Group {
+				for _, b := range c.Group {
+					if a != b {
+						partners[idx[a]] = append(partners[idx[a]], idx[b])
+					}
+				}
+			}
+		}
+	}
+	choice := make([]int, n)
+	for i := range choice {
+		choice[i] = -1
+	}
+	cheapest := func(u int) int {
+		best := 0
+		for k, v := range p.Units[u].Variants {
+			if v.Tokens < p.Units[u].Variants[best].Tokens {
+				best = k
+			}
+		}
+		return best
+	}
+	var tokens int64
+	// try adds u (at variant v) and its closure, or nothing.
+	try := func(u, v int) bool {
+		add := []int{u}
+		seen := map[int]bool{u: true}
+		for k := 0; k < len(add); k++ {
+			for _, w := range partners[add[k]] {
+				if !seen[w] && choice[w] < 0 {
+					seen[w] = true
+					add = append(add, w)
+				}
+			}
+		}
+		trial := slices.Clone(choice)
+		t := tokens
+		for _, w := range add {
+			trial[w] = v
+			if w != u {
+				trial[w] = 0
+			}
+			t += p.Units[w].Variants[trial[w]].Tokens
+		}
+		if t > p.Capacity {
+			return false
+		}
+		// Constraints other than capacity, those touching the added units.
+		for _, w := range add {
+			for _, ci := range touch[w] {
+				if !holds(p, idx, p.Constraints[ci], trial) {
+					return false
+				}
+			}
+		}
+		copy(choice, trial)
+		tokens = t
+		return true
+	}
+	for i := n - 1; i >= 0; i-- {
+		if p.Units[i].Mandatory && choice[i] < 0 {
+			choice[i] = cheapest(i)
+			tokens += p.Units[i].Variants[choice[i]].Tokens
+		}
+	}
+	if tokens > p.Capacity {
+		return nil
+	}
+	for i := n - 1; i >= 0; i-- {
+		if choice[i] < 0 {
+			try(i, 0)
+		}
+	}
+	return choice
+}
+
+// holds reports whether choice satisfies constraint c.
+func holds(p *Problem, idx map[string]int, c Constraint, choice []int) bool {
+	sel := func(id string) bool { return choice[idx[id]] >= 0 }
+	switch c.Kind {
+	case KindRequires:
+		return !sel(c.A) || sel(c.B)
+	case KindExcludes:
+		return !sel(c.A) || !sel(c.B)
+	case KindAtMost:
+		k := 0
+		for _, id := range c.Group {
+			if sel(id) {
+				k++
+			}
+		}
+		return k <= c.K
+	case KindSameChoice:
+		for _, id := range c.Group {
+			if sel(id) != sel(c.Group[0]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// referenceDP solves an unconstrained problem (no Constraints) exactly with
+// the textbook O(units × capacity × variants) multiple-choice knapsack
+// table, independent of the solver's code. It returns the optimum utility
+// and false if the mandatory units cannot fit.
+func referenceDP(p *Problem) (int64, bool) {
+	c := int(p.Capacity)
+	const neg = math.MinInt64 / 4
+	f := make([]int64, c+1)
+	g := make([]int64, c+1)
+	for _, u := range p.Units {
+		for w := 0; w <= c; w++ {
+			g[w] = neg
+			if !u.Mandatory {
+				g[w] = f[w]
+			}
+			for _, v := range u.Variants {
+				if t := int(v.Tokens); t <= w && f[w-t] > neg {
+					g[w] = max(g[w], f[w-t]+v.Utility)
+				}
+			}
+		}
+		f, g = g, f
+	}
+	if f[c] <= neg {
+		return 0, false
+	}
+	return f[c], true
+}
