@@ -1,0 +1,117 @@
+package prolog
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestReadTerm(t *testing.T) {
+	writer := New(nil)
+	for _, tc := range []struct {
+		name, text, want string // want: writeq of the term, or "error: <substring>"
+	}{
+		{"plan", `plan([context(input(context), search("needle"), r), final(var(r))])`,
+			`plan([context(input(context),search([n,e,e,d,l,e]),r),final(var(r))])`},
+		{"full stop optional", "foo(1).", "foo(1)"},
+		{"trailing layout", "foo(1)  \n", "foo(1)"},
+		{"operators standard", "a-b", "a-b"},
+		{"non-ascii atom", "'café'", "café"},
+		{"non-ascii string", `s("naïve — ok")`, "s([n,a,ï,v,e, ,—, ,o,k])"},
+		{"symbol end", "f(=..)", "f(=..)"},
+		{"variable", "foo(X)", "error: variables are not allowed (found X)"},
+		{"anonymous variable", "foo(_)", "error: variables are not allowed"},
+		{"two terms", "a. b.", "error: expected exactly one term"},
+		{"open list", "[*", "error: "},
+		{"open term", "plan([final(", "error: "},
+		{"unterminated string", `final("abc`, "error: unterminated quoted string"},
+		{"empty", "  ", "error: empty text"},
+		{"deep brackets", strings.Repeat("[", 100) + strings.Repeat("]", 100), "error: nesting deeper"},
+		{"deep operators", strings.Repeat("- ", 70) + "a", "error: term nested deeper"},
+		{"too many terms", "[" + strings.Repeat("a,", 200) + "a]", "error: more than 100 subterms"},
+		{"too long", strings.Repeat("a", 70000), "error: more than the limit"},
+		{"op directive is data", ":- op(200, xfx, foo)", ":-op(200,xfx,foo)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lim := ReadLimits{}
+			if tc.name == "too many terms" {
+				lim.MaxTerms = 100
+			}
+			term, err := ReadTerm(tc.text, lim)
+			if want, ok := strings.CutPrefix(tc.want, "error: "); ok {
+				var re *ReadError
+				if !errors.As(err, &re) {
+					t.Fatalf("ReadTerm(%q) = %v, %v; want a *ReadError", tc.text, term, err)
+				}
+				if !strings.Contains(re.Msg, want) {
+					t.Fatalf("ReadTerm(%q) error %q, want it to contain %q", tc.text, re.Msg, want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ReadTerm(%q): %v", tc.text, err)
+			}
+			if got := writer.Write(term, nil); got != tc.want {
+				t.Fatalf("ReadTerm(%q) = %s, want %s", tc.text, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestReadTermErrorPosition(t *testing.T) {
+	_, err := ReadTerm("plan([\n  final(var(r)) oops])", ReadLimits{})
+	var re *ReadError
+	if !errors.As(err, &re) {
+		t.Fatalf("want *ReadError, got %v", err)
+	}
+	if re.Pos.Line != 2 {
+		t.Fatalf("error at %v (%s), want line 2", re.Pos, re.Msg)
+	}
+}
+
+// TestReadTermIgnoresUserOperators checks that ReadTerm does not see an
+// operator a user interpreter defined.
+func TestReadTermIgnoresUserOperators(t *testing.T) {
+	in := New(nil)
+	if err := in.Consult(t.Context(), "ops.pl", ":- op(700, xfx, ===>).\n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadTerm("a ===> b", ReadLimits{}); err == nil {
+		t.Fatal("ReadTerm parsed a user-defined operator")
+	}
+}
+
+func TestReadTermConcurrent(t *testing.T) {
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				if _, err := ReadTerm(`plan([final(literal("x"))])`, ReadLimits{}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func FuzzReadTerm(f *testing.F) {
+	for _, s := range []string{`plan([final(literal(1))])`, "[*", "a. b", `"x`, "'\\x41\\'", "0'a", "f(X)", "- - a", "{a}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		term, err := ReadTerm(s, ReadLimits{MaxBytes: 4096})
+		if err != nil {
+			var re *ReadError
+			if !errors.As(err, &re) {
+				t.Fatalf("error %T %v is not a *ReadError", err, err)
+			}
+			return
+		}
+		if term == nil {
+			t.Fatal("nil term without error")
+		}
+	})
+}
