@@ -1,0 +1,85 @@
+// Package provider is the model provider boundary: plain Go types for chat
+// requests and responses, the [Provider] interface the completion engine
+// calls, an OpenAI-compatible HTTP client ([OpenAI]), and test doubles
+// ([Scripted], [Recorder], [Replayer]). It does not import the Prolog
+// engine; host converts its values to and from terms.
+//
+// # What it owns
+//
+//   - The request shape ([Request], [Message], [Part], [Tool],
+//     [ResponseFormat]) and its validation ([Request.Validate]).
+//   - Response normalization across OpenAI-compatible dialects (OpenAI,
+//     OpenRouter, DeepSeek, vLLM, Ollama, llama.cpp's llama-server) into
+//     one [Response]: content as text or parts, reasoning from
+//     reasoning_content or reasoning, tool calls with string or object
+//     arguments, a [Usage] whose unknown fields are explicit (Known flags)
+//     and never read as 0, and OpenRouter's usage.cost.
+//   - Structured failures: every error from a provider is an [*Error] with a
+//     [Kind], the HTTP status, the provider's error code and type, and
+//     whether it is retryable. [ErrMissingCredential] is wrapped by the
+//     missing-credential error; a canceled call unwraps to ctx.Err().
+//   - Server-sent-event streaming ([Provider.Stream]) with usage
+//     (stream_options.include_usage) and tool-call deltas assembled by
+//     index.
+//
+// It leaves to the caller: which provider to use and with which options
+// (the host reads configuration; [Options] only receives it), prompt
+// construction, budgets, and any retry that is a policy decision rather
+// than a transport one (a planner re-prompted after a bad plan).
+//
+// # Credentials
+//
+// [Options].Credential is the name of an environment variable, never a key;
+// a value that is not a variable name is rejected without being echoed. The
+// key is read through the injected Options.Getenv at the start of every
+// call (so a rotated key takes effect without a restart), sent only as the
+// Authorization header, and never kept: it is absent from the client, its
+// String(), every error text (anything a server echoes back is replaced by
+// "<redacted>") and every recording. An unset or empty variable fails the
+// call before anything is sent. Authorization cannot be set through
+// Options.Headers.
+//
+// # Retries and timeouts
+//
+// Options.Timeout bounds one HTTP attempt (for a stream, the wait for each
+// line, so long generations are not cut). A retryable failure (429, 408,
+// 409, 5xx, a transport error, a timeout) is retried up to
+// Options.MaxRetries times with exponential backoff and jitter, waiting at
+// least the server's Retry-After (or retry-after-ms). The error is returned
+// instead when the server asks for longer than Options.RetryMaxDelay, when
+// the wait would outlive ctx's deadline, or when a stream has already
+// delivered deltas. Cancellation always wins: a done ctx ends the call, or
+// the backoff wait, at once with [KindCanceled].
+//
+// # Concurrency
+//
+// An [OpenAI] client is immutable after [NewOpenAI] and safe for concurrent
+// use; share one per provider configuration. [Scripted], [Recorder] and
+// [Replayer] are safe for concurrent use once configured. Stream callbacks
+// run on the calling goroutine. The package starts no goroutines of its own
+// beyond net/http's.
+//
+// # Usage
+//
+//	p, err := provider.NewOpenAI(&provider.Options{
+//		BaseURL:    "https://openrouter.ai/api/v1",
+//		Model:      "openrouter/free",
+//		Credential: "OPENROUTER_API_KEY",
+//		Getenv:     os.Getenv,
+//		Headers:    map[string]string{"X-Title": "rlmpl"},
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	resp, err := p.Complete(ctx, provider.Request{
+//		Messages:    []provider.Message{{Role: provider.RoleUser, Content: "Say hi."}},
+//		MaxTokens:   64,
+//		Temperature: provider.Float(0),
+//	})
+//	var perr *provider.Error
+//	if errors.As(err, &perr) && perr.Kind == provider.KindHTTPStatus { ... }
+//	fmt.Println(resp.Content, resp.Usage) // usage prints "?" for unknown fields
+//
+// Tests use [Scripted] (a queue of responses, recording every request) or
+// replay a recording made once against a real server with [Recorder].
+package provider

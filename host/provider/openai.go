@@ -1,0 +1,785 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Options configures an [OpenAI] client. The zero value (or a nil
+// *Options) talks to api.openai.com without a credential, which the server
+// will refuse; set at least Credential and Getenv for a hosted provider.
+type Options struct {
+	// BaseURL is the API root, such as https://api.openai.com/v1,
+	// https://openrouter.ai/api/v1, https://api.deepseek.com/v1,
+	// http://127.0.0.1:11434/v1 (Ollama), http://127.0.0.1:8000/v1 (vLLM) or
+	// http://127.0.0.1:18080/v1 (llama.cpp's llama-server). Requests go to
+	// BaseURL + "/chat/completions"; a BaseURL already ending in
+	// /chat/completions is used as is. Zero means https://api.openai.com/v1.
+	BaseURL string
+
+	// Model is the model used when a [Request] names none. Zero means
+	// requests must set Request.Model.
+	Model string
+
+	// Credential is the name of the environment variable that holds the API
+	// key, such as OPENAI_API_KEY. The key is read through Getenv at the
+	// start of every Complete or Stream call, sent as "Authorization:
+	// Bearer", and never stored in the client, an error, a String() or a
+	// recording. An unset or empty variable fails the call with
+	// [KindMissingCredential]. Zero means no credential: no Authorization
+	// header is sent (local servers).
+	Credential string
+
+	// Getenv reads the credential (os.Getenv in production, a map lookup in
+	// tests). It is required when Credential is set: this package never
+	// reads the environment itself.
+	Getenv func(string) string
+
+	// HTTPClient sends the requests. Zero means a client with
+	// http.DefaultTransport and no client-level timeout (Timeout applies).
+	HTTPClient *http.Client
+
+	// Timeout bounds one HTTP attempt. For Complete it covers the whole
+	// exchange; for Stream it bounds the wait for the response headers and
+	// then each gap between two stream lines, so long generations are not
+	// cut while they progress. Expiry is [KindTimeout]. Zero means 60s.
+	Timeout time.Duration
+
+	// MaxRetries is how many times a retryable failure (429, 408, 409, 5xx,
+	// transport error, timeout) is retried, with exponential backoff and
+	// jitter, at least as long as the server's Retry-After. A stream is
+	// retried only if nothing was delivered yet. Zero means 2; negative
+	// means no retries.
+	MaxRetries int
+
+	// RetryBaseDelay is the first backoff; attempt n waits about
+	// RetryBaseDelay·2^(n-1), jittered to between half and all of that.
+	// Zero means 500ms.
+	RetryBaseDelay time.Duration
+
+	// RetryMaxDelay caps one backoff. A Retry-After longer than this is not
+	// waited for: the error is returned with its RetryAfter set. Zero means
+	// 20s.
+	RetryMaxDelay time.Duration
+
+	// Headers are sent with every request, after the defaults (for example
+	// OpenRouter's HTTP-Referer and X-Title). Authorization is rejected:
+	// secrets go through Credential.
+	Headers map[string]string
+
+	// AllowedOptions lists the [Request].Extra keys this provider accepts
+	// (llama.cpp's "grammar", OpenRouter's "provider", ...). A request with
+	// another Extra key fails with [KindInvalidRequest] rather than being
+	// silently stripped. Zero means [DefaultAllowedOptions].
+	AllowedOptions []string
+
+	// UserAgent is the User-Agent header. Zero means "rlmpl-provider/0.1".
+	UserAgent string
+
+	// MaxResponseBytes bounds a response body (a whole stream included).
+	// Zero means 32 MiB.
+	MaxResponseBytes int64
+
+	// Now reads the clock for HTTP-date Retry-After values. Zero means
+	// time.Now.
+	Now func() time.Time
+
+	// Rand returns a number in [0, 1) for backoff jitter. Zero means
+	// math/rand/v2's Float64.
+	Rand func() float64
+}
+
+// DefaultAllowedOptions returns the Extra keys allowed when
+// Options.AllowedOptions is empty: the standard OpenAI generation options
+// that have no typed [Request] field. The caller owns the returned slice.
+func DefaultAllowedOptions() []string {
+	return []string{"frequency_penalty", "logit_bias", "max_completion_tokens", "parallel_tool_calls",
+		"presence_penalty", "reasoning", "reasoning_effort", "tool_choice", "user"}
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (o *Options) withDefaults() (Options, error) {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	if c.BaseURL == "" {
+		c.BaseURL = "https://api.openai.com/v1"
+	}
+	u, err := url.Parse(c.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return c, fmt.Errorf("provider: Options.BaseURL: must be an http or https URL (got %q)", c.BaseURL)
+	}
+	if c.Credential != "" {
+		if !envName.MatchString(c.Credential) {
+			// NB: never echo the value: it may be a pasted key.
+			return c, errors.New("provider: Options.Credential: must be an environment variable name such as OPENAI_API_KEY, not a key")
+		}
+		if c.Getenv == nil {
+			return c, errors.New("provider: Options.Getenv: required when Credential is set")
+		}
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{}
+	}
+	if c.Timeout < 0 {
+		return c, fmt.Errorf("provider: Options.Timeout: must be >= 0 (got %v)", c.Timeout)
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 60 * time.Second
+	}
+	if c.MaxRetries == 0 {
+		c.MaxRetries = 2
+	} else if c.MaxRetries < 0 {
+		c.MaxRetries = 0
+	}
+	if c.RetryBaseDelay < 0 || c.RetryMaxDelay < 0 {
+		return c, errors.New("provider: Options.RetryBaseDelay, RetryMaxDelay: must be >= 0")
+	}
+	if c.RetryBaseDelay == 0 {
+		c.RetryBaseDelay = 500 * time.Millisecond
+	}
+	if c.RetryMaxDelay == 0 {
+		c.RetryMaxDelay = 20 * time.Second
+	}
+	hs := make(map[string]string, len(c.Headers))
+	for k, v := range c.Headers {
+		if strings.EqualFold(k, "Authorization") {
+			return c, errors.New("provider: Options.Headers: Authorization is not allowed (use Credential)")
+		}
+		hs[http.CanonicalHeaderKey(k)] = v
+	}
+	c.Headers = hs
+	if len(c.AllowedOptions) == 0 {
+		c.AllowedOptions = DefaultAllowedOptions()
+	} else {
+		c.AllowedOptions = slices.Clone(c.AllowedOptions)
+		for _, k := range c.AllowedOptions {
+			if owner, ok := typedKeys[k]; ok {
+				return c, fmt.Errorf("provider: Options.AllowedOptions: %q is set through %s", k, owner)
+			}
+		}
+	}
+	sort.Strings(c.AllowedOptions)
+	if c.UserAgent == "" {
+		c.UserAgent = "rlmpl-provider/0.1"
+	}
+	if c.MaxResponseBytes <= 0 {
+		c.MaxResponseBytes = 32 << 20
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Rand == nil {
+		c.Rand = rand.Float64
+	}
+	return c, nil
+}
+
+// String renders the options without secrets (the credential appears as
+// env(NAME), header values are elided).
+func (o Options) String() string {
+	cred := "none"
+	if o.Credential != "" {
+		cred = "env(" + o.Credential + ")"
+	}
+	keys := make([]string, 0, len(o.Headers))
+	for k := range o.Headers {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return fmt.Sprintf("provider.Options{BaseURL: %s, Model: %q, Credential: %s, Timeout: %v, MaxRetries: %d, Headers: %v, AllowedOptions: %v}",
+		o.BaseURL, o.Model, cred, o.Timeout, o.MaxRetries, keys, o.AllowedOptions)
+}
+
+// OpenAI is a client for OpenAI-compatible chat completions
+// (POST /chat/completions). It is immutable after [NewOpenAI] and safe for
+// concurrent use.
+type OpenAI struct {
+	opts     Options
+	endpoint string
+	allowed  map[string]bool
+}
+
+var _ Provider = (*OpenAI)(nil)
+
+// NewOpenAI validates the options, fills their defaults and returns a
+// client. A nil o is the zero Options.
+func NewOpenAI(o *Options) (*OpenAI, error) {
+	opts, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	ep := strings.TrimRight(opts.BaseURL, "/")
+	if !strings.HasSuffix(ep, "/chat/completions") {
+		ep += "/chat/completions"
+	}
+	c := &OpenAI{opts: opts, endpoint: ep, allowed: make(map[string]bool, len(opts.AllowedOptions))}
+	for _, k := range opts.AllowedOptions {
+		c.allowed[k] = true
+	}
+	return c, nil
+}
+
+// Options returns the effective options, defaults filled in. The Headers
+// map and AllowedOptions slice are copies.
+func (c *OpenAI) Options() Options {
+	o := c.opts
+	o.Headers = make(map[string]string, len(c.opts.Headers))
+	for k, v := range c.opts.Headers {
+		o.Headers[k] = v
+	}
+	o.AllowedOptions = slices.Clone(c.opts.AllowedOptions)
+	return o
+}
+
+// String describes the client without secrets.
+func (c *OpenAI) String() string {
+	return "provider.OpenAI(" + c.endpoint + ", " + c.opts.String() + ")"
+}
+
+// Complete sends req and returns the normalized first choice. Errors are
+// [*Error]s: see [Kind] for the cases. Retryable failures are retried
+// first (Options.MaxRetries).
+func (c *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
+	return c.do(ctx, req, nil, false)
+}
+
+// Stream sends req with stream:true and stream_options.include_usage, and
+// calls fn for each [Delta] as the server-sent events arrive; fn may be nil.
+// Tool-call fragments are delivered as they come and assembled by index
+// into the returned [Response]. A mid-stream provider error, a malformed
+// chunk or a stream that ends without [DONE] is an [*Error]; the partial
+// response is returned with it.
+func (c *OpenAI) Stream(ctx context.Context, req Request, fn func(Delta) error) (Response, error) {
+	if fn == nil {
+		fn = func(Delta) error { return nil }
+	}
+	return c.do(ctx, req, fn, true)
+}
+
+func canceled(ctx context.Context, attempts int) *Error {
+	return &Error{Kind: KindCanceled, Message: ctx.Err().Error(), Attempts: attempts, Err: ctx.Err()}
+}
+
+func (c *OpenAI) do(ctx context.Context, req Request, fn func(Delta) error, stream bool) (Response, error) {
+	if ctx.Err() != nil {
+		return Response{}, canceled(ctx, 0)
+	}
+	body, model, err := c.encode(&req, stream)
+	if err != nil {
+		return Response{}, err
+	}
+	var key string
+	if c.opts.Credential != "" {
+		key = c.opts.Getenv(c.opts.Credential)
+		if key == "" {
+			return Response{}, &Error{Kind: KindMissingCredential,
+				Message: "environment variable " + c.opts.Credential + " is unset or empty", Err: ErrMissingCredential}
+		}
+	}
+	for attempt := 1; ; attempt++ {
+		a := attemptState{c: c, ctx: ctx, key: key, model: model, fn: fn}
+		resp, err := a.run(body, stream)
+		if err == nil {
+			return resp, nil
+		}
+		var pe *Error
+		if !errors.As(err, &pe) {
+			return resp, err // the stream callback's own error
+		}
+		pe.Attempts = attempt
+		if !pe.Retryable || a.delivered || attempt > c.opts.MaxRetries {
+			return resp, pe
+		}
+		delay, ok := c.backoff(attempt, pe.RetryAfter)
+		if !ok {
+			return resp, pe
+		}
+		if dl, has := ctx.Deadline(); has && c.opts.Now().Add(delay).After(dl) {
+			return resp, pe // waiting would outlive the caller
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return resp, canceled(ctx, attempt)
+		case <-t.C:
+		}
+	}
+}
+
+// backoff returns the wait before retry number attempt (1-based), or false
+// when the server asked for longer than RetryMaxDelay.
+func (c *OpenAI) backoff(attempt int, retryAfter time.Duration) (time.Duration, bool) {
+	if retryAfter > c.opts.RetryMaxDelay {
+		return 0, false
+	}
+	d := c.opts.RetryBaseDelay
+	for i := 1; i < attempt && d < c.opts.RetryMaxDelay; i++ {
+		d *= 2
+	}
+	d = min(d, c.opts.RetryMaxDelay)
+	d = d/2 + time.Duration(c.opts.Rand()*float64(d/2))
+	return max(d, retryAfter), true
+}
+
+// parseRetryAfter reads retry-after-ms (OpenAI) or Retry-After (seconds or
+// an HTTP date).
+func parseRetryAfter(h http.Header, now func() time.Time) time.Duration {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s <= 0 {
+			return 0
+		}
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now()); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// Wire format (requests).
+
+type wireRequest struct {
+	Model          string          `json:"model"`
+	Messages       []wireMessage   `json:"messages"`
+	Tools          []wireTool      `json:"tools,omitempty"`
+	MaxTokens      int             `json:"max_tokens,omitempty"`
+	Temperature    *float64        `json:"temperature,omitempty"`
+	TopP           *float64        `json:"top_p,omitempty"`
+	Stop           []string        `json:"stop,omitempty"`
+	Seed           *int64          `json:"seed,omitempty"`
+	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
+	Stream         bool            `json:"stream,omitempty"`
+	StreamOptions  *streamOptions  `json:"stream_options,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type wireMessage struct {
+	Role       Role           `json:"role"`
+	Content    any            `json:"content"` // string, []wirePart or nil
+	Name       string         `json:"name,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
+}
+
+type wirePart struct {
+	Type     PartType      `json:"type"`
+	Text     *string       `json:"text,omitempty"`
+	ImageURL *wireImageURL `json:"image_url,omitempty"`
+}
+
+type wireImageURL struct {
+	URL    string `json:"url"`
+	Detail string `json:"detail,omitempty"`
+}
+
+type wireToolCall struct {
+	ID       string       `json:"id,omitempty"`
+	Type     string       `json:"type"`
+	Function wireFunction `json:"function"`
+}
+
+type wireFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type wireTool struct {
+	Type     string      `json:"type"`
+	Function wireToolDef `json:"function"`
+}
+
+type wireToolDef struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+// encode validates req and renders the request body. Extra keys are
+// appended in sorted order, so the body is deterministic.
+func (c *OpenAI) encode(req *Request, stream bool) ([]byte, string, error) {
+	if err := req.Validate(); err != nil {
+		return nil, "", err
+	}
+	model := req.Model
+	if model == "" {
+		model = c.opts.Model
+	}
+	if model == "" {
+		return nil, "", invalidf("model", "must be set (in the request or Options.Model)")
+	}
+	extra := make([]string, 0, len(req.Extra))
+	for k := range req.Extra {
+		if !c.allowed[k] {
+			return nil, "", invalidf("extra."+k, "is not an allowed option for this provider (allowed: %s)",
+				strings.Join(c.opts.AllowedOptions, ", "))
+		}
+		extra = append(extra, k)
+	}
+	w := wireRequest{Model: model, Messages: make([]wireMessage, len(req.Messages)), MaxTokens: req.MaxTokens,
+		Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop, Seed: req.Seed, ResponseFormat: req.ResponseFormat}
+	for i, m := range req.Messages {
+		wm := wireMessage{Role: m.Role, Name: m.Name, ToolCallID: m.ToolCallID}
+		switch {
+		case len(m.Parts) > 0:
+			parts := make([]wirePart, len(m.Parts))
+			for j, p := range m.Parts {
+				if p.Type == PartText {
+					parts[j] = wirePart{Type: PartText, Text: &m.Parts[j].Text}
+				} else {
+					parts[j] = wirePart{Type: PartImageURL, ImageURL: &wireImageURL{URL: p.ImageURL, Detail: p.Detail}}
+				}
+			}
+			wm.Content = parts
+		case m.Content == "" && len(m.ToolCalls) > 0:
+			wm.Content = nil // assistant turn that only calls tools
+		default:
+			wm.Content = m.Content
+		}
+		for _, tc := range m.ToolCalls {
+			wm.ToolCalls = append(wm.ToolCalls, wireToolCall{ID: tc.ID, Type: "function",
+				Function: wireFunction{Name: tc.Name, Arguments: tc.Arguments}})
+		}
+		w.Messages[i] = wm
+	}
+	for _, t := range req.Tools {
+		w.Tools = append(w.Tools, wireTool{Type: "function", Function: wireToolDef(t)})
+	}
+	if stream {
+		w.Stream = true
+		w.StreamOptions = &streamOptions{IncludeUsage: true}
+	}
+	body, err := json.Marshal(w)
+	if err != nil {
+		return nil, "", invalidf("", "cannot encode: %v", err)
+	}
+	if len(extra) > 0 {
+		sort.Strings(extra)
+		body = body[:len(body)-1] // drop '}'
+		for _, k := range extra {
+			kb, _ := json.Marshal(k)
+			body = append(body, ',')
+			body = append(body, kb...)
+			body = append(body, ':')
+			body = append(body, req.Extra[k]...)
+		}
+		body = append(body, '}')
+	}
+	return body, model, nil
+}
+
+// Wire format (responses and chunks).
+
+type wireResponse struct {
+	ID      string          `json:"id"`
+	Model   string          `json:"model"`
+	Choices []wireChoice    `json:"choices"`
+	Usage   *wireUsage      `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+	Object  string          `json:"object"`
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"`
+}
+
+type wireChoice struct {
+	Index        int             `json:"index"`
+	Message      *wireReply      `json:"message"`
+	Delta        *wireReply      `json:"delta"`
+	FinishReason *string         `json:"finish_reason"`
+	Error        json.RawMessage `json:"error"`
+}
+
+type wireReply struct {
+	Content          json.RawMessage     `json:"content"`
+	ReasoningContent *string             `json:"reasoning_content"`
+	Reasoning        *string             `json:"reasoning"`
+	ToolCalls        []wireReplyToolCall `json:"tool_calls"`
+}
+
+type wireReplyToolCall struct {
+	Index    *int   `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+type wireUsage struct {
+	PromptTokens     *float64 `json:"prompt_tokens"`
+	CompletionTokens *float64 `json:"completion_tokens"`
+	TotalTokens      *float64 `json:"total_tokens"`
+	Cost             *float64 `json:"cost"`
+}
+
+func (w *wireUsage) usage() Usage {
+	var u Usage
+	if w == nil {
+		return u
+	}
+	if w.PromptTokens != nil {
+		u.PromptTokens, u.PromptKnown = int(*w.PromptTokens), true
+	}
+	if w.CompletionTokens != nil {
+		u.CompletionTokens, u.CompletionKnown = int(*w.CompletionTokens), true
+	}
+	if w.TotalTokens != nil {
+		u.TotalTokens, u.TotalKnown = int(*w.TotalTokens), true
+	} else if u.PromptKnown && u.CompletionKnown {
+		u.TotalTokens, u.TotalKnown = u.PromptTokens+u.CompletionTokens, true
+	}
+	if w.Cost != nil {
+		u.Cost, u.CostKnown = *w.Cost, true
+	}
+	return u
+}
+
+// text renders message content: a string, null, or an array of parts whose
+// text parts are concatenated.
+func contentText(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", true
+	}
+	if raw[0] == '"' {
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err == nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return "", false
+	}
+	var sb strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" || p.Type == "output_text" {
+			sb.WriteString(p.Text)
+		}
+	}
+	return sb.String(), true
+}
+
+func reasoningText(m *wireReply) string {
+	if m.ReasoningContent != nil && *m.ReasoningContent != "" {
+		return *m.ReasoningContent
+	}
+	if m.Reasoning != nil {
+		return *m.Reasoning
+	}
+	return ""
+}
+
+// argumentsText renders function.arguments: normally a JSON string; some
+// servers send the object itself, which is kept as its JSON text.
+func argumentsText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) == nil {
+		return buf.String()
+	}
+	return string(raw)
+}
+
+// bodyError returns the provider error a body carries, or nil.
+func bodyError(w *wireResponse, status int, key string) *Error {
+	msg, typ, code, ok := errorFields(errorBody{Error: w.Error, Object: w.Object, Message: w.Message, Type: w.Type, Code: w.Code})
+	if !ok && len(w.Choices) > 0 && len(w.Choices[0].Error) > 0 && string(w.Choices[0].Error) != "null" {
+		msg, typ, code, ok = errorFields(errorBody{Error: w.Choices[0].Error})
+	}
+	if !ok {
+		return nil
+	}
+	e := &Error{Kind: KindProviderError, Status: status, Code: redact(code, key), Type: redact(typ, key), Message: redact(msg, key)}
+	if n, err := strconv.Atoi(code); err == nil && retryableStatus(n) {
+		e.Retryable = true
+	}
+	return e
+}
+
+// decodeResponse normalizes a complete (non-streaming) 2xx body.
+func decodeResponse(body []byte, status int, model, key string) (Response, error) {
+	var w wireResponse
+	if err := json.Unmarshal(body, &w); err != nil {
+		return Response{}, &Error{Kind: KindMalformedResponse, Status: status,
+			Message: "invalid JSON body: " + redact(err.Error(), key) + ": " + snippet(body, key)}
+	}
+	if e := bodyError(&w, status, key); e != nil {
+		return Response{}, e
+	}
+	if len(w.Choices) == 0 || w.Choices[0].Message == nil {
+		return Response{}, &Error{Kind: KindMalformedResponse, Status: status, Message: "no choice with a message: " + snippet(body, key)}
+	}
+	ch := w.Choices[0]
+	text, ok := contentText(ch.Message.Content)
+	if !ok {
+		return Response{}, &Error{Kind: KindMalformedResponse, Status: status, Message: "choices[0].message.content is neither text nor parts"}
+	}
+	r := Response{Content: text, Reasoning: reasoningText(ch.Message), Model: w.Model, ID: w.ID, Usage: w.Usage.usage()}
+	if r.Model == "" {
+		r.Model = model
+	}
+	if ch.FinishReason != nil {
+		r.FinishReason = *ch.FinishReason
+	}
+	for _, tc := range ch.Message.ToolCalls {
+		r.ToolCalls = append(r.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: argumentsText(tc.Function.Arguments)})
+	}
+	return r, nil
+}
+
+// snippet quotes the start of a body for an error message.
+func snippet(body []byte, key string) string {
+	const n = 200
+	s := string(body)
+	if len(s) > n {
+		s = s[:n] + "..."
+	}
+	return strconv.Quote(redact(s, key))
+}
+
+// attemptState is one HTTP exchange.
+type attemptState struct {
+	c         *OpenAI
+	ctx       context.Context // the caller's
+	key       string
+	model     string
+	fn        func(Delta) error
+	delivered bool // a Delta reached fn: the attempt may not be retried
+}
+
+var errAttemptTimeout = errors.New("provider: request timeout")
+
+func (a *attemptState) run(body []byte, stream bool) (Response, error) {
+	o := &a.c.opts
+	actx, cancel := context.WithCancelCause(a.ctx)
+	defer cancel(nil)
+	timer := time.AfterFunc(o.Timeout, func() { cancel(errAttemptTimeout) })
+	defer timer.Stop()
+
+	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, a.c.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return Response{}, &Error{Kind: KindTransport, Message: redact(err.Error(), a.key)}
+	}
+	h := hreq.Header
+	h.Set("Content-Type", "application/json")
+	if stream {
+		h.Set("Accept", "text/event-stream")
+	} else {
+		h.Set("Accept", "application/json")
+	}
+	h.Set("User-Agent", o.UserAgent)
+	for k, v := range o.Headers {
+		h.Set(k, v)
+	}
+	if a.key != "" {
+		h.Set("Authorization", "Bearer "+a.key)
+	}
+	res, err := o.HTTPClient.Do(hreq)
+	if err != nil {
+		return Response{}, a.transportErr(actx, err, 0)
+	}
+	defer res.Body.Close()
+	lim := io.LimitReader(res.Body, o.MaxResponseBytes+1)
+	ok2xx := res.StatusCode >= 200 && res.StatusCode < 300
+	if stream && ok2xx && strings.HasPrefix(strings.ToLower(res.Header.Get("Content-Type")), "text/event-stream") {
+		return a.readStream(actx, lim, res.StatusCode, timer)
+	}
+	data, err := io.ReadAll(lim)
+	if err != nil {
+		return Response{}, a.transportErr(actx, err, res.StatusCode)
+	}
+	if int64(len(data)) > o.MaxResponseBytes {
+		return Response{}, &Error{Kind: KindMalformedResponse, Status: res.StatusCode,
+			Message: fmt.Sprintf("response body exceeds %d bytes", o.MaxResponseBytes)}
+	}
+	if !ok2xx {
+		return Response{}, statusError(res, data, a.key, o.Now)
+	}
+	r, err := decodeResponse(data, res.StatusCode, a.model, a.key)
+	if err != nil || !stream {
+		return r, err
+	}
+	// A server that ignored stream:true answered with one JSON body:
+	// deliver it as deltas.
+	for _, d := range deltasOf(r) {
+		a.delivered = true
+		if err := a.fn(d); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+func statusError(res *http.Response, data []byte, key string, now func() time.Time) *Error {
+	e := &Error{Kind: KindHTTPStatus, Status: res.StatusCode, Retryable: retryableStatus(res.StatusCode),
+		RetryAfter: parseRetryAfter(res.Header, now)}
+	if msg, typ, code, ok := parseErrorBody(data); ok {
+		e.Kind, e.Message, e.Type, e.Code = KindProviderError, redact(msg, key), redact(typ, key), redact(code, key)
+		return e
+	}
+	e.Message = http.StatusText(res.StatusCode)
+	if s := strings.TrimSpace(string(data)); s != "" {
+		e.Message += ": " + snippet([]byte(s), key)
+	}
+	return e
+}
+
+// transportErr classifies a failure to send or read: the caller's
+// cancellation wins, then our own timeout, then a network timeout, then a
+// plain transport error.
+func (a *attemptState) transportErr(actx context.Context, err error, status int) *Error {
+	if a.ctx.Err() != nil {
+		return canceled(a.ctx, 0)
+	}
+	if context.Cause(actx) == errAttemptTimeout {
+		return &Error{Kind: KindTimeout, Status: status, Retryable: true,
+			Message: fmt.Sprintf("no response within %v", a.c.opts.Timeout), Err: context.DeadlineExceeded}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return &Error{Kind: KindTimeout, Status: status, Retryable: true, Message: redact(err.Error(), a.key), Err: redactErr(err, a.key)}
+	}
+	return &Error{Kind: KindTransport, Status: status, Retryable: true, Message: redact(err.Error(), a.key), Err: redactErr(err, a.key)}
+}

@@ -1,0 +1,261 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Provider completes chat requests. Implementations in this package are
+// [*OpenAI], [*Scripted], [*Recorder] and [*Replayer].
+//
+// Complete returns the whole response. Stream delivers the response as it is
+// generated, calling fn once per [Delta] in order from the calling
+// goroutine, and returns the assembled response; if fn returns an error the
+// stream stops and Stream returns the response so far with that error.
+// Both return [*Error] for provider failures; when ctx is done they return
+// an [*Error] of kind [KindCanceled] that unwraps to ctx.Err().
+type Provider interface {
+	Complete(ctx context.Context, req Request) (Response, error)
+	Stream(ctx context.Context, req Request, fn func(Delta) error) (Response, error)
+}
+
+// Response is a normalized chat completion: the first choice's message,
+// whichever OpenAI-compatible dialect produced it.
+type Response struct {
+	Content      string     `json:"content"`
+	ToolCalls    []ToolCall `json:"tool_calls,omitempty"`
+	Reasoning    string     `json:"reasoning,omitempty"`     // reasoning_content (DeepSeek, vLLM, llama.cpp) or reasoning (OpenRouter, Ollama)
+	FinishReason string     `json:"finish_reason,omitempty"` // "" when the provider sent none
+	Model        string     `json:"model,omitempty"`         // the model that answered (body.model), else the requested one
+	ID           string     `json:"id,omitempty"`            // the provider's response id, "" when absent
+	Usage        Usage      `json:"usage"`
+}
+
+// Message returns the response as an assistant [Message], ready to append to
+// the next request's history.
+func (r Response) Message() Message {
+	return Message{Role: RoleAssistant, Content: r.Content, ToolCalls: r.ToolCalls, Reasoning: r.Reasoning}
+}
+
+// Usage is what a call consumed, as the provider reported it. A count is
+// meaningful only when its Known flag is set: many servers omit usage, or
+// cost, and an unknown value is never reported as 0. TotalTokens is derived
+// as prompt + completion when the provider sent both but no total.
+//
+// Its JSON form (used by [Recorder]) writes only known fields.
+type Usage struct {
+	PromptTokens     int
+	CompletionTokens int
+	TotalTokens      int
+	Cost             float64 // in the provider's billing unit (OpenRouter: credits, i.e. USD)
+
+	PromptKnown     bool
+	CompletionKnown bool
+	TotalKnown      bool
+	CostKnown       bool
+}
+
+// TokenUsage returns a Usage with known prompt, completion and total
+// counts and an unknown cost (for scripted responses).
+func TokenUsage(prompt, completion int) Usage {
+	return Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion,
+		PromptKnown: true, CompletionKnown: true, TotalKnown: true}
+}
+
+// WithCost returns u with a known cost.
+func (u Usage) WithCost(cost float64) Usage {
+	u.Cost, u.CostKnown = cost, true
+	return u
+}
+
+// Any reports whether any field is known.
+func (u Usage) Any() bool { return u.PromptKnown || u.CompletionKnown || u.TotalKnown || u.CostKnown }
+
+// String renders u with "?" for unknown fields: "prompt=28 completion=5 total=33 cost=?".
+func (u Usage) String() string {
+	n := func(known bool, v int) string {
+		if !known {
+			return "?"
+		}
+		return strconv.Itoa(v)
+	}
+	c := "?"
+	if u.CostKnown {
+		c = strconv.FormatFloat(u.Cost, 'g', -1, 64)
+	}
+	return "prompt=" + n(u.PromptKnown, u.PromptTokens) + " completion=" + n(u.CompletionKnown, u.CompletionTokens) +
+		" total=" + n(u.TotalKnown, u.TotalTokens) + " cost=" + c
+}
+
+type usageJSON struct {
+	PromptTokens     *int     `json:"prompt_tokens,omitempty"`
+	CompletionTokens *int     `json:"completion_tokens,omitempty"`
+	TotalTokens      *int     `json:"total_tokens,omitempty"`
+	Cost             *float64 `json:"cost,omitempty"`
+}
+
+// MarshalJSON writes the known fields only.
+func (u Usage) MarshalJSON() ([]byte, error) {
+	var j usageJSON
+	if u.PromptKnown {
+		j.PromptTokens = &u.PromptTokens
+	}
+	if u.CompletionKnown {
+		j.CompletionTokens = &u.CompletionTokens
+	}
+	if u.TotalKnown {
+		j.TotalTokens = &u.TotalTokens
+	}
+	if u.CostKnown {
+		j.Cost = &u.Cost
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads the form [Usage.MarshalJSON] writes, which is also
+// the OpenAI usage object: absent or null fields stay unknown.
+func (u *Usage) UnmarshalJSON(b []byte) error {
+	var j usageJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*u = Usage{}
+	if j.PromptTokens != nil {
+		u.PromptTokens, u.PromptKnown = *j.PromptTokens, true
+	}
+	if j.CompletionTokens != nil {
+		u.CompletionTokens, u.CompletionKnown = *j.CompletionTokens, true
+	}
+	if j.TotalTokens != nil {
+		u.TotalTokens, u.TotalKnown = *j.TotalTokens, true
+	}
+	if j.Cost != nil {
+		u.Cost, u.CostKnown = *j.Cost, true
+	}
+	return nil
+}
+
+// DeltaKind says what a [Delta] carries.
+type DeltaKind int
+
+// Delta kinds, in the order a stream usually produces them.
+const (
+	DeltaText      DeltaKind = iota + 1 // Text is a fragment of the content
+	DeltaReasoning                      // Text is a fragment of the reasoning
+	DeltaToolCall                       // ToolCall is a fragment of one tool call
+	DeltaFinish                         // FinishReason is set
+	DeltaUsage                          // Usage is set
+)
+
+var deltaNames = [...]string{"", "text", "reasoning", "tool_call", "finish", "usage"}
+
+func (k DeltaKind) String() string {
+	if k > 0 && int(k) < len(deltaNames) {
+		return deltaNames[k]
+	}
+	return "delta_kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// MarshalText encodes k by name.
+func (k DeltaKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText decodes a name written by [DeltaKind.MarshalText].
+func (k *DeltaKind) UnmarshalText(b []byte) error {
+	for i, n := range deltaNames {
+		if i > 0 && n == string(b) {
+			*k = DeltaKind(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("provider: unknown delta kind %q", b)
+}
+
+// ToolCallDelta is a fragment of the tool call at Index: ID and Name arrive
+// once (usually first), Arguments arrive in pieces to concatenate.
+type ToolCallDelta struct {
+	Index     int    `json:"index"`
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments,omitempty"`
+}
+
+// Delta is one streaming event.
+type Delta struct {
+	Kind         DeltaKind      `json:"kind"`
+	Text         string         `json:"text,omitempty"`
+	ToolCall     *ToolCallDelta `json:"tool_call,omitempty"`
+	FinishReason string         `json:"finish_reason,omitempty"`
+	Usage        *Usage         `json:"usage,omitempty"`
+}
+
+// assembler builds a Response from Deltas: tool calls by index, text by
+// concatenation. Stream implementations share it so that every provider
+// assembles identically.
+type assembler struct {
+	content, reasoning strings.Builder
+	calls              []ToolCall
+	resp               Response
+}
+
+func (a *assembler) add(d Delta) {
+	switch d.Kind {
+	case DeltaText:
+		a.content.WriteString(d.Text)
+	case DeltaReasoning:
+		a.reasoning.WriteString(d.Text)
+	case DeltaToolCall:
+		tc := d.ToolCall
+		for len(a.calls) <= tc.Index {
+			a.calls = append(a.calls, ToolCall{})
+		}
+		c := &a.calls[tc.Index]
+		if c.ID == "" {
+			c.ID = tc.ID
+		}
+		if c.Name == "" {
+			c.Name = tc.Name
+		}
+		c.Arguments += tc.Arguments
+	case DeltaFinish:
+		a.resp.FinishReason = d.FinishReason
+	case DeltaUsage:
+		a.resp.Usage = *d.Usage
+	}
+}
+
+func (a *assembler) response() Response {
+	r := a.resp
+	r.Content = a.content.String()
+	r.Reasoning = a.reasoning.String()
+	if len(a.calls) > 0 {
+		r.ToolCalls = append([]ToolCall(nil), a.calls...)
+	}
+	return r
+}
+
+// deltasOf splits a complete response into the Deltas a stream of it would
+// produce: one per non-empty text, reasoning and tool call, then finish and
+// usage (when known). Scripted and replayed streams use it.
+func deltasOf(r Response) []Delta {
+	var ds []Delta
+	if r.Reasoning != "" {
+		ds = append(ds, Delta{Kind: DeltaReasoning, Text: r.Reasoning})
+	}
+	if r.Content != "" {
+		ds = append(ds, Delta{Kind: DeltaText, Text: r.Content})
+	}
+	for i, tc := range r.ToolCalls {
+		ds = append(ds, Delta{Kind: DeltaToolCall, ToolCall: &ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}})
+	}
+	if r.FinishReason != "" {
+		ds = append(ds, Delta{Kind: DeltaFinish, FinishReason: r.FinishReason})
+	}
+	if r.Usage.Any() {
+		u := r.Usage
+		ds = append(ds, Delta{Kind: DeltaUsage, Usage: &u})
+	}
+	return ds
+}
