@@ -22,6 +22,10 @@ func (s *Session) predicates() []prolog.Def {
 		// Tokens (pred_token.go)
 		prolog.Pred4("token_count_", "token_count_(+Text, +Model, +Encoding, -Outcome) is det", s.tokenCount),
 		prolog.Pred2("token_model_encoding_", "token_model_encoding_(+Model, -Outcome) is det", s.tokenModelEncoding),
+		// Pack (pred_pack.go)
+		prolog.Pred2("pack_policy_check_", "pack_policy_check_(+Policy, -Outcome) is det", s.packPolicyCheck),
+		prolog.Pred4("pack_solve_", "pack_solve_(+Units, +Sections, +Policy, -Outcome) is det", s.packSolve),
+
 		prolog.Pred5("token_register_encoding_", "token_register_encoding_(+Name, +File, +Pattern, +Specials, -Outcome) is det", s.tokenRegisterEncoding),
 	}
 }

@@ -1,0 +1,225 @@
+// Package pack compiles a provider-visible context under a hard token
+// ceiling: fixed sections are charged first, then one exact optimization
+// (package solver) chooses a variant — or omission — for every unit, and a
+// ledger accounts for every token in stages that sum to the total.
+//
+// The ceiling is min(MaxContextTokens, ProviderContextTokens) minus the
+// output reserve and the safety margin; nothing is ever packed over it
+// (overflow is fail-closed). Results are deterministic: the solver breaks
+// ties by a fixed rule (newer units, then fewer tokens), and the ledger's
+// stage order is the unit order.
+//
+// Pack values are immutable and Pack is safe for concurrent use.
+package pack
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rlmpl/rlmpl/solver"
+	"github.com/rlmpl/rlmpl/tokenizer"
+)
+
+// Policy is the budget of one pack. Build it from [DefaultPolicy] and
+// check it with [Policy.Validate].
+type Policy struct {
+	MaxContextTokens      int64 // operator cap
+	ProviderContextTokens int64 // the model's window
+	ReserveOutputTokens   int64
+	SafetyMarginTokens    int64
+	MinRecentTurns        int    // the mandatory hot tail, in messages
+	MaxCandidates         int    // older messages considered beyond the tail
+	Overflow              string // "deny": fail closed, the only mode
+}
+
+// DefaultPolicy is upstream's default budget, with 512 older candidates.
+func DefaultPolicy() Policy {
+	return Policy{
+		MaxContextTokens: 131072, ProviderContextTokens: 131072,
+		ReserveOutputTokens: 16384, SafetyMarginTokens: 4096,
+		MinRecentTurns: 12, MaxCandidates: 512, Overflow: "deny",
+	}
+}
+
+// Effective is the hard ceiling of the whole request: min(operator cap,
+// provider window). A 300k cap on a 1M-token model stays 300k.
+func (p Policy) Effective() int64 { return min(p.MaxContextTokens, p.ProviderContextTokens) }
+
+// FieldError names the policy field a validation error is about.
+type FieldError struct {
+	Field string
+	Value any
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return fmt.Sprintf("pack: policy %s: %s (got %v)", e.Field, e.Msg, e.Value) }
+
+// Validate checks every field.
+func (p Policy) Validate() error {
+	switch {
+	case p.MaxContextTokens < 1 || p.MaxContextTokens > solver.MaxValue:
+		return &FieldError{"max_context_tokens", p.MaxContextTokens, "must be a positive integer"}
+	case p.ProviderContextTokens < 1 || p.ProviderContextTokens > solver.MaxValue:
+		return &FieldError{"provider_context_tokens", p.ProviderContextTokens, "must be a positive integer"}
+	case p.ReserveOutputTokens < 0:
+		return &FieldError{"reserve_output_tokens", p.ReserveOutputTokens, "must be a non-negative integer"}
+	case p.SafetyMarginTokens < 0:
+		return &FieldError{"safety_margin_tokens", p.SafetyMarginTokens, "must be a non-negative integer"}
+	case p.MinRecentTurns < 0:
+		return &FieldError{"min_recent_turns", p.MinRecentTurns, "must be a non-negative integer"}
+	case p.MaxCandidates < 0 || p.MaxCandidates > 100000:
+		return &FieldError{"max_candidates", p.MaxCandidates, "must be an integer in 0..100000"}
+	case p.Overflow != "deny":
+		return &FieldError{"overflow", p.Overflow, "must be deny (fail closed)"}
+	}
+	return nil
+}
+
+// Visibility says whether a section is shown to the model (and charged) or
+// kept by the host (measured, charged 0).
+type Visibility string
+
+// Visibilities.
+const (
+	Model Visibility = "model"
+	Host  Visibility = "host"
+)
+
+// Section is fixed content: a system prompt, tool schemas, instructions.
+type Section struct {
+	Name       string
+	Visibility Visibility
+	Count      tokenizer.Count // its tokens as rendered, framing included
+	Value      any             // what renders it (the caller's)
+}
+
+// Variant is one representation of a unit.
+type Variant struct {
+	Kind    string
+	Count   tokenizer.Count // tokens as rendered, framing included
+	Utility int64
+	Value   any
+}
+
+// Unit is one selectable item: a message (or tool-call group member), a
+// warm artifact, the boundary. Order is its recency (higher is newer).
+type Unit struct {
+	ID        string
+	Section   string
+	Mandatory bool
+	Order     int64
+	Variants  []Variant
+}
+
+// Input is one packing problem.
+type Input struct {
+	Policy      Policy
+	Sections    []Section
+	Units       []Unit
+	Constraints []solver.Constraint
+	Solver      *solver.Options
+}
+
+// Selection is a chosen (non-omitted) variant.
+type Selection struct {
+	Unit    int // index into Input.Units
+	Variant int // index into the unit's Variants
+}
+
+// Pack is a solved pack.
+type Pack struct {
+	Selected []Selection // in unit order
+	Utility  int64
+	Status   solver.Status // Optimal, or Feasible when the solver ran out of time
+	Bound    int64
+	Ledger   Ledger
+	Stats    solver.Stats
+}
+
+// Error kinds of an infeasible pack.
+const (
+	KindFixedExceeds     = "fixed_context_exceeds_limit"
+	KindMandatoryExceeds = "mandatory_context_exceeds_limit"
+	KindNoFeasible       = "no_feasible_context_pack"
+	KindEmptyVariants    = "empty_variants"
+)
+
+// Error is a typed pack failure: what does not fit, and by how much.
+type Error struct {
+	Kind        string
+	Base        int64    // fixed sections + reserve + safety
+	Effective   int64    // the ceiling
+	Available   int64    // what was left for units
+	Units       []string // the units in the conflict (mandatory ones)
+	Constraints []string // the constraints in the conflict
+	Excess      int64    // tokens over the ceiling
+}
+
+func (e *Error) Error() string {
+	switch e.Kind {
+	case KindFixedExceeds:
+		return fmt.Sprintf("pack: %s: fixed content %d > limit %d", e.Kind, e.Base, e.Effective)
+	case KindMandatoryExceeds:
+		return fmt.Sprintf("pack: %s: units %v exceed the %d available tokens by %d", e.Kind, e.Units, e.Available, e.Excess)
+	}
+	return fmt.Sprintf("pack: %s: units %v constraints %v available %d", e.Kind, e.Units, e.Constraints, e.Available)
+}
+
+// Solve packs in. Errors are *Error (infeasible), *FieldError (policy) or
+// a solver validation error.
+func Solve(ctx context.Context, in Input) (Pack, error) {
+	if err := in.Policy.Validate(); err != nil {
+		return Pack{}, err
+	}
+	eff := in.Policy.Effective()
+	var fixed, hostOnly int64
+	for _, s := range in.Sections {
+		if s.Visibility == Model {
+			fixed += int64(s.Count.Tokens)
+		} else {
+			hostOnly += int64(s.Count.Tokens)
+		}
+	}
+	base := fixed + in.Policy.ReserveOutputTokens + in.Policy.SafetyMarginTokens
+	if base > eff {
+		return Pack{}, &Error{Kind: KindFixedExceeds, Base: base, Effective: eff, Excess: base - eff}
+	}
+	avail := eff - base
+	prob := &solver.Problem{Capacity: avail, Constraints: in.Constraints, Units: make([]solver.Unit, len(in.Units))}
+	for i, u := range in.Units {
+		if len(u.Variants) == 0 {
+			return Pack{}, &Error{Kind: KindEmptyVariants, Units: []string{u.ID}}
+		}
+		su := solver.Unit{ID: u.ID, Order: u.Order, Mandatory: u.Mandatory, Variants: make([]solver.Variant, len(u.Variants))}
+		for j, v := range u.Variants {
+			su.Variants[j] = solver.Variant{Kind: v.Kind, Tokens: int64(v.Count.Tokens), Utility: v.Utility}
+		}
+		prob.Units[i] = su
+	}
+	sol, err := solver.Solve(ctx, prob, in.Solver)
+	if err != nil {
+		return Pack{}, err
+	}
+	if sol.Status == solver.Infeasible {
+		e := &Error{Kind: KindNoFeasible, Base: base, Effective: eff, Available: avail}
+		if c := sol.Conflict; c != nil {
+			e.Units = c.Units
+			for _, ci := range c.Constraints {
+				e.Constraints = append(e.Constraints, in.Constraints[ci].String())
+			}
+			e.Excess = c.Excess
+			if c.Excess > 0 && len(c.Units) > 0 {
+				e.Kind = KindMandatoryExceeds
+			}
+		}
+		return Pack{}, e
+	}
+	p := Pack{Utility: sol.Utility, Status: sol.Status, Bound: sol.Bound, Stats: sol.Stats}
+	for i, ch := range sol.Choice {
+		if ch >= 0 {
+			p.Selected = append(p.Selected, Selection{Unit: i, Variant: ch})
+		}
+	}
+	p.Ledger = ledger(in, p.Selected, fixed, hostOnly)
+	return p, nil
+}

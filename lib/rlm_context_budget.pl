@@ -1,0 +1,123 @@
+/** <module> Context budget: policy, sections and the generic packer
+
+The budget of a provider request and the exact packer that fills it.
+A policy is a record
+
+    context_policy([effective_context_tokens(E), max_candidates(C),
+                    max_context_tokens(M), min_recent_turns(R), overflow(deny),
+                    provider_context_tokens(P), reserve_output_tokens(O),
+                    safety_margin_tokens(S)])
+
+with E = min(M, P): a 300k operator cap stays 300k on a 1M-token model.
+Overflow is always deny: nothing is ever sent over the ceiling.
+
+Exports:
+    default_context_policy/1     % -Policy
+    context_policy/2             % +Overlay, -Outcome
+    context_section/5            % +Name, +Visibility, +Text, +TokenOptions, -Outcome
+    context_pack/4               % +Units, +Sections, +Policy, -Outcome
+*/
+:- set_prolog_flag(double_quotes, chars).
+
+/* --- Public API --- */
+
+%!  default_context_policy(-Policy) is det.
+%
+%   The default budget: 131072-token operator cap and provider window,
+%   16384 reserved for output, 4096 safety margin, the last 12 messages
+%   mandatory, at most 512 older candidates, overflow denied.
+default_context_policy(Policy) :-
+    context_policy_defaults_(Props),
+    context_policy_check_(context_policy(Props), ok(Policy)).
+
+%!  context_policy(+Overlay, -Outcome) is det.
+%
+%   Overlays Overlay — an option list such as [max_context_tokens(300000)]
+%   or a context_policy record — on the defaults and validates it:
+%   ok(Policy), or error(context_budget_error([field(F), kind(validation_error),
+%   phase(policy), ...])) naming the bad field. An unknown key throws
+%   domain_error(context_policy_option, Opt).
+context_policy(Overlay, Outcome) :-
+    (   Overlay = context_policy(Props0)
+    ->  true
+    ;   Props0 = Overlay
+    ),
+    must_be(list, Props0),
+    context_policy_defaults_(Defaults),
+    forall(member(P, Props0), context_policy_key_(P)),
+    context_policy_merge_(Defaults, Props0, Props),
+    context_policy_check_(context_policy(Props), Outcome).
+
+%!  context_section(+Name, +Visibility, +Text, +TokenOptions, -Outcome) is det.
+%
+%   A fixed section (system prompt, instructions, host metadata) counted
+%   with token_count_text/3 under TokenOptions. Visibility model is charged
+%   to the window; host is measured and charged 0. Outcome is
+%   ok(context_section([name(N), text(T), token_count(C), tokens(K), visibility(V)])).
+context_section(Name, Visibility, Text, TokenOptions, Outcome) :-
+    must_be(atom, Name),
+    must_be(oneof([model, host]), Visibility),
+    token_count_text(Text, TokenOptions, Counted),
+    (   Counted = ok(Count)
+    ->  Count = token_count(CountProps),
+        memberchk(tokens(Tokens), CountProps),
+        Outcome = ok(context_section([name(Name), text(Text), token_count(Count),
+                                      tokens(Tokens), visibility(Visibility)]))
+    ;   Outcome = Counted
+    ).
+
+%!  context_pack(+Units, +Sections, +Policy, -Outcome) is det.
+%
+%   Chooses exactly one variant, or omission for optional units, of every
+%   context_unit([id(I), section(S), mandatory(B), variants(Vs)]) to
+%   maximize total utility with every token under the policy's ceiling
+%   (fixed sections, output reserve and safety margin charged first).
+%   Variants are context_variant([kind(K), tokens(T), utility(U), value(V)]);
+%   a unit may add requires(Ids) and excludes(Ids). The optimum is exact
+%   (gini-backed solver), ties go to newer units then fewer tokens.
+%   Outcome is ok(context_pack([ledger(L), policy(P), selected(S),
+%   solver(St), utility(U)])) or an error naming what does not fit:
+%   fixed_context_exceeds_limit, mandatory_context_exceeds_limit (with the
+%   units and the excess) or no_feasible_context_pack.
+context_pack(Units, Sections, Overlay, Outcome) :-
+    must_be(list, Units),
+    must_be(list, Sections),
+    context_policy(Overlay, Policied),
+    (   Policied = ok(Policy)
+    ->  pack_solve_(Units, Sections, Policy, Outcome)
+    ;   Outcome = Policied
+    ).
+
+/* --- Policy --- */
+
+context_policy_defaults_([max_candidates(512), max_context_tokens(131072),
+                          min_recent_turns(12), overflow(deny),
+                          provider_context_tokens(131072),
+                          reserve_output_tokens(16384),
+                          safety_margin_tokens(4096)]).
+
+context_policy_key_(P) :-
+    context_policy_defaults_(Defaults),
+    (   compound(P),
+        functor(P, Name, 1),
+        functor(D, Name, 1),
+        memberchk(D, Defaults)
+    ->  true
+    ;   P = effective_context_tokens(_)
+    ->  true
+    ;   throw(error(domain_error(context_policy_option, P), context_policy/2))
+    ).
+
+% Overlay values win; the first occurrence of a key counts (option/2).
+context_policy_merge_([], _, []).
+context_policy_merge_([D|Ds], Overlay, [P|Ps]) :-
+    functor(D, Name, 1),
+    functor(P0, Name, 1),
+    (   memberchk(P0, Overlay)
+    ->  P = P0
+    ;   P = D
+    ),
+    context_policy_merge_(Ds, Overlay, Ps).
+
+context_policy_check_(Policy, Outcome) :-
+    pack_policy_check_(Policy, Outcome).
