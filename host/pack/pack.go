@@ -52,7 +52,9 @@ type FieldError struct {
 	Msg   string
 }
 
-func (e *FieldError) Error() string { return fmt.Sprintf("pack: policy %s: %s (got %v)", e.Field, e.Msg, e.Value) }
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("pack: policy %s: %s (got %v)", e.Field, e.Msg, e.Value)
+}
 
 // Validate checks every field.
 func (p Policy) Validate() error {
