@@ -21,6 +21,7 @@ package solver
 type dpItem struct {
 	item int32
 	opts []int32 // allowed options ascending; −1 (omitted) first if allowed
+	pen  int64   // scaled group penalty of every selected option
 }
 
 const (
@@ -36,7 +37,7 @@ type dpStep struct {
 
 type dpResult struct {
 	found    bool
-	w, u     int64
+	w, p     int64 // tokens and scaled penalised utility of the solution
 	choice   []dpPick
 	states   int
 	overflow bool // MaxStates reached: no conclusion
@@ -72,7 +73,7 @@ func (b *dpBuf) merge(l lagrange, srcW, srcP []int64, ow, ou int64, k int32, thr
 	b.tw, b.tp, b.tpar, b.topt = b.tw[:0], b.tp[:0], b.tpar[:0], b.topt[:0]
 	a, na := 0, len(b.nw)
 	j, nc := 0, len(srcW)
-	last := int64(-1)
+	last := int64(neg)
 	adv := func() {
 		for j < nc {
 			w := srcW[j] + ow
@@ -80,7 +81,7 @@ func (b *dpBuf) merge(l lagrange, srcW, srcP []int64, ow, ou int64, k int32, thr
 				j = nc
 				return
 			}
-			if l.b*(srcP[j]+ou)-l.a*w >= thr {
+			if srcP[j]+ou-l.a*w >= thr {
 				return
 			}
 			j++
@@ -121,26 +122,26 @@ func (b *dpBuf) merge(l lagrange, srcW, srcP []int64, ow, ou int64, k int32, thr
 	b.nopt, b.topt = b.topt, b.nopt
 }
 
-// runDP solves max Σu subject to Σw ≤ capacity over the steps, looking only
-// for solutions with Σu ≥ target. It returns the canonical best such
-// solution, or found == false if there is none.
+// runDP solves max Σ(b·u − pen) subject to Σw ≤ capacity over the steps,
+// looking only for solutions whose value is at least target (scaled). It
+// returns the canonical best such solution, or found == false if there is
+// none. States hold the scaled penalised utility; with no penalties that is
+// b·utility, so ties are exactly ties in utility.
 func (m *model) runDP(steps []dpStep, capacity, target int64, l lagrange, maxStates int, stop func() bool, buf *dpBuf) dpResult {
 	var res dpResult
 	n := len(steps)
 	if capacity < 0 {
 		return res
 	}
-	val := func(i, o int32) int64 {
-		if o < 0 {
-			return 0
-		}
-		op := m.items[i].opts[o]
-		return l.val(op.w, op.u)
-	}
 	best := func(d dpItem) int64 {
 		b := int64(-1 << 62)
 		for _, o := range d.opts {
-			b = max(b, val(d.item, o))
+			v := int64(0)
+			if o >= 0 {
+				op := m.items[d.item].opts[o]
+				v = l.val(op.w, op.u) - d.pen
+			}
+			b = max(b, v)
 		}
 		return b
 	}
@@ -150,7 +151,7 @@ func (m *model) runDP(steps []dpStep, capacity, target int64, l lagrange, maxSta
 		buf.need = make([]int64, n+1)
 	}
 	need := buf.need[:n+1]
-	base := l.b*target - l.a*capacity
+	base := target - l.a*capacity
 	rest := int64(0)
 	need[n] = base
 	var afterStar, leaves int64 // inside a star (walking backwards)
@@ -199,11 +200,11 @@ func (m *model) runDP(steps []dpStep, capacity, target int64, l lagrange, maxSta
 		case stepItem:
 			it := &m.items[s.d.item]
 			for k, o := range s.d.opts {
-				var ow, ou int64
+				var ow, op int64
 				if o >= 0 {
-					ow, ou = it.opts[o].w, it.opts[o].u
+					ow, op = it.opts[o].w, l.b*it.opts[o].u-s.d.pen
 				}
-				buf.merge(l, buf.cw, buf.cp, ow, ou, int32(k), thr, capacity)
+				buf.merge(l, buf.cw, buf.cp, ow, op, int32(k), thr, capacity)
 			}
 		case stepEnd:
 			lay.from = beforeStar
@@ -211,7 +212,7 @@ func (m *model) runDP(steps []dpStep, capacity, target int64, l lagrange, maxSta
 			it := &m.items[s.d.item]
 			buf.merge(l, buf.cw, buf.cp, 0, 0, -1, thr, capacity)
 			for k, o := range s.d.opts {
-				buf.merge(l, buf.sw, buf.sp, it.opts[o].w, it.opts[o].u, int32(k), thr, capacity)
+				buf.merge(l, buf.sw, buf.sp, it.opts[o].w, l.b*it.opts[o].u-s.d.pen, int32(k), thr, capacity)
 			}
 		}
 		if len(buf.nw) == 0 && !inStar {
@@ -233,7 +234,7 @@ func (m *model) runDP(steps []dpStep, capacity, target int64, l lagrange, maxSta
 		return res
 	}
 	res.found = true
-	res.w, res.u = buf.cw[s], buf.cp[s]
+	res.w, res.p = buf.cw[s], buf.cp[s]
 	for li := len(buf.layers) - 1; li >= 0; {
 		lay := buf.layers[li]
 		g := lay.start + s

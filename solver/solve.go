@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -63,6 +64,9 @@ type solver struct {
 	l     lagrange
 	segs  []segment
 	alive [][]int32 // per item: options that can still reach the incumbent (−1 = omitted)
+	mu    []int64   // per at_most group: scaled Lagrange multiplier (root)
+	pen   []int64   // per item: Σ mu·weight over its groups (root)
+	muK   int64     // Σ mu·K (root)
 	root  []int8    // root status after reduced-cost fixing
 
 	best       []int32 // incumbent, item level
@@ -144,7 +148,92 @@ func (sv *solver) optVal(i int, o int32) int64 {
 		return 0
 	}
 	op := sv.m.items[i].opts[o]
-	return sv.l.val(op.w, op.u)
+	return sv.l.val(op.w, op.u) - sv.pen[i]
+}
+
+// setMultipliers installs the capacity multiplier a and the group
+// multipliers mu, recomputing the item penalties.
+func (sv *solver) setMultipliers(a int64, mu []int64) {
+	m := sv.m
+	sv.l.a = a
+	sv.mu = mu
+	sv.pen, sv.muK = m.penalties(mu, sv.pen)
+}
+
+// penalties returns each item's Σ mu·weight and Σ mu·K.
+func (m *model) penalties(mu []int64, dst []int64) ([]int64, int64) {
+	if cap(dst) < len(m.items) {
+		dst = make([]int64, len(m.items))
+	}
+	dst = dst[:len(m.items)]
+	clear(dst)
+	var muK int64
+	for gi, g := range m.groups {
+		if mu[gi] == 0 {
+			continue
+		}
+		muK += mu[gi] * int64(g.k)
+		for k, it := range g.members {
+			// Saturate: a penalty above any option's value already
+			// excludes the item, and the sum must not overflow.
+			dst[it] = min(dst[it]+mu[gi]*int64(g.weights[k]), 1<<60)
+		}
+	}
+	return dst, muK
+}
+
+// multipliers improves the Lagrangian bound by coordinate descent over the
+// group multipliers and the capacity multiplier. Any values give a valid
+// bound; this only makes it tighter (the dual function is convex, so each
+// coordinate is a ternary search).
+func (sv *solver) multipliers() {
+	m := sv.m
+	mu := make([]int64, len(m.groups))
+	sv.setMultipliers(sv.l.a, mu)
+	if len(m.groups) == 0 {
+		return
+	}
+	var maxVal int64
+	for i := range m.items {
+		for _, o := range sv.alive[i] {
+			maxVal = max(maxVal, sv.optVal(i, o))
+		}
+	}
+	aMax := int64(1) << 61 / (m.capacity + 1)
+	aMax = min(aMax, maxVal+1)
+	eval := func() int64 { return sv.bounds().total }
+	ternary := func(lo, hi int64, set func(int64)) {
+		f := func(x int64) int64 { set(x); return eval() }
+		for hi-lo > 2 {
+			m1 := lo + (hi-lo)/3
+			m2 := hi - (hi-lo)/3
+			if f(m1) <= f(m2) {
+				hi = m2
+			} else {
+				lo = m1
+			}
+		}
+		bestX, bestF := lo, f(lo)
+		for x := lo + 1; x <= hi; x++ {
+			if v := f(x); v < bestF {
+				bestX, bestF = x, v
+			}
+		}
+		set(bestX)
+	}
+	for round := 0; round < 2; round++ {
+		for gi, g := range m.groups {
+			hi := min(maxVal+1, int64(1)<<60/int64(g.k+1)/int64(len(m.groups)))
+			ternary(0, hi, func(x int64) {
+				mu[gi] = x
+				sv.setMultipliers(sv.l.a, mu)
+			})
+		}
+		ternary(0, aMax, func(x int64) { sv.setMultipliers(x, mu) })
+		if sv.stop() {
+			break
+		}
+	}
 }
 
 // fix performs reduced-cost fixing against the incumbent: an option whose
@@ -165,6 +254,7 @@ func (sv *solver) fix() {
 			}
 		}
 	}
+	sv.multipliers()
 	bd := sv.bounds()
 	need := sv.l.b * sv.bestU
 	for i := range m.items {
@@ -223,19 +313,20 @@ type node struct {
 	parent *node
 	item   int32
 	val    int8
-	bound  int64 // upper bound on utility inside this node
+	bound  int64   // upper bound on utility inside this node
+	mu     []int64 // group multipliers for this node's relaxation
 }
 
 // search runs depth-first branch and bound over side-constraint violations,
 // with the core DP as the relaxation at every node.
 func (sv *solver) search() {
 	m := sv.m
-	stack := []*node{{item: -1, bound: sv.rootBound()}}
+	stack := []*node{{item: -1, bound: sv.rootBound(), mu: sv.mu}}
 	s := &searchState{m: m, status: make([]int8, len(m.items)), inWeight: make([]int32, len(m.groups))}
 	sel := make([]int32, len(m.items))
 	sv.violations = make([]int32, len(m.items))
 	var steps []dpStep
-	var fw, fu int64
+	var pen []int64
 	open := int64(-1) // bound of unresolved nodes
 	for len(stack) > 0 {
 		nd := stack[len(stack)-1]
@@ -263,46 +354,85 @@ func (sv *solver) search() {
 		if !okNode {
 			continue
 		}
-		// Relaxation: DP over the items with a choice left.
-		steps, fw, fu, okNode = sv.steps(s.status, sel, steps)
-		if !okNode {
-			continue
-		}
-		res := m.runDP(steps, m.capacity-fw, sv.bestU-fu, sv.l, sv.o.MaxStates, sv.stop, &sv.buf)
-		sv.stats.States += res.states
-		if res.stopped || res.overflow {
-			open = max(open, nd.bound)
-			if res.stopped {
+		mu := nd.mu
+		for {
+			var muK int64
+			pen, muK = m.penalties(mu, pen)
+			// Relaxation: DP over the items with a choice left.
+			var fw, fp int64
+			steps, fw, fp, okNode = sv.steps(s.status, sel, pen, steps)
+			if !okNode {
 				break
 			}
-			continue
-		}
-		if !res.found {
-			continue
-		}
-		for _, st := range steps {
-			if st.kind != stepBegin {
-				sel[st.d.item] = -1
+			// Guess the target from above: a DP that must reach a
+			// target near the bound keeps few states. If it finds
+			// nothing the bound drops below the target; if it finds a
+			// solution, that is the relaxation's optimum.
+			var res dpResult
+			hi := nd.bound
+			delta := max(1, (hi-sv.bestU)/256)
+			for {
+				t := max(sv.bestU, hi-delta)
+				res = m.runDP(steps, m.capacity-fw, sv.l.b*t-fp-muK, sv.l, sv.o.MaxStates, sv.stop, &sv.buf)
+				sv.stats.States += res.states
+				if res.found || res.stopped || res.overflow || t <= sv.bestU {
+					break
+				}
+				hi = t - 1
+				nd.bound = hi
+				delta *= 4
 			}
+			if res.stopped || res.overflow {
+				open = max(open, nd.bound)
+				break
+			}
+			if !res.found {
+				break
+			}
+			for _, st := range steps {
+				if st.kind != stepBegin {
+					sel[st.d.item] = -1
+				}
+			}
+			for _, pk := range res.choice {
+				sel[pk.item] = pk.opt
+			}
+			bound := min(nd.bound, floorDiv(res.p+fp+muK, sv.l.b))
+			x := m.violation(sel, s.status, sv.violations)
+			if x == -1 {
+				sv.offer(sel)
+				// Optimal in this node unless a multiplier's group is
+				// not full (complementary slackness); drop those
+				// multipliers and solve the node again.
+				var relaxed []int64
+				for gi, g := range m.groups {
+					if mu[gi] > 0 && groupCount(g, sel) < int32(g.k) {
+						if relaxed == nil {
+							relaxed = slices.Clone(mu)
+						}
+						relaxed[gi] = 0
+					}
+				}
+				if relaxed == nil {
+					break
+				}
+				mu = relaxed
+				continue
+			}
+			if x < 0 {
+				panic("solver: violated constraint without a free item")
+			}
+			b := newBuilder(m)
+			b.repair(sel, sv.segs)
+			sv.offer(b.sel)
+			stack = append(stack,
+				&node{parent: nd, item: x, val: stOut, bound: bound, mu: mu},
+				&node{parent: nd, item: x, val: stIn, bound: bound, mu: mu})
+			break
 		}
-		for _, pk := range res.choice {
-			sel[pk.item] = pk.opt
+		if sv.expired {
+			break
 		}
-		bound := min(nd.bound, res.u+fu)
-		x := m.violation(sel, s.status, sv.violations)
-		if x == -1 {
-			sv.offer(sel)
-			continue
-		}
-		if x < 0 {
-			panic("solver: violated constraint without a free item")
-		}
-		b := newBuilder(m)
-		b.repair(sel, sv.segs)
-		sv.offer(b.sel)
-		stack = append(stack,
-			&node{parent: nd, item: x, val: stOut, bound: bound},
-			&node{parent: nd, item: x, val: stIn, bound: bound})
 	}
 	// Whatever is left open bounds the optimum.
 	ub := sv.bestU
@@ -322,15 +452,34 @@ func (sv *solver) search() {
 	sv.ub = ub
 }
 
+func groupCount(g group, sel []int32) int32 {
+	n := int32(0)
+	for k, it := range g.members {
+		if sel[it] >= 0 {
+			n += g.weights[k]
+		}
+	}
+	return n
+}
+
+// floorDiv is ⌊a/b⌋ for b > 0.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
 // steps builds the DP over the items that still have a choice under
 // status, writing the fixed items' options into sel and returning their
-// totals. Stars whose centre and some leaves are undecided become star
+// tokens and scaled penalised utility (pen: per-item group penalties). Stars whose centre and some leaves are undecided become star
 // blocks at the centre's position. It reports false if some item has no
 // option left (the node holds no pack reaching the incumbent).
-func (sv *solver) steps(status []int8, sel []int32, dst []dpStep) ([]dpStep, int64, int64, bool) {
+func (sv *solver) steps(status []int8, sel []int32, pen []int64, dst []dpStep) ([]dpStep, int64, int64, bool) {
 	m := sv.m
 	dst = dst[:0]
-	var fw, fu int64
+	var fw, fp int64
 	opts := func(i int) []int32 { return restrict(sv.alive[i], status[i]) }
 	active := func(si int32) bool {
 		st := &m.stars[si]
@@ -359,13 +508,13 @@ func (sv *solver) steps(status []int8, sel []int32, dst []dpStep) ([]dpStep, int
 			sel[i] = a[0]
 			if a[0] >= 0 {
 				fw += m.items[i].opts[a[0]].w
-				fu += m.items[i].opts[a[0]].u
+				fp += sv.l.b*m.items[i].opts[a[0]].u - pen[i]
 			}
 			continue
 		}
 		si := m.starOf[i]
 		if si < 0 || !active(si) {
-			dst = append(dst, dpStep{kind: stepItem, d: dpItem{item: int32(i), opts: a}})
+			dst = append(dst, dpStep{kind: stepItem, d: dpItem{item: int32(i), opts: a, pen: pen[i]}})
 			continue
 		}
 		st := &m.stars[si]
@@ -375,12 +524,12 @@ func (sv *solver) steps(status []int8, sel []int32, dst []dpStep) ([]dpStep, int
 		dst = append(dst, dpStep{kind: stepBegin})
 		for _, j := range st.leaves {
 			if la := opts(int(j)); len(la) >= 2 {
-				dst = append(dst, dpStep{kind: stepItem, d: dpItem{item: j, opts: la}})
+				dst = append(dst, dpStep{kind: stepItem, d: dpItem{item: j, opts: la, pen: pen[j]}})
 			}
 		}
-		dst = append(dst, dpStep{kind: stepEnd, d: dpItem{item: int32(i), opts: a[1:]}})
+		dst = append(dst, dpStep{kind: stepEnd, d: dpItem{item: int32(i), opts: a[1:], pen: pen[i]}})
 	}
-	return dst, fw, fu, true
+	return dst, fw, fp, true
 }
 
 // rootBound is the Lagrangian bound of the whole problem, in utility units.
@@ -431,7 +580,7 @@ func (sv *solver) bounds() bound {
 			}
 		}
 	}
-	total := sv.l.a * m.capacity
+	total := sv.l.a*m.capacity + sv.muK
 	for i := range m.items {
 		if m.starOf[i] < 0 {
 			total = add(total, bd.best[i])
