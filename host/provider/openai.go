@@ -775,7 +775,9 @@ func (a *attemptState) transportErr(actx context.Context, err error, status int)
 	}
 	if context.Cause(actx) == errAttemptTimeout {
 		return &Error{Kind: KindTimeout, Status: status, Retryable: true,
-			Message: fmt.Sprintf("no response within %v", a.c.opts.Timeout), Err: context.DeadlineExceeded}
+			Message: fmt.Sprintf("no response within %v", a.c.opts.Timeout)}
+		// NB: no context.DeadlineExceeded cause: the host reads that as the
+		// caller's own time limit, which this is not.
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
