@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -721,18 +722,14 @@ func (a *attemptState) run(body []byte, stream bool) (Response, error) {
 		return Response{}, a.transportErr(actx, err, 0)
 	}
 	defer res.Body.Close()
-	lim := io.LimitReader(res.Body, o.MaxResponseBytes+1)
+	lim := &limitReader{r: res.Body, n: o.MaxResponseBytes}
 	ok2xx := res.StatusCode >= 200 && res.StatusCode < 300
 	if stream && ok2xx && strings.HasPrefix(strings.ToLower(res.Header.Get("Content-Type")), "text/event-stream") {
 		return a.readStream(actx, lim, res.StatusCode, timer)
 	}
 	data, err := io.ReadAll(lim)
 	if err != nil {
-		return Response{}, a.transportErr(actx, err, res.StatusCode)
-	}
-	if int64(len(data)) > o.MaxResponseBytes {
-		return Response{}, &Error{Kind: KindMalformedResponse, Status: res.StatusCode,
-			Message: fmt.Sprintf("response body exceeds %d bytes", o.MaxResponseBytes)}
+		return Response{}, a.readErr(actx, err, res.StatusCode)
 	}
 	if !ok2xx {
 		return Response{}, statusError(res, data, a.key, o.Now)
@@ -764,6 +761,39 @@ func statusError(res *http.Response, data []byte, key string, now func() time.Ti
 		e.Message += ": " + snippet([]byte(s), key)
 	}
 	return e
+}
+
+// errTooLarge is returned by limitReader past Options.MaxResponseBytes.
+var errTooLarge = errors.New("provider: response too large")
+
+// limitReader is io.LimitReader that fails, rather than ends, at the limit.
+type limitReader struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n+1] // one byte more than allowed, to detect the excess
+	}
+	n, err := l.r.Read(p)
+	if int64(n) > l.n {
+		n, err = int(l.n), errTooLarge
+	}
+	l.n -= int64(n)
+	return n, err
+}
+
+// readErr classifies a failure while reading the body.
+func (a *attemptState) readErr(actx context.Context, err error, status int) *Error {
+	if errors.Is(err, errTooLarge) || errors.Is(err, bufio.ErrTooLong) {
+		return &Error{Kind: KindMalformedResponse, Status: status,
+			Message: fmt.Sprintf("response exceeds %d bytes (Options.MaxResponseBytes)", a.c.opts.MaxResponseBytes)}
+	}
+	return a.transportErr(actx, err, status)
 }
 
 // transportErr classifies a failure to send or read: the caller's

@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"time"
 )
@@ -50,11 +48,7 @@ func (a *attemptState) readStream(actx context.Context, body io.Reader, status i
 		// arrive as data objects with an "error" member.
 	}
 	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return s.response(), &Error{Kind: KindMalformedResponse, Status: status,
-				Message: fmt.Sprintf("stream line exceeds %d bytes", a.c.opts.MaxResponseBytes)}
-		}
-		return s.response(), a.transportErr(actx, err, status)
+		return s.response(), a.readErr(actx, err, status)
 	}
 	if hasData { // the last event had no blank line after it
 		if done, err := s.event(data); done || err != nil {
