@@ -16,7 +16,13 @@ import (
 // LP-optimal slope (the efficiency of the LP break segment) rounded down.
 type lagrange struct {
 	a, b int64
+	aMax int64 // largest a for which a·C fits comfortably
 }
+
+// tangents returns the capacity multipliers the DP prunes with. Extra
+// tangents around a (to bound states whose tokens stray from the LP) were
+// measured and did not pay for their cost, so it is just a.
+func (l lagrange) tangents() []int64 { return []int64{l.a} }
 
 // scaled returns b·u − a·w.
 func (l lagrange) val(w, u int64) int64 { return l.b*u - l.a*w }
@@ -25,7 +31,7 @@ func (l lagrange) val(w, u int64) int64 { return l.b*u - l.a*w }
 func newLagrange(m *model) lagrange {
 	k := 60 - bits.Len64(uint64(m.totalMax)+1) - 1
 	k = min(max(k, 0), 24)
-	return lagrange{b: 1 << k}
+	return lagrange{b: 1 << k, aMax: int64(1) << 61 / (m.capacity + 1)}
 }
 
 // segment is one step along an item's upper convex hull: from option from

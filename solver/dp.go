@@ -69,7 +69,7 @@ type dpBuf struct {
 // new entries with option k, keeping only states within capacity whose
 // bound reaches thr, and only Pareto-optimal ones. On ties the new entries
 // win.
-func (b *dpBuf) merge(l lagrange, srcW, srcP []int64, ow, ou int64, k int32, thr, capacity int64) {
+func (b *dpBuf) merge(as, srcW, srcP []int64, ow, ou int64, k int32, thr []int64, capacity int64) {
 	b.tw, b.tp, b.tpar, b.topt = b.tw[:0], b.tp[:0], b.tpar[:0], b.topt[:0]
 	a, na := 0, len(b.nw)
 	j, nc := 0, len(srcW)
@@ -81,7 +81,15 @@ func (b *dpBuf) merge(l lagrange, srcW, srcP []int64, ow, ou int64, k int32, thr
 				j = nc
 				return
 			}
-			if srcP[j]+ou-l.a*w >= thr {
+			p := srcP[j] + ou
+			ok := true
+			for ki, a := range as {
+				if p-a*w < thr[ki] {
+					ok = false
+					break
+				}
+			}
+			if ok {
 				return
 			}
 			j++
@@ -133,50 +141,65 @@ func (m *model) runDP(steps []dpStep, capacity, target int64, l lagrange, maxSta
 	if capacity < 0 {
 		return res
 	}
-	best := func(d dpItem) int64 {
-		b := int64(-1 << 62)
-		for _, o := range d.opts {
-			v := int64(0)
-			if o >= 0 {
-				op := m.items[d.item].opts[o]
-				v = l.val(op.w, op.u) - d.pen
+	// need[k][t]: a state before step t survives iff P − a_k·w ≥
+	// need[k][t] for every tangent k (any multiplier gives a valid bound;
+	// several tangents of the concave LP value bound states whose tokens
+	// stray from the LP's far better than one). need[k][n] is the final
+	// threshold.
+	as := l.tangents()
+	nk := len(as)
+	if cap(buf.need) < nk*(n+1) {
+		buf.need = make([]int64, nk*(n+1))
+	}
+	needAll := buf.need[:nk*(n+1)]
+	for ki, a := range as {
+		need := needAll[ki*(n+1) : (ki+1)*(n+1)]
+		best := func(d dpItem) int64 {
+			b := int64(-1 << 62)
+			for _, o := range d.opts {
+				v := int64(0)
+				if o >= 0 {
+					op := m.items[d.item].opts[o]
+					v = l.b*op.u - a*op.w - d.pen
+				}
+				b = max(b, v)
 			}
-			b = max(b, v)
+			return b
 		}
-		return b
-	}
-	// need[t]: a state after step t−1 (before step t) survives iff
-	// b·p − a·w ≥ need[t]; need[n] is the final threshold.
-	if cap(buf.need) < n+1 {
-		buf.need = make([]int64, n+1)
-	}
-	need := buf.need[:n+1]
-	base := target - l.a*capacity
-	rest := int64(0)
-	need[n] = base
-	var afterStar, leaves int64 // inside a star (walking backwards)
-	for t := n - 1; t >= 0; t-- {
-		s := &steps[t]
-		switch s.kind {
-		case stepItem:
-			rest += best(s.d)
-			leaves += best(s.d)
-		case stepEnd:
-			afterStar, leaves = rest, 0
-			// Entering stepEnd from the leaf branch: centre omitted, rest unchanged.
-		case stepBegin:
-			// States before the star may take either branch.
-			centre := best(steps[starEnd(steps, t)].d)
-			rest = afterStar + max(leaves, centre)
+		base := target - a*capacity
+		rest := int64(0)
+		need[n] = base
+		var afterStar, leaves int64 // inside a star (walking backwards)
+		for t := n - 1; t >= 0; t-- {
+			s := &steps[t]
+			switch s.kind {
+			case stepItem:
+				rest += best(s.d)
+				leaves += best(s.d)
+			case stepEnd:
+				// Entering stepEnd from the leaf branch: centre omitted.
+				afterStar, leaves = rest, 0
+			case stepBegin:
+				// States before the star may take either branch.
+				centre := best(steps[starEnd(steps, t)].d)
+				rest = afterStar + max(leaves, centre)
+			}
+			need[t] = base - rest
 		}
-		need[t] = base - rest
+		if 0 < need[0] {
+			return res
+		}
+	}
+	thrs := make([]int64, nk)
+	thrAt := func(t int) []int64 {
+		for ki := range as {
+			thrs[ki] = needAll[ki*(n+1)+t]
+		}
+		return thrs
 	}
 
 	buf.cw = append(buf.cw[:0], 0)
 	buf.cp = append(buf.cp[:0], 0)
-	if 0 < need[0] {
-		return res
-	}
 	buf.parLog, buf.optLog, buf.layers = buf.parLog[:0], buf.optLog[:0], buf.layers[:0]
 	res.states = 1
 	beforeStar := -1
@@ -187,7 +210,7 @@ func (m *model) runDP(steps []dpStep, capacity, target int64, l lagrange, maxSta
 			return res
 		}
 		s := &steps[t]
-		thr := need[t+1]
+		thr := thrAt(t + 1)
 		buf.nw, buf.np, buf.npar, buf.nopt = buf.nw[:0], buf.np[:0], buf.npar[:0], buf.nopt[:0]
 		lay := dpLayer{start: len(buf.parLog), step: t}
 		switch s.kind {
@@ -204,15 +227,15 @@ func (m *model) runDP(steps []dpStep, capacity, target int64, l lagrange, maxSta
 				if o >= 0 {
 					ow, op = it.opts[o].w, l.b*it.opts[o].u-s.d.pen
 				}
-				buf.merge(l, buf.cw, buf.cp, ow, op, int32(k), thr, capacity)
+				buf.merge(as, buf.cw, buf.cp, ow, op, int32(k), thr, capacity)
 			}
 		case stepEnd:
 			lay.from = beforeStar
 			inStar = false
 			it := &m.items[s.d.item]
-			buf.merge(l, buf.cw, buf.cp, 0, 0, -1, thr, capacity)
+			buf.merge(as, buf.cw, buf.cp, 0, 0, -1, thr, capacity)
 			for k, o := range s.d.opts {
-				buf.merge(l, buf.sw, buf.sp, it.opts[o].w, l.b*it.opts[o].u-s.d.pen, int32(k), thr, capacity)
+				buf.merge(as, buf.sw, buf.sp, it.opts[o].w, l.b*it.opts[o].u-s.d.pen, int32(k), thr, capacity)
 			}
 		}
 		if len(buf.nw) == 0 && !inStar {

@@ -1,6 +1,7 @@
 package solver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -76,6 +77,7 @@ type solver struct {
 	stats      Stats
 	buf        dpBuf
 	violations []int32
+	stepsTmp   []dpStep
 }
 
 // stop reports whether the deadline has passed or ctx is done. It samples
@@ -380,7 +382,7 @@ func (sv *solver) search() {
 				}
 				hi = t - 1
 				nd.bound = hi
-				delta *= 4
+				delta *= 2
 			}
 			if res.stopped || res.overflow {
 				open = max(open, nd.bound)
@@ -499,6 +501,30 @@ func (sv *solver) steps(status []int8, sel []int32, pen []int64, dst []dpStep) (
 		}
 		return n > 0
 	}
+	// Units of the DP: single items and star blocks, each with its regret
+	// (how much the second-best choice loses under the multipliers).
+	type unit struct {
+		regret int64
+		first  int // index into dst of its first step
+		n      int
+	}
+	var units []unit
+	regret := func(i int, a []int32) int64 {
+		b1, b2 := int64(neg), int64(neg)
+		for _, o := range a {
+			v := int64(0)
+			if o >= 0 {
+				op := m.items[i].opts[o]
+				v = sv.l.val(op.w, op.u) - pen[i]
+			}
+			if v > b1 {
+				b1, b2 = v, b1
+			} else if v > b2 {
+				b2 = v
+			}
+		}
+		return b1 - b2
+	}
 	for i := range m.items {
 		a := opts(i)
 		switch len(a) {
@@ -514,6 +540,7 @@ func (sv *solver) steps(status []int8, sel []int32, pen []int64, dst []dpStep) (
 		}
 		si := m.starOf[i]
 		if si < 0 || !active(si) {
+			units = append(units, unit{regret: regret(i, a), first: len(dst), n: 1})
 			dst = append(dst, dpStep{kind: stepItem, d: dpItem{item: int32(i), opts: a, pen: pen[i]}})
 			continue
 		}
@@ -521,15 +548,43 @@ func (sv *solver) steps(status []int8, sel []int32, pen []int64, dst []dpStep) (
 		if st.centre != int32(i) {
 			continue // emitted with its centre
 		}
+		u := unit{first: len(dst)}
 		dst = append(dst, dpStep{kind: stepBegin})
+		var leafBest int64
 		for _, j := range st.leaves {
 			if la := opts(int(j)); len(la) >= 2 {
 				dst = append(dst, dpStep{kind: stepItem, d: dpItem{item: j, opts: la, pen: pen[j]}})
+				lb := int64(neg)
+				for _, o := range la {
+					v := int64(0)
+					if o >= 0 {
+						op := m.items[j].opts[o]
+						v = sv.l.val(op.w, op.u) - pen[j]
+					}
+					lb = max(lb, v)
+				}
+				leafBest += lb
 			}
 		}
+		centre := int64(neg)
+		for _, o := range a[1:] {
+			op := m.items[i].opts[o]
+			centre = max(centre, sv.l.val(op.w, op.u)-pen[i])
+		}
 		dst = append(dst, dpStep{kind: stepEnd, d: dpItem{item: int32(i), opts: a[1:], pen: pen[i]}})
+		u.n = len(dst) - u.first
+		u.regret = max(centre-leafBest, leafBest-centre)
+		units = append(units, u)
 	}
-	return dst, fw, fp, true
+	// Most certain units first: their alternatives die at once, so the
+	// state lists stay short until the uncertain units at the end.
+	slices.SortStableFunc(units, func(x, y unit) int { return cmp.Compare(y.regret, x.regret) })
+	out := sv.stepsTmp[:0]
+	for _, u := range units {
+		out = append(out, dst[u.first:u.first+u.n]...)
+	}
+	sv.stepsTmp = dst
+	return out, fw, fp, true
 }
 
 // rootBound is the Lagrangian bound of the whole problem, in utility units.
