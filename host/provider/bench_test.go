@@ -1,0 +1,121 @@
+package provider_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rlmpl/rlmpl/host/provider"
+)
+
+// benchEnv is a local server answering every POST with a fixed completion,
+// a client for it, a typical request (system prompt, ~1 KiB user message,
+// one tool) and the exact body the client sends for that request.
+type benchEnv struct {
+	srv    *httptest.Server
+	hc     *http.Client
+	client *provider.OpenAI
+	req    provider.Request
+	body   []byte
+}
+
+func newBenchEnv(b *testing.B) *benchEnv {
+	b.Helper()
+	e := &benchEnv{}
+	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if e.body == nil {
+			e.body, _ = io.ReadAll(r.Body)
+		} else {
+			io.Copy(io.Discard, r.Body)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, okBody)
+	}))
+	b.Cleanup(e.srv.Close)
+	e.hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	var err error
+	e.client, err = provider.NewOpenAI(&provider.Options{
+		BaseURL: e.srv.URL + "/v1", Model: "bench", Credential: "K",
+		Getenv: func(string) string { return testKey }, HTTPClient: e.hc,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e.req = provider.Request{
+		Messages: []provider.Message{
+			{Role: provider.RoleSystem, Content: "You are a planner. Answer with one plan."},
+			{Role: provider.RoleUser, Content: strings.Repeat("Context metadata and goal. ", 40)},
+		},
+		Tools:       []provider.Tool{{Name: "search", Description: "search the context", Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)}},
+		MaxTokens:   256,
+		Temperature: provider.Float(0),
+	}
+	if _, err := e.client.Complete(context.Background(), e.req); err != nil { // captures body
+		b.Fatal(err)
+	}
+	return e
+}
+
+// raw is the baseline: a plain net/http POST of the same body with the same
+// headers, reading the whole answer, without any encoding or decoding.
+func (e *benchEnv) raw(b *testing.B) {
+	hreq, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/v1/chat/completions", bytes.NewReader(e.body))
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/json")
+	hreq.Header.Set("Authorization", "Bearer "+testKey)
+	res, err := e.hc.Do(hreq)
+	if err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+}
+
+func (e *benchEnv) complete(b *testing.B) {
+	if _, err := e.client.Complete(context.Background(), e.req); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkComplete measures one request through the client and through a
+// raw POST of the same body, side by side.
+func BenchmarkComplete(b *testing.B) {
+	e := newBenchEnv(b)
+	b.Run("raw", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			e.raw(b)
+		}
+	})
+	b.Run("client", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			e.complete(b)
+		}
+	})
+}
+
+// BenchmarkCompleteOverhead interleaves the raw POST and the client call in
+// one loop, so both see the same machine load, and reports the client's
+// time as a ratio of the raw POST's (x-raw) and the absolute overhead per
+// request (overhead-ns/op). ns/op is the sum of both.
+func BenchmarkCompleteOverhead(b *testing.B) {
+	e := newBenchEnv(b)
+	var raw, client time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		e.raw(b)
+		t1 := time.Now()
+		e.complete(b)
+		client += time.Since(t1)
+		raw += t1.Sub(t0)
+	}
+	b.ReportMetric(float64(client)/float64(raw), "x-raw")
+	b.ReportMetric(float64(client-raw)/float64(b.N), "overhead-ns/op")
+}
