@@ -1,0 +1,95 @@
+package solver
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// decodeProblem turns fuzz bytes into a small valid problem (at most 10
+// units, 3 variants each), reading zeros once the input runs out.
+func decodeProblem(data []byte) *Problem {
+	pos := 0
+	next := func() int {
+		if pos >= len(data) {
+			return 0
+		}
+		pos++
+		return int(data[pos-1])
+	}
+	n := 1 + next()%10
+	p := &Problem{}
+	for i := 0; i < n; i++ {
+		flags := next()
+		u := Unit{ID: fmt.Sprintf("u%d", i), Order: int64(next() % 8), Mandatory: flags&1 != 0}
+		for j := 0; j <= (flags>>1)%3; j++ {
+			u.Variants = append(u.Variants, Variant{Kind: "v", Tokens: int64(next() % 40), Utility: int64(next() % 50)})
+		}
+		p.Units = append(p.Units, u)
+	}
+	p.Capacity = int64(next() * 2)
+	id := func() string { return p.Units[next()%n].ID }
+	for c := next() % 12; c > 0; c-- {
+		kind := next() % 4
+		switch kind {
+		case 0, 1:
+			a, b := id(), id()
+			if a == b {
+				continue
+			}
+			if kind == 0 {
+				p.Constraints = append(p.Constraints, Requires(a, b))
+			} else {
+				p.Constraints = append(p.Constraints, Excludes(a, b))
+			}
+		case 2, 3:
+			var g []string
+			seen := map[string]bool{}
+			for k := 1 + next()%4; k > 0; k-- {
+				if x := id(); !seen[x] {
+					seen[x] = true
+					g = append(g, x)
+				}
+			}
+			if kind == 2 {
+				p.Constraints = append(p.Constraints, AtMost(next()%3, g...))
+			} else {
+				p.Constraints = append(p.Constraints, SameChoice(g...))
+			}
+		}
+	}
+	return p
+}
+
+// FuzzSolve checks that Solve never panics, that every returned choice
+// satisfies the constraints and the capacity, that Optimal agrees with
+// brute force, and that Infeasible comes with a sound, minimal conflict.
+func FuzzSolve(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{3, 1, 0, 10, 20, 0, 1, 5, 5, 2, 2, 7, 9, 30, 4, 0, 1, 1, 2, 0, 1, 2})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := decodeProblem(data)
+		sol, err := Solve(context.Background(), p, nil)
+		if err != nil {
+			t.Fatalf("Solve: %v\n%s", err, dump(p))
+		}
+		wantU, _, feasible := bruteForce(p)
+		if sol.Status == Infeasible {
+			if feasible {
+				t.Fatalf("infeasible, but brute force finds utility %d\n%s", wantU, dump(p))
+			}
+			checkConflict(t, 0, p, sol.Conflict)
+			return
+		}
+		u, w, err := p.Evaluate(sol.Choice)
+		if err != nil {
+			t.Fatalf("invalid choice %v: %v\n%s", sol.Choice, err, dump(p))
+		}
+		if u != sol.Utility || w != sol.Tokens || sol.Bound < u {
+			t.Fatalf("totals %d/%d reported %d/%d bound %d", u, w, sol.Utility, sol.Tokens, sol.Bound)
+		}
+		if sol.Status == Optimal && u != wantU {
+			t.Fatalf("optimal utility %d, brute force %d\n%s", u, wantU, dump(p))
+		}
+	})
+}
