@@ -724,10 +724,15 @@ func (a *attemptState) run(body []byte, stream bool) (Response, error) {
 	defer res.Body.Close()
 	lim := &limitReader{r: res.Body, n: o.MaxResponseBytes}
 	ok2xx := res.StatusCode >= 200 && res.StatusCode < 300
-	if stream && ok2xx && strings.HasPrefix(strings.ToLower(res.Header.Get("Content-Type")), "text/event-stream") {
-		return a.readStream(actx, lim, res.StatusCode, timer)
+	var rd io.Reader = lim
+	if stream && ok2xx {
+		br := bufio.NewReader(lim)
+		if isEventStream(res.Header.Get("Content-Type"), br) {
+			return a.readStream(actx, br, res.StatusCode, timer)
+		}
+		rd = br
 	}
-	data, err := io.ReadAll(lim)
+	data, err := io.ReadAll(rd)
 	if err != nil {
 		return Response{}, a.readErr(actx, err, res.StatusCode)
 	}
@@ -761,6 +766,29 @@ func statusError(res *http.Response, data []byte, key string, now func() time.Ti
 		e.Message += ": " + snippet([]byte(s), key)
 	}
 	return e
+}
+
+// isEventStream reports whether a 2xx answer to a stream request is an
+// event stream: labeled text/event-stream, or (for servers that mislabel
+// it) not starting with a JSON object.
+func isEventStream(contentType string, br *bufio.Reader) bool {
+	if strings.HasPrefix(strings.ToLower(contentType), "text/event-stream") {
+		return true
+	}
+	for {
+		b, err := br.Peek(1)
+		if err != nil {
+			return false // empty or failed: let the JSON path report it
+		}
+		switch b[0] {
+		case ' ', '\t', '\r', '\n':
+			br.ReadByte()
+		case '{':
+			return false
+		default:
+			return true
+		}
+	}
 }
 
 // errTooLarge is returned by limitReader past Options.MaxResponseBytes.

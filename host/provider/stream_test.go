@@ -235,6 +235,14 @@ func TestStreamJSONFallback(t *testing.T) {
 	}
 }
 
+func TestStreamMislabeled(t *testing.T) {
+	f := newFake(t, reply(200, "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: [DONE]\n\n", "Content-Type", "application/json"))
+	resp, err := newClient(t, f, nil).Stream(context.Background(), userReq("q"), nil)
+	if err != nil || resp.Content != "a" {
+		t.Errorf("Stream of a mislabeled event stream = %+v, %v", resp, err)
+	}
+}
+
 func TestResponseLimit(t *testing.T) {
 	big := `{"choices":[{"message":{"content":"` + strings.Repeat("x", 2000) + `"}}]}`
 	c := newClient(t, newFake(t, reply(200, big)), func(o *provider.Options) { o.MaxResponseBytes = 1000 })
