@@ -81,7 +81,10 @@ type Message struct {
 	Name       string     `json:"name,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"` // for RoleTool results
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`   // for RoleAssistant
-	Reasoning  string     `json:"reasoning,omitempty"`    // assistant reasoning, when a provider returned it
+	// Reasoning is the assistant's reasoning, when a provider returned it.
+	// It is kept for histories and recordings but not sent back: DeepSeek
+	// rejects reasoning_content in input messages.
+	Reasoning string `json:"reasoning,omitempty"`
 }
 
 // Tool describes one function the model may call.

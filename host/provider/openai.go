@@ -47,7 +47,8 @@ type Options struct {
 
 	// Getenv reads the credential (os.Getenv in production, a map lookup in
 	// tests). It is required when Credential is set: this package never
-	// reads the environment itself.
+	// reads the environment itself. Like Now and Rand, it must be safe for
+	// concurrent use.
 	Getenv func(string) string
 
 	// HTTPClient sends the requests. Zero means a client with
@@ -95,8 +96,8 @@ type Options struct {
 	// Zero means 32 MiB.
 	MaxResponseBytes int64
 
-	// Now reads the clock for HTTP-date Retry-After values. Zero means
-	// time.Now.
+	// Now reads the clock for HTTP-date Retry-After values (only: timeouts
+	// and backoff waits use real timers). Zero means time.Now.
 	Now func() time.Time
 
 	// Rand returns a number in [0, 1) for backoff jitter. Zero means
@@ -312,7 +313,7 @@ func (c *OpenAI) do(ctx context.Context, req Request, fn func(Delta) error, stre
 		if !ok {
 			return resp, pe
 		}
-		if dl, has := ctx.Deadline(); has && c.opts.Now().Add(delay).After(dl) {
+		if dl, has := ctx.Deadline(); has && time.Until(dl) < delay {
 			return resp, pe // waiting would outlive the caller
 		}
 		t := time.NewTimer(delay)

@@ -26,6 +26,8 @@ func (a *attemptState) readStream(actx context.Context, body io.Reader, status i
 		if len(line) == 0 { // end of event
 			if hasData {
 				if done, err := s.event(data); done || err != nil {
+					// NB: no drain after [DONE]: a server that holds the
+					// stream open would block us until Timeout.
 					return s.response(), err
 				}
 				data, hasData = data[:0], false
@@ -68,7 +70,6 @@ type streamState struct {
 	asm    assembler
 	lastID string // id of the last tool call, for servers that omit index
 	n      int    // tool calls seen
-	seen   bool   // a chunk arrived (id and model are taken from the first)
 }
 
 func (s *streamState) response() Response {
@@ -99,9 +100,11 @@ func (s *streamState) event(data []byte) (done bool, err error) {
 	if e := bodyError(&w, s.status, key); e != nil {
 		return false, e
 	}
-	if !s.seen {
-		s.seen = true
-		s.asm.resp.ID, s.asm.resp.Model = w.ID, w.Model
+	if s.asm.resp.ID == "" {
+		s.asm.resp.ID = w.ID
+	}
+	if s.asm.resp.Model == "" {
+		s.asm.resp.Model = w.Model
 	}
 	for _, ch := range w.Choices {
 		if ch.Index != 0 {
