@@ -18,9 +18,16 @@
 //     [Kind], the HTTP status, the provider's error code and type, and
 //     whether it is retryable. [ErrMissingCredential] is wrapped by the
 //     missing-credential error; a canceled call unwraps to ctx.Err().
+//   - [Preset]s for the known endpoints (openai, openrouter, deepseek,
+//     ollama, vllm, llamacpp).
 //   - Server-sent-event streaming ([Provider.Stream]) with usage
 //     (stream_options.include_usage) and tool-call deltas assembled by
 //     index.
+//
+// Budgets built on [Usage] must treat an unknown field as unknown (refuse,
+// estimate, or stop), never as zero: upstream never enforced unknown usage
+// (upstream-contract §7.1 item 10), and the Known flags exist so that the
+// completion engine can.
 //
 // It leaves to the caller: which provider to use and with which options
 // (the host reads configuration; [Options] only receives it), prompt

@@ -61,3 +61,22 @@ func TestResponseMessage(t *testing.T) {
 		t.Errorf("Text() = %q", g)
 	}
 }
+
+func TestPreset(t *testing.T) {
+	for _, name := range provider.PresetNames() {
+		o, ok := provider.Preset(name)
+		if !ok {
+			t.Fatalf("Preset(%q) not found", name)
+		}
+		o.Getenv = func(string) string { return "" }
+		if _, err := provider.NewOpenAI(&o); err != nil {
+			t.Errorf("Preset(%q): NewOpenAI: %v", name, err)
+		}
+	}
+	if o, _ := provider.Preset("openrouter"); o.Credential != "OPENROUTER_API_KEY" || o.Model != "openrouter/free" {
+		t.Errorf("Preset(openrouter) = %v", o)
+	}
+	if _, ok := provider.Preset("nope"); ok {
+		t.Error("Preset(nope) found")
+	}
+}
