@@ -18,7 +18,7 @@
 //     [Kind], the HTTP status, the provider's error code and type, and
 //     whether it is retryable. [ErrMissingCredential] is wrapped by the
 //     missing-credential error; a canceled call unwraps to ctx.Err().
-//   - [Preset]s for the known endpoints (openai, openrouter, deepseek,
+//   - Presets ([Preset]) for the known endpoints (openai, openrouter, deepseek,
 //     ollama, vllm, llamacpp).
 //   - Server-sent-event streaming ([Provider.Stream]) with usage
 //     (stream_options.include_usage) and tool-call deltas assembled by
@@ -84,8 +84,13 @@
 //		Temperature: provider.Float(0),
 //	})
 //	var perr *provider.Error
-//	if errors.As(err, &perr) && perr.Kind == provider.KindHTTPStatus { ... }
-//	fmt.Println(resp.Content, resp.Usage) // usage prints "?" for unknown fields
+//	switch {
+//	case errors.As(err, &perr) && perr.Kind == provider.KindCanceled:
+//		return err // a control signal: the caller's ctx ended
+//	case err != nil:
+//		return fmt.Errorf("planner: %w", err) // perr.Kind, Status, Code, Retryable
+//	}
+//	fmt.Println(resp.Content, resp.Usage) // Usage prints "?" for unknown fields
 //
 // Tests use [Scripted] (a queue of responses, recording every request) or
 // replay a recording made once against a real server with [Recorder].
