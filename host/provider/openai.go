@@ -301,9 +301,9 @@ func (c *OpenAI) do(ctx context.Context, req Request, fn func(Delta) error, stre
 		if err == nil {
 			return resp, nil
 		}
-		var pe *Error
-		if !errors.As(err, &pe) {
-			return resp, err // the stream callback's own error
+		pe, ours := err.(*Error)
+		if !ours {
+			return resp, err // the stream callback's own error, unchanged
 		}
 		pe.Attempts = attempt
 		if !pe.Retryable || a.delivered || attempt > c.opts.MaxRetries {
