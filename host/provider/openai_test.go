@@ -44,6 +44,9 @@ func TestCompleteSuccess(t *testing.T) {
 		t.Errorf("Complete = %+v, want %+v", resp, want)
 	}
 	r := f.requests()[0]
+	if r.Method != http.MethodPost || r.Path != "/v1/chat/completions" {
+		t.Errorf("request = %s %s, want POST /v1/chat/completions", r.Method, r.Path)
+	}
 	for h, v := range map[string]string{
 		"Authorization": "Bearer " + testKey, "Accept": "application/json", "Content-Type": "application/json",
 		"User-Agent": "rlmpl-provider/0.1", "X-Title": "rlmpl", "Http-Referer": "https://example.org",
