@@ -387,9 +387,10 @@ func (m *meter) beginCall(want int, planner bool) (int, error) {
 
 // endCall charges a finished call's usage and checks the budget, in
 // upstream's order: tokens, then cost. Unknown tokens are charged
-// conservatively: an unknown prompt count as the prompt's byte length
-// (a BPE token covers at least one byte), an unknown completion count as
-// the call's max_tokens cap. Unknown cost is charged UnknownCallCostUSD.
+// conservatively: an unknown prompt count as ceil(prompt bytes / 3)
+// (English BPE averages about 4 bytes a token), an unknown completion
+// count as the call's max_tokens cap (a true bound). Unknown cost is
+// charged UnknownCallCostUSD.
 func (m *meter) endCall(u Usage, promptBytes, maxTokens int) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -400,7 +401,7 @@ func (m *meter) endCall(u Usage, promptBytes, maxTokens int) error {
 	case u.PromptKnown && u.CompletionKnown:
 		tokens = u.PromptTokens + u.CompletionTokens
 	default:
-		p, c := promptBytes, maxTokens
+		p, c := (promptBytes+2)/3, maxTokens
 		if u.PromptKnown {
 			p = u.PromptTokens
 		}

@@ -157,14 +157,6 @@ func detailOf(err error) string {
 	return ""
 }
 
-func must[T any](t testing.TB, v T, err error) T {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
 func ops(tr Trajectory) string {
 	var parts []string
 	for _, e := range tr.Events {

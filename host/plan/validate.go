@@ -337,7 +337,8 @@ func (v *validator) recursion(p *Plan, depth int, ancestors []uint64, retryN int
 			if s.Plan != nil {
 				fp = fingerprint(s.Plan)
 			} else {
-				fp = fingerprint(&Plan{Steps: []Step{s}})
+				// The child's goal and context, not its bind name.
+				fp = fingerprint(&Plan{Steps: []Step{&RLMStep{Query: s.Query, Context: s.Context, Bind: "child"}}})
 			}
 			if slices.Contains(ancestors, fp) {
 				return rejected(D("recursive_cycle", int64(fp)), "an rlm child repeats an enclosing plan")
