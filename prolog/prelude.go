@@ -15,6 +15,10 @@ package prolog
 //	%!  subtract(+Set, +Delete, -Result) is det.
 //	%!  delete(+List, @Elem, -Rest) is det.
 //	%!  plus(?X, ?Y, ?Z) is det.
+//	%!  sum_list(+List, -Sum) is det.
+//	%!  sumlist(+List, -Sum) is det.
+//	%!  max_list(+List, -Max) is semidet.
+//	%!  min_list(+List, -Min) is semidet.
 //	%!  atomic_list_concat(+List, -Atom) is det.
 //	%!  atomic_list_concat(?List, +Separator, ?Atom) is det.
 //	%!  upcase_atom(+Any, -Upper) is det.
@@ -95,6 +99,11 @@ var preludeDefs = []Def{
 	Pred3("subtract", "subtract(+Set, +Delete, -Result) is det", subtract3),
 	Pred3("delete", "delete(+List, @Elem, -Rest) is det", delete3),
 	Pred3("plus", "plus(?X, ?Y, ?Z) is det", plus3),
+	Pred2("sum_list", "sum_list(+List, -Sum) is det", sumList),
+	Pred2("sumlist", "sumlist(+List, -Sum) is det", sumList),
+	Pred2("max_list", "max_list(+List, -Max) is semidet", maxList),
+	Pred2("min_list", "min_list(+List, -Min) is semidet", minList),
+	Pred2("last_list_", "last_list_(+List, -Last) is semidet", lastList),
 
 	// Atoms and text
 	Pred2("atomic_list_concat", "atomic_list_concat(+List, -Atom) is det", atomicListConcat2),
@@ -131,6 +140,9 @@ var preludeDefs = []Def{
 	Pred3("option", "option(?Option, +Options, +Default) is semidet", option3),
 	Pred3("select_option", "select_option(?Option, +Options, -Rest) is semidet", selectOption3),
 	Pred4("select_option", "select_option(?Option, +Options, -Rest, +Default) is det", selectOption4),
+
+	// Engine: the directive in prelude.pl runs this once (see fastCall).
+	Pred0("prelude_fast_call_", "prelude_fast_call_ is det", installFastCall),
 
 	// Records
 	Pred3("record_get", "record_get(+Record, +Key, -Value) is semidet", recordGet),
@@ -408,6 +420,57 @@ func plus3(c *Call, x, y, z engine.Term) (bool, error) {
 		return c.Unify(x, engine.Integer(d)), nil
 	}
 	return vals[0]+vals[1] == vals[2], nil
+}
+
+// foldArith folds the elements of list with the arithmetic functor op
+// (SWI: Acc1 is op(Acc0, X)), starting from the first element or from
+// start when it is not nil. It fails on [] without a start.
+func foldArith(c *Call, list, result engine.Term, op string, start engine.Term) (bool, error) {
+	elems, err := c.List(list)
+	if err != nil {
+		return false, err
+	}
+	acc := start
+	if acc == nil {
+		if len(elems) == 0 {
+			return false, nil
+		}
+		if acc, err = evalArith(c, elems[0]); err != nil {
+			return false, err
+		}
+		elems = elems[1:]
+	}
+	f := engine.NewAtom(op)
+	for i, e := range elems {
+		if i&1023 == 1023 && c.Ctx.Err() != nil {
+			return false, c.Ctx.Err()
+		}
+		if acc, err = evalArith(c, f.Apply(acc, e)); err != nil {
+			return false, err
+		}
+	}
+	return c.Unify(result, acc), nil
+}
+
+func sumList(c *Call, list, sum engine.Term) (bool, error) {
+	return foldArith(c, list, sum, "+", engine.Integer(0))
+}
+
+func maxList(c *Call, list, max engine.Term) (bool, error) {
+	return foldArith(c, list, max, "max", nil)
+}
+
+func minList(c *Call, list, min engine.Term) (bool, error) {
+	return foldArith(c, list, min, "min", nil)
+}
+
+// lastList is last/2 for a proper list (prelude.pl handles the rest).
+func lastList(c *Call, list, last engine.Term) (bool, error) {
+	elems, err := c.List(list)
+	if err != nil || len(elems) == 0 {
+		return false, err
+	}
+	return c.Unify(last, elems[len(elems)-1]), nil
 }
 
 /* --- Atoms and text --- */
@@ -1464,4 +1527,74 @@ func recordTag(c *Call, r, tag engine.Term) (bool, error) {
 		return false, err
 	}
 	return c.Unify(tag, t), nil
+}
+
+/* --- call/2..8 --- */
+
+// installFastCall replaces ichiban's call/2..8 with fastCall. It is a
+// foreign predicate so that prelude.pl can run it as a directive while New
+// consults the prelude; it registers continuation-passing predicates, which
+// Def cannot express.
+func installFastCall(c *Call) (bool, error) {
+	vm, call := c.VM, engine.NewAtom("call")
+	vm.Register2(call, func(vm *engine.VM, g, a1 engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
+		return fastCall(vm, g, []engine.Term{a1}, k, env)
+	})
+	vm.Register3(call, func(vm *engine.VM, g, a1, a2 engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
+		return fastCall(vm, g, []engine.Term{a1, a2}, k, env)
+	})
+	vm.Register4(call, func(vm *engine.VM, g, a1, a2, a3 engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
+		return fastCall(vm, g, []engine.Term{a1, a2, a3}, k, env)
+	})
+	vm.Register5(call, func(vm *engine.VM, g, a1, a2, a3, a4 engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
+		return fastCall(vm, g, []engine.Term{a1, a2, a3, a4}, k, env)
+	})
+	vm.Register6(call, func(vm *engine.VM, g, a1, a2, a3, a4, a5 engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
+		return fastCall(vm, g, []engine.Term{a1, a2, a3, a4, a5}, k, env)
+	})
+	vm.Register7(call, func(vm *engine.VM, g, a1, a2, a3, a4, a5, a6 engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
+		return fastCall(vm, g, []engine.Term{a1, a2, a3, a4, a5, a6}, k, env)
+	})
+	vm.Register8(call, func(vm *engine.VM, g, a1, a2, a3, a4, a5, a6, a7 engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
+		return fastCall(vm, g, []engine.Term{a1, a2, a3, a4, a5, a6, a7}, k, env)
+	})
+	return true, nil
+}
+
+// fastCall is call/N for a closure that is an atom or a compound: it calls
+// the predicate directly. ichiban's call/N compiles Closure+Args into a
+// throw-away clause on every call and binds the closure's unbound variables
+// to that clause's fresh ones, so a closure with a variable (a yall lambda,
+// foo(Acc)) grows a binding chain per call and maplist/include/foldl over n
+// elements take O(n^2) or worse. Semantics are unchanged: the callee is
+// opaque to cut either way, control constructs reach call/1 through their
+// bootstrap clauses, and errors (unknown procedure, variable or
+// non-callable closure) are ichiban's.
+func fastCall(vm *engine.VM, closure engine.Term, extra []engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
+	switch g := env.Resolve(closure).(type) {
+	case engine.Atom:
+		return vm.Arrive(g, extra, k, env)
+	case engine.Compound:
+		args := make([]engine.Term, g.Arity(), g.Arity()+len(extra))
+		for i := range args {
+			args[i] = g.Arg(i)
+		}
+		return vm.Arrive(g.Functor(), append(args, extra...), k, env)
+	}
+	switch len(extra) {
+	case 1:
+		return engine.Call1(vm, closure, extra[0], k, env)
+	case 2:
+		return engine.Call2(vm, closure, extra[0], extra[1], k, env)
+	case 3:
+		return engine.Call3(vm, closure, extra[0], extra[1], extra[2], k, env)
+	case 4:
+		return engine.Call4(vm, closure, extra[0], extra[1], extra[2], extra[3], k, env)
+	case 5:
+		return engine.Call5(vm, closure, extra[0], extra[1], extra[2], extra[3], extra[4], k, env)
+	case 6:
+		return engine.Call6(vm, closure, extra[0], extra[1], extra[2], extra[3], extra[4], extra[5], k, env)
+	default:
+		return engine.Call7(vm, closure, extra[0], extra[1], extra[2], extra[3], extra[4], extra[5], extra[6], k, env)
+	}
 }

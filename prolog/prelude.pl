@@ -1,25 +1,21 @@
 /** <module> Compatibility prelude
 
 SWI-Prolog predicates that ichiban lacks, with SWI semantics. This file is
-the Prolog half; the Go half (format/1,2,3, with_output_to/2, msort/2,
+the Prolog half. The Go half (format/1,2,3, with_output_to/2, msort/2,
 sort/4, must_be/2, option/2,3, select_option/3,4, atomic_list_concat/2,3,
-term_to_atom/2, nb_setval/2, record_get/3, ...) is documented in
-prelude.go and format.go.
+term_to_atom/2, nb_setval/2, record_get/3, ...) is documented in the
+files prelude.go and format.go.
 
 The code avoids two ichiban traps: a cut inside a nested if-then-else or
 disjunction is local (not transparent), and if-then-else, \+ and call/N
 copy the big terms bound to their variables. So choices are made by
-clause heads and clause-level cuts, and lists are walked by first-argument
-recursion.
+clause heads and clause-level cuts, and lists are walked by
+first-argument recursion.
 
 Exports:
     forall/2                     % :Cond, :Action
     ignore/1                     % :Goal
     predsort/3                   % :Pred, +List, -Sorted
-    sum_list/2                   % +List, -Sum
-    sumlist/2                    % +List, -Sum
-    max_list/2                   % +List, -Max
-    min_list/2                   % +List, -Min
     last/2                       % ?List, ?Last
     reverse/2                    % ?List, ?Reversed
     append/2                     % +ListOfLists, ?List
@@ -31,10 +27,13 @@ Exports:
     foldl/5                      % :Goal, ?List1, ?List2, +V0, -V
     foldl/6                      % :Goal, ?List1, ?List2, ?List3, +V0, -V
     string_concat/3              % ?S1, ?S2, ?S3
-    (>>)/2..8                    % +Params, :Lambda, ?A1, ...
+    (>>)/2..9                    % +Params, :Lambda, ?A1, ...
     print/1                      % @Term
     print/2                      % +Stream, @Term
 */
+
+% call/2..8 without ichiban's per-call compile (see fastCall in prelude.go).
+:- prelude_fast_call_.
 
 /* --- Control --- */
 
@@ -107,55 +106,15 @@ predmerge_order_(=, Pred, H1, _, T1, T2, [H1|R]) :-
 predmerge_order_(>, Pred, H1, H2, T1, T2, [H2|R]) :-
     predmerge_(Pred, [H1|T1], T2, R).
 
-/* --- Arithmetic over lists --- */
-
-%!  sum_list(+List, -Sum) is det.
-%
-%   Sum is the sum of the numbers (or expressions) in List; 0 for [].
-sum_list(Xs, Sum) :-
-    sum_list_(Xs, 0, Sum).
-
-% sum_list_(+List, +Sum0, -Sum)
-sum_list_([], Sum, Sum).
-sum_list_([X|Xs], Sum0, Sum) :-
-    Sum1 is Sum0 + X,
-    sum_list_(Xs, Sum1, Sum).
-
-%!  sumlist(+List, -Sum) is det.
-%
-%   Deprecated SWI name of sum_list/2.
-sumlist(Xs, Sum) :-
-    sum_list(Xs, Sum).
-
-%!  max_list(+List, -Max) is semidet.
-%
-%   Max is the largest number in List (by max/2); fails on [].
-max_list([X|Xs], Max) :-
-    max_list_(Xs, X, Max).
-
-% max_list_(+List, +Max0, -Max)
-max_list_([], Max, Max).
-max_list_([X|Xs], Max0, Max) :-
-    Max1 is max(Max0, X),
-    max_list_(Xs, Max1, Max).
-
-%!  min_list(+List, -Min) is semidet.
-%
-%   Min is the smallest number in List (by min/2); fails on [].
-min_list([X|Xs], Min) :-
-    min_list_(Xs, X, Min).
-
-% min_list_(+List, +Min0, -Min)
-min_list_([], Min, Min).
-min_list_([X|Xs], Min0, Min) :-
-    Min1 is min(Min0, X),
-    min_list_(Xs, Min1, Min).
-
 /* --- Lists --- */
 
 %!  last(?List, ?Last) is semidet.
 %
 %   Last is the last element of List.
+last(List, Last) :-
+    is_list(List),
+    !,
+    last_list_(List, Last).
 last([X|Xs], Last) :-
     last_(Xs, X, Last).
 
@@ -351,6 +310,7 @@ string_concat_check_(_).
 %!  >>(+Params, :Lambda, ?A1, ?A2, ?A3, ?A4) is nondet.
 %!  >>(+Params, :Lambda, ?A1, ?A2, ?A3, ?A4, ?A5) is nondet.
 %!  >>(+Params, :Lambda, ?A1, ?A2, ?A3, ?A4, ?A5, ?A6) is nondet.
+%!  >>(+Params, :Lambda, ?A1, ?A2, ?A3, ?A4, ?A5, ?A6, ?A7) is nondet.
 %
 %   yall lambdas: `[X1,...]>>Goal` called with arguments binds the
 %   parameters to them (extra arguments are appended to Goal) and calls
@@ -374,6 +334,8 @@ string_concat_check_(_).
     yall_(Ps, L, [A1,A2,A3,A4,A5]).
 '>>'(Ps, L, A1, A2, A3, A4, A5, A6) :-
     yall_(Ps, L, [A1,A2,A3,A4,A5,A6]).
+'>>'(Ps, L, A1, A2, A3, A4, A5, A6, A7) :-
+    yall_(Ps, L, [A1,A2,A3,A4,A5,A6,A7]).
 
 % yall_(+Params, +Lambda, +Args): copy, bind the parameters, call.
 yall_(Free/Ps, L, Args) :-
