@@ -671,14 +671,15 @@ func decodeResponse(body []byte, status int, model, key string) (Response, error
 	return r, nil
 }
 
-// snippet quotes the start of a body for an error message.
+// snippet quotes the start of a body for an error message. It redacts
+// before it truncates, so no prefix of a key cut at the limit survives.
 func snippet(body []byte, key string) string {
 	const n = 200
-	s := string(body)
+	s := redact(string(body), key)
 	if len(s) > n {
 		s = s[:n] + "..."
 	}
-	return strconv.Quote(redact(s, key))
+	return strconv.Quote(s)
 }
 
 // attemptState is one HTTP exchange.
