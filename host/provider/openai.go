@@ -205,8 +205,12 @@ func (o Options) String() string {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	base := o.BaseURL
+	if u, err := url.Parse(base); err == nil {
+		base = u.Redacted() // a password in the URL is a secret too
+	}
 	return fmt.Sprintf("provider.Options{BaseURL: %s, Model: %q, Credential: %s, Timeout: %v, MaxRetries: %d, Headers: %v, AllowedOptions: %v}",
-		o.BaseURL, o.Model, cred, o.Timeout, o.MaxRetries, keys, o.AllowedOptions)
+		base, o.Model, cred, o.Timeout, o.MaxRetries, keys, o.AllowedOptions)
 }
 
 // OpenAI is a client for OpenAI-compatible chat completions
@@ -252,7 +256,11 @@ func (c *OpenAI) Options() Options {
 
 // String describes the client without secrets.
 func (c *OpenAI) String() string {
-	return "provider.OpenAI(" + c.endpoint + ", " + c.opts.String() + ")"
+	ep := c.endpoint
+	if u, err := url.Parse(ep); err == nil {
+		ep = u.Redacted()
+	}
+	return "provider.OpenAI(" + ep + ", " + c.opts.String() + ")"
 }
 
 // Complete sends req and returns the normalized first choice. Errors are

@@ -598,6 +598,11 @@ func TestRedaction(t *testing.T) {
 			t.Errorf("client rendering contains the key: %s", s)
 		}
 	}
+	if s := fmt.Sprint(newClient(t, newFake(t, reply(200, okBody)), func(o *provider.Options) {
+		o.BaseURL = "http://user:" + testKey + "@127.0.0.1:1/v1"
+	})); strings.Contains(s, testKey) {
+		t.Errorf("client rendering shows the URL password: %s", s)
+	}
 	if !strings.Contains(c.String(), "Credential: env(TEST_API_KEY)") {
 		t.Errorf("String() = %s, want the credential as env(TEST_API_KEY)", c)
 	}
