@@ -19,11 +19,6 @@ type lagrange struct {
 	aMax int64 // largest a for which a·C fits comfortably
 }
 
-// tangents returns the capacity multipliers the DP prunes with. Extra
-// tangents around a (to bound states whose tokens stray from the LP) were
-// measured and did not pay for their cost, so it is just a.
-func (l lagrange) tangents() []int64 { return []int64{l.a} }
-
 // scaled returns b·u − a·w.
 func (l lagrange) val(w, u int64) int64 { return l.b*u - l.a*w }
 

@@ -53,8 +53,8 @@ type dpLayer struct {
 }
 
 type dpBuf struct {
-	cw, cp     []int64 // current layer
-	sw, sp     []int64 // states before the current star
+	cw, cp, ck []int64 // current layer; ck = cp − a·cw
+	sw, sp, sk []int64 // states before the current star
 	nw, np     []int64 // accumulator
 	npar, nopt []int32
 	tw, tp     []int64 // merge output
@@ -65,69 +65,61 @@ type dpBuf struct {
 	need       []int64
 }
 
-// merge merges the accumulator with src shifted by (ow, ou), tagging the
+// merge merges the accumulator with src shifted by (ow, op), tagging the
 // new entries with option k, keeping only states within capacity whose
 // bound reaches thr, and only Pareto-optimal ones. On ties the new entries
-// win.
-func (b *dpBuf) merge(as, srcW, srcP []int64, ow, ou int64, k int32, thr []int64, capacity int64) {
-	b.tw, b.tp, b.tpar, b.topt = b.tw[:0], b.tp[:0], b.tpar[:0], b.topt[:0]
-	a, na := 0, len(b.nw)
-	j, nc := 0, len(srcW)
-	last := int64(neg)
-	adv := func() {
-		for j < nc {
-			w := srcW[j] + ow
-			if w > capacity {
-				j = nc
-				return
+// win. key[j] = srcP[j] − a·srcW[j], so the bound test of a shifted state
+// is key[j] ≥ thr − op + a·ow.
+func (b *dpBuf) merge(a int64, srcW, srcP, key []int64, ow, op int64, k int32, thr, capacity int64) {
+	tw, tp, tpar, topt := b.tw[:0], b.tp[:0], b.tpar[:0], b.topt[:0]
+	nw, np, npar, nopt := b.nw, b.np, b.npar, b.nopt
+	x, na := 0, len(nw)
+	// Shifted states beyond the capacity never survive: srcW is ascending.
+	nc := len(srcW)
+	if room := capacity - ow; nc > 0 && srcW[nc-1] > room {
+		lo, hi := 0, nc
+		for lo < hi {
+			mid := (lo + hi) / 2
+			if srcW[mid] > room {
+				hi = mid
+			} else {
+				lo = mid + 1
 			}
-			p := srcP[j] + ou
-			ok := true
-			for ki, a := range as {
-				if p-a*w < thr[ki] {
-					ok = false
-					break
-				}
-			}
-			if ok {
-				return
-			}
-			j++
 		}
+		nc = lo
 	}
-	adv()
-	for a < na || j < nc {
+	need := thr - op + a*ow
+	j := 0
+	for j < nc && key[j] < need {
+		j++
+	}
+	last := int64(neg)
+	for x < na || j < nc {
 		var w, p int64
-		var par, op int32
-		takeNew := a >= na
-		if !takeNew && j < nc {
-			sw, sp := srcW[j]+ow, srcP[j]+ou
-			aw, ap := b.nw[a], b.np[a]
-			takeNew = sw < aw || (sw == aw && sp >= ap)
-			if sw == aw && sp == ap {
-				a++
+		var par, o int32
+		if x >= na || (j < nc && (srcW[j]+ow < nw[x] || (srcW[j]+ow == nw[x] && srcP[j]+op >= np[x]))) {
+			w, p, par, o = srcW[j]+ow, srcP[j]+op, int32(j), k
+			if x < na && w == nw[x] && p == np[x] {
+				x++
 			}
-		}
-		if takeNew {
-			w, p, par, op = srcW[j]+ow, srcP[j]+ou, int32(j), k
-			j++
-			adv()
+			for j++; j < nc && key[j] < need; j++ {
+			}
 		} else {
-			w, p, par, op = b.nw[a], b.np[a], b.npar[a], b.nopt[a]
-			a++
+			w, p, par, o = nw[x], np[x], npar[x], nopt[x]
+			x++
 		}
 		if p > last {
 			last = p
-			b.tw = append(b.tw, w)
-			b.tp = append(b.tp, p)
-			b.tpar = append(b.tpar, par)
-			b.topt = append(b.topt, op)
+			tw = append(tw, w)
+			tp = append(tp, p)
+			tpar = append(tpar, par)
+			topt = append(topt, o)
 		}
 	}
-	b.nw, b.tw = b.tw, b.nw
-	b.np, b.tp = b.tp, b.np
-	b.npar, b.tpar = b.tpar, b.npar
-	b.nopt, b.topt = b.topt, b.nopt
+	b.nw, b.tw = tw, nw
+	b.np, b.tp = tp, np
+	b.npar, b.tpar = tpar, npar
+	b.nopt, b.topt = topt, nopt
 }
 
 // runDP solves max Σ(b·u − pen) subject to Σw ≤ capacity over the steps,
@@ -136,66 +128,59 @@ func (b *dpBuf) merge(as, srcW, srcP []int64, ow, ou int64, k int32, thr []int64
 // none. States hold the scaled penalised utility; with no penalties that is
 // b·utility, so ties are exactly ties in utility.
 func (m *model) runDP(steps []dpStep, capacity, target int64, l lagrange, maxStates int, stop func() bool, buf *dpBuf) dpResult {
+	return m.runDPMode(steps, capacity, target, l, maxStates, false, stop, buf)
+}
+
+// runDPMode is runDP; with valueOnly it keeps no back-pointers, so memory
+// is bounded per layer (MaxStates states) rather than in total, and it
+// returns the optimum value without the choice.
+func (m *model) runDPMode(steps []dpStep, capacity, target int64, l lagrange, maxStates int, valueOnly bool, stop func() bool, buf *dpBuf) dpResult {
 	var res dpResult
 	n := len(steps)
 	if capacity < 0 {
 		return res
 	}
-	// need[k][t]: a state before step t survives iff P − a_k·w ≥
-	// need[k][t] for every tangent k (any multiplier gives a valid bound;
-	// several tangents of the concave LP value bound states whose tokens
-	// stray from the LP's far better than one). need[k][n] is the final
-	// threshold.
-	as := l.tangents()
-	nk := len(as)
-	if cap(buf.need) < nk*(n+1) {
-		buf.need = make([]int64, nk*(n+1))
+	// need[t]: a state before step t survives iff P − a·w ≥ need[t];
+	// need[n] is the final threshold.
+	a := l.a
+	if cap(buf.need) < n+1 {
+		buf.need = make([]int64, n+1)
 	}
-	needAll := buf.need[:nk*(n+1)]
-	for ki, a := range as {
-		need := needAll[ki*(n+1) : (ki+1)*(n+1)]
-		best := func(d dpItem) int64 {
-			b := int64(-1 << 62)
-			for _, o := range d.opts {
-				v := int64(0)
-				if o >= 0 {
-					op := m.items[d.item].opts[o]
-					v = l.b*op.u - a*op.w - d.pen
-				}
-				b = max(b, v)
+	need := buf.need[:n+1]
+	best := func(d dpItem) int64 {
+		b := int64(-1 << 62)
+		for _, o := range d.opts {
+			v := int64(0)
+			if o >= 0 {
+				op := m.items[d.item].opts[o]
+				v = l.b*op.u - a*op.w - d.pen
 			}
-			return b
+			b = max(b, v)
 		}
-		base := target - a*capacity
-		rest := int64(0)
-		need[n] = base
-		var afterStar, leaves int64 // inside a star (walking backwards)
-		for t := n - 1; t >= 0; t-- {
-			s := &steps[t]
-			switch s.kind {
-			case stepItem:
-				rest += best(s.d)
-				leaves += best(s.d)
-			case stepEnd:
-				// Entering stepEnd from the leaf branch: centre omitted.
-				afterStar, leaves = rest, 0
-			case stepBegin:
-				// States before the star may take either branch.
-				centre := best(steps[starEnd(steps, t)].d)
-				rest = afterStar + max(leaves, centre)
-			}
-			need[t] = base - rest
-		}
-		if 0 < need[0] {
-			return res
-		}
+		return b
 	}
-	thrs := make([]int64, nk)
-	thrAt := func(t int) []int64 {
-		for ki := range as {
-			thrs[ki] = needAll[ki*(n+1)+t]
+	base := target - a*capacity
+	rest := int64(0)
+	need[n] = base
+	var afterStar, leaves int64 // inside a star (walking backwards)
+	for t := n - 1; t >= 0; t-- {
+		s := &steps[t]
+		switch s.kind {
+		case stepItem:
+			rest += best(s.d)
+			leaves += best(s.d)
+		case stepEnd:
+			// Entering stepEnd from the leaf branch: centre omitted.
+			afterStar, leaves = rest, 0
+		case stepBegin:
+			// States before the star may take either branch.
+			centre := best(steps[starEnd(steps, t)].d)
+			rest = afterStar + max(leaves, centre)
 		}
-		return thrs
+		need[t] = base - rest
+	}
+	if 0 < need[0] {
+		return res
 	}
 
 	buf.cw = append(buf.cw[:0], 0)
@@ -210,13 +195,18 @@ func (m *model) runDP(steps []dpStep, capacity, target int64, l lagrange, maxSta
 			return res
 		}
 		s := &steps[t]
-		thr := thrAt(t + 1)
+		thr := need[t+1]
 		buf.nw, buf.np, buf.npar, buf.nopt = buf.nw[:0], buf.np[:0], buf.npar[:0], buf.nopt[:0]
 		lay := dpLayer{start: len(buf.parLog), step: t}
+		buf.ck = buf.ck[:0]
+		for j, w := range buf.cw {
+			buf.ck = append(buf.ck, buf.cp[j]-a*w)
+		}
 		switch s.kind {
 		case stepBegin:
 			buf.sw = append(buf.sw[:0], buf.cw...)
 			buf.sp = append(buf.sp[:0], buf.cp...)
+			buf.sk = append(buf.sk[:0], buf.ck...)
 			beforeStar = len(buf.layers) - 1
 			inStar = true
 			continue
@@ -227,27 +217,34 @@ func (m *model) runDP(steps []dpStep, capacity, target int64, l lagrange, maxSta
 				if o >= 0 {
 					ow, op = it.opts[o].w, l.b*it.opts[o].u-s.d.pen
 				}
-				buf.merge(as, buf.cw, buf.cp, ow, op, int32(k), thr, capacity)
+				buf.merge(a, buf.cw, buf.cp, buf.ck, ow, op, int32(k), thr, capacity)
 			}
 		case stepEnd:
 			lay.from = beforeStar
 			inStar = false
 			it := &m.items[s.d.item]
-			buf.merge(as, buf.cw, buf.cp, 0, 0, -1, thr, capacity)
+			buf.merge(a, buf.cw, buf.cp, buf.ck, 0, 0, -1, thr, capacity)
 			for k, o := range s.d.opts {
-				buf.merge(as, buf.sw, buf.sp, it.opts[o].w, l.b*it.opts[o].u-s.d.pen, int32(k), thr, capacity)
+				buf.merge(a, buf.sw, buf.sp, buf.sk, it.opts[o].w, l.b*it.opts[o].u-s.d.pen, int32(k), thr, capacity)
 			}
 		}
 		if len(buf.nw) == 0 && !inStar {
 			return res
 		}
-		buf.layers = append(buf.layers, lay)
-		buf.parLog = append(buf.parLog, buf.npar...)
-		buf.optLog = append(buf.optLog, buf.nopt...)
 		res.states += len(buf.nw)
-		if len(buf.parLog) > maxStates {
-			res.overflow = true
-			return res
+		if valueOnly {
+			if len(buf.nw) > maxStates {
+				res.overflow = true
+				return res
+			}
+		} else {
+			buf.layers = append(buf.layers, lay)
+			buf.parLog = append(buf.parLog, buf.npar...)
+			buf.optLog = append(buf.optLog, buf.nopt...)
+			if len(buf.parLog) > maxStates {
+				res.overflow = true
+				return res
+			}
 		}
 		buf.cw, buf.nw = buf.nw, buf.cw
 		buf.cp, buf.np = buf.np, buf.cp
@@ -258,6 +255,9 @@ func (m *model) runDP(steps []dpStep, capacity, target int64, l lagrange, maxSta
 	}
 	res.found = true
 	res.w, res.p = buf.cw[s], buf.cp[s]
+	if valueOnly {
+		return res
+	}
 	for li := len(buf.layers) - 1; li >= 0; {
 		lay := buf.layers[li]
 		g := lay.start + s

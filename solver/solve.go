@@ -258,6 +258,27 @@ func (sv *solver) fix() {
 	}
 	sv.multipliers()
 	bd := sv.bounds()
+	// Lagrangian greedy: give every star the mode its bound prefers,
+	// then fill greedily.
+	if len(m.stars) > 0 {
+		g := newBuilder(m)
+		for si, st := range m.stars {
+			out := []int32{st.centre}
+			if bd.star[si].a > bd.star[si].b {
+				out = st.leaves
+			}
+			for _, j := range out {
+				if g.s.status[j] == stFree {
+					mark := len(g.s.trail)
+					if !g.s.set(j, stOut) {
+						g.s.undo(mark)
+					}
+				}
+			}
+		}
+		g.fill(sv.segs)
+		sv.offer(g.sel)
+	}
 	need := sv.l.b * sv.bestU
 	for i := range m.items {
 		keep := sv.alive[i][:0]
@@ -331,6 +352,17 @@ func (sv *solver) search() {
 	var pen []int64
 	open := int64(-1) // bound of unresolved nodes
 	for len(stack) > 0 {
+		// Best first: the open node with the highest bound (newest on
+		// ties), which also keeps the reported bound falling.
+		{
+			bi := len(stack) - 1
+			for k := len(stack) - 2; k >= 0; k-- {
+				if stack[k].bound > stack[bi].bound {
+					bi = k
+				}
+			}
+			stack[bi], stack[len(stack)-1] = stack[len(stack)-1], stack[bi]
+		}
 		nd := stack[len(stack)-1]
 		if nd.bound < sv.bestU {
 			stack = stack[:len(stack)-1]
@@ -370,18 +402,58 @@ func (sv *solver) search() {
 			// target near the bound keeps few states. If it finds
 			// nothing the bound drops below the target; if it finds a
 			// solution, that is the relaxation's optimum.
+			// A target that overflows MaxStates is too low to decide;
+			// the search then stays above it, still tightening the
+			// bound, and leaves the node open if it cannot decide.
 			var res dpResult
 			hi := nd.bound
 			delta := max(1, (hi-sv.bestU)/256)
+			ovf := int64(-1) // highest target known to overflow
 			for {
 				t := max(sv.bestU, hi-delta)
+				if t <= ovf {
+					t = ovf + (hi-ovf+1)/2
+				}
+				if t > hi {
+					res = dpResult{overflow: true}
+					break
+				}
 				res = m.runDP(steps, m.capacity-fw, sv.l.b*t-fp-muK, sv.l, sv.o.MaxStates, sv.stop, &sv.buf)
 				sv.stats.States += res.states
-				if res.found || res.stopped || res.overflow || t <= sv.bestU {
+				if res.found || res.stopped {
 					break
+				}
+				if res.overflow {
+					// Without back-pointers the DP still decides
+					// whether the target is reachable, and if so its
+					// optimum bounds the node.
+					v := m.runDPMode(steps, m.capacity-fw, sv.l.b*t-fp-muK, sv.l, sv.o.MaxStates, true, sv.stop, &sv.buf)
+					sv.stats.States += v.states
+					if v.stopped || v.overflow {
+						ovf = t
+						continue
+					}
+					if v.found {
+						nd.bound = min(nd.bound, floorDiv(v.p+fp+muK, sv.l.b))
+						if nd.bound <= sv.bestU {
+							res = dpResult{} // the incumbent is optimal here
+							break
+						}
+						// Knowing the optimum exactly, a DP aimed at it
+						// keeps only states on optimal paths.
+						res = m.runDP(steps, m.capacity-fw, v.p, sv.l, sv.o.MaxStates, sv.stop, &sv.buf)
+						sv.stats.States += res.states
+						if !res.found {
+							res = dpResult{overflow: true}
+						}
+						break
+					}
 				}
 				hi = t - 1
 				nd.bound = hi
+				if t <= sv.bestU {
+					break
+				}
 				delta *= 2
 			}
 			if res.stopped || res.overflow {
@@ -404,16 +476,42 @@ func (sv *solver) search() {
 			if x == -1 {
 				sv.offer(sel)
 				// Optimal in this node unless a multiplier's group is
-				// not full (complementary slackness); drop those
-				// multipliers and solve the node again.
+				// not full (complementary slackness). Then branch on the
+				// most promising free member the solution leaves out,
+				// keeping the multiplier (dropping it would let the
+				// relaxation take every member again); with no such
+				// member, the group cannot fill up and its multiplier is
+				// dropped.
 				var relaxed []int64
+				branch := int32(-1)
 				for gi, g := range m.groups {
-					if mu[gi] > 0 && groupCount(g, sel) < int32(g.k) {
-						if relaxed == nil {
-							relaxed = slices.Clone(mu)
-						}
-						relaxed[gi] = 0
+					if mu[gi] == 0 || groupCount(g, sel) >= int32(g.k) {
+						continue
 					}
+					bestV := int64(neg)
+					for _, j := range g.members {
+						if s.status[j] != stFree || sel[j] >= 0 {
+							continue
+						}
+						for _, o := range sv.alive[j] {
+							if v := sv.optVal(int(j), o); o >= 0 && v > bestV {
+								bestV, branch = v, j
+							}
+						}
+					}
+					if branch >= 0 {
+						break
+					}
+					if relaxed == nil {
+						relaxed = slices.Clone(mu)
+					}
+					relaxed[gi] = 0
+				}
+				if branch >= 0 {
+					stack = append(stack,
+						&node{parent: nd, item: branch, val: stOut, bound: bound, mu: mu},
+						&node{parent: nd, item: branch, val: stIn, bound: bound, mu: mu})
+					break
 				}
 				if relaxed == nil {
 					break
