@@ -93,5 +93,7 @@
 //	fmt.Println(resp.Content, resp.Usage) // Usage prints "?" for unknown fields
 //
 // Tests use [Scripted] (a queue of responses, recording every request) or
-// replay a recording made once against a real server with [Recorder].
+// replay with [Replayer] a recording made once against a real server with
+// [Recorder]. Package providertest serves scripted HTTP answers for tests
+// that need the real client (or the CLI) on the wire.
 package provider

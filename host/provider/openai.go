@@ -52,7 +52,8 @@ type Options struct {
 	Getenv func(string) string
 
 	// HTTPClient sends the requests. Zero means a client with
-	// http.DefaultTransport and no client-level timeout (Timeout applies).
+	// http.DefaultTransport (which honors HTTPS_PROXY and friends) and no
+	// client-level timeout (Timeout applies).
 	HTTPClient *http.Client
 
 	// Timeout bounds one HTTP attempt. For Complete it covers the whole
@@ -124,8 +125,11 @@ func (o *Options) withDefaults() (Options, error) {
 		c.BaseURL = "https://api.openai.com/v1"
 	}
 	u, err := url.Parse(c.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return c, fmt.Errorf("provider: Options.BaseURL: must be an http or https URL (got %q)", c.BaseURL)
+	if err != nil {
+		return c, errors.New("provider: Options.BaseURL: not a URL")
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return c, fmt.Errorf("provider: Options.BaseURL: must be an http or https URL (got %q)", u.Redacted())
 	}
 	if c.Credential != "" {
 		if !envName.MatchString(c.Credential) {
