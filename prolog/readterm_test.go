@@ -115,3 +115,31 @@ func FuzzReadTerm(f *testing.F) {
 		}
 	})
 }
+
+func TestReadTermEscapes(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want string // Go string of the chars list or atom read
+	}{
+		{`"\x0\"`, "\x00"},
+		{`"a\x41\b"`, "aAb"},
+		{`"\101\"`, "A"},
+		{`'\x41\'`, "A"},
+		{`"\\"`, `\`},
+		{`"it''s \"q\""`, `it''s "q"`},
+		{`'it''s'`, "it's"},
+	} {
+		term, err := ReadTerm(tc.text, ReadLimits{})
+		if err != nil {
+			t.Errorf("ReadTerm(%s): %v", tc.text, err)
+			continue
+		}
+		got, err := TextOf(term, nil)
+		if err != nil || got != tc.want {
+			t.Errorf("ReadTerm(%s) = %q, %v; want %q", tc.text, got, err, tc.want)
+		}
+	}
+	if _, err := ReadTerm(`f(0'a, 0'\n, 0''', "x")`, ReadLimits{}); err != nil {
+		t.Errorf("character codes: %v", err)
+	}
+}

@@ -215,6 +215,9 @@ func (n *jsonNorm) step(v any, path string) (Step, error) {
 				return nil, n.fail(path+".options", D("invalid_dict", prolog.Atom("options"), summarize(raw, 80)), `"options" must be an object`)
 			}
 			for k, x := range m {
+				if !validName(k) || k == "" {
+					return nil, n.fail(path+".options", D("invalid_dict", prolog.Atom("options"), k), "option names must be non-empty names")
+				}
 				opts[k] = jsonValue(x)
 			}
 		}
@@ -336,10 +339,25 @@ func (n *jsonNorm) text1(obj map[string]any, key, path string) (string, error) {
 		return "", n.fail(path, D("missing_field", prolog.Atom(key)), "missing %q", key)
 	}
 	s, ok := raw.(string)
-	if !ok || s == "" {
-		return "", n.fail(path+"."+key, D("invalid_text_field", prolog.Atom(key), summarize(raw, 80)), "%q must be a non-empty string", key)
+	if !ok || !validName(s) && key != "label" || s == "" {
+		return "", n.fail(path+"."+key, D("invalid_text_field", prolog.Atom(key), summarize(raw, 80)), "%q must be a non-empty name", key)
 	}
 	return s, nil
+}
+
+// validName reports whether s can be a name (bind, tool, provider, key):
+// at most 256 bytes of valid UTF-8 without control characters or U+FFFD
+// (which the term reader cannot read back).
+func validName(s string) bool {
+	if len(s) > 256 || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
+			return false
+		}
+	}
+	return true
 }
 
 func (n *jsonNorm) int1(obj map[string]any, key, path string) (int, error) {
@@ -403,6 +421,9 @@ func (n *jsonNorm) expr(v any, path string) (Expr, error) {
 		slices.Sort(keys)
 		obj := Object{Pairs: make([]Pair, 0, len(keys))}
 		for _, k := range keys {
+			if !validName(k) {
+				return nil, n.fail(path, D("invalid_object_pair", k), "object keys must be names without control characters")
+			}
 			e, err := n.expr(v[k], path+"."+k)
 			if err != nil {
 				return nil, err

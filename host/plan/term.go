@@ -87,7 +87,7 @@ func parenEnd(text string, i int) (int, bool) {
 			}
 			for j++; j < len(text); j++ {
 				if text[j] == '\\' {
-					j++
+					j = skipEscape(text, j)
 					continue
 				}
 				if text[j] == c {
@@ -109,6 +109,25 @@ func parenEnd(text string, i int) (int, bool) {
 	}
 	return 0, false
 }
+
+// skipEscape returns the index of the last byte of the escape sequence
+// starting with the backslash at text[j]: \c, or \xHEX\ and \OCTAL\.
+func skipEscape(text string, j int) int {
+	k := j + 1
+	if k < len(text) && (text[k] == 'x' || text[k] >= '0' && text[k] <= '7') {
+		for m := k + 1; m < len(text) && m < k+12; m++ {
+			if text[m] == '\\' {
+				return m
+			}
+			if !isHex(text[m]) {
+				break
+			}
+		}
+	}
+	return k
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 // FromTerm converts a plan term to the AST: a term read by [ParseTerm], or
 // one a trusted Prolog planner_handler built (resolved in env, which may
@@ -517,7 +536,7 @@ func (n *termNorm) expr(t engine.Term, path string) (Expr, error) {
 				return nil, n.fail(path, D("invalid_object_pair", n.show(e)), "object pairs are Key-Expr, got %s", n.show(e))
 			}
 			k, err := n.text(pa[0])
-			if err != nil || k == "" {
+			if err != nil {
 				return nil, n.fail(path, D("invalid_object_pair", n.show(e)), "an object key must be an atom, got %s", n.show(pa[0]))
 			}
 			x, err := n.expr(pa[1], path)

@@ -67,7 +67,7 @@ func TestValidate(t *testing.T) {
 		{name: "repeated recursive retry", plan: `plan([retry(3, plan([rlm(plan([final(literal(1))]), c), final(var(c))]), r), final(var(r))])`,
 			scope: ScopeCompletion, kind: KindRecursivePlanRejected, want: "repeated_recursive_retry(3)"},
 		{name: "ancestor cycle", plan: `plan([rlm(plan([final(literal(1))]), c), final(var(c))])`,
-			edit: func(p *Policy) { p.Ancestors = []uint64{fingerprint(mustTerm(`plan([final(literal(1))])`))} },
+			edit:  func(p *Policy) { p.Ancestors = []uint64{fingerprint(mustTerm(`plan([final(literal(1))])`))} },
 			scope: ScopeCompletion, kind: KindRecursivePlanRejected, want: "recursive_cycle("},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
