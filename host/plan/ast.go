@@ -91,14 +91,29 @@ type FinalStep struct {
 	Value Expr
 }
 
-func (*ContextStep) Op() string    { return "context" }
-func (*ModelStep) Op() string      { return "model" }
-func (*RLMStep) Op() string        { return "rlm" }
-func (*ToolStep) Op() string       { return "tool" }
-func (*ParallelStep) Op() string   { return "parallel" }
-func (*RetryStep) Op() string      { return "retry" }
+// Op returns "context".
+func (*ContextStep) Op() string { return "context" }
+
+// Op returns "model".
+func (*ModelStep) Op() string { return "model" }
+
+// Op returns "rlm".
+func (*RLMStep) Op() string { return "rlm" }
+
+// Op returns "tool".
+func (*ToolStep) Op() string { return "tool" }
+
+// Op returns "parallel".
+func (*ParallelStep) Op() string { return "parallel" }
+
+// Op returns "retry".
+func (*RetryStep) Op() string { return "retry" }
+
+// Op returns "checkpoint".
 func (*CheckpointStep) Op() string { return "checkpoint" }
-func (*FinalStep) Op() string      { return "final" }
+
+// Op returns "final".
+func (*FinalStep) Op() string { return "final" }
 
 func (*ContextStep) step()    {}
 func (*ModelStep) step()      {}

@@ -19,6 +19,7 @@ type Capability struct {
 	Name string // "" for rlm, parallel, retry, checkpoint
 }
 
+// String renders c in term syntax.
 func (c Capability) String() string {
 	if c.Name == "" {
 		return c.Kind
@@ -67,12 +68,24 @@ func MustCapabilities(ss ...string) []Capability {
 func normalizeCaps(caps []Capability) ([]Capability, error) {
 	out := make([]Capability, 0, len(caps))
 	for _, c := range caps {
-		if _, err := ParseCapability(c.String()); err != nil || c.Kind == "" {
+		bare := slices.Contains(bareCaps, c.Kind) && c.Name == ""
+		named := slices.Contains(namedCaps, c.Kind) && c.Name != "" && !strings.ContainsAny(c.Name, "(),")
+		if !bare && !named {
+			_, err := ParseCapability(c.String())
+			if err == nil {
+				err = complFault(D("capability_error", prolog.Atom("invalid_capabilities")), "invalid capability "+c.String())
+			}
 			return nil, err
 		}
 		out = append(out, c)
 	}
-	slices.SortFunc(out, func(a, b Capability) int { return strings.Compare(a.String(), b.String()) })
+	// NB: for the fixed kinds, (Kind, Name) order is the order of String().
+	slices.SortFunc(out, func(a, b Capability) int {
+		if c := strings.Compare(a.Kind, b.Kind); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
 	return slices.Compact(out), nil
 }
 

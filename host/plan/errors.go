@@ -81,6 +81,7 @@ type Detail struct {
 // D builds a Detail.
 func D(name string, args ...any) *Detail { return &Detail{Name: name, Args: args} }
 
+// String renders d as a term, e.g. unbound_variable(missing).
 func (d *Detail) String() string {
 	if d == nil {
 		return ""
@@ -142,6 +143,7 @@ func (e *Error) Error() string {
 	return sb.String()
 }
 
+// Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Cause }
 
 // Get returns the value of the field named key.

@@ -47,11 +47,15 @@ type encoder struct {
 	count bool
 	n     int
 	buf   []byte
+	limit int // when > 0, stop appending past limit bytes (summaries)
 }
 
 func (e *encoder) raw(s string) {
 	if e.count {
 		e.n += len(s)
+		return
+	}
+	if e.limit > 0 && len(e.buf) > e.limit {
 		return
 	}
 	e.buf = append(e.buf, s...)
@@ -60,6 +64,9 @@ func (e *encoder) raw(s string) {
 func (e *encoder) byte(c byte) {
 	if e.count {
 		e.n++
+		return
+	}
+	if e.limit > 0 && len(e.buf) > e.limit {
 		return
 	}
 	e.buf = append(e.buf, c)
@@ -318,7 +325,9 @@ func renderValue(v any) string {
 
 // summarize is the canonical JSON of v cut at n bytes (on a rune boundary).
 func summarize(v any, n int) string {
-	s := Encode(v)
+	e := encoder{limit: n + 4}
+	e.value(v, 0)
+	s := string(e.buf)
 	if len(s) <= n {
 		return s
 	}
