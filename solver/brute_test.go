@@ -206,6 +206,18 @@ func TestSolveMatchesBruteForce(t *testing.T) {
 		if u != wantU || w != wantW || sol.Bound != wantU {
 			t.Fatalf("case %d: got utility %d tokens %d bound %d, want %d/%d\n%s", k, u, w, sol.Bound, wantU, wantW, dump(p))
 		}
+		// Starved of DP states and nodes the answer may be Feasible, but
+		// the pack must be valid and the bound must still be proven.
+		for _, o := range []Options{{MaxStates: 3}, {MaxNodes: 1}} {
+			cut, err := Solve(context.Background(), p, &o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u, _, err := p.Evaluate(cut.Choice)
+			if err != nil || u != cut.Utility || u > wantU || cut.Bound < wantU || (cut.Status == Optimal && u != wantU) {
+				t.Fatalf("case %d with %+v: %v utility %d bound %d (err %v), optimum %d\n%s", k, o, cut.Status, cut.Utility, cut.Bound, err, wantU, dump(p))
+			}
+		}
 	}
 	t.Logf("%d cases, %d infeasible", cases, infeasible)
 }

@@ -91,5 +91,15 @@ func FuzzSolve(f *testing.F) {
 		if sol.Status == Optimal && u != wantU {
 			t.Fatalf("optimal utility %d, brute force %d\n%s", u, wantU, dump(p))
 		}
+		// Work limits may cut the search; the pack and bound stay sound.
+		o := &Options{MaxStates: 1 + len(data)%7, MaxNodes: 1 + len(data)%3}
+		cut, err := Solve(context.Background(), p, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cu, _, err := p.Evaluate(cut.Choice)
+		if err != nil || cu != cut.Utility || cut.Bound < wantU || (cut.Status == Optimal && cu != wantU) {
+			t.Fatalf("with %+v: %v utility %d bound %d (%v), optimum %d\n%s", *o, cut.Status, cut.Utility, cut.Bound, err, wantU, dump(p))
+		}
 	})
 }

@@ -412,7 +412,7 @@ func (sv *solver) search() {
 			for {
 				t := max(sv.bestU, hi-delta)
 				if t <= ovf {
-					t = ovf + (hi-ovf+1)/2
+					t = ovf + (hi-ovf)/2 + 1
 				}
 				if t > hi {
 					res = dpResult{overflow: true}
