@@ -151,6 +151,7 @@ func (in *Input) withDefaults() (Budget, error) {
 		}}), fmt.Sprintf("child capabilities %v are not in the root set", wider))
 	}
 	in.ChildCapabilities = child
+	in.Tools = slices.Clone(in.Tools) // never reorder the caller's slice
 	slices.SortFunc(in.Tools, func(a, b ToolSchema) int {
 		if a.Name < b.Name {
 			return -1

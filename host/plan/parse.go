@@ -4,25 +4,28 @@ import "errors"
 
 // ParseText reads a plan from planner text in either syntax. It tries the
 // syntax whose plan appears first in the text (a '{' for JSON, a plan( for
-// the term syntax), then the other; when both fail it returns the first
-// syntax's [*ParseError], which is the one worth feeding back.
+// the term syntax), then the other, and returns the first plan read. When
+// both fail it returns the error worth feeding back: a normalize error (the
+// text held a plan of that syntax, just a bad one) before a parse error,
+// the first syntax's before the second's.
 func ParseText(text string) (*Plan, error) {
 	first, second := ParseJSON, ParseTerm
 	if !looksLikeJSON(text) {
 		first, second = ParseTerm, ParseJSON
 	}
-	p, err := first(text)
-	if err == nil {
+	p, err1 := first(text)
+	if err1 == nil {
 		return p, nil
 	}
-	var pe *ParseError
-	if errors.As(err, &pe) && pe.Phase == PhaseNormalize {
-		return nil, err // the text had a plan of this syntax, just a bad one
+	p, err2 := second(text)
+	if err2 == nil {
+		return p, nil
 	}
-	if p2, err2 := second(text); err2 == nil {
-		return p2, nil
-	} else if errors.As(err2, &pe) && pe.Phase == PhaseNormalize {
-		return nil, err2
+	for _, err := range []error{err1, err2} {
+		var pe *ParseError
+		if errors.As(err, &pe) && pe.Phase == PhaseNormalize {
+			return nil, err
+		}
 	}
-	return nil, err
+	return nil, err1
 }

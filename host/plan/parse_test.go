@@ -103,3 +103,28 @@ func TestParseErrorPosition(t *testing.T) {
 		t.Fatalf("json error %v, want line 2", err)
 	}
 }
+
+func TestParseTextFallsBack(t *testing.T) {
+	// A stray "plan(" in prose before the JSON plan.
+	p, err := ParseText(`I made a plan(ish): {"steps":[{"op":"final","value":1}]}`)
+	if err != nil || p.String() != `plan([final(literal(1))])` {
+		t.Fatalf("ParseText = %v, %v", p, err)
+	}
+}
+
+func TestFromTermSharedSubterms(t *testing.T) {
+	// plan([rlm(P, a), rlm(P, b), final(...)]) nested 40 times over one
+	// shared P is tiny as a term but 2^40 steps as a tree.
+	term, err := prologRead(`plan([final(literal(0))])`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 40 {
+		term = sharedPlan(term)
+	}
+	_, err = FromTerm(term, nil)
+	var pe *ParseError
+	if !errors.As(err, &pe) || pe.Detail.Name != "plan_too_large" {
+		t.Fatalf("FromTerm = %v, want plan_too_large", err)
+	}
+}

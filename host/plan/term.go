@@ -144,7 +144,12 @@ func FromTerm(t engine.Term, env *engine.Env) (*Plan, error) {
 type termNorm struct {
 	env   *engine.Env
 	depth int
+	nodes int // plans and expressions visited: shared subterms count each time
 }
+
+// maxPlanNodes bounds a plan's size as a tree. A handler-built term can
+// share subterms, so a small term may stand for an exponential tree.
+const maxPlanNodes = 100000
 
 func (n *termNorm) fail(path string, d *Detail, format string, args ...any) *ParseError {
 	return &ParseError{Phase: PhaseNormalize, Syntax: "term", Detail: d, Msg: path + ": " + fmt.Sprintf(format, args...)}
@@ -163,6 +168,9 @@ func (n *termNorm) show(t engine.Term) string {
 
 func (n *termNorm) enter(path string) *ParseError {
 	n.depth++
+	if n.nodes++; n.nodes > maxPlanNodes {
+		return n.fail(path, D("plan_too_large", int64(maxPlanNodes)), "the plan has more than %d parts", maxPlanNodes)
+	}
 	if n.depth > 4*maxPlanNesting {
 		return n.fail(path, D("recursive_cycle", prolog.Atom("cyclic_term")), "the plan nests deeper than %d levels (or is cyclic)", 4*maxPlanNesting)
 	}

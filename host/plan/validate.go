@@ -110,6 +110,7 @@ type validator struct {
 	pol    Policy
 	stats  Stats
 	onPath map[*Plan]bool
+	plans  int // plans visited (a hand-built plan may share subplans)
 }
 
 func rejected(d *Detail, msg string) *Error {
@@ -142,6 +143,9 @@ func (v *validator) structure(p *Plan, parent *scope, nest int) error {
 	}
 	if nest > maxPlanNesting {
 		return invalid(PhaseValidate, D("plan_too_deep", int64(maxPlanNesting)), fmt.Sprintf("plans nest deeper than %d levels", maxPlanNesting))
+	}
+	if v.plans++; v.plans > maxPlanNodes/10 {
+		return invalid(PhaseValidate, D("plan_too_large", int64(maxPlanNodes/10)), "the plan has too many nested plans")
 	}
 	v.onPath[p] = true
 	defer delete(v.onPath, p)
