@@ -141,6 +141,9 @@ var preludeDefs = []Def{
 	Pred3("select_option", "select_option(?Option, +Options, -Rest) is semidet", selectOption3),
 	Pred4("select_option", "select_option(?Option, +Options, -Rest, +Default) is det", selectOption4),
 
+	// Lambdas (prelude.pl's >>/N copy with this)
+	Pred3("yall_copy_", "yall_copy_(+Free, +Lambda, -Copy) is det", yallCopy),
+
 	// Engine: the directive in prelude.pl runs this once (see fastCall).
 	Pred0("prelude_fast_call_", "prelude_fast_call_ is det", installFastCall),
 
@@ -1531,12 +1534,13 @@ func recordTag(c *Call, r, tag engine.Term) (bool, error) {
 
 /* --- call/2..8 --- */
 
-// installFastCall replaces ichiban's call/2..8 with fastCall. It is a
+// installFastCall replaces ichiban's call/1..8 with fastCall1 and fastCall. It is a
 // foreign predicate so that prelude.pl can run it as a directive while New
 // consults the prelude; it registers continuation-passing predicates, which
 // Def cannot express.
 func installFastCall(c *Call) (bool, error) {
 	vm, call := c.VM, engine.NewAtom("call")
+	vm.Register1(call, fastCall1)
 	vm.Register2(call, func(vm *engine.VM, g, a1 engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
 		return fastCall(vm, g, []engine.Term{a1}, k, env)
 	})
@@ -1559,6 +1563,31 @@ func installFastCall(c *Call) (bool, error) {
 		return fastCall(vm, g, []engine.Term{a1, a2, a3, a4, a5, a6, a7}, k, env)
 	})
 	return true, nil
+}
+
+var controlConstructs = map[engine.Atom]bool{
+	engine.NewAtom(","): true, engine.NewAtom(";"): true, engine.NewAtom("->"): true, engine.NewAtom("!"): true,
+}
+
+// fastCall1 is call/1: a control construct (conjunction, disjunction,
+// if-then-else, cut) is compiled by ichiban's call/1, so that a cut in it is
+// local to the call; any other goal is called directly, as fastCall does.
+func fastCall1(vm *engine.VM, goal engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
+	switch g := env.Resolve(goal).(type) {
+	case engine.Atom:
+		if !controlConstructs[g] {
+			return vm.Arrive(g, nil, k, env)
+		}
+	case engine.Compound:
+		if !controlConstructs[g.Functor()] || g.Arity() > 2 {
+			args := make([]engine.Term, g.Arity())
+			for i := range args {
+				args[i] = g.Arg(i)
+			}
+			return vm.Arrive(g.Functor(), args, k, env)
+		}
+	}
+	return engine.Call(vm, goal, k, env)
 }
 
 // fastCall is call/N for a closure that is an atom or a compound: it calls
@@ -1596,5 +1625,72 @@ func fastCall(vm *engine.VM, closure engine.Term, extra []engine.Term, k engine.
 		return engine.Call6(vm, closure, extra[0], extra[1], extra[2], extra[3], extra[4], extra[5], k, env)
 	default:
 		return engine.Call7(vm, closure, extra[0], extra[1], extra[2], extra[3], extra[4], extra[5], extra[6], k, env)
+	}
+}
+
+/* --- yall --- */
+
+// yallCopy copies Lambda with its unbound variables renamed, except those
+// of Free. Subterms without unbound variables are shared, not copied, so a
+// lambda that mentions a big bound term (memberchk(X, Big)) costs a walk,
+// not a copy, per call (ichiban's copy_term rebuilds everything).
+func yallCopy(c *Call, free, lambda, out engine.Term) (bool, error) {
+	keep := map[engine.Variable]bool{}
+	collectVars(c, free, keep)
+	cp, _ := copyUnbound(c, lambda, keep, map[engine.Variable]engine.Variable{})
+	return c.Unify(out, cp), nil
+}
+
+func collectVars(c *Call, t engine.Term, into map[engine.Variable]bool) {
+	switch v := c.Resolve(t).(type) {
+	case engine.Variable:
+		into[v] = true
+	case engine.Compound:
+		if _, ok := compactText(v); ok {
+			return
+		}
+		for i := range v.Arity() {
+			collectVars(c, v.Arg(i), into)
+		}
+	}
+}
+
+// copyUnbound returns t with its unbound variables (but those in keep)
+// renamed, and whether anything was renamed.
+func copyUnbound(c *Call, t engine.Term, keep map[engine.Variable]bool, renamed map[engine.Variable]engine.Variable) (engine.Term, bool) {
+	switch v := c.Resolve(t).(type) {
+	case engine.Variable:
+		if keep[v] {
+			return v, false
+		}
+		n, ok := renamed[v]
+		if !ok {
+			n = engine.NewVariable()
+			renamed[v] = n
+		}
+		return n, true
+	case engine.Compound:
+		if _, ok := compactText(v); ok {
+			return v, false
+		}
+		var args []engine.Term
+		for i := range v.Arity() {
+			a, changed := copyUnbound(c, v.Arg(i), keep, renamed)
+			if changed && args == nil {
+				args = make([]engine.Term, v.Arity())
+				for j := range i {
+					args[j] = v.Arg(j)
+				}
+			}
+			if args != nil {
+				args[i] = a
+			}
+		}
+		if args == nil {
+			return v, false
+		}
+		return v.Functor().Apply(args...), true
+	default:
+		return v, false
 	}
 }

@@ -340,12 +340,12 @@ string_concat_check_(_).
 % yall_(+Params, +Lambda, +Args): copy, bind the parameters, call.
 yall_(Free/Ps, L, Args) :-
     !,
-    copy_term(Free/Ps>>L, Free/Ps1>>L1),
+    yall_copy_(Free, Ps>>L, Ps1>>L1),
     yall_bind_(Ps1, Args, Rest),
     yall_goal_(Rest, L1, G),
     call(G).
 yall_(Ps, L, Args) :-
-    copy_term(Ps>>L, Ps1>>L1),
+    yall_copy_([], Ps>>L, Ps1>>L1),
     yall_bind_(Ps1, Args, Rest),
     yall_goal_(Rest, L1, G),
     call(G).

@@ -223,6 +223,18 @@ func TestHigherOrder(t *testing.T) {
 // call (fastCall in prelude.go), against ISO/SWI behaviour.
 func TestCallN(t *testing.T) {
 	runCases(t, []solveCase{
+		{"findall(X, call((member(X, [1,2,3]), !)), R)", "[1]"},
+		{"findall(X, (member(X, [1,2,3]), call(!)), R)", "[1,2,3]"},
+		{"call((fail ; R = b))", "b"},
+		{"call((true -> fail ; true))", "false"},
+		{"call((R = 1 -> true ; R = 2))", "1"},
+		{"G = member(X, [1,2]), findall(X, G, R)", "[1,2]"},
+		{"findall(X, once(member(X, [1,2])), R)", "[1]"},
+		{"\\+ call(fail)", "true"},
+		{"call(_)", "throws: error(instantiation_error,call/1)"},
+		{"call(1)", "throws: error(type_error(callable,1),call/1)"},
+		{"call(foo)", "throws: error(existence_error(procedure,foo/0),call/1)"},
+		{"catch(call(throw(x)), E, R = E)", "x"},
 		{"call(atom_length, abc, R)", "3"},
 		{"call(atom_length(abc), R)", "3"},
 		{"findall(X, call(member(X), [1,2,3]), R)", "[1,2,3]"},
