@@ -87,10 +87,10 @@ func (c *Conflict) String() string {
 
 // Stats describes how a solution was found.
 type Stats struct {
-	// Phase is the stage that decided the result: "presolve" (propagation
-	// or the bound alone), "dp" (the core dynamic program), "search"
-	// (branching over constraints with the DP as relaxation), "sat" (gini
-	// on a small constrained core) or "explain" (infeasible).
+	// Phase is the stage that decided the result: "presolve" (bound and
+	// reduced-cost fixing left nothing undecided), "dp" (one core DP at
+	// the root), "search" (branch and bound over constraints with the DP
+	// as relaxation) or "explain" (infeasible).
 	Phase string
 	// Items is the number of items after merging same-choice groups and
 	// mutual requires; Core is the number left undecided after
@@ -98,7 +98,8 @@ type Stats struct {
 	Items, Core int
 	// Nodes is the number of search nodes; States the number of DP states.
 	Nodes, States int
-	// SATVars and SATClauses size the gini encoding, when one was built.
+	// SATVars and SATClauses size the gini encoding built to explain an
+	// infeasible problem (zero otherwise).
 	SATVars, SATClauses int
 	// Elapsed is the wall time of the call.
 	Elapsed time.Duration
@@ -112,8 +113,11 @@ type Options struct {
 	// Status Feasible and a proven Bound. Zero means DefaultTimeLimit;
 	// negative means no limit other than the context.
 	TimeLimit time.Duration
-	// MaxStates bounds the number of DP states kept in memory (about 16
-	// bytes each) by one dynamic-programming pass. Zero means 1<<22.
+	// MaxStates bounds the number of DP states one dynamic-programming
+	// pass keeps back-pointers for (8 bytes each, so the default costs up
+	// to 32 MiB). A pass that would exceed it is redone without
+	// back-pointers (bounding the node, possibly proving the incumbent).
+	// It is a deterministic work limit. Zero means 1<<22.
 	MaxStates int
 	// MaxNodes bounds the number of search nodes; it is a deterministic
 	// work limit. Zero means 100000.
