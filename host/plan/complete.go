@@ -76,6 +76,7 @@ type Outcome struct {
 	Usage             UsageTotals
 	Used              Counters
 	Remaining         Counters
+	Elapsed           time.Duration // wall time of the whole completion
 	Trajectory        Trajectory
 }
 
@@ -200,6 +201,8 @@ func Complete(ctx context.Context, in Input, deps Deps) (out *Outcome, err error
 	if in.OnExit != nil {
 		defer func() { in.OnExit(out, err) }()
 	}
+	start := time.Now()
+	defer func() { out.Elapsed = time.Since(start) }() // before OnExit sees out
 	b, err := in.withDefaults()
 	if err != nil {
 		return out, err

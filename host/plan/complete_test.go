@@ -658,3 +658,26 @@ func TestErrorRecord(t *testing.T) {
 		t.Fatalf("record =\n %s\nwant\n %s", got, want)
 	}
 }
+
+func TestCompleteStepsExhaustedAtRunTime(t *testing.T) {
+	// The static estimate of rlm(query(...)) cannot know the child's plan:
+	// the child fits when it is planned, and the root's final then finds no
+	// step left.
+	e := newEnv(t, needles)
+	e.planner.fn = func(_ context.Context, req PlannerRequest) (PlannerReply, error) {
+		if req.Depth == 0 {
+			return PlannerReply{Text: `plan([rlm(query("sub"), s), final(var(s))])`, Usage: tokens(1, 1)}, nil
+		}
+		return PlannerReply{Text: `plan([checkpoint(a), checkpoint(b), final(literal(1))])`, Usage: tokens(1, 1)}, nil
+	}
+	in := e.input("q")
+	in.PlannerAttempts = 1
+	in.Capabilities = append(in.Capabilities, MustCapabilities("checkpoint")...)
+	b := DefaultBudget()
+	b.MaxIterations = 4
+	in.Budget = &b
+	out, err := Complete(t.Context(), in, e.deps())
+	if kindOf(err) != KindBudgetExhausted || !strings.Contains(err.Error(), "budget=steps") || out.Used.Steps != 4 {
+		t.Fatalf("err = %v, used %+v", err, out.Used)
+	}
+}
