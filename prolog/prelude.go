@@ -29,7 +29,6 @@ package prolog
 //	%!  atom_to_term(+Atom, -Term, -Bindings) is det.
 //	%!  read_term_from_atom(+Atom, -Term, +Options) is det.
 //	%!  split_string(+String, +SepChars, +PadChars, -SubStrings) is det.
-//	%!  string_concat(?S1, ?S2, ?S3) is nondet.
 //	%!  string_chars(?String, ?Chars) is det.
 //	%!  string_codes(?String, ?Codes) is det.
 //	%!  string_to_atom(?String, ?Atom) is det.
@@ -51,13 +50,19 @@ package prolog
 //	%!  record_tag(+Record, -Tag) is det.
 //
 // There is no string type: SWI's string predicates take any text (atom,
-// number, chars or codes) and return chars lists. string_concat/3 with only
-// S3 bound enumerates its splits (the Prolog half does that).
+// number, chars or codes) and return chars lists. string_concat/3 is in
+// prelude.pl: with only S3 bound it enumerates the splits.
 //
 // Records are Tag([key(Value), ...]) with keys in standard order (DESIGN.md
 // §3). record_get/3 reads the first field named Key and fails when there is
 // none; record_put/4 replaces that field, or inserts key(Value) before the
 // first greater key; record_tag/2 reads Tag.
+//
+// The prelude also replaces ichiban's call/1..8 (see fastCall): a goal
+// that is not a control construct is called directly instead of being
+// compiled into a throw-away clause, which made meta-calls with unbound
+// or big bound variables in the closure (yall lambdas, foldl/4,
+// include/3, maplist/N with an accumulator) quadratic or worse.
 //
 // Standard order is ichiban's, which is ISO's: every float precedes every
 // integer (SWI compares mixed numbers by value), so msort([2.0, 1], L)

@@ -7,10 +7,11 @@ term_to_atom/2, nb_setval/2, record_get/3, ...) is documented in the
 files prelude.go and format.go.
 
 The code avoids two ichiban traps: a cut inside a nested if-then-else or
-disjunction is local (not transparent), and if-then-else, \+ and call/N
-copy the big terms bound to their variables. So choices are made by
-clause heads and clause-level cuts, and lists are walked by
-first-argument recursion.
+disjunction is local (not transparent), and if-then-else and \+ copy the
+big terms bound to their variables. So choices are made by clause heads
+and clause-level cuts, and lists are walked by first-argument recursion.
+The directive below replaces call/1..8 so that plain meta-calls do not
+copy (fastCall in prelude.go).
 
 Exports:
     forall/2                     % :Cond, :Action
@@ -32,7 +33,7 @@ Exports:
     print/2                      % +Stream, @Term
 */
 
-% call/2..8 without ichiban's per-call compile (see fastCall in prelude.go).
+% call/1..8 without ichiban's per-call compile (see fastCall in prelude.go).
 :- prelude_fast_call_.
 
 /* --- Control --- */
