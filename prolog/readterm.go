@@ -81,8 +81,10 @@ func ReadTerm(text string, lim ReadLimits) (engine.Term, error) {
 	// NB: ichiban's parser recurses without bound on some texts that end
 	// inside a term, so it must always see a full stop (scan checks it).
 	if !strings.HasSuffix(body, ".") || strings.HasSuffix(body, "..") || len(body) > 1 && isSymbolChar(body[len(body)-2]) {
-		body += " ."
+		body += "\n." // a newline first: the text may end in a % comment
 	}
+	// NB: protectEscapes lengthens escapes, so offsets reported past one are
+	// a few bytes late; they stay within the same line.
 	body = protectEscapes(body)
 	if off, ok := bracketDepthExceeded(body, lim.MaxDepth); ok {
 		return nil, &ReadError{Offset: off, Pos: position(text, off), Msg: fmt.Sprintf("nesting deeper than the limit of %d", lim.MaxDepth)}

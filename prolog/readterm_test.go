@@ -16,6 +16,7 @@ func TestReadTerm(t *testing.T) {
 			`plan([context(input(context),search([n,e,e,d,l,e]),r),final(var(r))])`},
 		{"full stop optional", "foo(1).", "foo(1)"},
 		{"trailing layout", "foo(1)  \n", "foo(1)"},
+		{"trailing comment", "foo(1) % done", "foo(1)"},
 		{"operators standard", "a-b", "a-b"},
 		{"non-ascii atom", "'café'", "café"},
 		{"non-ascii string", `s("naïve — ok")`, "s([n,a,ï,v,e, ,—, ,o,k])"},

@@ -681,3 +681,15 @@ func TestCompleteStepsExhaustedAtRunTime(t *testing.T) {
 		t.Fatalf("err = %v, used %+v", err, out.Used)
 	}
 }
+
+func TestTermValue(t *testing.T) {
+	v := TermValue(map[string]any{"b": []handle.Match{{Index: 1, Value: "x"}}, "a": nil, "c": handle.Ref{ID: "h1", Version: 1}})
+	term, err := prolog.ToTerm(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := prolog.New(nil).WriteQ(term, nil)
+	if want := `json([a(null),b([match([index(1),value([x])])]),c(context_handle(h1,1))])`; got != want {
+		t.Fatalf("TermValue = %s, want %s", got, want)
+	}
+}

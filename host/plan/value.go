@@ -412,3 +412,85 @@ func textOf(v any) (string, bool) {
 	}
 	return "", false
 }
+
+// TermValue converts a plan value to the Go values of the Prolog term
+// mapping ([prolog.ToTerm]), for the Prolog layer: text stays a string,
+// nil is the atom null, a bool the atom true or false, a map the record
+// json([k(V), ...]) with keys sorted, a handle.Ref context_handle(Id, V), a
+// Match match([index(I), value(V)]), a Part part([index, length, start,
+// value]), an Item its own Value when it has one (else its text), Metadata
+// context_metadata([...]) and a ModelResult model_response([model, reasoning,
+// text]).
+func TermValue(v any) any {
+	rec := func(tag string, fs ...prolog.Field) prolog.Record { return prolog.Record{Tag: tag, Fields: fs} }
+	f := func(k string, v any) prolog.Field { return prolog.Field{Key: k, Value: v} }
+	switch v := v.(type) {
+	case nil:
+		return prolog.Atom("null")
+	case bool:
+		if v {
+			return prolog.Atom("true")
+		}
+		return prolog.Atom("false")
+	case int:
+		return int64(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = TermValue(x)
+		}
+		return out
+	case []string:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = x
+		}
+		return out
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		fs := make([]prolog.Field, len(keys))
+		for i, k := range keys {
+			fs[i] = f(k, TermValue(v[k]))
+		}
+		return rec("json", fs...)
+	case handle.Ref:
+		return prolog.Compound{Functor: "context_handle", Args: []any{prolog.Atom(v.ID), int64(v.Version)}}
+	case handle.Item:
+		if v.Value != nil {
+			return v.Value
+		}
+		return v.Text
+	case []handle.Item:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = TermValue(x)
+		}
+		return out
+	case handle.Match:
+		return rec("match", f("index", int64(v.Index)), f("value", TermValue(v.Value)))
+	case []handle.Match:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = TermValue(x)
+		}
+		return out
+	case handle.Part:
+		return rec("part", f("index", int64(v.Index)), f("length", int64(v.Length)), f("start", int64(v.Start)), f("value", TermValue(v.Value)))
+	case []handle.Part:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = TermValue(x)
+		}
+		return out
+	case handle.Metadata:
+		return rec("context_metadata", f("backend", prolog.Atom(v.Backend)), f("bytes", v.Bytes), f("items", v.Items),
+			f("kind", prolog.Atom(v.Kind)), f("version", int64(v.Version)))
+	case ModelResult:
+		return rec("model_response", f("model", v.Model), f("reasoning", v.Reasoning), f("text", v.Text))
+	}
+	return v
+}
