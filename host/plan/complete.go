@@ -239,6 +239,14 @@ func Complete(ctx context.Context, in Input, deps Deps) (out *Outcome, err error
 	}
 	pd := PromptData{Query: in.Query, Metadata: in.Context.Metadata, Capabilities: in.Capabilities,
 		ChildCapabilities: in.ChildCapabilities, Tools: in.Tools, Budget: b, Instruction: in.PlannerInstruction}
+	// Without a Models or Tools dependency nothing is callable: preflight
+	// rejects such steps before any side effect.
+	if deps.Models == nil {
+		in.Providers = nil
+	}
+	if deps.Tools == nil {
+		in.Tools = nil
+	}
 	pol := Policy{Capabilities: in.Capabilities, ChildCapabilities: in.ChildCapabilities, Budget: b,
 		Providers: in.Providers, Tools: toolNames(in.Tools)}
 	p, stats, attempts, err := r.planLoop(ctx, pd, pol, root)
