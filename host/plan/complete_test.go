@@ -693,3 +693,14 @@ func TestTermValue(t *testing.T) {
 		t.Fatalf("TermValue = %s, want %s", got, want)
 	}
 }
+
+func TestCancelCause(t *testing.T) {
+	e := newEnv(t, needles, `plan([final(literal(1))])`)
+	token := errors.New("rlm_cancel(cancel_1)")
+	ctx, cancel := context.WithCancelCause(t.Context())
+	cancel(token)
+	_, err := Complete(ctx, e.input("q"), e.deps())
+	if kindOf(err) != KindCancelled || !errors.Is(err, token) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+}

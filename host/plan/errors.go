@@ -243,15 +243,16 @@ func (e *ParseError) AsError() *Error {
 var ErrTimeLimit = errors.New("plan: time limit exceeded")
 
 // control reports whether ctx is done and, if so, the control error that
-// must win over whatever error a step produced.
+// must win over whatever error a step produced. Its cause unwraps to both
+// ctx.Err() and context.Cause(ctx) (ErrTimeLimit, or the caller's cause).
 func control(ctx context.Context) *Error {
 	if ctx.Err() == nil {
 		return nil
 	}
-	cause := context.Cause(ctx)
+	cause := &ctlCause{cause: context.Cause(ctx), base: ctx.Err()}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		e := complErr(PhaseRuntime, KindTimeout, "the completion ran past its time limit")
-		e.Cause = &timeoutCause{cause}
+		e.Cause = cause
 		return e
 	}
 	e := complErr(PhaseRuntime, KindCancelled, "the completion was cancelled")
@@ -259,13 +260,12 @@ func control(ctx context.Context) *Error {
 	return e
 }
 
-// timeoutCause unwraps to both the context's cause (ErrTimeLimit or the
-// caller's) and context.DeadlineExceeded.
-type timeoutCause struct{ cause error }
+// ctlCause unwraps to both the context's cause and its error.
+type ctlCause struct{ cause, base error }
 
-func (t *timeoutCause) Error() string { return t.cause.Error() }
-func (t *timeoutCause) Unwrap() []error {
-	return []error{t.cause, context.DeadlineExceeded}
+func (c *ctlCause) Error() string { return c.cause.Error() }
+func (c *ctlCause) Unwrap() []error {
+	return []error{c.cause, c.base}
 }
 
 // IsControl reports whether err is a cancellation or time-limit error
