@@ -2,6 +2,7 @@ package plan
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -193,5 +194,20 @@ func TestMeterExhaustsEachCounter(t *testing.T) {
 	}
 	if err := m.output(3); kindOf(err) != KindBudgetExhausted || !strings.Contains(err.Error(), "remaining=2") {
 		t.Errorf("output over = %v", err)
+	}
+}
+
+func TestValidateSharedSubplans(t *testing.T) {
+	// A hand-built plan may share subplans: small in memory, 2^40 steps as a
+	// tree. Validation stops early instead of walking it.
+	p := &Plan{Steps: []Step{&FinalStep{Value: Literal{Value: int64(0)}}}}
+	for i := range 30 {
+		a, b := fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)
+		p = &Plan{Steps: []Step{&RLMStep{Plan: p, Bind: a}, &RLMStep{Plan: p, Bind: b}, &FinalStep{Value: VarRef{Name: b}}}}
+	}
+	caps := MustCapabilities("rlm")
+	_, err := Validate(p, Policy{Capabilities: caps, ChildCapabilities: caps, Budget: DefaultBudget()})
+	if !strings.HasPrefix(detailOf(err), "plan_too_large") {
+		t.Fatalf("Validate = %v, want plan_too_large", err)
 	}
 }
