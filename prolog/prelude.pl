@@ -27,6 +27,15 @@ Exports:
     foldl/4                      % :Goal, ?List, +V0, -V
     foldl/5                      % :Goal, ?List1, ?List2, +V0, -V
     foldl/6                      % :Goal, ?List1, ?List2, ?List3, +V0, -V
+    aggregate_all/3              % +Spec, :Goal, -Result
+    findall/4                    % +Template, :Goal, -Bag, ?Tail
+    pairs_keys_values/3          % ?Pairs, ?Keys, ?Values
+    pairs_keys/2                 % ?Pairs, ?Keys
+    pairs_values/2               % ?Pairs, ?Values
+    selectchk/3                  % ?Elem, ?List, ?Rest
+    nextto/3                     % ?X, ?Y, ?List
+    flatten/2                    % +NestedList, -FlatList
+    permutation/2                % ?Xs, ?Ys
     string_concat/3              % ?S1, ?S2, ?S3
     (>>)/2..9                    % +Params, :Lambda, ?A1, ...
     print/1                      % @Term
@@ -278,6 +287,168 @@ foldl_([], [], [], _, V, V).
 foldl_([X|Xs], [Y|Ys], [Z|Zs], Goal, V0, V) :-
     call(Goal, X, Y, Z, V0, V1),
     foldl_(Xs, Ys, Zs, Goal, V1, V).
+
+/* --- Solutions (library(aggregate), findall/4) --- */
+
+%!  aggregate_all(+Spec, :Goal, -Result) is semidet.
+%
+%   Aggregates the solutions of Goal. Spec is count, sum(Expr),
+%   max(Expr), min(Expr), max(Expr, Witness), min(Expr, Witness),
+%   bag(Template) or set(Template). max and min fail when Goal has no
+%   solutions; count and sum give 0.
+%
+%   ?- aggregate_all(max(L-W), (member(W, [ab, c]), atom_length(W, L)), M).
+%   M = 2-ab.
+%
+%   @error domain_error(aggregate_template, Spec) for another Spec.
+aggregate_all(Spec, _, _) :-
+    var(Spec),
+    !,
+    throw(error(instantiation_error, aggregate_all/3)).
+aggregate_all(count, Goal, Count) :-
+    !,
+    findall(x, Goal, Xs),
+    length(Xs, Count).
+aggregate_all(sum(X), Goal, Sum) :-
+    !,
+    findall(X, Goal, Xs),
+    sum_list(Xs, Sum).
+aggregate_all(max(X), Goal, Max) :-
+    !,
+    findall(X, Goal, Xs),
+    max_list(Xs, Max).
+aggregate_all(min(X), Goal, Min) :-
+    !,
+    findall(X, Goal, Xs),
+    min_list(Xs, Min).
+aggregate_all(max(X, W), Goal, max(Max, Witness)) :-
+    !,
+    findall(X-W, Goal, [X0-W0|Pairs]),
+    must_be(number, X0),
+    aggregate_best_(Pairs, >, X0, W0, Max, Witness).
+aggregate_all(min(X, W), Goal, min(Min, Witness)) :-
+    !,
+    findall(X-W, Goal, [X0-W0|Pairs]),
+    must_be(number, X0),
+    aggregate_best_(Pairs, <, X0, W0, Min, Witness).
+aggregate_all(bag(X), Goal, Bag) :-
+    !,
+    findall(X, Goal, Bag).
+aggregate_all(set(X), Goal, Set) :-
+    !,
+    findall(X, Goal, Bag),
+    sort(Bag, Set).
+aggregate_all(Spec, _, _) :-
+    throw(error(domain_error(aggregate_template, Spec), aggregate_all/3)).
+
+% aggregate_best_(+Pairs, +Cmp, +Best0, +Witness0, -Best, -Witness):
+% the first pair whose value is strictly better wins.
+aggregate_best_([], _, Best, Witness, Best, Witness).
+aggregate_best_([X-W|Pairs], Cmp, Best0, Witness0, Best, Witness) :-
+    aggregate_pick_(Cmp, X, W, Best0, Witness0, Best1, Witness1),
+    aggregate_best_(Pairs, Cmp, Best1, Witness1, Best, Witness).
+
+% aggregate_pick_(+Cmp, +X, +W, +Best0, +Witness0, -Best, -Witness)
+aggregate_pick_(>, X, W, Best0, _, X, W) :-
+    X > Best0,
+    !.
+aggregate_pick_(<, X, W, Best0, _, X, W) :-
+    X < Best0,
+    !.
+aggregate_pick_(_, _, _, Best, Witness, Best, Witness).
+
+%!  findall(+Template, :Goal, -Bag, ?Tail) is det.
+%
+%   findall/3 whose Bag ends in Tail.
+findall(Template, Goal, Bag, Tail) :-
+    findall(Template, Goal, Bag0),
+    append(Bag0, Tail, Bag).
+
+/* --- Pairs and more lists --- */
+
+%!  pairs_keys_values(?Pairs, ?Keys, ?Values) is det.
+%
+%   Pairs is the list of Key-Value of the corresponding Keys and Values.
+pairs_keys_values([], [], []).
+pairs_keys_values([K-V|Pairs], [K|Ks], [V|Vs]) :-
+    pairs_keys_values(Pairs, Ks, Vs).
+
+%!  pairs_keys(?Pairs, ?Keys) is det.
+%
+%   Keys are the keys of the Key-Value Pairs.
+pairs_keys([], []).
+pairs_keys([K-_|Pairs], [K|Ks]) :-
+    pairs_keys(Pairs, Ks).
+
+%!  pairs_values(?Pairs, ?Values) is det.
+%
+%   Values are the values of the Key-Value Pairs.
+pairs_values([], []).
+pairs_values([_-V|Pairs], [V|Vs]) :-
+    pairs_values(Pairs, Vs).
+
+%!  selectchk(?Elem, ?List, ?Rest) is semidet.
+%
+%   select/3, first solution only.
+selectchk(Elem, List, Rest) :-
+    select(Elem, List, Rest0),
+    !,
+    Rest = Rest0.
+
+%!  nextto(?X, ?Y, ?List) is nondet.
+%
+%   Y directly follows X in List.
+nextto(X, Y, [X,Y|_]).
+nextto(X, Y, [_|Zs]) :-
+    nextto(X, Y, Zs).
+
+%!  flatten(+NestedList, -FlatList) is det.
+%
+%   FlatList has the non-list elements of NestedList, depth first.
+%   Chars lists (the dialect's strings) are lists, so they are
+%   flattened too; unbound variables are kept as elements.
+flatten(List, FlatList) :-
+    flatten_(List, [], FlatList0),
+    !,
+    FlatList = FlatList0.
+
+% flatten_(+Term, ?Tail, -Flat)
+flatten_(Var, Tail, [Var|Tail]) :-
+    var(Var),
+    !.
+flatten_([], Tail, Tail) :-
+    !.
+flatten_([Head|Rest], Tail, Flat) :-
+    !,
+    flatten_(Head, FlatRest, Flat),
+    flatten_(Rest, Tail, FlatRest).
+flatten_(NonList, Tail, [NonList|Tail]).
+
+%!  permutation(?Xs, ?Ys) is nondet.
+%
+%   Ys is a permutation of Xs; one of them must be a proper list.
+permutation(Xs, Ys) :-
+    permutation_length_(Xs, Ys),
+    permutation_(Xs, Ys).
+
+% permutation_length_(?Xs, ?Ys): give both lists the known length.
+permutation_length_(Xs, Ys) :-
+    is_list(Xs),
+    !,
+    length(Xs, N),
+    length(Ys, N).
+permutation_length_(Xs, Ys) :-
+    is_list(Ys),
+    !,
+    length(Ys, N),
+    length(Xs, N).
+permutation_length_(_, _).
+
+% permutation_(+Xs, ?Ys)
+permutation_([], []).
+permutation_(Xs, [Y|Ys]) :-
+    select(Y, Xs, Rest),
+    permutation_(Rest, Ys).
 
 /* --- Strings --- */
 

@@ -260,6 +260,40 @@ func TestCallN(t *testing.T) {
 	})
 }
 
+func TestAggregateAndPairs(t *testing.T) {
+	runCases(t, []solveCase{
+		{"aggregate_all(count, member(_, [a,b]), R)", "2"},
+		{"aggregate_all(count, fail, R)", "0"},
+		{"aggregate_all(sum(X), member(X, [1,2,3]), R)", "6"},
+		{"aggregate_all(sum(X), fail, R)", "0"},
+		{"aggregate_all(max(X), member(X, [1,3,2]), R)", "3"},
+		{"aggregate_all(max(_), fail, _)", "false"},
+		{"aggregate_all(min(X), member(X, [1,3,2]), R)", "1"},
+		{"aggregate_all(max(X, W), member(X-W, [1-a,3-b,3-c,2-d]), R)", "max(3,b)"},
+		{"aggregate_all(min(X, W), member(X-W, [1-a,3-b,1-c,2-d]), R)", "min(1,a)"},
+		{"aggregate_all(max(_, _), fail, _)", "false"},
+		{"aggregate_all(bag(X), member(X, [c,a,b,a]), R)", "[c,a,b,a]"},
+		{"aggregate_all(set(X), member(X, [c,a,b,a]), R)", "[a,b,c]"},
+		{"aggregate_all(foo, true, _)", "throws: error(domain_error(aggregate_template,foo),aggregate_all/3)"},
+		{"aggregate_all(_, true, _)", "throws: error(instantiation_error,aggregate_all/3)"},
+		{"aggregate_all(max(X), member(X, [a,b]), _)", "throws: error(type_error(evaluable,a/0),max_list/2)"},
+		{"aggregate_all(max(X, W), member(X-W, [a-1]), _)", "throws: error(type_error(number,a),must_be/2)"},
+		{"findall(X, member(X, [1,2]), R, [3])", "[1,2,3]"},
+		{"pairs_keys_values(R, [a,b], [1,2])", "[a-1,b-2]"},
+		{"pairs_keys_values([a-1,b-2], R1, R2)", "[a,b] [1,2]"},
+		{"pairs_keys([a-1,b-2], R)", "[a,b]"},
+		{"pairs_values([a-1,b-2], R)", "[1,2]"},
+		{"selectchk(b, [a,b,c,b], R)", "[a,c,b]"},
+		{"selectchk(x, [a,b], _)", "false"},
+		{"findall(X-Y, nextto(X, Y, [1,2,3]), R)", "[1-2,2-3]"},
+		{"flatten([a,[b,[c,d],[]],e], R)", "[a,b,c,d,e]"},
+		{"flatten([a,[_|_]], R)", "[a,_G,_G]"},
+		{"flatten(a, R)", "[a]"},
+		{"findall(P, permutation([1,2,3], P), R)", "[[1,2,3],[1,3,2],[2,1,3],[2,3,1],[3,1,2],[3,2,1]]"},
+		{"findall(P, permutation(P, [1,2]), R)", "[[1,2],[2,1]]"},
+	})
+}
+
 func TestText(t *testing.T) {
 	runCases(t, []solveCase{
 		{"atomic_list_concat([a,b,1,2.5], R)", "'ab12.5'"},
