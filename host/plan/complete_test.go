@@ -519,12 +519,12 @@ func TestCompleteRetryAndCheckpoint(t *testing.T) {
 	}
 }
 
-// slowModel blocks until ctx is done (or, with ignoreCtx, for 10s).
+// slowModel blocks until ctx is done (or, with ignoreCtx, for 3s).
 func slowModel(started chan<- struct{}, ignoreCtx bool) func(context.Context, ModelCall) (ModelResult, error) {
 	return func(ctx context.Context, _ ModelCall) (ModelResult, error) {
 		close(started)
 		if ignoreCtx {
-			time.Sleep(10 * time.Second)
+			time.Sleep(3 * time.Second)
 			return ModelResult{Text: "late"}, nil
 		}
 		<-ctx.Done()

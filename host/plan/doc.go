@@ -7,8 +7,9 @@
 // It owns the closed plan AST ([Plan], [Step], [Expr]), the parsers
 // ([ParseJSON], [ParseTerm], [ParseText], [FromTerm]), validation
 // ([Validate]), budgets and usage accounting ([Budget], [Counters],
-// [UsageTotals]), the planner prompt ([RenderPrompt]) and the completion
-// loop ([Complete]). It leaves to the caller (the Prolog layer, host/provider)
+// [UsageTotals]), the planner prompt ([RenderPrompt]), the completion
+// loop ([Complete]) and the direct bounded model call behind llm_query/3
+// and rlm_query/4 ([Query], [RLMQueryPrompt]). It leaves to the caller (the Prolog layer, host/provider)
 // everything it calls, declared here as small interfaces: [Contexts]
 // (a *handle.Registry), [Models], [Tools] and [Planner]; it knows nothing of
 // HTTP, credentials or Prolog predicates.

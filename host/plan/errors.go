@@ -30,6 +30,7 @@ const (
 	PhasePreflight Phase = "preflight" // an unknown provider or tool
 	PhaseExecute   Phase = "execute"   // a step failed while running
 	PhasePlanner   Phase = "planner"   // the planner loop
+	PhaseModel     Phase = "model"     // a direct model call (Query)
 	PhaseBudget    Phase = "budget"    // reported usage broke the budget
 	PhaseRuntime   Phase = "runtime"   // cancellation, time limit, bad input
 )
@@ -46,7 +47,7 @@ const (
 	KindUnknownTool        Kind = "unknown_tool"        // value
 	KindBudgetExhausted    Kind = "budget_exhausted"    // at run time: budget, requested, remaining
 	KindContextError       Kind = "context_error"       // Cause is the *handle.Error
-	KindModelError         Kind = "model_error"         // provider; Cause
+	KindModelError         Kind = "model_error"         // provider; Cause (also completion_error phase model, from Query)
 	KindToolError          Kind = "tool_error"          // tool, exception
 	KindInvalidPrompt      Kind = "invalid_prompt"      // a model prompt that is not text
 	KindMissingInput       Kind = "missing_input"       // name
