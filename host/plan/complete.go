@@ -33,8 +33,9 @@ type Input struct {
 	// subset of Capabilities (a wider set is a completion_fault,
 	// capability_error widening_denied). Nil means Capabilities.
 	ChildCapabilities []Capability
-	// Tools are the registered tools: their schemas are shown to the
-	// planner, and a tool step naming any other tool fails preflight.
+	// Tools are the registered tools: the schemas of those the
+	// capabilities grant are shown to the planner, and a tool step naming
+	// any other tool fails preflight.
 	Tools []ToolSchema
 	// Providers are the model providers [Models] serves; a model step naming
 	// any other fails preflight.
@@ -238,7 +239,8 @@ func Complete(ctx context.Context, in Input, deps Deps) (out *Outcome, err error
 		childCaps: in.ChildCapabilities,
 	}
 	pd := PromptData{Query: in.Query, Metadata: in.Context.Metadata, Capabilities: in.Capabilities,
-		ChildCapabilities: in.ChildCapabilities, Tools: in.Tools, Budget: b, Instruction: in.PlannerInstruction}
+		ChildCapabilities: in.ChildCapabilities, Tools: grantedTools(in.Tools, in.Capabilities), Budget: b,
+		Instruction: in.PlannerInstruction}
 	// Without a Models or Tools dependency nothing is callable: preflight
 	// rejects such steps before any side effect.
 	if deps.Models == nil {

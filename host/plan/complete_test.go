@@ -34,6 +34,9 @@ func TestCompleteDirect(t *testing.T) {
 	if strings.Contains(e.planner.prompt(0), "opaque context body") {
 		t.Fatal("the planner prompt contains the context payload")
 	}
+	if !strings.Contains(e.planner.prompt(0), "Tools: none") {
+		t.Fatal("the prompt shows a tool the capabilities do not grant")
+	}
 	if got := ops(out.Trajectory); got != "planner final" {
 		t.Fatalf("trajectory ops = %q", got)
 	}
@@ -56,6 +59,9 @@ func TestCompleteSearchToolFinal(t *testing.T) {
 			}
 			if out.Value != int64(2) {
 				t.Fatalf("value = %#v, want 2", out.Value)
+			}
+			if !strings.Contains(e.planner.prompt(0), "count_items: counts a list\n    args schema: {\"type\":\"array\"}") {
+				t.Fatal("the prompt lacks the granted tool's schema")
 			}
 			if got := ops(out.Trajectory); got != "planner context(search) tool(count_items) final" {
 				t.Fatalf("ops = %q", got)
