@@ -203,9 +203,7 @@ func (sv *solver) multipliers() {
 	}
 	aMax := int64(1) << 61 / (m.capacity + 1)
 	aMax = min(aMax, maxVal+1)
-	eval := func() int64 { return sv.bounds().total }
-	ternary := func(lo, hi int64, set func(int64)) {
-		f := func(x int64) int64 { set(x); return eval() }
+	ternary := func(lo, hi int64, f func(int64) int64) int64 {
 		for hi-lo > 2 {
 			m1 := lo + (hi-lo)/3
 			m2 := hi - (hi-lo)/3
@@ -221,21 +219,109 @@ func (sv *solver) multipliers() {
 				bestX, bestF = x, v
 			}
 		}
-		set(bestX)
+		return bestX
 	}
 	for round := 0; round < 2; round++ {
 		for gi, g := range m.groups {
-			hi := min(maxVal+1, int64(1)<<60/int64(g.k+1)/int64(len(m.groups)))
-			ternary(0, hi, func(x int64) {
+			// Only the group's members (and their stars) depend on
+			// mu[gi]: evaluate just those against a fixed rest.
+			var items, stars []int32
+			seen := map[int32]bool{}
+			for _, it := range g.members {
+				if si := m.starOf[it]; si >= 0 {
+					if !seen[si] {
+						seen[si] = true
+						stars = append(stars, si)
+					}
+				} else {
+					items = append(items, it)
+				}
+			}
+			rest := sv.total() - sv.muK - sv.parts(items, stars)
+			set := func(x int64) {
+				for k, it := range g.members {
+					sv.pen[it] = min(sv.pen[it]+(x-mu[gi])*int64(g.weights[k]), 1<<60)
+				}
+				sv.muK += (x - mu[gi]) * int64(g.k)
 				mu[gi] = x
-				sv.setMultipliers(sv.l.a, mu)
+			}
+			hi := min(maxVal+1, int64(1)<<60/int64(g.k+1)/int64(len(m.groups)))
+			best := ternary(0, hi, func(x int64) int64 {
+				set(x)
+				return rest + sv.muK + sv.parts(items, stars)
 			})
+			sv.setMultipliers(sv.l.a, mu)
+			mu[gi] = best
+			sv.setMultipliers(sv.l.a, mu)
 		}
-		ternary(0, aMax, func(x int64) { sv.setMultipliers(x, mu) })
+		best := ternary(0, aMax, func(x int64) int64 {
+			sv.l.a = x
+			return sv.total()
+		})
+		sv.setMultipliers(best, mu)
 		if sv.stop() {
 			break
 		}
 	}
+}
+
+// itemVals returns item i's best alive value, 0 or neg for omission, and
+// its best selected value (or neg), under the current multipliers.
+func (sv *solver) itemVals(i int) (best, omit, sel int64) {
+	best, omit, sel = neg, neg, neg
+	for _, o := range sv.alive[i] {
+		v := sv.optVal(i, o)
+		best = max(best, v)
+		if o < 0 {
+			omit = 0
+		} else {
+			sel = max(sel, v)
+		}
+	}
+	return best, omit, sel
+}
+
+// starVal returns the bound contribution of star si: max(centre selected
+// with leaves omitted, centre omitted with leaves free).
+func (sv *solver) starVal(si int32) int64 {
+	st := &sv.m.stars[si]
+	var leafOmit, leafBest int64
+	for _, j := range st.leaves {
+		b, o, _ := sv.itemVals(int(j))
+		leafOmit = add(leafOmit, o)
+		leafBest = add(leafBest, b)
+	}
+	_, co, cs := sv.itemVals(int(st.centre))
+	return max(add(cs, leafOmit), add(co, leafBest))
+}
+
+// parts sums the bound contributions of the given non-star items and stars.
+func (sv *solver) parts(items, stars []int32) int64 {
+	var t int64
+	for _, i := range items {
+		b, _, _ := sv.itemVals(int(i))
+		t = add(t, b)
+	}
+	for _, si := range stars {
+		t = add(t, sv.starVal(si))
+	}
+	return t
+}
+
+// total is bounds().total without allocating.
+func (sv *solver) total() int64 {
+	m := sv.m
+	t := sv.l.a*m.capacity + sv.muK
+	for i := range m.items {
+		if m.starOf[i] < 0 {
+			b, _, _ := sv.itemVals(i)
+			t = add(t, b)
+		}
+	}
+	for si := range m.stars {
+		t = add(t, sv.starVal(int32(si)))
+	}
+	return t
 }
 
 // fix performs reduced-cost fixing against the incumbent: an option whose
