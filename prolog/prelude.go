@@ -70,8 +70,10 @@ package prolog
 
 import (
 	_ "embed"
+	"errors"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/ichiban/prolog/engine"
@@ -133,6 +135,9 @@ var preludeDefs = []Def{
 	Pred2("string_length", "string_length(+String, -Length) is det", stringLength),
 	Pred2("string_lower", "string_lower(+String, -Lower) is det", stringLower),
 	Pred2("string_upper", "string_upper(+String, -Upper) is det", stringUpper),
+
+	// Character classification (prelude.pl's char_type/2 and code_type/2)
+	Pred4("char_types_", "char_types_(+Char, ?Type, +Codes, -Types) is det", charTypes),
 
 	// Global variables
 	Pred2("nb_setval", "nb_setval(+Key, +Value) is det", nbSetval),
@@ -797,6 +802,11 @@ func splitString(c *Call, str, sep, pad, subs engine.Term) (bool, error) {
 
 // stringConcat is string_concat/3 when two arguments are bound.
 func stringConcat(c *Call, a, b, ab engine.Term) (bool, error) {
+	ok, err := stringConcat1(c, a, b, ab)
+	return ok, inContext(c, err, "string_concat", 3)
+}
+
+func stringConcat1(c *Call, a, b, ab engine.Term) (bool, error) {
 	_, aVar := c.Resolve(a).(engine.Variable)
 	_, bVar := c.Resolve(b).(engine.Variable)
 	if !aVar && !bVar {
@@ -832,7 +842,7 @@ func stringConcat(c *Call, a, b, ab engine.Term) (bool, error) {
 func stringConcatSplits(c *Call, ab, pairs engine.Term) (bool, error) {
 	whole, err := textAs(c, ab, "text")
 	if err != nil {
-		return false, err
+		return false, inContext(c, err, "string_concat", 3)
 	}
 	minus := engine.NewAtom("-")
 	ts := []engine.Term{minus.Apply(atomNil, Chars(whole))}
@@ -970,6 +980,159 @@ func stringUpper(c *Call, str, upper engine.Term) (bool, error) {
 		return false, err
 	}
 	return c.Unify(upper, Chars(strings.ToUpper(s))), nil
+}
+
+/* --- Character classification --- */
+
+var charTypeNames = map[string]int{
+	"alnum": 0, "alpha": 0, "csym": 0, "csymf": 0, "ascii": 0, "white": 0, "cntrl": 0,
+	"digit": 1, "space": 0, "end_of_line": 0, "lower": 1, "upper": 1, "punct": 0, "graph": 0,
+	"print": 0, "period": 0, "quote": 0, "to_lower": 1, "to_upper": 1, "newline": 0,
+	"prolog_var_start": 0, "prolog_atom_start": 0, "prolog_identifier_continue": 0,
+	"prolog_symbol": 0,
+}
+
+// charTypes lists the types of Char (in SWI's order) that could unify with
+// Type; Codes is true for code_type/2, whose arguments are codes. With Char
+// unbound it solves upper(L), lower(U), to_lower(C) and to_upper(C) for
+// Char as SWI does, and raises an instantiation error otherwise.
+func charTypes(c *Call, char, typ, codes, types engine.Term) (bool, error) {
+	asCodes, err := c.Bool(codes)
+	if err != nil {
+		return false, err
+	}
+	name := "char_type"
+	if asCodes {
+		name = "code_type"
+	}
+	ok, err := charTypes1(c, char, typ, asCodes, types)
+	return ok, inContext(c, err, name, 2)
+}
+
+// inContext gives an ISO error of a private helper the public predicate's
+// indicator as its context.
+func inContext(c *Call, err error, name string, arity int) error {
+	var ie *ISOError
+	if errors.As(err, &ie) {
+		pi := engine.NewAtom("/").Apply(engine.NewAtom(name), engine.Integer(arity))
+		return engine.NewException(engine.NewAtom("error").Apply(ie.Formal, pi), c.Env)
+	}
+	return err
+}
+
+func charTypes1(c *Call, char, typ engine.Term, asCodes bool, types engine.Term) (bool, error) {
+	t := c.Resolve(typ)
+	if _, ok := t.(engine.Variable); !ok {
+		name, arity := mbTypeName(t)
+		if n, ok := charTypeNames[name]; !ok || (arity != n && !(arity == 0 && (name == "digit" || name == "lower" || name == "upper"))) {
+			return false, TypeError("char_type", typ)
+		}
+	}
+	mk := func(r rune) engine.Term {
+		if asCodes {
+			return engine.Integer(r)
+		}
+		return engine.NewAtom(string(r))
+	}
+	r, err := charArg(c, char, asCodes)
+	if err != nil {
+		return false, err
+	}
+	if r < 0 { // Char unbound
+		tc, ok := t.(engine.Compound)
+		if !ok || tc.Arity() != 1 {
+			return false, InstantiationError()
+		}
+		a, err := charArg(c, tc.Arg(0), asCodes)
+		if err != nil || a < 0 {
+			return false, InstantiationError()
+		}
+		var out rune
+		switch tc.Functor().String() {
+		case "upper":
+			if !unicode.IsLower(a) {
+				return c.Unify(types, atomNil), nil
+			}
+			out = unicode.ToUpper(a)
+		case "lower":
+			if !unicode.IsUpper(a) {
+				return c.Unify(types, atomNil), nil
+			}
+			out = unicode.ToLower(a)
+		case "to_lower":
+			out = unicode.ToLower(a)
+		case "to_upper":
+			out = unicode.ToUpper(a)
+		default:
+			return false, InstantiationError()
+		}
+		return c.Unify(char, mk(out)) && c.Unify(types, engine.List(t)), nil
+	}
+	alpha := unicode.IsLetter(r) || r > 127 && unicode.IsDigit(r)
+	alnum := unicode.IsLetter(r) || unicode.IsDigit(r)
+	graph := unicode.IsGraphic(r) && !unicode.IsSpace(r)
+	var ts []engine.Term
+	add := func(ok bool, name string, args ...engine.Term) {
+		if !ok {
+			return
+		}
+		var tt engine.Term = engine.NewAtom(name)
+		if len(args) > 0 {
+			tt = engine.NewAtom(name).Apply(args...)
+		}
+		if _, ok := c.Env.Unify(tt, typ); ok {
+			ts = append(ts, tt)
+		}
+	}
+	add(alnum, "alnum")
+	add(alpha, "alpha")
+	add(alnum || r == '_', "csym")
+	add(alpha || r == '_', "csymf")
+	add(r < 128, "ascii")
+	add(r == ' ' || r == '\t', "white")
+	add(unicode.IsControl(r), "cntrl")
+	add(r >= '0' && r <= '9', "digit", engine.Integer(r-'0'))
+	add(unicode.IsSpace(r), "space")
+	add(r == '\n' || r == '\r', "end_of_line")
+	add(unicode.IsLower(r), "lower", mk(unicode.ToUpper(r)))
+	add(unicode.IsUpper(r), "upper", mk(unicode.ToLower(r)))
+	add(graph && !alnum, "punct")
+	add(graph, "graph")
+	add(graph || r == ' ', "print")
+	add(r == '.' || r == '!' || r == '?', "period")
+	add(r == '\'' || r == '"' || r == '`', "quote")
+	add(true, "to_lower", mk(unicode.ToUpper(r))) // sic: SWI's to_lower(U) gives U upper
+	add(true, "to_upper", mk(unicode.ToLower(r)))
+	add(r >= '0' && r <= '9', "digit")
+	add(unicode.IsLower(r), "lower")
+	add(unicode.IsUpper(r), "upper")
+	add(r == '\n', "newline")
+	add(unicode.IsUpper(r) || r == '_', "prolog_var_start")
+	add(unicode.IsLower(r), "prolog_atom_start")
+	add(alnum || r == '_', "prolog_identifier_continue")
+	add(strings.ContainsRune("#$&*+-./:<=>?@^~\\", r) || r > 127 && unicode.IsSymbol(r), "prolog_symbol")
+	return c.Unify(types, engine.List(ts...)), nil
+}
+
+// charArg reads a char (or, for codes, a code or a char); -1 when unbound.
+func charArg(c *Call, t engine.Term, asCodes bool) (rune, error) {
+	switch v := c.Resolve(t).(type) {
+	case engine.Variable:
+		return -1, nil
+	case engine.Atom:
+		if s := v.String(); utf8.RuneCountInString(s) == 1 {
+			r, _ := utf8.DecodeRuneInString(s)
+			return r, nil
+		}
+	case engine.Integer:
+		if v >= 0 && v <= utf8.MaxRune { // SWI takes codes for chars too
+			return rune(v), nil
+		}
+	}
+	if asCodes {
+		return 0, RepresentationError("character_code")
+	}
+	return 0, TypeError("character", t)
 }
 
 /* --- Global variables --- */

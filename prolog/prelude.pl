@@ -37,6 +37,8 @@ Exports:
     flatten/2                    % +NestedList, -FlatList
     permutation/2                % ?Xs, ?Ys
     string_concat/3              % ?S1, ?S2, ?S3
+    char_type/2                  % ?Char, ?Type
+    code_type/2                  % ?Code, ?Type
     (>>)/2..9                    % +Params, :Lambda, ?A1, ...
     print/1                      % @Term
     print/2                      % +Stream, @Term
@@ -460,18 +462,33 @@ string_concat(S1, S2, S3) :-
     var(S1),
     var(S2),
     !,
-    string_concat_check_(S3),
     string_concat_splits_(S3, Pairs),
     member(S1-S2, Pairs).
 string_concat(S1, S2, S3) :-
     string_concat_(S1, S2, S3).
 
-% string_concat_check_(@S3): the instantiation error names string_concat/3.
-string_concat_check_(S3) :-
-    var(S3),
-    !,
-    throw(error(instantiation_error, string_concat/3)).
-string_concat_check_(_).
+/* --- Character classification --- */
+
+%!  char_type(?Char, ?Type) is nondet.
+%
+%   Char has Type, one of alnum, alpha, csym, csymf, ascii, white, cntrl,
+%   digit(Weight), space, end_of_line, lower(Upper), upper(Lower), punct,
+%   graph, print, period, quote, to_lower(Upper), to_upper(Lower), digit,
+%   lower, upper, newline, prolog_var_start, prolog_atom_start,
+%   prolog_identifier_continue and prolog_symbol, as in SWI (whose
+%   to_lower(U) gives the upper case U). Char must be bound, except for
+%   upper(L), lower(U), to_lower(C) and to_upper(C) with the argument
+%   bound.
+char_type(Char, Type) :-
+    char_types_(Char, Type, false, Types),
+    member(Type, Types).
+
+%!  code_type(?Code, ?Type) is nondet.
+%
+%   char_type/2 for character codes (a char is accepted too).
+code_type(Code, Type) :-
+    char_types_(Code, Type, true, Types),
+    member(Type, Types).
 
 /* --- Lambdas (library(yall)) --- */
 

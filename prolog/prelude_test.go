@@ -405,6 +405,8 @@ func TestStrings(t *testing.T) {
 		{`string_concat("ab", "cd", "abcd")`, "true"},
 		{`findall(X+Y, string_concat(X, Y, "ab"), R)`, "[[]+[a,b],[a]+[b],[a,b]+[]]"},
 		{`string_concat(_, _, _)`, "throws: error(instantiation_error,string_concat/3)"},
+		{`string_concat(_, _, f(x))`, "throws: error(type_error(text,f(x)),string_concat/3)"},
+		{`string_concat(f(x), a, _)`, "throws: error(type_error(text,f(x)),string_concat/3)"},
 		{`string_chars(R, [a,b])`, "[a,b]"},
 		{`string_chars(abc, R)`, "[a,b,c]"},
 		{`string_chars(_, _)`, "throws: error(instantiation_error,string_chars/2)"},
@@ -432,6 +434,40 @@ func TestStrings(t *testing.T) {
 		{`string_length(f(x), _)`, "throws: error(type_error(text,f(x)),string_length/2)"},
 		{`string_lower("ABC", R)`, "[a,b,c]"},
 		{`string_upper("abc", R)`, "['A','B','C']"},
+	})
+}
+
+func TestCharType(t *testing.T) {
+	all := func(c string) string { return "findall(T, char_type(" + c + ", T), R)" }
+	runCases(t, []solveCase{
+		{all("a"), "[alnum,alpha,csym,csymf,ascii,lower('A'),graph,print,to_lower('A'),to_upper(a),lower,prolog_atom_start,prolog_identifier_continue]"},
+		{all("'A'"), "[alnum,alpha,csym,csymf,ascii,upper(a),graph,print,to_lower('A'),to_upper(a),upper,prolog_var_start,prolog_identifier_continue]"},
+		{all("'1'"), "[alnum,csym,ascii,digit(1),graph,print,to_lower('1'),to_upper('1'),digit,prolog_identifier_continue]"},
+		{all("'_'"), "[csym,csymf,ascii,punct,graph,print,to_lower('_'),to_upper('_'),prolog_var_start,prolog_identifier_continue]"},
+		{all("' '"), "[ascii,white,space,print,to_lower(' '),to_upper(' ')]"},
+		{all(`'\t'`), `[ascii,white,cntrl,space,to_lower('\t'),to_upper('\t')]`},
+		{all(`'\n'`), `[ascii,cntrl,space,end_of_line,to_lower('\n'),to_upper('\n'),newline]`},
+		{all("'.'"), "[ascii,punct,graph,print,period,to_lower('.'),to_upper('.'),prolog_symbol]"},
+		{all("'('"), "[ascii,punct,graph,print,to_lower('('),to_upper('(')]"},
+		{all("''''"), `[ascii,punct,graph,print,quote,to_lower('\''),to_upper('\'')]`},
+		{all("-"), "[ascii,punct,graph,print,to_lower(-),to_upper(-),prolog_symbol]"},
+		{all("'é'"), "[alnum,alpha,csym,csymf,lower('É'),graph,print,to_lower('É'),to_upper(é),lower,prolog_atom_start,prolog_identifier_continue]"},
+		{all("'€'"), "[punct,graph,print,to_lower('€'),to_upper('€'),prolog_symbol]"},
+		{"findall(X, char_type(X, to_lower(a)), R)", "[a]"},
+		{"findall(X, char_type(X, upper(a)), R)", "['A']"},
+		{"findall(X, char_type(X, to_upper(a)), R)", "['A']"},
+		{"findall(X, char_type(X, lower('A')), R)", "[a]"},
+		{"char_type(a, digit(_))", "false"},
+		{"char_type(1, alpha)", "false"},
+		{"char_type(ab, alpha)", "throws: error(type_error(character,ab),char_type/2)"},
+		{"char_type(a, foo)", "throws: error(type_error(char_type,foo),char_type/2)"},
+		{"char_type(_, alpha)", "throws: error(instantiation_error,char_type/2)"},
+		{"code_type(0'a, alpha)", "true"},
+		{"code_type(a, alpha)", "true"},
+		{"code_type(0'7, digit(R))", "7"},
+		{"code_type(R, to_lower(0'a))", "97"},
+		{"code_type(0'a, upper(_))", "false"},
+		{"code_type(0'a, lower(R))", "65"},
 	})
 }
 
