@@ -256,3 +256,51 @@ func dump(p *Problem) string {
 	}
 	return s
 }
+
+// TestExtremeValues runs small problems with tokens, utilities and
+// capacity near the input limits against brute force, to catch overflow in
+// the scaled arithmetic.
+func TestExtremeValues(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for k := 0; k < 300; k++ {
+		p := randSmall(r, 8)
+		for i := range p.Units {
+			for j := range p.Units[i].Variants {
+				v := &p.Units[i].Variants[j]
+				v.Tokens = v.Tokens*(MaxValue/12) + int64(r.IntN(1000))
+				v.Utility = min(MaxValue, v.Utility*(MaxValue/10)+int64(r.IntN(1000)))
+			}
+		}
+		p.Capacity = min(MaxValue, p.Capacity*(MaxValue/12))
+		wantU, _, feasible := bruteForce(p)
+		sol, err := Solve(context.Background(), p, nil)
+		if err != nil {
+			t.Fatalf("case %d: %v", k, err)
+		}
+		if !feasible {
+			if sol.Status != Infeasible {
+				t.Fatalf("case %d: %v, want infeasible\n%s", k, sol.Status, dump(p))
+			}
+			continue
+		}
+		u, _, err := p.Evaluate(sol.Choice)
+		if err != nil || sol.Status != Optimal || u != wantU || sol.Bound != wantU {
+			t.Fatalf("case %d: %v utility %d bound %d (%v), want %d\n%s", k, sol.Status, u, sol.Bound, err, wantU, dump(p))
+		}
+	}
+	// A large instance at the total-utility limit must not overflow.
+	p := &Problem{Capacity: MaxValue}
+	for i := 0; i < 1000; i++ {
+		p.Units = append(p.Units, Unit{ID: fmt.Sprint(i), Order: int64(i), Variants: []Variant{
+			{Tokens: MaxValue / 400, Utility: MaxValue - int64(i)},
+			{Tokens: MaxValue / 4000, Utility: MaxValue / 3},
+		}})
+	}
+	sol, err := Solve(context.Background(), p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.Evaluate(sol.Choice); err != nil || sol.Bound < sol.Utility {
+		t.Fatalf("%v: %v utility %d bound %d", err, sol.Status, sol.Utility, sol.Bound)
+	}
+}
