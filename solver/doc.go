@@ -34,24 +34,34 @@
 //     combinations of their members' variants; restate the constraints
 //     between items; propagate mandatory units, requires, excludes and
 //     saturated at_most groups.
-//  2. Bound: the Lagrangian relaxation λ·C + Σ max(u − λ·w − μ·groups),
+//  2. Bound: the Lagrangian relaxation λ·C + μ·K + Σ max(u − λ·w − μ·groups),
 //     with "stars" (a summary excluding the raws it covers) kept exact and
-//     multipliers μ for at_most groups, in exact scaled integer arithmetic.
-//     Incumbents: a constraint-aware LP greedy and the newest-first greedy,
-//     so the result is never worse than newest-first trimming.
+//     multipliers μ for at_most groups found by coordinate ternary search,
+//     in exact scaled integer arithmetic. Incumbents: a constraint-aware LP
+//     greedy, the newest-first greedy and a star-mode Lagrangian greedy.
 //  3. Reduced-cost fixing against the incumbent shrinks the problem to a
 //     core of undecided items.
-//  4. An exact DP over the core (Pareto lists of (tokens, utility) states
-//     pruned by the bound against a target guessed from above; stars
-//     handled exactly). Where the core is a pure multiple-choice knapsack
-//     this is the proof.
-//  5. Otherwise depth-first branch and bound on the items of violated
-//     constraints, with the DP as the relaxation at every node.
+//  4. An exact DP over the core: Pareto lists of (tokens, utility) states,
+//     pruned by the bound against a target guessed from just below the
+//     bound (a DP that finds nothing lowers the bound; one that finds a
+//     solution has found the relaxation's optimum), stars solved exactly.
+//     Where the core is a multiple-choice knapsack (no side constraints,
+//     or only same_choice/mutual requires, which are merged) this is the
+//     proof. If a pass would keep more than Options.MaxStates states it is
+//     redone without back-pointers, which still bounds the node.
+//  5. Otherwise best-first branch and bound on the items of violated
+//     constraints (and on members of at_most groups a multiplier leaves
+//     short), with that DP as the relaxation at every node.
 //  6. Infeasibility: the forced content (the closure of the mandatory units
 //     under requires and same_choice) is checked; a logical conflict is
 //     narrowed by gini's failed assumptions (one assumption literal per
 //     mandatory unit and constraint over the Boolean encoding, Why), and
 //     deletion makes it subset-minimal.
+//
+// gini is not used to optimise: measured on these problems (see
+// reference/solver-notes.md and BenchmarkSolve), knapsack optimality proofs
+// by CDCL stop scaling at a few dozen core items, while the DP certificate
+// has no such ceiling.
 //
 // # Ties and determinism
 //

@@ -89,6 +89,23 @@ func (b *dpBuf) merge(a int64, srcW, srcP, key []int64, ow, op int64, k int32, t
 		nc = lo
 	}
 	need := thr - op + a*ow
+	if na == 0 {
+		// Nothing to merge with: a shifted subset of a Pareto list is
+		// Pareto already.
+		for j := 0; j < nc; j++ {
+			if key[j] >= need {
+				tw = append(tw, srcW[j]+ow)
+				tp = append(tp, srcP[j]+op)
+				tpar = append(tpar, int32(j))
+				topt = append(topt, k)
+			}
+		}
+		b.nw, b.tw = tw, nw
+		b.np, b.tp = tp, np
+		b.npar, b.tpar = tpar, npar
+		b.nopt, b.topt = topt, nopt
+		return
+	}
 	j := 0
 	for j < nc && key[j] < need {
 		j++

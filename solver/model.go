@@ -28,7 +28,6 @@ type model struct {
 	starOf []int32 // item -> star it is the centre or a leaf of, or −1
 
 	root     []int8 // status after root propagation: +1 in, -1 out, 0 free
-	hasSide  bool   // some requires/excludes/at_most constraint survives
 	totalMax int64  // sum of best option utilities
 }
 
@@ -245,24 +244,6 @@ func buildModel(p *Problem, index map[string]int) (*model, bool) {
 		}
 	}
 	m.root = s.status
-	for i := range m.items {
-		if m.root[i] != stFree {
-			continue
-		}
-		for _, j := range m.req[i] {
-			if m.root[j] != stIn {
-				m.hasSide = true
-			}
-		}
-		for _, j := range m.excl[i] {
-			if m.root[j] != stOut {
-				m.hasSide = true
-			}
-		}
-		if len(m.inGrp[i]) > 0 {
-			m.hasSide = true
-		}
-	}
 	return m, true
 }
 
