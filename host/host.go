@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rlmpl/rlmpl/host/handle"
+	"github.com/rlmpl/rlmpl/host/provider"
 	"github.com/rlmpl/rlmpl/lib"
 	"github.com/rlmpl/rlmpl/prolog"
 	"github.com/rlmpl/rlmpl/tokenizer"
@@ -38,6 +39,13 @@ type Options struct {
 	// Tokenizers counts tokens. Nil means the built-in registry
 	// (tokenizer.New(nil)).
 	Tokenizers *tokenizer.Registry
+	// Providers are model providers by name (provider(Name) in Prolog).
+	// Names not here resolve to host/provider presets.
+	Providers map[string]provider.Provider
+	// Getenv reads credentials at request time (a provider's credential is
+	// an environment variable name, never a key). Nil means no environment:
+	// only providers without credentials work. The CLI passes os.Getenv.
+	Getenv func(string) string
 }
 
 func (o *Options) withDefaults() (Options, error) {
@@ -63,7 +71,9 @@ func (o *Options) withDefaults() (Options, error) {
 type Host struct {
 	opts Options
 	toks atomic.Pointer[tokenizer.Registry] // replaced whole when an encoding is added
-	mu   sync.Mutex                         // serializes addEncoding
+
+	mu      sync.Mutex // protects the fields below and serializes addEncoding
+	presets map[string]provider.Provider
 }
 
 // ErrClosed is returned by a closed Session.
@@ -109,6 +119,7 @@ type Session struct {
 	host    *Host
 	in      *prolog.Interpreter
 	handles *handle.Registry
+	tokens  cancelTokens
 	closed  bool
 }
 

@@ -181,48 +181,46 @@ func (s *Session) ctxRegister(c *prolog.Call, source, options, out engine.Term) 
 	if err != nil {
 		return outcomeOf(c, out, err)
 	}
+	ref, meta, err := s.registerSource(c, source, lim)
+	if err != nil {
+		return outcomeOf(c, out, err)
+	}
+	return c.Unify(out, ok(contextRef(ref, meta))), nil
+}
+
+// registerSource registers text(T) or terms(L); anything else is an
+// unsupported_source *handle.Error (files and adapters are never reachable
+// this way).
+func (s *Session) registerSource(c *prolog.Call, source engine.Term, lim handle.Limits) (handle.Ref, handle.Metadata, error) {
 	src, isCompound := c.Resolve(source).(engine.Compound)
-	shape := func() engine.Term {
+	if !isCompound || src.Arity() != 1 || (src.Functor().String() != "text" && src.Functor().String() != "terms") {
+		var shape engine.Term = engine.NewAtom("atomic")
 		switch t := c.Resolve(source).(type) {
 		case engine.Compound:
-			return engine.NewAtom("/").Apply(t.Functor(), engine.Integer(t.Arity()))
+			shape = engine.NewAtom("/").Apply(t.Functor(), engine.Integer(t.Arity()))
 		case engine.Variable:
-			return engine.NewAtom("var")
-		default:
-			return engine.NewAtom("atomic")
+			shape = engine.NewAtom("var")
 		}
+		return handle.Ref{}, handle.Metadata{}, &handle.Error{Op: handle.OpRegister, Kind: handle.KindUnsupportedSource,
+			Message: "a context source is text(Text) or terms(List)", Details: []handle.Field{handle.F("source_shape", shape)}}
 	}
-	if !isCompound || src.Arity() != 1 || (src.Functor().String() != "text" && src.Functor().String() != "terms") {
-		return outcomeOf(c, out, &handle.Error{Op: handle.OpRegister, Kind: handle.KindUnsupportedSource,
-			Message: "a context source is text(Text) or terms(List)", Details: []handle.Field{handle.F("source_shape", shape())}})
-	}
-	var ref handle.Ref
-	var meta handle.Metadata
 	if src.Functor().String() == "text" {
 		text, err := c.Text(src.Arg(0))
 		if err != nil {
-			return outcomeOf(c, out, &handle.Error{Op: handle.OpRegister, Kind: handle.KindInvalidSource, Message: "text(T) needs text"})
+			return handle.Ref{}, handle.Metadata{}, &handle.Error{Op: handle.OpRegister, Kind: handle.KindInvalidSource, Message: "text(T) needs text"}
 		}
-		ref, meta, err = s.handles.RegisterText(text, lim)
-		if err != nil {
-			return outcomeOf(c, out, err)
-		}
-	} else {
-		elems, err := c.List(src.Arg(0))
-		if err != nil {
-			return outcomeOf(c, out, &handle.Error{Op: handle.OpRegister, Kind: handle.KindInvalidSource, Message: "terms(L) needs a proper list"})
-		}
-		items := make([]handle.Item, len(elems))
-		for i, e := range elems {
-			v := prolog.Resolved(e, c.Env)
-			items[i] = handle.Item{Text: s.in.WriteQ(v, nil), Value: v}
-		}
-		ref, meta, err = s.handles.RegisterTerms(items, lim)
-		if err != nil {
-			return outcomeOf(c, out, err)
-		}
+		return s.handles.RegisterText(text, lim)
 	}
-	return c.Unify(out, ok(contextRef(ref, meta))), nil
+	elems, err := c.List(src.Arg(0))
+	if err != nil {
+		return handle.Ref{}, handle.Metadata{}, &handle.Error{Op: handle.OpRegister, Kind: handle.KindInvalidSource, Message: "terms(L) needs a proper list"}
+	}
+	items := make([]handle.Item, len(elems))
+	for i, e := range elems {
+		v := prolog.Resolved(e, c.Env)
+		items[i] = handle.Item{Text: s.in.WriteQ(v, nil), Value: v}
+	}
+	return s.handles.RegisterTerms(items, lim)
 }
 
 func contextRef(ref handle.Ref, meta handle.Metadata) engine.Term {

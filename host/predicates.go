@@ -22,6 +22,14 @@ func (s *Session) predicates() []prolog.Def {
 		// Tokens (pred_token.go)
 		prolog.Pred4("token_count_", "token_count_(+Text, +Model, +Encoding, -Outcome) is det", s.tokenCount),
 		prolog.Pred2("token_model_encoding_", "token_model_encoding_(+Model, -Outcome) is det", s.tokenModelEncoding),
+		// Completion (pred_completion.go)
+		prolog.Pred4("rlm_complete_", "rlm_complete_(+Query, +Context, +Options, -Outcome) is det", s.rlmComplete),
+		prolog.Pred3("llm_query_", "llm_query_(+Prompt, +Options, -Outcome) is det", s.llmQuery),
+		prolog.Pred4("rlm_query_", "rlm_query_(+Query, +SubContext, +Options, -Outcome) is det", s.rlmQuery),
+		prolog.Pred1("rlm_cancellation_token_", "rlm_cancellation_token_(-Token) is det", s.cancellationToken),
+		prolog.Pred1("rlm_cancel_", "rlm_cancel_(+Token) is det", s.cancel),
+		prolog.Pred1("default_completion_budget_", "default_completion_budget_(-Budget) is det", s.defaultBudget),
+
 		// Pack (pred_pack.go)
 		prolog.Pred2("pack_policy_check_", "pack_policy_check_(+Policy, -Outcome) is det", s.packPolicyCheck),
 		prolog.Pred4("pack_solve_", "pack_solve_(+Units, +Sections, +Policy, -Outcome) is det", s.packSolve),

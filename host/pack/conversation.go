@@ -105,7 +105,7 @@ func BoundaryText(conversation string, coldThrough int64) string {
 		"If the user refers to an earlier decision, fact, file, task or discussion that is not in context, retrieve it before answering "+
 		"with a plan step on the cold history: context(input(context), search(\"query\"), R), "+
 		"context(input(context), slice(Start, Length), R) or context(input(context), peek(item(Index)), R) "+
-		"(JSON: {\"op\":\"context\",\"input\":{\"input\":\"context\"},\"action\":{\"search\":\"query\"},\"bind\":\"r\"}). "+
+		"(JSON: {\"op\":\"context\",\"handle\":{\"ref\":\"input\",\"name\":\"context\"},\"action\":{\"type\":\"search\",\"pattern\":\"query\"},\"bind\":\"r\"}). "+
 		"Refine the query when a result is truncated. Summaries may stand for old turns; the cold transcript is authoritative.",
 		conversation, coldThrough, coldThrough+1)
 }
