@@ -7,6 +7,10 @@ Usage:
 	rlmpl run FILE [ARGS...]   consult FILE, run its initialization(main, main)
 	                           goals, exit with their status
 	rlmpl repl [FILE...]       interactive top level (after consulting FILEs)
+	rlmpl complete --query Q --context-file F [--provider P] [--base-url URL]
+	               [--model M] [--credential ENV]
+	                           one bounded completion over F's text; prints
+	                           the answer, the trajectory and the usage
 	rlmpl version              print the runtime version
 	rlmpl help                 print this text
 

@@ -38,6 +38,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runScript(ctx, args[1:], stdin, stdout, stderr)
 	case "repl":
 		return runREPL(ctx, args[1:], stdin, stdout, stderr)
+	case "complete":
+		return runComplete(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "rlmpl %s\n", host.Version)
 		return 0
