@@ -475,6 +475,7 @@ func (sv *solver) search() {
 			continue
 		}
 		mu := nd.mu
+		lowers := 0
 		for {
 			var muK int64
 			pen, muK = m.penalties(mu, pen)
@@ -593,6 +594,19 @@ func (sv *solver) search() {
 					}
 					relaxed[gi] = 0
 				}
+				if branch >= 0 && lowers < maxLowers {
+					// The bound falls as the multiplier of a group
+					// that is not full falls (its subgradient K − count
+					// is positive): step down to the next breakpoint,
+					// where the best member left out becomes worth
+					// taking, and solve the node again first.
+					if next := sv.lower(mu, sel, s.status, pen); next != nil {
+						nd.bound = bound
+						mu = next
+						lowers++
+						continue
+					}
+				}
 				if branch >= 0 {
 					stack = append(stack,
 						&node{parent: nd, item: branch, val: stOut, bound: bound, mu: mu},
@@ -636,6 +650,72 @@ func (sv *solver) search() {
 		sv.stats.Phase = "presolve"
 	}
 	sv.ub = ub
+}
+
+const maxLowers = 4
+
+// lower returns mu with the multiplier of every group that the solution sel
+// leaves short (and that has a positive multiplier) lowered to the next
+// breakpoint of the separable bound: where the best free member left out
+// stops losing against omission. It returns nil if nothing changes.
+func (sv *solver) lower(mu []int64, sel []int32, status []int8, pen []int64) []int64 {
+	m := sv.m
+	var next []int64
+	for gi, g := range m.groups {
+		if mu[gi] == 0 || groupCount(g, sel) >= int32(g.k) {
+			continue
+		}
+		step := int64(-1)
+		for k, j := range g.members {
+			if sel[j] >= 0 || status[j] != stFree {
+				continue
+			}
+			r := -sv.regret(int(j), status, pen) / int64(g.weights[k])
+			if step < 0 || r < step {
+				step = r
+			}
+		}
+		if step < 0 {
+			continue
+		}
+		if next == nil {
+			next = slices.Clone(mu)
+		}
+		next[gi] = max(0, mu[gi]-max(step, 0)-1)
+	}
+	return next
+}
+
+// regret is how much selecting item i beats omitting it under the node's
+// penalties in the separable bound (for a star centre: centre mode
+// against leaf mode).
+func (sv *solver) regret(i int, status []int8, pen []int64) int64 {
+	m := sv.m
+	val := func(j int) (best, sel int64) {
+		best, sel = neg, neg
+		for _, o := range restrict(sv.alive[j], status[j]) {
+			v := int64(0)
+			if o >= 0 {
+				op := m.items[j].opts[o]
+				v = sv.l.val(op.w, op.u) - pen[j]
+				sel = max(sel, v)
+			}
+			best = max(best, v)
+		}
+		return best, sel
+	}
+	_, sel := val(i)
+	alt := int64(0)
+	if si := m.starOf[i]; si >= 0 && m.stars[si].centre == int32(i) {
+		for _, j := range m.stars[si].leaves {
+			b, _ := val(int(j))
+			alt = add(alt, b)
+		}
+	}
+	if sel <= neg || alt <= neg {
+		return 0
+	}
+	return sel - alt
 }
 
 func groupCount(g group, sel []int32) int32 {
