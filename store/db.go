@@ -1,0 +1,267 @@
+package store
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options configures [Open]. A nil *Options opens an in-memory store.
+type Options struct {
+	// Dir is the store directory (created if missing). It holds LOCK, the
+	// badger log under kv/ and the derived full-text index under index/.
+	// Exactly one of Dir and InMemory must be set.
+	Dir string
+	// InMemory keeps everything in memory (badger InMemory and a
+	// memory-only index): same code path, nothing survives Close.
+	InMemory bool
+	// NoSync turns off the fsync (msync) of each commit. Zero means synced:
+	// an acknowledged append survives a kernel crash or power loss. Without
+	// sync an append still survives the death of the process. Ignored for
+	// InMemory.
+	NoSync bool
+	// Logger receives badger's warnings and index maintenance messages.
+	// Nil discards them.
+	Logger *slog.Logger
+	// Now is the clock for created_at. Nil means time.Now.
+	Now func() time.Time
+	// NewID generates the id of a conversation created without one. Nil
+	// means "conversation_" followed by a random UUID.
+	NewID func() string
+	// IndexBatch is the largest number of messages the background indexer
+	// adds to the full-text index in one batch. Zero means 2000.
+	IndexBatch int
+	// IndexDelay is how long the indexer waits after the first unindexed
+	// append before indexing, so that bursts share a batch. Zero means
+	// 20ms; negative means no wait.
+	IndexDelay time.Duration
+}
+
+func (o *Options) withDefaults() (Options, error) {
+	var r Options
+	if o != nil {
+		r = *o
+	} else {
+		r.InMemory = true
+	}
+	switch {
+	case r.InMemory && r.Dir != "":
+		return r, invalid("Options.Dir", "must be empty when InMemory is set (got %q)", r.Dir)
+	case !r.InMemory && r.Dir == "":
+		return r, invalid("Options.Dir", "must be set unless InMemory is set")
+	case r.IndexBatch < 0:
+		return r, invalid("Options.IndexBatch", "must be >= 0 (got %d)", r.IndexBatch)
+	}
+	if r.Logger == nil {
+		r.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	if r.NewID == nil {
+		r.NewID = newUUIDConversationID
+	}
+	if r.IndexBatch == 0 {
+		r.IndexBatch = 2000
+	}
+	if r.IndexDelay == 0 {
+		r.IndexDelay = 20 * time.Millisecond
+	}
+	return r, nil
+}
+
+func newUUIDConversationID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return "conversation_" + h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// DB is an open conversation store. It is safe for concurrent use by
+// multiple goroutines: appends to one conversation are serialized by a
+// per-conversation mutex, appends to different conversations run in
+// parallel, and reads never block writes. Only one process may open a
+// directory at a time.
+type DB struct {
+	opts Options
+	kv   kvStore
+	lock *dirLock
+	ix   *indexer // nil until the index is opened
+
+	// life is held shared by every call and exclusively by Close, so Close
+	// waits for calls in flight and later calls see closed.
+	life   sync.RWMutex
+	closed bool
+
+	createMu sync.Mutex // serializes Create: conversation numbers and id checks
+	convs    sync.Map   // id → *convState (conversations are never deleted, so entries never go stale)
+	nums     sync.Map   // num → *convState
+}
+
+// convState is the in-memory state of one conversation.
+type convState struct {
+	id        string
+	num       uint64
+	createdAt int64
+
+	mu sync.Mutex // serializes writes (Append, Import) to this conversation
+
+	head    atomic.Int64 // last committed seq; -1 until loaded
+	indexed atomic.Int64 // last seq in the full-text index
+}
+
+// Open opens (creating if needed) the store described by o. A nil o opens
+// an in-memory store. It returns an error wrapping [ErrLocked], naming the
+// directory, when another process has it open, and [ErrInvalid] for bad
+// options.
+func Open(o *Options) (*DB, error) {
+	opts, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{opts: opts}
+	kvDir := ""
+	if !opts.InMemory {
+		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+			return nil, fmt.Errorf("store: open %s: %w", opts.Dir, err)
+		}
+		if db.lock, err = lockDir(opts.Dir); err != nil {
+			return nil, err
+		}
+		kvDir = filepath.Join(opts.Dir, "kv")
+	}
+	kv, err := openBadger(kvDir, opts.InMemory, !opts.NoSync, opts.Logger)
+	if err != nil {
+		_ = db.lock.release()
+		return nil, fmt.Errorf("store: open %s: %w", opts.Dir, err)
+	}
+	db.kv = kv
+	if err := db.openIndex(); err != nil {
+		_ = kv.Close()
+		_ = db.lock.release()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Close stops the background indexer, waits for calls in flight and closes
+// the store. Later calls return [ErrClosed]; a second Close returns nil.
+func (db *DB) Close() error {
+	db.life.Lock()
+	defer db.life.Unlock()
+	if db.closed {
+		return nil
+	}
+	db.closed = true
+	var errs []error
+	if db.ix != nil {
+		errs = append(errs, db.ix.close())
+	}
+	if err := db.kv.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("store: close: %w", err))
+	}
+	errs = append(errs, db.lock.release())
+	return errors.Join(errs...)
+}
+
+// enter marks the start of a call; the caller must call db.life.RUnlock
+// (via leave) when it returns nil.
+func (db *DB) enter() error {
+	db.life.RLock()
+	if db.closed {
+		db.life.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+func (db *DB) leave() { db.life.RUnlock() }
+
+func (db *DB) now() int64 { return db.opts.Now().UnixNano() }
+
+func timeOf(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
+}
+
+func notFound(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrNotFound, fmt.Sprintf(format, args...))
+}
+
+// conv returns the state of conversation id, loading it on first use.
+func (db *DB) conv(id string) (*convState, error) {
+	if v, ok := db.convs.Load(id); ok {
+		return v.(*convState), nil
+	}
+	var rec conversationRec
+	var head headRec
+	err := db.kv.View(func(t kvTxn) error {
+		b, err := t.Get(convKey(id))
+		if err != nil {
+			return err
+		}
+		if rec, err = decodeConversation(b); err != nil {
+			return err
+		}
+		head, err = getHead(t, rec.num)
+		return err
+	})
+	if errors.Is(err, errKeyNotFound) {
+		return nil, notFound("conversation %q", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: conversation %q: %w", id, err)
+	}
+	return db.remember(id, rec, head.lastSeq), nil
+}
+
+func (db *DB) remember(id string, rec conversationRec, head int64) *convState {
+	cs := &convState{id: id, num: rec.num, createdAt: rec.createdAt}
+	cs.head.Store(head)
+	cs.indexed.Store(-1)
+	v, loaded := db.convs.LoadOrStore(id, cs)
+	if !loaded {
+		db.nums.Store(rec.num, cs)
+	}
+	return v.(*convState)
+}
+
+// convByNum returns the state of the conversation numbered num.
+func (db *DB) convByNum(num uint64) (*convState, error) {
+	if v, ok := db.nums.Load(num); ok {
+		return v.(*convState), nil
+	}
+	var id string
+	err := db.kv.View(func(t kvTxn) error {
+		b, err := t.Get(numKey(num))
+		id = string(b)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: conversation number %d: %w", num, err)
+	}
+	return db.conv(id)
+}
+
+func getHead(t kvTxn, num uint64) (headRec, error) {
+	b, err := t.Get(headKey(num))
+	if errors.Is(err, errKeyNotFound) {
+		return headRec{}, nil
+	}
+	if err != nil {
+		return headRec{}, err
+	}
+	return decodeHead(b)
+}

@@ -1,0 +1,179 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// kvStore is the ordered key-value seam the store is written against. It is
+// deliberately small — point reads and writes, ordered range iteration in
+// both directions, and serializable read-write and read-only transactions —
+// so that a distributed ordered KV (TiKV, FoundationDB, etcd) can replace
+// badger by implementing these two interfaces, with no change to the code
+// above them. Keys sort bytewise; the layout lives in keys.go.
+type kvStore interface {
+	// View runs fn in a read-only snapshot transaction.
+	View(fn func(kvTxn) error) error
+	// Update runs fn in a read-write transaction and commits it; fn may be
+	// run more than once if the implementation retries a conflict, so it
+	// must not have effects outside the transaction.
+	Update(fn func(kvTxn) error) error
+	// Close releases the store; it is called once.
+	Close() error
+}
+
+// kvTxn is a transaction of a [kvStore].
+type kvTxn interface {
+	// Get returns a copy of the value of key, or errKeyNotFound.
+	Get(key []byte) ([]byte, error)
+	// Set writes key = value (both are retained until commit; do not reuse).
+	Set(key, value []byte) error
+	// Delete removes key.
+	Delete(key []byte) error
+	// Iterate calls fn for each key k with lo <= k < hi in ascending order
+	// (descending when reverse) until fn returns false or an error, which
+	// Iterate returns. key and value are valid only during the call.
+	Iterate(lo, hi []byte, reverse bool, fn func(key, value []byte) (bool, error)) error
+}
+
+// errKeyNotFound is the kvTxn.Get miss. It never escapes the package.
+var errKeyNotFound = errors.New("store: kv: key not found")
+
+// badgerKV implements kvStore on badger.
+type badgerKV struct {
+	db *badger.DB
+}
+
+var _ kvStore = (*badgerKV)(nil)
+
+// maxConflictRetries bounds the retry of a badger ErrConflict. Writes are
+// serialized per conversation, so conflicts are not expected; the retry is
+// a belt for writers that are not (SetTokenCount).
+const maxConflictRetries = 16
+
+func openBadger(dir string, inMemory, sync bool, log *slog.Logger) (*badgerKV, error) {
+	var o badger.Options
+	if inMemory {
+		o = badger.DefaultOptions("").WithInMemory(true)
+	} else {
+		o = badger.DefaultOptions(dir).WithSyncWrites(sync)
+	}
+	o = o.WithLogger(badgerLogger{log}).
+		WithLoggingLevel(badger.WARNING).
+		// Smaller memtables and caches than badger's server-sized defaults:
+		// the store is embedded in a CLI or agent process.
+		WithMemTableSize(32 << 20).
+		WithNumMemtables(3).
+		WithBlockCacheSize(64 << 20).
+		WithValueLogFileSize(256 << 20).
+		WithNumCompactors(2).
+		WithMetricsEnabled(false)
+	db, err := badger.Open(o)
+	if err != nil {
+		return nil, err
+	}
+	return &badgerKV{db: db}, nil
+}
+
+func (b *badgerKV) View(fn func(kvTxn) error) error {
+	return b.db.View(func(t *badger.Txn) error { return fn(badgerTxn{t}) })
+}
+
+func (b *badgerKV) Update(fn func(kvTxn) error) error {
+	for i := 0; ; i++ {
+		err := b.db.Update(func(t *badger.Txn) error { return fn(badgerTxn{t}) })
+		if errors.Is(err, badger.ErrConflict) && i < maxConflictRetries {
+			continue
+		}
+		if errors.Is(err, badger.ErrTxnTooBig) {
+			return fmt.Errorf("store: transaction too large: %w", err)
+		}
+		return err
+	}
+}
+
+func (b *badgerKV) Close() error { return b.db.Close() }
+
+type badgerTxn struct{ t *badger.Txn }
+
+func (t badgerTxn) Get(key []byte) ([]byte, error) {
+	it, err := t.t.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, errKeyNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return it.ValueCopy(nil)
+}
+
+func (t badgerTxn) Set(key, value []byte) error { return t.t.Set(key, value) }
+
+func (t badgerTxn) Delete(key []byte) error { return t.t.Delete(key) }
+
+func (t badgerTxn) Iterate(lo, hi []byte, reverse bool, fn func(key, value []byte) (bool, error)) error {
+	it := t.t.NewIterator(badger.IteratorOptions{
+		Reverse: reverse,
+		Prefix:  commonPrefix(lo, hi),
+	})
+	defer it.Close()
+	if reverse {
+		if hi == nil {
+			it.Rewind()
+		} else {
+			it.Seek(hi) // the largest key <= hi
+		}
+	} else {
+		it.Seek(lo)
+	}
+	for ; it.Valid(); it.Next() {
+		item := it.Item()
+		k := item.Key()
+		if reverse {
+			if hi != nil && bytes.Compare(k, hi) >= 0 {
+				continue
+			}
+			if bytes.Compare(k, lo) < 0 {
+				return nil
+			}
+		} else if hi != nil && bytes.Compare(k, hi) >= 0 {
+			return nil
+		}
+		var more bool
+		err := item.Value(func(v []byte) error {
+			var err error
+			more, err = fn(k, v)
+			return err
+		})
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// commonPrefix is the prefix every key in [lo, hi) shares.
+func commonPrefix(lo, hi []byte) []byte {
+	n := 0
+	for n < len(lo) && n < len(hi) && lo[n] == hi[n] {
+		n++
+	}
+	return lo[:n:n]
+}
+
+// badgerLogger adapts badger's printf logger to slog.
+type badgerLogger struct{ l *slog.Logger }
+
+func (b badgerLogger) Errorf(f string, a ...any)   { b.l.Error(badgerMsg(f, a)) }
+func (b badgerLogger) Warningf(f string, a ...any) { b.l.Warn(badgerMsg(f, a)) }
+func (b badgerLogger) Infof(f string, a ...any)    { b.l.Info(badgerMsg(f, a)) }
+func (b badgerLogger) Debugf(f string, a ...any)   { b.l.Debug(badgerMsg(f, a)) }
+
+func badgerMsg(f string, a []any) string {
+	return "badger: " + strings.TrimRight(fmt.Sprintf(f, a...), "\n")
+}
