@@ -74,7 +74,12 @@ type Host struct {
 
 	mu      sync.Mutex // protects the fields below and serializes addEncoding
 	presets map[string]provider.Provider
+
+	stores stores // conversation stores, shared by the sessions
 }
+
+// Close closes every conversation store the host's sessions opened.
+func (h *Host) Close() error { return h.stores.closeAll() }
 
 // ErrClosed is returned by a closed Session.
 var ErrClosed = errors.New("host: session closed")

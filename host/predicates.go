@@ -30,6 +30,18 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred1("rlm_cancel_", "rlm_cancel_(+Token) is det", s.cancel),
 		prolog.Pred1("default_completion_budget_", "default_completion_budget_(-Budget) is det", s.defaultBudget),
 
+		// Conversations (pred_conv.go)
+		prolog.Pred2("conv_store_open_", "conv_store_open_(+Spec, -Outcome) is det", s.convStoreOpen),
+		prolog.Pred2("conv_store_close_", "conv_store_close_(+Store, -Outcome) is det", s.convStoreClose),
+		prolog.Pred3("conv_create_", "conv_create_(+Store, +Options, -Outcome) is det", s.convCreate),
+		prolog.Pred3("conv_open_", "conv_open_(+Store, +Id, -Outcome) is det", s.convOpen),
+		prolog.Pred3("conv_list_", "conv_list_(+Store, +Options, -Outcome) is det", s.convList),
+		prolog.Pred4("conv_append_", "conv_append_(+Conversation, +Message, +Options, -Outcome) is det", s.convAppend),
+		prolog.Pred3("conv_message_", "conv_message_(+Conversation, +Seq, -Outcome) is det", s.convMessage),
+		prolog.Pred4("conv_messages_", "conv_messages_(+Conversation, +Selector, +Options, -Outcome) is det", s.convMessages),
+		prolog.Pred2("conv_stats_", "conv_stats_(+Conversation, -Outcome) is det", s.convStats),
+		prolog.Pred3("conv_export_", "conv_export_(+Conversation, +Format, -Outcome) is det", s.convExport),
+
 		// Pack (pred_pack.go)
 		prolog.Pred2("pack_policy_check_", "pack_policy_check_(+Policy, -Outcome) is det", s.packPolicyCheck),
 		prolog.Pred4("pack_solve_", "pack_solve_(+Units, +Sections, +Policy, -Outcome) is det", s.packSolve),

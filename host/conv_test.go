@@ -1,0 +1,49 @@
+package host_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rlmpl/rlmpl/host"
+)
+
+// TestPersistentConversationSurvivesReopen: the upstream persistence
+// scenario, on a real badger directory, across hosts (as across runs).
+func TestPersistentConversationSurvivesReopen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	ctx := context.Background()
+	spec := "persist('" + dir + "')"
+	run := func(goal string) map[string]string {
+		t.Helper()
+		h, err := host.New(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		s, err := h.NewSession(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Once(ctx, goal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	run(`conversation_store_open(` + spec + `, ok(S)),
+		conversation_create(S, [id(durable_conversation)], ok(C)),
+		conversation_append(C, message(user, "survives restart"), ok(_)),
+		conversation_store_close(S, ok(closed))`)
+	got := run(`conversation_store_open(` + spec + `, ok(S)),
+		conversation_open(S, durable_conversation, ok(C)),
+		conversation_message(C, 1, ok(M)), M = conversation_message(P), memberchk(content(T), P), atom_chars(A, T),
+		memberchk(ref(Ref), P),
+		conversation_list(S, [], ok(L)), length(L, N),
+		conversation_append(C, message(assistant, "next"), ok(R2)), R2 = conversation_message(P2), memberchk(sequence(Seq), P2),
+		conversation_store_close(S, ok(closed))`)
+	if got["A"] != "'survives restart'" || got["N"] != "1" || got["Seq"] != "2" || !strings.Contains(got["Ref"], "sequence(1)") {
+		t.Fatalf("after reopen: %v", got)
+	}
+}

@@ -1,0 +1,118 @@
+/** <module> Durable conversations
+
+The full transcript is stored durably (badger, synced writes) and never
+rewritten: messages get dense sequences from 1, appends are O(1) and
+idempotent under a key, and a retried append returns the original record.
+
+Records:
+
+    conversation_store(Id)
+    conversation_ref([created_at(Ms), id(Id), metadata(metadata([...])), store(S)])
+    conversation_message([content(C), conversation_id(Id), created_at(Ms),
+                          message(message([content(C), role(R), ...])),
+                          ref(conversation_message_ref([conversation_id(Id), sequence(N)])),
+                          role(R), sequence(N), token_counts(token_counts([...]))])
+
+A message is message(Role, Content) or message([role(R), content(C),
+name(N), tool_call_id(Id), tool_calls([tool_call([id(I), name(F),
+arguments(JSON)])]), reasoning(T)]); content is text or a list of parts
+text(T), image_url(URL), image_url(URL, auto|low|high). Errors are
+error(conversation_error([detail(D), kind(conversation_error),
+message(Text), phase(P)])).
+
+Exports:
+    conversation_store_open/2    % +Spec, -Outcome
+    conversation_store_close/2   % +Store, -Outcome
+    conversation_create/3        % +Store, +Options, -Outcome
+    conversation_open/3          % +Store, +Id, -Outcome
+    conversation_list/3          % +Store, +Options, -Outcome
+    conversation_append/3        % +Conversation, +Message, -Outcome
+    conversation_append/4        % +Conversation, +Message, +Options, -Outcome
+    conversation_message/3       % +Conversation, +Seq, -Outcome
+    conversation_messages/4      % +Conversation, +Selector, +Options, -Outcome
+    conversation_stats/2         % +Conversation, -Outcome
+    conversation_export/3        % +Conversation, +Format, -Outcome
+*/
+:- set_prolog_flag(double_quotes, chars).
+
+/* --- Public API --- */
+
+%!  conversation_store_open(+Spec, -Outcome) is det.
+%
+%   Spec is memory or persist(Dir). Outcome is ok(conversation_store(Id)).
+%   A directory another process holds is detail(store_locked); opening
+%   the same directory twice in one host shares the store.
+conversation_store_open(Spec, Outcome) :-
+    conv_store_open_(Spec, Outcome).
+
+%!  conversation_store_close(+Store, -Outcome) is det.
+%
+%   ok(closed). A memory store's data is gone once its last user closes it.
+conversation_store_close(Store, Outcome) :-
+    conv_store_close_(Store, Outcome).
+
+%!  conversation_create(+Store, +Options, -Outcome) is det.
+%
+%   Options: id(Id) (default a fresh id), metadata([key(V), ...]) with
+%   JSON-like values. A taken id is detail(conversation_exists(Id)).
+conversation_create(Store, Options, Outcome) :-
+    conv_create_(Store, Options, Outcome).
+
+%!  conversation_open(+Store, +Id, -Outcome) is det.
+%
+%   ok(conversation_ref(...)) or detail(not_found(Id)).
+conversation_open(Store, Id, Outcome) :-
+    conv_open_(Store, Id, Outcome).
+
+%!  conversation_list(+Store, +Options, -Outcome) is det.
+%
+%   Options: order(asc|desc) by creation (default desc), limit(N|all).
+%   Costs O(result), not O(conversations).
+conversation_list(Store, Options, Outcome) :-
+    conv_list_(Store, Options, Outcome).
+
+%!  conversation_append(+Conversation, +Message, -Outcome) is det.
+%
+%   Appends Message durably: ok(conversation_message(...)). A bad message
+%   is detail(invalid_message(Field)) and writes nothing. Not undone on
+%   backtracking.
+conversation_append(Conversation, Message, Outcome) :-
+    conv_append_(Conversation, Message, [], Outcome).
+
+%!  conversation_append(+Conversation, +Message, +Options, -Outcome) is det.
+%
+%   As conversation_append/3; idempotency_key(K) makes a retry return the
+%   original record and write nothing (the same key with other content is
+%   detail(idempotency_key_reused)).
+conversation_append(Conversation, Message, Options, Outcome) :-
+    conv_append_(Conversation, Message, Options, Outcome).
+
+%!  conversation_message(+Conversation, +Seq, -Outcome) is det.
+%
+%   The record at sequence Seq, or detail(message_not_found(Id, Seq)).
+conversation_message(Conversation, Seq, Outcome) :-
+    conv_message_(Conversation, Seq, Outcome).
+
+%!  conversation_messages(+Conversation, +Selector, +Options, -Outcome) is det.
+%
+%   Selector: all, recent(N), range(S, E), before(S), after(S),
+%   around(S, R) or role(R); limit(N|all) keeps the first N. Records come
+%   in sequence order; the cost is O(result).
+conversation_messages(Conversation, Selector, Options, Outcome) :-
+    conv_messages_(Conversation, Selector, Options, Outcome).
+
+%!  conversation_stats(+Conversation, -Outcome) is det.
+%
+%   ok(conversation_stats([assistant_messages, content_bytes,
+%   conversation_id, messages, system_messages, tool_messages,
+%   user_messages])), read from counters (O(1)).
+conversation_stats(Conversation, Outcome) :-
+    conv_stats_(Conversation, Outcome).
+
+%!  conversation_export(+Conversation, +Format, -Outcome) is det.
+%
+%   Format term gives ok(conversation_export([conversation, conversation_id,
+%   messages])) with messages losslessly; jsonl gives the OpenAI
+%   chat-messages JSONL text.
+conversation_export(Conversation, Format, Outcome) :-
+    conv_export_(Conversation, Format, Outcome).
