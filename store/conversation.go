@@ -127,8 +127,7 @@ func (db *DB) Create(id string, metadata []KV) (Conversation, error) {
 		}
 		return Conversation{}, fmt.Errorf("store: create %q: %w", id, err)
 	}
-	cs := db.remember(id, rec, 0)
-	cs.indexed.Store(0)
+	db.remember(id, rec, 0, 0)
 	return conversationOf(id, rec), nil
 }
 

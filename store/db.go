@@ -116,8 +116,8 @@ type convState struct {
 
 	mu sync.Mutex // serializes writes (Append, Import) to this conversation
 
-	head    atomic.Int64 // last committed seq; -1 until loaded
-	indexed atomic.Int64 // last seq in the full-text index
+	head    atomic.Int64 // last committed seq
+	indexed atomic.Int64 // last seq in the full-text index (the watermark)
 }
 
 // Open opens (creating if needed) the store described by o. A nil o opens
@@ -207,6 +207,7 @@ func (db *DB) conv(id string) (*convState, error) {
 	}
 	var rec conversationRec
 	var head headRec
+	var mark int64
 	err := db.kv.View(func(t kvTxn) error {
 		b, err := t.Get(convKey(id))
 		if err != nil {
@@ -215,7 +216,10 @@ func (db *DB) conv(id string) (*convState, error) {
 		if rec, err = decodeConversation(b); err != nil {
 			return err
 		}
-		head, err = getHead(t, rec.num)
+		if head, err = getHead(t, rec.num); err != nil {
+			return err
+		}
+		mark, err = getMark(t, rec.num)
 		return err
 	})
 	if errors.Is(err, errKeyNotFound) {
@@ -224,13 +228,13 @@ func (db *DB) conv(id string) (*convState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: conversation %q: %w", id, err)
 	}
-	return db.remember(id, rec, head.lastSeq), nil
+	return db.remember(id, rec, head.lastSeq, mark), nil
 }
 
-func (db *DB) remember(id string, rec conversationRec, head int64) *convState {
+func (db *DB) remember(id string, rec conversationRec, head, mark int64) *convState {
 	cs := &convState{id: id, num: rec.num, createdAt: rec.createdAt}
 	cs.head.Store(head)
-	cs.indexed.Store(-1)
+	cs.indexed.Store(mark)
 	v, loaded := db.convs.LoadOrStore(id, cs)
 	if !loaded {
 		db.nums.Store(rec.num, cs)
@@ -253,6 +257,18 @@ func (db *DB) convByNum(num uint64) (*convState, error) {
 		return nil, fmt.Errorf("store: conversation number %d: %w", num, err)
 	}
 	return db.conv(id)
+}
+
+func getMark(t kvTxn, num uint64) (int64, error) {
+	b, err := t.Get(markKey(num))
+	if errors.Is(err, errKeyNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	v, err := decodeU64(b, "index watermark")
+	return int64(v), err
 }
 
 func getHead(t kvTxn, num uint64) (headRec, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -572,3 +573,5 @@ func TestImportBatches(t *testing.T) {
 		t.Errorf("last = %+v", r)
 	}
 }
+
+func removeAll(p string) error { return os.RemoveAll(p) }
