@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rlmpl/rlmpl/host/handle"
+	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/host/provider"
 	"github.com/rlmpl/rlmpl/lib"
 	"github.com/rlmpl/rlmpl/prolog"
@@ -125,6 +126,7 @@ type Session struct {
 	in      *prolog.Interpreter
 	handles *handle.Registry
 	tokens  cancelTokens
+	util    *pack.Utilities // read from lib's context_utility/3 at first pack
 	closed  bool
 }
 

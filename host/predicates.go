@@ -42,6 +42,9 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred2("conv_stats_", "conv_stats_(+Conversation, -Outcome) is det", s.convStats),
 		prolog.Pred3("conv_export_", "conv_export_(+Conversation, +Format, -Outcome) is det", s.convExport),
 
+		// Conversation packs (pred_convpack.go)
+		prolog.Pred3("conv_pack_", "conv_pack_(+Conversation, +Options, -Outcome) is det", s.convPack),
+
 		// Pack (pred_pack.go)
 		prolog.Pred2("pack_policy_check_", "pack_policy_check_(+Policy, -Outcome) is det", s.packPolicyCheck),
 		prolog.Pred4("pack_solve_", "pack_solve_(+Units, +Sections, +Policy, -Outcome) is det", s.packSolve),

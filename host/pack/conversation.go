@@ -63,10 +63,20 @@ type ConversationInput struct {
 	// tokenizer.Message. They render before the boundary.
 	Extra       []Unit
 	Constraints []solver.Constraint
-	Boundary    bool
-	Counter     tokenizer.Counter
-	Utilities   Utilities
-	Solver      *solver.Options
+	// Adjust are a program's changes to units by id (its pack hook).
+	Adjust    []Adjustment
+	Boundary  bool
+	Counter   tokenizer.Counter
+	Utilities Utilities
+	Solver    *solver.Options
+}
+
+// Adjustment changes one unit: its utility (every variant, floored at 0)
+// or makes it mandatory.
+type Adjustment struct {
+	ID        string
+	Utility   int64
+	Mandatory bool
 }
 
 // Range is an inclusive range of sequences.
@@ -203,6 +213,19 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 			Variants: []Variant{{Kind: "verbatim", Count: messageCost(in.Counter, in.Current.Message, content), Utility: in.Utilities.HotBase, Value: in.Current.Message}}})
 	}
 
+	for _, a := range in.Adjust {
+		for i := range units {
+			if units[i].ID != a.ID {
+				continue
+			}
+			units[i].Mandatory = units[i].Mandatory || a.Mandatory
+			vs := slices.Clone(units[i].Variants)
+			for j := range vs {
+				vs[j].Utility = max(0, vs[j].Utility+a.Utility)
+			}
+			units[i].Variants = vs
+		}
+	}
 	pk, err := Solve(ctx, Input{Policy: p, Sections: sections, Units: units, Constraints: cons, Solver: in.Solver})
 	if err != nil {
 		return ConversationPack{}, err
