@@ -155,6 +155,12 @@ func limits(c *prolog.Call, options engine.Term, allowed ...string) (handle.Limi
 					return lim, req, err
 				}
 				req.CaseSensitive = b
+			case "exact":
+				b, err := c.Bool(v)
+				if err != nil {
+					return lim, req, err
+				}
+				req.Exact = b
 			case "cursor":
 				n, err := c.NonNeg(v)
 				if err != nil {
@@ -336,7 +342,7 @@ func (s *Session) ctxDo(c *prolog.Call, op, h, args, options, out engine.Term) (
 	}
 	extra := []string(nil)
 	if name == "search" {
-		extra = []string{"case_sensitive", "cursor"}
+		extra = []string{"case_sensitive", "cursor", "exact"}
 	}
 	lim, req, err := limits(c, options, extra...)
 	if err != nil {

@@ -13,6 +13,8 @@ package host
 //	conv_append_(+Conversation, +Message, +Options, -Outcome) is det.
 //	conv_message_(+Conversation, +Seq, -Outcome) is det.
 //	conv_messages_(+Conversation, +Selector, +Options, -Outcome) is det.
+//	conv_search_(+Conversation, +Query, +Options, -Outcome) is det.
+//	conv_cold_(+Conversation, +Options, -Outcome) is det.
 //	conv_stats_(+Conversation, -Outcome) is det.
 //	conv_export_(+Conversation, +Format, -Outcome) is det.
 
@@ -455,4 +457,75 @@ func (s *Session) convExport(c *prolog.Call, conv, format, out engine.Term) (boo
 		return c.Unify(out, ok(prolog.Chars(b.String()))), nil
 	}
 	return c.Unify(out, convError("export", engine.NewAtom("unsupported_export_format").Apply(prolog.Resolved(format, c.Env)), "formats are term and jsonl")), nil
+}
+
+// convSearch is conversation_search/4: ranked (BM25) by default;
+// exact(true) or case_sensitive(Bool) select substring matching.
+func (s *Session) convSearch(c *prolog.Call, conv, query, options, out engine.Term) (bool, error) {
+	o, id, valid := s.convOf(c, conv)
+	if !valid {
+		return invalidConv(c, out, "search", conv)
+	}
+	opts, err := optionMap(c, options, map[string]bool{"max_results": true, "offset": true, "exact": true, "case_sensitive": true}, "conversation_search_option")
+	if err != nil {
+		return false, err
+	}
+	q, err := c.Text(query)
+	if err != nil {
+		return false, err
+	}
+	so := store.SearchOptions{}
+	for key, dst := range map[string]*int{"max_results": &so.MaxResults, "offset": &so.Offset} {
+		if t, present := opts[key]; present {
+			n, isInt := t.(engine.Integer)
+			if !isInt || n < 0 || n > math.MaxInt32 || key == "max_results" && n == 0 {
+				return c.Unify(out, convError("search", engine.NewAtom("invalid_"+key).Apply(prolog.Resolved(t, c.Env)), key+" must be a positive integer")), nil
+			}
+			*dst = int(n)
+		}
+	}
+	if t, present := opts["exact"]; present {
+		if so.Exact, err = c.Bool(t); err != nil {
+			return false, err
+		}
+	}
+	if t, present := opts["case_sensitive"]; present {
+		if so.CaseSensitive, err = c.Bool(t); err != nil {
+			return false, err
+		}
+		so.Exact = true
+	}
+	hits, _, err := o.db.Search(id, q, so)
+	if err != nil {
+		return storeErr(c, out, "search", err, engine.NewAtom(id))
+	}
+	ts := make([]engine.Term, len(hits))
+	for i, h := range hits {
+		ts[i] = withField(recordTerm(h.Record), fld("score", engine.Float(h.Score)))
+	}
+	return c.Unify(out, ok(engine.List(ts...))), nil
+}
+
+// convCold is conversation_cold_context/3: an opaque handle over the
+// conversation through the trusted conversation adapter.
+func (s *Session) convCold(c *prolog.Call, conv, options, out engine.Term) (bool, error) {
+	o, id, valid := s.convOf(c, conv)
+	if !valid {
+		return invalidConv(c, out, "cold_context", conv)
+	}
+	lim, _, err := limits(c, options)
+	if err != nil {
+		return outcomeOf(c, out, err)
+	}
+	if err := s.handles.RegisterAdapter(conversationAdapter{}); err != nil {
+		return outcomeOf(c, out, err)
+	}
+	ref, meta, err := s.handles.RegisterSource(c.Ctx, "conversation", coldSource{st: o, conv: id}, lim)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return storeErr(c, out, "cold_context", err, engine.NewAtom(id))
+		}
+		return outcomeOf(c, out, err)
+	}
+	return c.Unify(out, ok(contextRef(ref, meta))), nil
 }

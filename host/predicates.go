@@ -40,6 +40,8 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred3("conv_message_", "conv_message_(+Conversation, +Seq, -Outcome) is det", s.convMessage),
 		prolog.Pred4("conv_messages_", "conv_messages_(+Conversation, +Selector, +Options, -Outcome) is det", s.convMessages),
 		prolog.Pred2("conv_stats_", "conv_stats_(+Conversation, -Outcome) is det", s.convStats),
+		prolog.Pred4("conv_search_", "conv_search_(+Conversation, +Query, +Options, -Outcome) is det", s.convSearch),
+		prolog.Pred3("conv_cold_", "conv_cold_(+Conversation, +Options, -Outcome) is det", s.convCold),
 		prolog.Pred3("conv_export_", "conv_export_(+Conversation, +Format, -Outcome) is det", s.convExport),
 
 		// Conversation packs (pred_convpack.go)

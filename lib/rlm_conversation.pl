@@ -30,6 +30,8 @@ Exports:
     conversation_append/4        % +Conversation, +Message, +Options, -Outcome
     conversation_message/3       % +Conversation, +Seq, -Outcome
     conversation_messages/4      % +Conversation, +Selector, +Options, -Outcome
+    conversation_search/4        % +Conversation, +Query, +Options, -Outcome
+    conversation_cold_context/3  % +Conversation, +LimitOptions, -Outcome
     conversation_stats/2         % +Conversation, -Outcome
     conversation_export/3        % +Conversation, +Format, -Outcome
 */
@@ -100,6 +102,29 @@ conversation_message(Conversation, Seq, Outcome) :-
 %   in sequence order; the cost is O(result).
 conversation_messages(Conversation, Selector, Options, Outcome) :-
     conv_messages_(Conversation, Selector, Options, Outcome).
+
+%!  conversation_search(+Conversation, +Query, +Options, -Outcome) is det.
+%
+%   Messages whose content matches Query, best first (BM25 over a derived
+%   full-text index, with messages not yet indexed scanned too). Options:
+%   max_results(N) (default 32), offset(N) for paging, exact(true) for
+%   substring matching, case_sensitive(Bool) (substring mode). Matches
+%   content only, never roles or sequence numbers. Records carry score(S).
+conversation_search(Conversation, Query, Options, Outcome) :-
+    conv_search_(Conversation, Query, Options, Outcome).
+
+%!  conversation_cold_context(+Conversation, +LimitOptions, -Outcome) is det.
+%
+%   An opaque handle on the conversation's history for plans:
+%   ok(context_ref([handle(H), metadata(M)])) with M naming the
+%   conversation, message count, revision and backend — no payload. The
+%   handle answers peek(head(N)|tail(N)|item(I)), slice(Start, Length) over
+%   0-based sequence indexes and search(Query) (ranked; exact(true) or
+%   case_sensitive(true) for substrings; cursor(N) pages), all bounded by
+%   the limits; it cannot reach another conversation. Delete it with
+%   context_delete/2.
+conversation_cold_context(Conversation, LimitOptions, Outcome) :-
+    conv_cold_(Conversation, LimitOptions, Outcome).
 
 %!  conversation_stats(+Conversation, -Outcome) is det.
 %

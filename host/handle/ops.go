@@ -18,9 +18,12 @@ type Request struct {
 	// Slice: [Start, Start+Length) in characters (text) or items.
 	Start, Length int
 	// Search: a non-empty substring; case-insensitive unless CaseSensitive.
-	// Cursor resumes a previous search (its Result.Next).
+	// Cursor resumes a previous search (its Result.Next). Exact asks an
+	// adapter with ranked search (the conversation's BM25 index) for
+	// substring matching instead; memory contexts always match substrings.
 	Pattern       string
 	CaseSensitive bool
+	Exact         bool
 	Cursor        int
 	// Partition: Partition is "fixed" or "lines", with N.
 	Partition string
