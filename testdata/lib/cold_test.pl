@@ -84,3 +84,16 @@ test(cold_metadata_has_no_payload,
          get_(items, M, 1), get_(source, M, Src), get_(source_revision, Src, 1),
          \+ ( M = context_metadata(Ps), member(X, Ps), X = value(_) )
      )).
+
+cold_planner_(_, plan([context(input(context), search("ancient-needle"), found), final(var(found))])).
+
+test(a_plan_searches_cold_history_through_the_handle,
+     (   needle_(Old),
+         conv_(cold_plan, [Old, "middle"], C),
+         conversation_cold_context(C, [], ok(Ref)),
+         rlm_completion("find the old marker", Ref, [planner_handler(cold_planner_),
+                                                     context_options([max_results(4), max_bytes(4096)])], ok(R)),
+         get_(value, R, [M]), get_(value, M, View), get_(sequence, View, 1),
+         get_(handle, Ref, H), context_delete(H, ok(_)),
+         conversation_stats(C, ok(St)), get_(messages, St, 2)
+     )).
