@@ -11,12 +11,25 @@ Usage:
 	               [--model M] [--credential ENV]
 	                           one bounded completion over F's text; prints
 	                           the answer, the trajectory and the usage
+	rlmpl conv list|show|search|export|import [--store DIR] ...
+	                           inspect and load conversations: show ID
+	                           [--recent N], search ID QUERY [--max N]
+	                           [--exact] [--cold], export ID (OpenAI JSONL),
+	                           import ID FILE.jsonl
+	rlmpl pack --conv ID [--store DIR] [--model M] [--max-context N]
+	           [--provider-window N] [--reserve N] [--safety N]
+	           [--min-recent N] [--max-candidates N] [--explain] [--json]
+	                           the context the conversation would send: what
+	                           went in, what was left out, tokens per stage
 	rlmpl version              print the runtime version
 	rlmpl help                 print this text
 
 Scripts see ARGS in current_prolog_flag(argv, [rlmpl|ARGS]). They may
 consult and open for reading the files of FILE's directory; nothing else of
 the file system is reachable, and nothing can be written.
+
+Conversations live in $XDG_STATE_HOME/rlmpl (~/.local/state/rlmpl) unless
+--store says otherwise.
 
 Exit status: 0 when the program ends normally, N after halt(N), 1 on a syntax
 error, an uncaught exception or a failed main goal, 2 on a usage error.

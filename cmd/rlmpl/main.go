@@ -38,6 +38,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runScript(ctx, args[1:], stdin, stdout, stderr)
 	case "repl":
 		return runREPL(ctx, args[1:], stdin, stdout, stderr)
+	case "conv":
+		return runConv(ctx, args[1:], stdin, stdout, stderr)
+	case "pack":
+		return runPack(ctx, args[1:], stdout, stderr)
 	case "complete":
 		return runComplete(ctx, args[1:], stdout, stderr)
 	case "version":
