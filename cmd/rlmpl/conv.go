@@ -183,4 +183,3 @@ func asInt(v any) int64 {
 	n, _ := v.(int64)
 	return n
 }
-
