@@ -1,20 +1,71 @@
 % A tour of the rlmpl runtime: `make run` runs this file.
 %
-% It grows with the runtime; today it shows the host itself: the library
-% loads, SWI-style helpers work, text is chars, errors are ISO terms.
+% It opens a persistent conversation store (./tour-store), imports a
+% shipped transcript once, reads it back by range, counts and searches it,
+% compiles a bounded context under a tight ceiling with exact token counts,
+% and retrieves an evicted turn through the cold-history handle with a
+% plan — the planner here is a trusted Prolog handler, so the tour runs
+% offline.
 :- initialization(main, main).
+
+get_(Key, Record, Value) :-
+    Record =.. [_, Props],
+    P =.. [Key, Value],
+    memberchk(P, Props).
 
 main :-
     rlm_version(V),
-    write('rlmpl runtime '), write(V), nl,
-    (   rlm_ready
-    ->  write('library loaded'), nl
-    ;   write('library missing'), nl
-    ),
-    Text = "naïve – café",
-    atom_chars(A, Text),
-    atom_length(A, N),
-    write(text(A, N)), nl,
-    catch(atom_length(_, _), error(E, _), (write(caught(E)), nl)),
-    current_prolog_flag(argv, Argv),
-    write(argv(Argv)), nl.
+    format("rlmpl runtime ~w~n~n", [V]),
+    conversation_store_open(persist('tour-store'), ok(Store)),
+    harbor_(Store, C),
+    conversation_stats(C, ok(Stats)),
+    get_(messages, Stats, N), get_(user_messages, Stats, U),
+    format("conversation harbor: ~d messages, ~d from the user~n", [N, U]),
+    conversation_messages(C, range(2, 3), [], ok(Range)),
+    forall(member(M, Range), show_(M)),
+    conversation_search(C, "fencing tokens lease", [max_results(1)], ok([Hit])),
+    get_(sequence, Hit, HitSeq),
+    format("~nbest match for 'fencing tokens lease': message ~d~n", [HitSeq]),
+    pack_(C),
+    cold_(C),
+    conversation_store_close(Store, ok(closed)).
+
+% Creates and fills the conversation on the first run only.
+harbor_(Store, C) :-
+    (   conversation_open(Store, harbor, ok(C0))
+    ->  C = C0
+    ;   conversation_create(Store, [id(harbor), metadata([project("harbor")])], ok(C)),
+        conversation_import(C, 'harbor.jsonl', ok(imported(K))),
+        format("imported ~d messages from harbor.jsonl~n", [K])
+    ).
+
+show_(M) :-
+    get_(sequence, M, S), get_(role, M, R), get_(content, M, T),
+    format("  [~d] ~w: ~s~n", [S, R, T]).
+
+pack_(C) :-
+    Policy = [max_context_tokens(600), provider_context_tokens(128000),
+              reserve_output_tokens(100), safety_margin_tokens(20), min_recent_turns(6)],
+    conversation_context_pack(C, [policy(Policy), token_options([model('gpt-4o')]),
+                                  visible_sections([section(system, model, "Answer briefly.")])], ok(P)),
+    get_(ledger, P, L),
+    get_(total_tokens, L, Total), get_(limit, L, Limit), get_(method, L, Method),
+    get_(selected, P, Sel), length(Sel, NSel),
+    get_(cold_history_boundary, P, B), get_(omitted_ranges, B, Omitted),
+    get_(solver, P, Solver), get_(status, Solver, Status),
+    format("~npack under a ~d-token ceiling: ~d units, ~d tokens (~w), solver ~w~n",
+           [Limit, NSel, Total, Method, Status]),
+    format("left out, still searchable: ~w~n", [Omitted]).
+
+tour_planner_(_, plan([context(input(context), search("cosign"), hits),
+                       final(var(hits))])).
+
+cold_(C) :-
+    conversation_cold_context(C, [], ok(Ref)),
+    rlm_completion("How do we sign releases?", Ref,
+                   [planner_handler(tour_planner_), context_options([max_results(2)])], ok(R)),
+    get_(value, R, [First|_]),
+    get_(value, First, View), get_(sequence, View, S), get_(content, View, T),
+    format("~na plan found message ~d in cold history: ~s~n", [S, T]),
+    get_(handle, Ref, H),
+    context_delete(H, ok(_)).

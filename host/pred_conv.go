@@ -17,6 +17,7 @@ package host
 //	conv_cold_(+Conversation, +Options, -Outcome) is det.
 //	conv_stats_(+Conversation, -Outcome) is det.
 //	conv_export_(+Conversation, +Format, -Outcome) is det.
+//	conv_import_(+Conversation, +File, -Outcome) is det.
 
 import (
 	"bytes"
@@ -528,4 +529,30 @@ func (s *Session) convCold(c *prolog.Call, conv, options, out engine.Term) (bool
 		return outcomeOf(c, out, err)
 	}
 	return c.Unify(out, ok(contextRef(ref, meta))), nil
+}
+
+// convImport is conversation_import/3: OpenAI chat-messages JSONL read
+// from the session's file system, appended in batches.
+func (s *Session) convImport(c *prolog.Call, conv, file, out engine.Term) (bool, error) {
+	o, id, valid := s.convOf(c, conv)
+	if !valid {
+		return invalidConv(c, out, "import", conv)
+	}
+	name, err := c.Atom(file)
+	if err != nil {
+		return false, err
+	}
+	if s.host.opts.FS == nil {
+		return false, prolog.ExistenceError("source_sink", file)
+	}
+	f, err := s.host.opts.FS.Open(name)
+	if err != nil {
+		return false, prolog.ExistenceError("source_sink", file)
+	}
+	defer f.Close()
+	n, err := o.db.Import(id, f, nil)
+	if err != nil {
+		return storeErr(c, out, "import", err, engine.NewAtom(id))
+	}
+	return c.Unify(out, ok(engine.NewAtom("imported").Apply(engine.Integer(n)))), nil
 }

@@ -42,6 +42,7 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred2("conv_stats_", "conv_stats_(+Conversation, -Outcome) is det", s.convStats),
 		prolog.Pred4("conv_search_", "conv_search_(+Conversation, +Query, +Options, -Outcome) is det", s.convSearch),
 		prolog.Pred3("conv_cold_", "conv_cold_(+Conversation, +Options, -Outcome) is det", s.convCold),
+		prolog.Pred3("conv_import_", "conv_import_(+Conversation, +File, -Outcome) is det", s.convImport),
 		prolog.Pred3("conv_export_", "conv_export_(+Conversation, +Format, -Outcome) is det", s.convExport),
 
 		// Conversation packs (pred_convpack.go)

@@ -34,6 +34,7 @@ Exports:
     conversation_cold_context/3  % +Conversation, +LimitOptions, -Outcome
     conversation_stats/2         % +Conversation, -Outcome
     conversation_export/3        % +Conversation, +Format, -Outcome
+    conversation_import/3        % +Conversation, +File, -Outcome
 */
 :- set_prolog_flag(double_quotes, chars).
 
@@ -141,3 +142,11 @@ conversation_stats(Conversation, Outcome) :-
 %   chat-messages JSONL text.
 conversation_export(Conversation, Format, Outcome) :-
     conv_export_(Conversation, Format, Outcome).
+
+%!  conversation_import(+Conversation, +File, -Outcome) is det.
+%
+%   Appends the messages of File, OpenAI chat-messages JSONL read from the
+%   program's directory, in batches: ok(imported(N)). A malformed line
+%   stops the import with an error naming it; the lines before it stay.
+conversation_import(Conversation, File, Outcome) :-
+    conv_import_(Conversation, File, Outcome).
