@@ -16,6 +16,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/standard"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	index "github.com/blevesearch/bleve_index_api"
 )
@@ -30,9 +31,13 @@ import (
 //
 // A background goroutine (the indexer, started by Open and stopped by
 // Close) feeds it: each append marks its conversation pending; the indexer
-// reads the pending tails from the log in batches of Options.IndexBatch,
-// applies a bleve batch (which scorch persists before returning), and only
-// then writes each conversation's watermark (kindMark) to badger. A crash in
+// waits Options.IndexDelay so bursts share a batch, reads the pending tails
+// from the log in batches of Options.IndexBatch and applies a bleve batch.
+// Searches see a batch as soon as it is applied (the in-memory watermark
+// cs.indexed). Scorch persists batches asynchronously ("unsafe_batch",
+// which lets it coalesce them: synced appends keep their throughput while
+// indexing runs); only when a batch is on disk does its persisted callback
+// write the conversations' watermarks (kindMark) to badger. A crash in
 // between re-indexes the same documents on the next open, which overwrites
 // them: the index is crash-safe without being transactional with the log.
 // The index directory and badger share a generation id; a missing,
@@ -77,6 +82,8 @@ func parseDocID(id string) (num uint64, seq int64, ok bool) {
 	return n, s, err1 == nil && err2 == nil
 }
 
+func scorchConfig() map[string]any { return map[string]any{"unsafe_batch": true} }
+
 func convTerm(num uint64) string { return strconv.FormatUint(num, 10) }
 
 // indexer owns the bleve index and the goroutine that feeds it.
@@ -94,7 +101,7 @@ type indexer struct {
 	idxMu sync.RWMutex // protects idx
 	idx   bleve.Index
 
-	mu    sync.Mutex // protects the fields below
+	mu    sync.Mutex              // protects the fields below
 	dirty map[*convState]struct{} // conversations with indexed < head
 	err   error                   // last indexing error (cleared by a good step)
 
@@ -153,7 +160,7 @@ func (ix *indexer) openDisk(m mapping.IndexMapping) (bleve.Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: index: %w", err)
 	}
-	if idx, err := bleve.Open(ix.dir); err == nil {
+	if idx, err := bleve.OpenUsing(ix.dir, scorchConfig()); err == nil {
 		g, err := idx.GetInternal([]byte(internalGen))
 		if err == nil && len(gen) > 0 && bytes.Equal(g, gen) {
 			return idx, nil
@@ -172,7 +179,7 @@ func (ix *indexer) fresh(m mapping.IndexMapping) (bleve.Index, error) {
 	if err := os.RemoveAll(ix.dir); err != nil {
 		return nil, fmt.Errorf("store: index: %w", err)
 	}
-	idx, err := bleve.New(ix.dir, m)
+	idx, err := bleve.NewUsing(ix.dir, m, scorch.Name, scorch.Name, scorchConfig())
 	if err != nil {
 		return nil, fmt.Errorf("store: index: create %s: %w", ix.dir, err)
 	}
@@ -388,19 +395,34 @@ func (ix *indexer) step() (int, error) {
 		return 0, fmt.Errorf("store: index: read log: %w", err)
 	}
 	if n > 0 {
+		if ix.dir != "" {
+			b.SetPersistedCallback(func(err error) {
+				if err != nil {
+					ix.db.opts.Logger.Error("store: index batch not persisted; it is re-indexed on the next open", "err", err)
+					return
+				}
+				if err := ix.db.kv.Update(func(t kvTxn) error {
+					for _, m := range marks {
+						if m.seq > m.cs.persisted.Load() {
+							if err := t.Set(markKey(m.cs.num), encodeU64(uint64(m.seq))); err != nil {
+								return err
+							}
+						}
+					}
+					return nil
+				}); err != nil {
+					ix.db.opts.Logger.Error("store: index: write watermarks", "err", err)
+					return
+				}
+				for _, m := range marks {
+					if m.seq > m.cs.persisted.Load() {
+						m.cs.persisted.Store(m.seq)
+					}
+				}
+			})
+		}
 		if err := ix.idx.Batch(b); err != nil {
 			return 0, fmt.Errorf("store: index: %w", err)
-		}
-		err := ix.db.kv.Update(func(t kvTxn) error {
-			for _, m := range marks {
-				if err := t.Set(markKey(m.cs.num), encodeU64(uint64(m.seq))); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return 0, fmt.Errorf("store: index: write watermarks: %w", err)
 		}
 		for _, m := range marks {
 			m.cs.indexed.Store(m.seq)
@@ -520,6 +542,7 @@ func (ix *indexer) rebuild() error {
 	ix.mu.Lock()
 	ix.db.convs.Range(func(_, v any) bool {
 		v.(*convState).indexed.Store(0)
+		v.(*convState).persisted.Store(0)
 		return true
 	})
 	clear(ix.dirty)

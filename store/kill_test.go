@@ -1,0 +1,189 @@
+package store
+
+import (
+	"bufio"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The kill -9 test re-executes the test binary as a writer (TestKillChild),
+// kills it at a random moment, reopens the store and checks that every
+// acknowledged append is there with its content and that every
+// conversation's sequences are dense. RLMPL_KILL_CYCLES sets the number of
+// cycles (default 5).
+
+const (
+	envKillDir   = "RLMPL_KILL_CHILD_DIR"
+	killWriters  = 4
+	killAckFile  = "acks.log"
+	killCycleEnv = "RLMPL_KILL_CYCLES"
+)
+
+// TestKillChild is the writer process of TestKill; it does nothing unless
+// started by it.
+func TestKillChild(t *testing.T) {
+	dir := os.Getenv(envKillDir)
+	if dir == "" {
+		t.Skip("only run as TestKill's child")
+	}
+	acks, err := os.OpenFile(filepath.Join(dir, killAckFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(&Options{Dir: filepath.Join(dir, "db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < killWriters; w++ {
+		conv := fmt.Sprint("conv", w)
+		if _, err := db.Create(conv, nil); err != nil && !strings.Contains(err.Error(), "exists") {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				text := fmt.Sprintf("%s pid%d n%d", conv, os.Getpid(), i)
+				r, err := db.Append(conv, user(text), AppendOptions{IdempotencyKey: text})
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "append:", err)
+					os.Exit(3)
+				}
+				// One write(2) per ack, after Append returned: an ack on
+				// disk implies an acknowledged append.
+				if _, err := acks.WriteString(fmt.Sprintf("ACK %s %d %s\n", conv, r.Seq, text)); err != nil {
+					os.Exit(4)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	cycles := 5
+	if s := os.Getenv(killCycleEnv); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			t.Fatalf("%s=%q: want a count", killCycleEnv, s)
+		}
+		cycles = n
+	}
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	totalAcks, totalExtra := 0, 0
+	for c := 0; c < cycles; c++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestKillChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), envKillDir+"="+dir)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Give it time to start and append, then kill at a random point.
+		time.Sleep(time.Duration(150+rng.IntN(450)) * time.Millisecond)
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		err := cmd.Wait()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+			t.Fatalf("cycle %d: writer exited on its own (%v): %s", c, err, stderr.String())
+		}
+		acks, extra := verifyKill(t, dir, c)
+		totalAcks, totalExtra = acks, extra
+	}
+	t.Logf("%d kill -9 cycles: %d acknowledged appends, all present, sequences dense; %d unacknowledged but committed (killed between commit and ack)", cycles, totalAcks, totalExtra)
+}
+
+// verifyKill reopens the store and checks it against the acks; it returns
+// the number of acks and of stored messages beyond the acked ones.
+func verifyKill(t *testing.T, dir string, cycle int) (acks, extra int) {
+	t.Helper()
+	db, err := Open(&Options{Dir: filepath.Join(dir, "db")})
+	if err != nil {
+		t.Fatalf("cycle %d: reopen: %v", cycle, err)
+	}
+	defer db.Close()
+	f, err := os.Open(filepath.Join(dir, killAckFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	want := map[string]map[int64]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		parts := strings.SplitN(line, " ", 4)
+		if len(parts) != 4 || parts[0] != "ACK" {
+			continue // a line torn by the kill
+		}
+		seq, err := strconv.ParseInt(parts[2], 10, 64)
+		if err != nil {
+			continue
+		}
+		if want[parts[1]] == nil {
+			want[parts[1]] = map[int64]string{}
+		}
+		want[parts[1]][seq] = parts[3]
+		acks++
+	}
+	for conv, bySeq := range want {
+		rs, err := db.Messages(conv, All(), 0)
+		if err != nil {
+			t.Fatalf("cycle %d: %s: %v", cycle, conv, err)
+		}
+		st, _ := db.Stats(conv)
+		if st.Messages != int64(len(rs)) {
+			t.Fatalf("cycle %d: %s: Stats.Messages %d, %d records", cycle, conv, st.Messages, len(rs))
+		}
+		for i, r := range rs {
+			if r.Seq != int64(i+1) {
+				t.Fatalf("cycle %d: %s: record %d has seq %d (gap or duplicate)", cycle, conv, i, r.Seq)
+			}
+		}
+		for seq, text := range bySeq {
+			if seq > int64(len(rs)) {
+				t.Fatalf("cycle %d: %s: acknowledged seq %d lost (only %d stored)", cycle, conv, seq, len(rs))
+			}
+			if got := rs[seq-1].Message.Content.Text; got != text {
+				t.Fatalf("cycle %d: %s seq %d = %q, acknowledged %q", cycle, conv, seq, got, text)
+			}
+		}
+		extra += len(rs) - len(bySeq)
+	}
+	// The index recovers from its watermarks: the newest message of each
+	// conversation is findable, and the indexer catches up.
+	for conv := range want {
+		last, err := db.Messages(conv, Recent(1), 0)
+		if err != nil || len(last) != 1 {
+			t.Fatalf("cycle %d: %s: recent(1): %v", cycle, conv, err)
+		}
+		word := strings.Fields(last[0].Message.Content.Text)[2] // "nK"
+		hits, _, err := db.Search(conv, strings.Fields(last[0].Message.Content.Text)[1]+" "+word, SearchOptions{MaxResults: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, h := range hits {
+			found = found || h.Seq == last[0].Seq
+		}
+		if !found {
+			t.Fatalf("cycle %d: %s: search misses the newest message %d", cycle, conv, last[0].Seq)
+		}
+	}
+	if err := db.WaitIndexed(60 * time.Second); err != nil {
+		t.Fatalf("cycle %d: %v", cycle, err)
+	}
+	return acks, extra
+}
