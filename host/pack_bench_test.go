@@ -33,8 +33,8 @@ func benchSession(b *testing.B, n int) (*host.Session, func()) {
 		if i%2 == 1 {
 			role = "assistant"
 		}
-		fmt.Fprintf(&sb, `{"role":%q,"content":"message %d about the lease path, fencing tokens and release %d; %s"}`+"\n",
-			role, i, i%97, strings.Repeat("detail ", 20+i%40))
+		fmt.Fprintf(&sb, `{"role":%q,"content":"message %d about the lease path and topic%d; %s"}`+"\n",
+			role, i, i%997, strings.Repeat("detail ", 20+i%40))
 	}
 	if err := os.WriteFile(dir+"/t.jsonl", []byte(sb.String()), 0o600); err != nil {
 		b.Fatal(err)
@@ -93,7 +93,9 @@ func BenchmarkConversationPack(b *testing.B) {
 }
 
 // BenchmarkColdSearch: a ranked search through the cold-history handle,
-// top 10, at growing history sizes; peek and slice alongside.
+// top 10, at growing history sizes; peek and slice alongside. "search"
+// asks for a selective term (one message in 997); "search-broad" adds a
+// term every message holds, which makes BM25 score the whole posting list.
 func BenchmarkColdSearch(b *testing.B) {
 	for _, n := range historySizes() {
 		s, done := benchSession(b, n)
@@ -103,7 +105,9 @@ func BenchmarkColdSearch(b *testing.B) {
 			b.Fatal(err)
 		}
 		for name, goal := range map[string]string{
-			"search": `nb_getval(bench_handle, H), context_search(H, "fencing release 42", [max_results(10)], ok(_))`,
+			"search": `nb_getval(bench_handle, H), context_search(H, "topic42", [max_results(10)], ok(_))`,
+			// A term every message holds makes BM25 score every document.
+			"search-broad": `nb_getval(bench_handle, H), context_search(H, "topic42 lease", [max_results(10)], ok(_))`,
 			"peek":   `nb_getval(bench_handle, H), context_peek(H, item(17), [], ok(_))`,
 			"slice":  `nb_getval(bench_handle, H), context_slice(H, 100, 10, [], ok(_))`,
 		} {

@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"time"
 
 	"github.com/ichiban/prolog/engine"
 
@@ -531,6 +532,9 @@ func (s *Session) convCold(c *prolog.Call, conv, options, out engine.Term) (bool
 	return c.Unify(out, ok(contextRef(ref, meta))), nil
 }
 
+// importIndexWait bounds how long an import waits for the index.
+const importIndexWait = 5 * time.Minute
+
 // convImport is conversation_import/3: OpenAI chat-messages JSONL read
 // from the session's file system, appended in batches.
 func (s *Session) convImport(c *prolog.Call, conv, file, out engine.Term) (bool, error) {
@@ -551,6 +555,11 @@ func (s *Session) convImport(c *prolog.Call, conv, file, out engine.Term) (bool,
 	}
 	defer f.Close()
 	n, err := o.db.Import(id, f, nil)
+	if err == nil {
+		// A bulk load is followed by searches: let the index catch up so
+		// they are indexed, not tail scans (correct either way).
+		err = o.db.WaitIndexed(importIndexWait)
+	}
 	if err != nil {
 		return storeErr(c, out, "import", err, engine.NewAtom(id))
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/ichiban/prolog/engine"
 
@@ -114,7 +115,10 @@ func convCommand(db *store.DB, cmd string, pos []string, recent, maxResults int,
 		}
 		n, err := db.Import(pos[0], f, func(n int) { fmt.Fprintf(stderr, "\rimported %d messages", n) })
 		fmt.Fprintf(stderr, "\rimported %d messages into %s\n", n, pos[0])
-		return err
+		if err != nil {
+			return err
+		}
+		return db.WaitIndexed(5 * time.Minute)
 	}
 	return nil
 }
