@@ -108,8 +108,8 @@ func BenchmarkColdSearch(b *testing.B) {
 			"search": `nb_getval(bench_handle, H), context_search(H, "topic42", [max_results(10)], ok(_))`,
 			// A term every message holds makes BM25 score every document.
 			"search-broad": `nb_getval(bench_handle, H), context_search(H, "topic42 lease", [max_results(10)], ok(_))`,
-			"peek":   `nb_getval(bench_handle, H), context_peek(H, item(17), [], ok(_))`,
-			"slice":  `nb_getval(bench_handle, H), context_slice(H, 100, 10, [], ok(_))`,
+			"peek":         `nb_getval(bench_handle, H), context_peek(H, item(17), [], ok(_))`,
+			"slice":        `nb_getval(bench_handle, H), context_slice(H, 100, 10, [], ok(_))`,
 		} {
 			b.Run(fmt.Sprintf("messages=%d/%s", n, name), func(b *testing.B) {
 				reportLatency(b, func() {

@@ -216,4 +216,6 @@ type panicError struct {
 	stack []byte
 }
 
-func (e *panicError) Error() string { return fmt.Sprintf("prolog: panic in foreign predicate: %v", e.value) }
+func (e *panicError) Error() string {
+	return fmt.Sprintf("prolog: panic in foreign predicate: %v", e.value)
+}
