@@ -1,7 +1,78 @@
-// Package store holds durable conversations on badger: conversation
-// headers, messages with dense per-conversation sequences, idempotency
-// keys, cached token counts and O(1) counters.
+// Package store is rlmpl's durable conversation store: conversation
+// headers, append-only messages with dense per-conversation sequences,
+// idempotency keys, cached token counts, O(1) counters, and a derived
+// BM25 full-text index. The transcript is the source of truth; nothing in
+// this package rewrites or deletes a stored message.
 //
-// The package stores messages in the normalized OpenAI chat shape
-// ([Message]); it knows nothing of Prolog terms.
+// # Ownership
+//
+// The store owns the key layout (keys.go), the versioned record codec
+// (codec.go: a corrupt value is [ErrCorrupt], a newer one [ErrVersion],
+// never a panic), transactions, and the full-text index. It stores
+// messages in the normalized OpenAI chat shape ([Message],
+// [Message.Normalize]) and knows nothing of Prolog: callers convert terms to
+// [Message] values and back. It deliberately leaves to the caller what a
+// message means (turn structure, receipts, packing) and token counting
+// (counts are stored, not computed: [AppendOptions.TokenCounts],
+// [DB.SetTokenCount]).
+//
+// Storage goes through a small ordered-KV seam (kv.go: point Get/Set,
+// ordered range iteration both ways, View/Update transactions) implemented
+// on badger, so a distributed ordered KV can replace badger without changes
+// above this package.
+//
+// # Concurrency
+//
+// A [DB] is safe for concurrent use. Appends to one conversation are
+// serialized by a per-conversation mutex, so sequences are dense (no gaps,
+// no duplicates) and no transaction conflict reaches callers; appends to
+// different conversations run in parallel. Reads run on snapshots and do
+// not block writes. The store starts one goroutine of its own, the
+// background indexer, besides badger's; [DB.Close] stops it and waits for
+// calls in flight. Only one process may open a directory: a second one gets
+// [ErrLocked] naming it.
+//
+// # Durability
+//
+// With a directory and the default Options, every commit is synced
+// (msync of badger's write-ahead log) before Append returns, so an
+// acknowledged append survives a kernel crash or power loss; with NoSync
+// it still survives the death of the process (the kill -9 test checks
+// every acknowledged append after each kill). [Options].InMemory keeps
+// everything in memory on the same code path. Appends cost O(1) whatever
+// the conversation's length: the next sequence and the [Stats] counters
+// live in one per-conversation head record, never recomputed from the
+// messages. Every selector of [DB.Messages] is a key range (role(R) has
+// its own index), so reads cost O(result).
+//
+// # Index consistency
+//
+// The full-text index (bleve, BM25, message text only, storing nothing) is
+// derived from the log and rebuildable from it ([DB.Reindex]). The indexer
+// follows the log per conversation: after a short delay (Options.IndexDelay)
+// it indexes the appended messages in batches and, once a batch is on disk,
+// records a per-conversation watermark in badger. After a crash it resumes
+// from the watermarks; a lost or foreign index directory is rebuilt. The
+// index lags the log slightly, but [DB.Search] also scans the messages
+// above the watermarks, so a search sees every append that returned before
+// it started (read-your-writes). Search matches message content only,
+// never a "[seq] role:" rendering.
+//
+// # Usage
+//
+//	db, err := store.Open(&store.Options{Dir: dir})
+//	if err != nil {
+//		return err // errors.Is(err, store.ErrLocked) if another process has dir
+//	}
+//	defer db.Close()
+//	if _, err := db.Create("demo", nil); err != nil && !errors.Is(err, store.ErrExists) {
+//		return err
+//	}
+//	rec, err := db.Append("demo", store.Message{Role: store.RoleUser, Content: store.TextContent("hello")},
+//		store.AppendOptions{IdempotencyKey: "turn-1"}) // a retry returns the same record
+//	if err != nil {
+//		return err
+//	}
+//	tail, err := db.Messages("demo", store.Recent(20), 0)
+//	hits, next, err := db.Search("demo", "hello", store.SearchOptions{MaxResults: 10})
 package store
