@@ -47,3 +47,37 @@ func TestPersistentConversationSurvivesReopen(t *testing.T) {
 		t.Fatalf("after reopen: %v", got)
 	}
 }
+
+// TestReopenedStoreGivesAFreshColdHandle: the upstream scenario — a cold
+// handle over a reopened persistent store finds old turns through the index
+// without the transcript being copied anywhere.
+func TestReopenedStoreGivesAFreshColdHandle(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	spec := "persist('" + dir + "')"
+	ctx := context.Background()
+	for i, goal := range []string{
+		`conversation_store_open(` + spec + `, ok(S)), conversation_create(S, [id(cold_persist)], ok(C)),
+		 conversation_append(C, message(user, "durable ancient-needle"), ok(_)),
+		 conversation_cold_context(C, [], ok(context_ref(P))), memberchk(handle(H), P), context_delete(H, ok(_)),
+		 conversation_store_close(S, ok(closed))`,
+		`conversation_store_open(` + spec + `, ok(S)), conversation_open(S, cold_persist, ok(C)),
+		 conversation_cold_context(C, [], ok(context_ref(P))), memberchk(handle(H), P),
+		 context_search(H, "ancient-needle", [], ok(context_result(R))), memberchk(value([M]), R),
+		 M = match(MP), memberchk(value(conversation_message_view(V)), MP), memberchk(sequence(Seq), V),
+		 context_delete(H, ok(_)), conversation_store_close(S, ok(closed))`,
+	} {
+		h, _ := host.New(nil)
+		s, err := h.NewSession(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Once(ctx, goal)
+		h.Close()
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if i == 1 && got["Seq"] != "1" {
+			t.Fatalf("search after reopen: %v", got)
+		}
+	}
+}

@@ -327,3 +327,18 @@ func TestTimeLimit(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// BenchmarkRegisterText: the cost of registering a 64 KiB text context
+// (bytes/op approximates the memory a live handle holds beyond its text).
+func BenchmarkRegisterText(b *testing.B) {
+	r := New(&Options{Tombstones: 16})
+	text := strings.Repeat("a line of context text\n", 2900)
+	b.ReportAllocs()
+	for b.Loop() {
+		ref, _, err := r.RegisterText(text, Limits{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = r.Delete(ref)
+	}
+}
