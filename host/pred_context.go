@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/ichiban/prolog/engine"
@@ -145,7 +146,7 @@ func limits(c *prolog.Call, options engine.Term, allowed ...string) (handle.Limi
 			}
 			lim.TimeLimit = time.Duration(secs * float64(time.Second))
 		default:
-			if !contains(allowed, p.Key) {
+			if !slices.Contains(allowed, p.Key) {
 				return lim, req, prolog.DomainError("context_option", engine.NewAtom(p.Key).Apply(v))
 			}
 			switch p.Key {
@@ -171,15 +172,6 @@ func limits(c *prolog.Call, options engine.Term, allowed ...string) (handle.Limi
 		}
 	}
 	return lim, req, nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
 }
 
 func (s *Session) ctxRegister(c *prolog.Call, source, options, out engine.Term) (bool, error) {
