@@ -56,47 +56,23 @@ func runComplete(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 		opts.Providers = map[string]provider.Provider{*providerName: p}
 	}
-	h, err := host.New(opts)
-	if err != nil {
-		fmt.Fprintf(stderr, "rlmpl complete: %v\n", err)
-		return 1
+	isOK, rec, code := outcome(ctx, "complete", opts, func(ip *prolog.Interpreter) string {
+		return fmt.Sprintf(`rlm_completion(%s, text(%s), [provider(%s), model(%s)], Out)`,
+			ip.WriteQ(prolog.Chars(*query), nil), ip.WriteQ(prolog.Chars(string(text)), nil),
+			ip.WriteQ(engine.NewAtom(*providerName), nil), ip.WriteQ(engine.NewAtom(*model), nil))
+	}, stderr)
+	if code != 0 {
+		return code
 	}
-	s, err := h.NewSession(ctx)
-	if err != nil {
-		fmt.Fprintf(stderr, "rlmpl complete: %v\n", err)
-		return 1
+	if !isOK {
+		return reportError("complete", rec, stderr)
 	}
-	defer s.Close()
-	ip := s.Interpreter()
-	goal := fmt.Sprintf(`rlm_completion(%s, text(%s), [provider(%s), model(%s)], Outcome)`,
-		ip.WriteQ(prolog.Chars(*query), nil), ip.WriteQ(prolog.Chars(string(text)), nil),
-		ip.WriteQ(engine.NewAtom(*providerName), nil), ip.WriteQ(engine.NewAtom(*model), nil))
-	q, err := s.Query(ctx, goal)
-	if err != nil {
-		return exitCode(err, stderr)
-	}
-	defer q.Close()
-	if !q.Next() {
-		return exitCode(q.Err(), stderr)
-	}
-	out, _ := prolog.Value(q.Bindings()[0].Value, nil)
-	return printOutcome(out, stdout, stderr)
+	return printCompletion(rec, stdout)
 }
 
-// printOutcome prints ok(completion_result(...)) or error(...).
-func printOutcome(out any, stdout, stderr io.Writer) int {
-	c, ok := out.(prolog.Compound)
-	if !ok || len(c.Args) != 1 {
-		fmt.Fprintf(stderr, "rlmpl complete: unexpected outcome %v\n", out)
-		return 1
-	}
-	rec, _ := c.Args[0].(prolog.Record)
-	if c.Functor == "error" {
-		msg, _ := rec.Get("message")
-		kind, _ := rec.Get("kind")
-		fmt.Fprintf(stderr, "error: %v: %v\n", kind, msg)
-		return 1
-	}
+// printCompletion prints a completion_result: the answer, the trajectory
+// and the usage.
+func printCompletion(rec prolog.Record, stdout io.Writer) int {
 	v, _ := rec.Get("value")
 	fmt.Fprintf(stdout, "%s\n", valueText(v))
 	if tr, ok := rec.Get("trajectory"); ok {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/ichiban/prolog/engine"
 
-	"github.com/rlmpl/rlmpl/host"
 	"github.com/rlmpl/rlmpl/prolog"
 	"github.com/rlmpl/rlmpl/store"
 )
@@ -126,46 +125,19 @@ func convCommand(db *store.DB, cmd string, pos []string, recent, maxResults int,
 // coldSearch runs the planner's search through a cold-history handle and
 // prints the bounded result with its truncation flag.
 func coldSearch(ctx context.Context, dir, conv, query string, maxResults, maxBytes int, stdout, stderr io.Writer) int {
-	h, err := host.New(nil)
-	if err != nil {
-		fmt.Fprintf(stderr, "rlmpl conv search: %v\n", err)
-		return 1
+	isOK, rec, code := outcome(ctx, "conv search", nil, func(ip *prolog.Interpreter) string {
+		return fmt.Sprintf(`conversation_store_open(persist(%s), ok(S)), conversation_open(S, %s, OC),
+			(   OC = ok(C)
+			->  conversation_cold_context(C, [], ok(Ref)), Ref = context_ref(RP), memberchk(handle(H), RP),
+			    context_search(H, %s, [max_results(%d), max_bytes(%d)], Out), context_delete(H, _)
+			;   Out = OC
+			)`, ip.WriteQ(prolog.Chars(dir), nil), ip.WriteQ(engine.NewAtom(conv), nil), ip.WriteQ(prolog.Chars(query), nil), maxResults, maxBytes)
+	}, stderr)
+	if code != 0 {
+		return code
 	}
-	defer h.Close()
-	s, err := h.NewSession(ctx)
-	if err != nil {
-		fmt.Fprintf(stderr, "rlmpl conv search: %v\n", err)
-		return 1
-	}
-	ip := s.Interpreter()
-	goal := fmt.Sprintf(`conversation_store_open(persist(%s), ok(S)), conversation_open(S, %s, ok(C)),
-		conversation_cold_context(C, [], ok(Ref)), Ref = context_ref(RP), memberchk(handle(H), RP),
-		context_search(H, %s, [max_results(%d), max_bytes(%d)], Out), context_delete(H, _)`,
-		ip.WriteQ(prolog.Chars(dir), nil), ip.WriteQ(engine.NewAtom(conv), nil), ip.WriteQ(prolog.Chars(query), nil), maxResults, maxBytes)
-	q, err := s.Query(ctx, goal)
-	if err != nil {
-		return exitCode(err, stderr)
-	}
-	defer q.Close()
-	if !q.Next() {
-		if q.Err() != nil {
-			return exitCode(q.Err(), stderr)
-		}
-		fmt.Fprintf(stderr, "rlmpl conv search: no conversation %s in %s\n", conv, dir)
-		return 1
-	}
-	var out any
-	for _, b := range q.Bindings() {
-		if b.Name == "Out" {
-			out, _ = prolog.Value(b.Value, nil)
-		}
-	}
-	c, _ := out.(prolog.Compound)
-	rec, _ := c.Args[0].(prolog.Record)
-	if c.Functor == "error" {
-		msg, _ := rec.Get("message")
-		fmt.Fprintf(stderr, "error: %v\n", msg)
-		return 1
+	if !isOK {
+		return reportError("conv search", rec, stderr)
 	}
 	v, _ := rec.Get("value")
 	for _, m := range v.([]any) {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/ichiban/prolog/engine"
 
-	"github.com/rlmpl/rlmpl/host"
 	"github.com/rlmpl/rlmpl/prolog"
 )
 
@@ -41,52 +40,26 @@ func runPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "rlmpl pack: --conv is required")
 		return 2
 	}
-	h, err := host.New(nil)
-	if err != nil {
-		fmt.Fprintf(stderr, "rlmpl pack: %v\n", err)
-		return 1
-	}
-	defer h.Close()
-	s, err := h.NewSession(ctx)
-	if err != nil {
-		fmt.Fprintf(stderr, "rlmpl pack: %v\n", err)
-		return 1
-	}
-	ip := s.Interpreter()
-	var pol []string
-	for _, k := range []string{"max_candidates", "max_context_tokens", "min_recent_turns", "provider_context_tokens", "reserve_output_tokens", "safety_margin_tokens"} {
-		if v := *policy[k]; v >= 0 {
-			pol = append(pol, fmt.Sprintf("%s(%d)", k, v))
+	isOK, rec, code := outcome(ctx, "pack", nil, func(ip *prolog.Interpreter) string {
+		var pol []string
+		for _, k := range []string{"max_candidates", "max_context_tokens", "min_recent_turns", "provider_context_tokens", "reserve_output_tokens", "safety_margin_tokens"} {
+			if v := *policy[k]; v >= 0 {
+				pol = append(pol, fmt.Sprintf("%s(%d)", k, v))
+			}
 		}
-	}
-	opts := []string{"policy([" + strings.Join(pol, ",") + "])", fmt.Sprintf("cold_history_boundary(%t)", !*noBoundary)}
-	if *model != "" {
-		opts = append(opts, "token_options([model("+ip.WriteQ(engine.NewAtom(*model), nil)+")])")
-	}
-	goal := fmt.Sprintf(`conversation_store_open(persist(%s), ok(S)), conversation_open(S, %s, OC),
-		( OC = ok(C) -> conversation_context_pack(C, [%s], Out) ; Out = OC )`,
-		ip.WriteQ(prolog.Chars(*dir), nil), ip.WriteQ(engine.NewAtom(*conv), nil), strings.Join(opts, ", "))
-	q, err := s.Query(ctx, goal)
-	if err != nil {
-		return exitCode(err, stderr)
-	}
-	defer q.Close()
-	if !q.Next() {
-		return exitCode(q.Err(), stderr)
-	}
-	var out any
-	for _, b := range q.Bindings() {
-		if b.Name == "Out" {
-			out, _ = prolog.Value(b.Value, nil)
+		opts := []string{"policy([" + strings.Join(pol, ",") + "])", fmt.Sprintf("cold_history_boundary(%t)", !*noBoundary)}
+		if *model != "" {
+			opts = append(opts, "token_options([model("+ip.WriteQ(engine.NewAtom(*model), nil)+")])")
 		}
+		return fmt.Sprintf(`conversation_store_open(persist(%s), ok(S)), conversation_open(S, %s, OC),
+			( OC = ok(C) -> conversation_context_pack(C, [%s], Out) ; Out = OC )`,
+			ip.WriteQ(prolog.Chars(*dir), nil), ip.WriteQ(engine.NewAtom(*conv), nil), strings.Join(opts, ", "))
+	}, stderr)
+	if code != 0 {
+		return code
 	}
-	c, _ := out.(prolog.Compound)
-	rec, _ := c.Args[0].(prolog.Record)
-	if c.Functor == "error" {
-		kind, _ := rec.Get("kind")
-		msg, _ := rec.Get("message")
-		fmt.Fprintf(stderr, "rlmpl pack: %v: %v\n", kind, valueText(msg))
-		return 1
+	if !isOK {
+		return reportError("pack", rec, stderr)
 	}
 	if *asJSON {
 		reqv, _ := rec.Get("request")
