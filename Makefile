@@ -35,10 +35,19 @@ tidy-check:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
 
-# Go fuzzes one target of one package at a time.
+# Go fuzzes one target of one package at a time; FUZZTIME is per target.
 fuzz:
 	$(GO) test ./prolog -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./prolog -run '^$$' -fuzz '^FuzzTermRoundTrip$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./prolog -run '^$$' -fuzz '^FuzzReadTerm$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./store -run '^$$' -fuzz '^FuzzRecordDecode$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./store -run '^$$' -fuzz '^FuzzKeyOrder$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./tokenizer -run '^$$' -fuzz '^FuzzTokenizerRoundTrip$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./solver -run '^$$' -fuzz '^FuzzSolve$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./host/plan -run '^$$' -fuzz '^FuzzParsePlanJSON$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./host/plan -run '^$$' -fuzz '^FuzzParsePlanTerm$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./host/provider -run '^$$' -fuzz '^FuzzDecodeResponse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./host/provider -run '^$$' -fuzz '^FuzzStream$$' -fuzztime $(FUZZTIME)
 
 # Regenerates datadriven expectations: review the diff, a rewrite accepts
 # whatever the code prints now.
