@@ -215,12 +215,15 @@ func (db *DB) searchRanked(cs *convState, q string, opts SearchOptions) ([]Hit, 
 	}
 	var bq query.Query = bleve.NewDisjunctionQuery(disj...)
 	if cs != nil {
-		filter := bleve.NewTermQuery(convTerm(cs.num))
-		filter.SetField(fieldConv)
-		b := bleve.NewBooleanQuery()
-		b.AddMust(bq)
-		b.AddFilter(filter)
-		bq = b
+		// Scope with a conjunction, not a filter: the conjunction searcher
+		// leapfrogs over the conversation's short posting list instead of
+		// visiting every match in the index. Boost 0 keeps the scope term
+		// out of the score and the query norm, so scores equal the
+		// unscoped ones.
+		scope := bleve.NewTermQuery(convTerm(cs.num))
+		scope.SetField(fieldConv)
+		scope.SetBoost(0)
+		bq = bleve.NewConjunctionQuery(bq, scope)
 	}
 	// Index hits above a tail's mark are dropped (the tail scan scores
 	// them), so ask for that many more.

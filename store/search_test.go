@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -69,9 +70,17 @@ func TestSearch(t *testing.T) {
 					t.Errorf("hit %s/%d score %v", h.Conversation, h.Seq, h.Score)
 				}
 			}
+			var unscoped float64
+			for _, h := range hits {
+				if h.Conversation == "b" {
+					unscoped = h.Score
+				}
+			}
 			hits, _, _ = db.Search("b", "badger", SearchOptions{})
 			if got := searchSeqs(hits); got != "[b/1]" {
 				t.Errorf("Search(b, badger) = %s", got)
+			} else if math.Abs(hits[0].Score-unscoped) > 1e-9 {
+				t.Errorf("scoped score %v, unscoped %v", hits[0].Score, unscoped)
 			}
 			// Content only: role names and seq numbers are not content.
 			if hits, _, _ := db.Search("a", "user", SearchOptions{}); len(hits) != 0 {
