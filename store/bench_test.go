@@ -12,10 +12,15 @@ import (
 	"time"
 )
 
-// Benchmarks. The 1M-message ones are opt-in: RLMPL_BENCH_LARGE=1.
+// Benchmarks. The 1M-message sizes are opt-in: RLMPL_BENCH_LARGE=1.
 //
-//	go test ./store -run '^$' -bench . -benchtime 2s
-//	RLMPL_BENCH_LARGE=1 go test ./store -run '^$' -bench 'Search|Recent|Message|Reindex' -benchtime 2000x -timeout 60m
+//	go test ./store -run '^$' -bench 'Append|Recent20|Message|Open|Reindex' -benchtime 2s
+//	RLMPL_BENCH_LARGE=1 go test ./store -run '^$' -bench 'Recent20|Message|AppendAtHistory|Open|Reindex' -benchtime 2s -timeout 60m
+//	RLMPL_BENCH_LARGE=1 go test ./store -run '^$' -bench Search -benchtime 2000x -timeout 60m
+//
+// Search reports p50-ms and p99-ms over a fixed mix of 12 queries; Append
+// reports appends/s with the background indexer running (AppendNoIndex is
+// the log alone).
 
 func large() bool { return os.Getenv("RLMPL_BENCH_LARGE") == "1" }
 
