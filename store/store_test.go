@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -575,3 +576,31 @@ func TestImportBatches(t *testing.T) {
 }
 
 func removeAll(p string) error { return os.RemoveAll(p) }
+
+// TestCloseStopsGoroutines checks that Close owns every goroutine the store
+// (badger, bleve, the indexer) started.
+func TestCloseStopsGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	for _, o := range []*Options{{InMemory: true}, {Dir: t.TempDir()}} {
+		db, err := Open(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustCreate(t, db, "c")
+		mustAppend(t, db, "c", user("hello goroutines"))
+		if _, _, err := db.Search("c", "hello", SearchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<16)
+		t.Errorf("%d goroutines after Close, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
+}
