@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/rlmpl/rlmpl/host"
+	"github.com/rlmpl/rlmpl/host/pack"
+	"github.com/rlmpl/rlmpl/host/plan"
 	"github.com/rlmpl/rlmpl/host/provider"
 	"github.com/rlmpl/rlmpl/host/provider/providertest"
 )
@@ -77,5 +79,22 @@ func TestCompletionProviderErrorIsStructured(t *testing.T) {
 	}
 	if strings.Contains(got["E"], "sk-secret-value") || !strings.Contains(got["E"], "planner") {
 		t.Fatalf("E = %s", got["E"])
+	}
+}
+
+// TestBoundaryTeachesValidPlanSteps: the retrieval forms the cold-history
+// boundary shows the model parse as plan steps in both syntaxes.
+func TestBoundaryTeachesValidPlanSteps(t *testing.T) {
+	text := pack.BoundaryText("c", 10)
+	term := `context(input(context), search("query"), r)`
+	js := `{"op":"context","handle":{"ref":"input","name":"context"},"action":{"type":"search","pattern":"query"},"bind":"r"}`
+	if !strings.Contains(text, term) || !strings.Contains(text, js) {
+		t.Fatalf("boundary text lacks the forms: %s", text)
+	}
+	if _, err := plan.ParseTerm("plan([" + term + ", final(var(r))])"); err != nil {
+		t.Fatalf("term form: %v", err)
+	}
+	if _, err := plan.ParseJSON(`{"steps":[` + js + `,{"op":"final","value":{"ref":"var","name":"r"}}]}`); err != nil {
+		t.Fatalf("JSON form: %v", err)
 	}
 }

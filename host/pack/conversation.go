@@ -113,8 +113,9 @@ func BoundaryText(conversation string, coldThrough int64) string {
 	return fmt.Sprintf("Cold history boundary: conversation %s has durable history outside the guaranteed hot tail. "+
 		"Sequences 1..%d may be absent from this context; the hot tail begins at sequence %d. Nothing has been deleted. "+
 		"If the user refers to an earlier decision, fact, file, task or discussion that is not in context, retrieve it before answering "+
-		"with a plan step on the cold history: context(input(context), search(\"query\"), R), "+
-		"context(input(context), slice(Start, Length), R) or context(input(context), peek(item(Index)), R) "+
+		"with a plan step on the cold history: context(input(context), search(\"query\"), r), "+
+		"context(input(context), slice(Start, Length), r) or context(input(context), peek(item(Index)), r), "+
+		"binding r (any lower-case name) for later steps "+
 		"(JSON: {\"op\":\"context\",\"handle\":{\"ref\":\"input\",\"name\":\"context\"},\"action\":{\"type\":\"search\",\"pattern\":\"query\"},\"bind\":\"r\"}). "+
 		"Refine the query when a result is truncated. Summaries may stand for old turns; the cold transcript is authoritative.",
 		conversation, coldThrough, coldThrough+1)
