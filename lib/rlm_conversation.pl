@@ -42,7 +42,9 @@ Exports:
 
 %!  conversation_store_open(+Spec, -Outcome) is det.
 %
-%   Spec is memory or persist(Dir). Outcome is ok(conversation_store(Id)).
+%   Spec is memory or persist(Dir), Dir relative to the working directory
+%   (created when missing; writes are synced). Outcome is
+%   ok(conversation_store(Id)).
 %   A directory another process holds is detail(store_locked); opening
 %   the same directory twice in one host shares the store.
 conversation_store_open(Spec, Outcome) :-
