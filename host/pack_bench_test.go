@@ -23,7 +23,8 @@ func historySizes() []int {
 }
 
 // benchSession returns a session with conversation "bench" of n messages
-// in a memory store (imported in batches, as `rlmpl conv import` does).
+// in a persistent store on disk (imported in batches, as `rlmpl conv
+// import` does; the index's segments merge on disk as they would in use).
 func benchSession(b *testing.B, n int) (*host.Session, func()) {
 	b.Helper()
 	dir := b.TempDir()
@@ -48,7 +49,7 @@ func benchSession(b *testing.B, n int) (*host.Session, func()) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := s.Once(ctx, `conversation_store_open(memory, ok(S)), conversation_create(S, [id(bench)], ok(C)),
+	if _, err := s.Once(ctx, `conversation_store_open(persist('`+dir+`/store'), ok(S)), conversation_create(S, [id(bench)], ok(C)),
 		conversation_import(C, 't.jsonl', ok(_)), nb_setval(bench_conv, C)`); err != nil {
 		b.Fatal(err)
 	}
