@@ -173,14 +173,7 @@ func (e *encoder) value(v any, depth int) {
 	case prolog.Atom:
 		e.str(string(v))
 	case []any:
-		e.byte('[')
-		for i, x := range v {
-			if i > 0 {
-				e.byte(',')
-			}
-			e.value(x, d)
-		}
-		e.byte(']')
+		encodeList(e, v, d)
 	case []string:
 		e.byte('[')
 		for i, x := range v {
@@ -226,14 +219,7 @@ func (e *encoder) value(v any, depth int) {
 		e.value(v.Value, d)
 		e.byte('}')
 	case []handle.Match:
-		e.byte('[')
-		for i, x := range v {
-			if i > 0 {
-				e.byte(',')
-			}
-			e.value(x, d)
-		}
-		e.byte(']')
+		encodeList(e, v, d)
 	case handle.Part:
 		e.raw(`{"index":`)
 		e.int(int64(v.Index))
@@ -245,14 +231,7 @@ func (e *encoder) value(v any, depth int) {
 		e.value(v.Value, d)
 		e.byte('}')
 	case []handle.Part:
-		e.byte('[')
-		for i, x := range v {
-			if i > 0 {
-				e.byte(',')
-			}
-			e.value(x, d)
-		}
-		e.byte(']')
+		encodeList(e, v, d)
 	case handle.Metadata:
 		e.str(v.Describe())
 	case ModelResult:
@@ -435,17 +414,9 @@ func TermValue(v any) any {
 	case int:
 		return int64(v)
 	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = TermValue(x)
-		}
-		return out
+		return termValues(v)
 	case []string:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = x
-		}
-		return out
+		return termValues(v)
 	case map[string]any:
 		keys := make([]string, 0, len(v))
 		for k := range v {
@@ -465,27 +436,15 @@ func TermValue(v any) any {
 		}
 		return v.Text
 	case []handle.Item:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = TermValue(x)
-		}
-		return out
+		return termValues(v)
 	case handle.Match:
 		return rec("match", f("index", int64(v.Index)), f("value", TermValue(v.Value)))
 	case []handle.Match:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = TermValue(x)
-		}
-		return out
+		return termValues(v)
 	case handle.Part:
 		return rec("part", f("index", int64(v.Index)), f("length", int64(v.Length)), f("start", int64(v.Start)), f("value", TermValue(v.Value)))
 	case []handle.Part:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = TermValue(x)
-		}
-		return out
+		return termValues(v)
 	case handle.Metadata:
 		return rec("context_metadata", f("backend", prolog.Atom(v.Backend)), f("bytes", v.Bytes), f("items", v.Items),
 			f("kind", prolog.Atom(v.Kind)), f("version", int64(v.Version)))
@@ -493,4 +452,25 @@ func TermValue(v any) any {
 		return rec("model_response", f("model", v.Model), f("reasoning", v.Reasoning), f("text", v.Text))
 	}
 	return v
+}
+
+// encodeList encodes a slice of plan values as a JSON array.
+func encodeList[T any](e *encoder, v []T, d int) {
+	e.byte('[')
+	for i, x := range v {
+		if i > 0 {
+			e.byte(',')
+		}
+		e.value(x, d)
+	}
+	e.byte(']')
+}
+
+// termValues applies TermValue to each element.
+func termValues[T any](v []T) []any {
+	out := make([]any, len(v))
+	for i, x := range v {
+		out[i] = TermValue(x)
+	}
+	return out
 }
