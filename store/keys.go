@@ -143,4 +143,3 @@ func orderedInt(v int64) uint64 { return uint64(v) ^ 1<<63 }
 
 func unorderedInt(u uint64) int64 { return int64(u ^ 1<<63) }
 
-func binaryU64(b []byte) uint64 { return binary.BigEndian.Uint64(b) }
