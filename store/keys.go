@@ -142,4 +142,3 @@ func be64(b []byte, v uint64) []byte { return binary.BigEndian.AppendUint64(b, v
 func orderedInt(v int64) uint64 { return uint64(v) ^ 1<<63 }
 
 func unorderedInt(u uint64) int64 { return int64(u ^ 1<<63) }
-
