@@ -259,7 +259,7 @@ func (t prologTools) Call(ctx context.Context, name string, args any) (any, erro
 	if !ok {
 		return nil, fmt.Errorf("host: no tool %q", name)
 	}
-	at, err := prolog.ToTerm(plan.TermValue(args))
+	at, err := prolog.ToTerm(hostValue(plan.TermValue(args)))
 	if err != nil {
 		return nil, err
 	}
@@ -366,7 +366,7 @@ func (s *Session) decode(c *prolog.Call, options engine.Term) (*spec, error) {
 		sp.deps.Tools = tools
 	}
 	if t, present := opts["context_options"]; present {
-		lim, _, err := limits(c, t)
+		lim, _, err := s.limits(c, "context_register/3", t)
 		if err != nil {
 			var he *handle.Error
 			if errors.As(err, &he) || errors.As(err, new(*prolog.ISOError)) {
@@ -443,16 +443,16 @@ func (s *Session) contextOf(c *prolog.Call, t engine.Term, sp *spec) (plan.Conte
 			h = f["handle"]
 		}
 	}
-	if ref, isHandle := handleRef(c, h); isHandle {
+	if ref, err := handleArg(c, h); err == nil {
 		meta, err := s.handles.Metadata(ref)
 		if err != nil {
-			return plan.ContextRef{}, faultf("context_metadata_failed", []engine.Term{contextError(asHandleError(err))}, "%v", err)
+			return plan.ContextRef{}, faultf("context_metadata_failed", []engine.Term{atomError.Apply(contextReason(asHandleError(err)))}, "%v", err)
 		}
 		return plan.ContextRef{Ref: ref, Metadata: meta}, nil
 	}
 	ref, meta, err := s.registerSource(c, h, handle.Limits{})
 	if err != nil {
-		return plan.ContextRef{}, faultf("context_registration_failed", []engine.Term{contextError(asHandleError(err))}, "%v", err)
+		return plan.ContextRef{}, faultf("context_registration_failed", []engine.Term{atomError.Apply(contextReason(asHandleError(err)))}, "%v", err)
 	}
 	sp.ephemeral = &ref
 	return plan.ContextRef{Ref: ref, Metadata: meta}, nil
@@ -527,7 +527,7 @@ func (s *Session) rlmComplete(c *prolog.Call, query, context_, options, out engi
 	if err != nil {
 		return s.outcomeErr(c, out, err, sp)
 	}
-	value, err := prolog.ToTerm(plan.TermValue(res.Value))
+	value, err := prolog.ToTerm(hostValue(plan.TermValue(res.Value)))
 	if err != nil {
 		return false, err
 	}
