@@ -146,6 +146,8 @@ func (s *Session) reason(phase string, err error, subject []engine.Term) (engine
 		return tokenReason("unknown_encoding", err.Error()), true
 	case errors.As(err, &he):
 		return contextReason(he), true
+	case errors.Is(err, ErrHookFailed):
+		return budgetReason("hook", "pack_hook_failed", fld("message", prolog.Chars(err.Error()))), true
 	case phase != "" && slices.Contains(storePhases, phase):
 		return conv(engine.NewAtom("storage_failure"))
 	}

@@ -45,6 +45,7 @@ func policyTerm(p pack.Policy) engine.Term {
 		fld("max_context_tokens", engine.Integer(p.MaxContextTokens)),
 		fld("min_recent_turns", engine.Integer(p.MinRecentTurns)),
 		fld("overflow", engine.NewAtom(p.Overflow)),
+		fld("window", engine.NewAtom(string(p.Window))),
 		fld("provider_context_tokens", engine.Integer(p.ProviderContextTokens)),
 		fld("reserve_output_tokens", engine.Integer(p.ReserveOutputTokens)),
 		fld("safety_margin_tokens", engine.Integer(p.SafetyMarginTokens)),
@@ -305,24 +306,13 @@ func (s *Session) packOptions(c *prolog.Call, op opts) (runtime.PackOptions, err
 	if po.Policy, err = s.policyOf(c, op["policy"]); err != nil {
 		return po, err
 	}
-	if hookDefined(c) {
-		po.Hook = func(ctx context.Context, units []runtime.HookUnit) ([]pack.Adjustment, []solver.Constraint, error) {
-			return s.callHook(c, units)
-		}
+	po.Hook = func(ctx context.Context, units []runtime.HookUnit) ([]pack.Adjustment, []solver.Constraint, error) {
+		return s.callHook(c, units)
 	}
 	return po, nil
 }
 
 var atomHook = engine.NewAtom("context_pack_hook")
-
-// hookDefined reports whether the program defined context_pack_hook/2
-// (lib declares it dynamic, with no clauses).
-func hookDefined(c *prolog.Call) bool {
-	head := atomHook.Apply(engine.NewVariable(), engine.NewVariable())
-	found := false
-	_ = callAll(c, engine.NewAtom("clause").Apply(head, engine.NewVariable()), func(*engine.Env) { found = true })
-	return found
-}
 
 // ErrHookFailed is the cause of a pack whose context_pack_hook/2 failed.
 var ErrHookFailed = errors.New("host: context_pack_hook/2 failed")
@@ -346,6 +336,9 @@ func (s *Session) callHook(c *prolog.Call, batch []runtime.HookUnit) ([]pack.Adj
 	}
 	if got == nil {
 		return nil, nil, ErrHookFailed
+	}
+	if a, isAtom := got.(engine.Atom); isAtom && a == atomNil {
+		return nil, nil, nil // the default hook
 	}
 	elems, err := c.List(got)
 	if err != nil {

@@ -29,7 +29,6 @@ Exports:
 :- dynamic(conversation_count_encoding/1).
 :- dynamic(context_utility/3).
 :- dynamic(context_boundary_template/1).
-:- dynamic(context_pack_hook/2).
 
 /* --- Options --- */
 
@@ -135,10 +134,11 @@ context_boundary_template(
 
 %!  context_pack_hook(+Units, -Adjustments) is det.
 %
-%   A program's hook into conversation packs: when a program defines it,
-%   it is called once per pack with the bounded candidate batch, Units a
-%   list of unit(Id, Section, Sequence, Mandatory), and must return
-%   Adjustments, a list of utility(Id, Delta), mandatory(Id), requires(A, B)
-%   and excludes(A, B). A hook that fails or throws fails the pack (the
-%   error names the hook); it is never read as "no adjustments". Undefined
-%   by default.
+%   A program's hook into conversation packs, called once per pack with the
+%   bounded candidate batch: Units is a list of unit(Id, Section, Sequence,
+%   Mandatory) and Adjustments a list of utility(Id, Delta), mandatory(Id),
+%   requires(A, B) and excludes(A, B). The default adjusts nothing; a
+%   program defines its own to replace it. A hook that fails makes the pack
+%   error(context_budget_error([kind(pack_hook_failed), ...])) — it is never
+%   read as "no adjustments" — and one that throws throws.
+context_pack_hook(_, []).
