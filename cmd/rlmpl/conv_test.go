@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,5 +74,44 @@ func TestConvAndPackCommands(t *testing.T) {
 	}
 	if out, _, _ := rlmpl(t, "conv", "list", "--state", state, "--store", abs); !strings.Contains(out, "40 messages") {
 		t.Fatalf("absolute store list: %s", out)
+	}
+}
+
+// TestMain lets a test run the CLI as a separate process: with
+// RLMPL_TEST_MAIN=1 the test binary is rlmpl.
+func TestMain(m *testing.M) {
+	if os.Getenv("RLMPL_TEST_MAIN") == "1" {
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// TestPackIsByteIdenticalAcrossProcesses (I10): the same transcript and
+// options render the same request, byte for byte, in two processes — no
+// map order, clock or address leaks into a pack.
+func TestPackIsByteIdenticalAcrossProcesses(t *testing.T) {
+	state := t.TempDir()
+	file := filepath.Join(t.TempDir(), "t.jsonl")
+	var sb strings.Builder
+	for i := range 60 {
+		role := []string{"user", "assistant"}[i%2]
+		fmt.Fprintf(&sb, `{"role":%q,"content":"turn %d %s"}`+"\n", role, i, strings.Repeat("lease fencing token ", 1+i%7))
+	}
+	os.WriteFile(file, []byte(sb.String()), 0o600)
+	if _, errs, code := rlmpl(t, "conv", "import", "--state", state, "demo", file); code != 0 {
+		t.Fatal(errs)
+	}
+	render := func() []byte {
+		cmd := exec.Command(os.Args[0], "pack", "--state", state, "--conv", "demo", "--model", "gpt-4o", "--max-context", "900", "--json")
+		cmd.Env = append(os.Environ(), "RLMPL_TEST_MAIN=1")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("pack: %v", err)
+		}
+		return out
+	}
+	a, b := render(), render()
+	if !bytes.Equal(a, b) || !bytes.Contains(a, []byte("Cold history boundary")) {
+		t.Fatalf("renders differ or lack the boundary:\n%s\n---\n%s", a, b)
 	}
 }
