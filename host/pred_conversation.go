@@ -546,14 +546,18 @@ func recordTerm(r store.Record) engine.Term {
 
 // messageOf reads message(Role, Content) or message([role(R), content(C),
 // name(N), tool_call_id(Id), tool_calls([tool_call([id, name, arguments])]),
-// reasoning(T)]). Shape errors are *store.ValidationError naming the field.
+// reasoning(T)]). A term that is no message is a type error; errors in its
+// fields are *store.ValidationError naming the field (outcomes).
 func messageOf(c *prolog.Call, t engine.Term) (store.Message, error) {
 	bad := func(field, format string, a ...any) error {
 		return &store.ValidationError{Kind: store.ErrInvalid, Field: field, Reason: fmt.Sprintf(format, a...)}
 	}
 	mt, isCompound := c.Resolve(t).(engine.Compound)
+	if _, isVar := c.Resolve(t).(engine.Variable); isVar {
+		return store.Message{}, prolog.InstantiationError()
+	}
 	if !isCompound || mt.Functor().String() != "message" || (mt.Arity() != 1 && mt.Arity() != 2) {
-		return store.Message{}, bad("message", "must be message(Role, Content) or message([role(R), content(C), ...])")
+		return store.Message{}, prolog.TypeError("message", prolog.Resolved(t, c.Env))
 	}
 	f := map[string]engine.Term{}
 	if mt.Arity() == 2 {
