@@ -298,7 +298,9 @@ func (s *Session) packOptions(c *prolog.Call, op opts) (runtime.PackOptions, err
 			if err != nil {
 				return po, prolog.TypeError("text", vals[j])
 			}
-			u.Variants[j].Value = tokenizer.Message{Role: "system", Content: text}
+			// The rendered message is counted by the pack's counter: a
+			// declared count could not be trusted to match what is sent.
+			u.Variants[j].Value, u.Variants[j].Count = tokenizer.Message{Role: "system", Content: text}, tokenizer.Count{}
 		}
 		po.Units = append(po.Units, u)
 		po.Constraints = append(po.Constraints, cons...)
@@ -382,7 +384,7 @@ func (s *Session) callHook(c *prolog.Call, batch []runtime.HookUnit) ([]pack.Adj
 	return adjs, cons, nil
 }
 
-func (s *Session) convPackTerm(id string, p pack.Policy, cp pack.ConversationPack) engine.Term {
+func (s *Session) convPackTerm(id string, p pack.Policy, cp runtime.Packed) engine.Term {
 	sel := make([]engine.Term, len(cp.Selected))
 	for i, x := range cp.Selected {
 		u := cp.Units[x.Unit]
@@ -427,7 +429,13 @@ func (s *Session) convPackTerm(id string, p pack.Policy, cp pack.ConversationPac
 		fld("selected", engine.List(sel...)),
 		fld("solver", solverTerm(cp.Pack)),
 		fld("utility", engine.Integer(cp.Utility)),
+		fld("warm_context_status", warmStatusTerm(cp.Warm)),
 	)
+}
+
+func warmStatusTerm(w runtime.WarmStatus) engine.Term {
+	return record("warm_context_status", fld("available", engine.Integer(w.Available)), fld("configured", boolTerm(w.Configured)),
+		fld("loaded_units", engine.Integer(w.Loaded)), fld("stale", engine.Integer(w.Stale)))
 }
 
 func solverTerm(p pack.Pack) engine.Term {

@@ -88,7 +88,7 @@ func runPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, string(b))
 		return 0
 	}
-	printPack(*conv, cp, *explain, stdout)
+	printPack(*conv, cp.ConversationPack, *explain, stdout)
 	return 0
 }
 
