@@ -263,7 +263,7 @@ func (c Conversation) WarmPublish(ctx context.Context, from, to int64, gen WarmG
 	if err != nil {
 		return WarmArtifact{}, err
 	}
-	body, err := json.Marshal(a)
+	body, err := jsonArtifact(a)
 	if err != nil {
 		return WarmArtifact{}, err
 	}
@@ -290,6 +290,9 @@ func (c Conversation) WarmList(history bool) ([]WarmArtifact, error) {
 	}
 	return out, nil
 }
+
+// jsonArtifact is an artifact's stored form.
+func jsonArtifact(a WarmArtifact) ([]byte, error) { return json.Marshal(a) }
 
 func decodeArtifact(d store.Doc) (WarmArtifact, error) {
 	var a WarmArtifact
