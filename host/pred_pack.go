@@ -236,7 +236,7 @@ func (s *Session) conversationContextPack(c *prolog.Call, conv, options, out eng
 	if err != nil {
 		return false, err
 	}
-	po, err := s.packOptions(c, op)
+	po, err := s.packOptions(c, cv, op)
 	if err != nil {
 		return s.fail(c, out, "context_pack", err)
 	}
@@ -250,7 +250,7 @@ func (s *Session) conversationContextPack(c *prolog.Call, conv, options, out eng
 // packOptions decodes the options of a conversation pack. Shape errors are
 // thrown ISO errors; a policy that breaks a cross-field rule is a
 // *pack.FieldError.
-func (s *Session) packOptions(c *prolog.Call, op opts) (runtime.PackOptions, error) {
+func (s *Session) packOptions(c *prolog.Call, cv runtime.Conversation, op opts) (runtime.PackOptions, error) {
 	pol, err := s.policy(c)
 	if err != nil {
 		return runtime.PackOptions{}, err
@@ -307,6 +307,16 @@ func (s *Session) packOptions(c *prolog.Call, op opts) (runtime.PackOptions, err
 	}
 	if po.Policy, err = s.policyOf(c, op["policy"]); err != nil {
 		return po, err
+	}
+	if op.has("warm_store") {
+		if err := s.warmStoreArg(c, cv, op["warm_store"]); err != nil {
+			return po, err
+		}
+		w, err := s.warmOptions(c, op["warm_signals"], op["warm_options"])
+		if err != nil {
+			return po, err
+		}
+		po.Warm = &w
 	}
 	po.Hook = func(ctx context.Context, units []runtime.HookUnit) ([]pack.Adjustment, []solver.Constraint, error) {
 		return s.callHook(c, units)

@@ -215,7 +215,7 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 			units[i].Variants = vs
 		}
 	}
-	pk, err := Solve(ctx, Input{Policy: p, Sections: sections, Units: units, Constraints: cons, Solver: in.Solver})
+	pk, err := Solve(ctx, Input{Policy: p, Sections: sections, Units: units, Constraints: relevant(cons, units), Solver: in.Solver})
 	if err != nil {
 		return ConversationPack{}, err
 	}
@@ -312,6 +312,19 @@ func conversationUnits(in ConversationInput, hotStart int64) ([]Unit, []solver.C
 		}
 	}
 	return units, cons, counts, nil
+}
+
+// relevant drops the exclusions that name a unit not in the pack (a warm
+// summary's raw messages beyond the candidates): they hold whatever is
+// chosen. Every other constraint is kept, for the solver to validate.
+func relevant(cons []solver.Constraint, units []Unit) []solver.Constraint {
+	ids := make(map[string]bool, len(units))
+	for _, u := range units {
+		ids[u.ID] = true
+	}
+	return slices.DeleteFunc(cons, func(c solver.Constraint) bool {
+		return c.Kind == solver.KindExcludes && (!ids[c.A] || !ids[c.B])
+	})
 }
 
 // gaps returns the ranges of 1..total missing from kept (ascending), in

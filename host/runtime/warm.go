@@ -396,10 +396,16 @@ func (p WarmPolicy) validate() error {
 	return nil
 }
 
-// warmUnits loads the artifacts a pack offers and the constraints that
-// keep an artifact and the optional raw messages it covers apart.
-func (c Conversation) warmUnits(w WarmOptions, turns []pack.Turn, hotStart int64, counter tokenizer.Counter, u pack.Utilities) ([]pack.Unit, []solver.Constraint, WarmStatus, error) {
+// WarmUnits ranks the conversation's latest non-stale artifacts by signals
+// and recency, keeps at most MaxCandidates, and returns them as units
+// (oldest first) with the artifacts they stand for. Utilities value a
+// representation at its fidelity percent of the raw messages it covers
+// (u's older-message model) plus its signal score.
+func (c Conversation) WarmUnits(w WarmOptions, counter tokenizer.Counter, u pack.Utilities) ([]pack.Unit, []WarmArtifact, WarmStatus, error) {
 	st := WarmStatus{Configured: true}
+	if err := w.Policy.validate(); err != nil {
+		return nil, nil, st, err
+	}
 	arts, err := c.WarmList(false)
 	if err != nil {
 		return nil, nil, st, err
@@ -422,10 +428,9 @@ func (c Conversation) warmUnits(w WarmOptions, turns []pack.Turn, hotStart int64
 		pinned[s.Key] = pinned[s.Key] || s.Kind == "pinned" && s.Strength > 0
 	}
 	slices.SortStableFunc(arts, func(a, b WarmArtifact) int { return cmpInt64(score[b.Key], score[a.Key]) })
-	var units []pack.Unit
-	var cons []solver.Constraint
+	var kept []WarmArtifact
 	for _, a := range arts {
-		if len(units) >= w.Policy.MaxCandidates {
+		if len(kept) >= w.Policy.MaxCandidates {
 			break
 		}
 		stale, err := c.isStale(a)
@@ -436,27 +441,42 @@ func (c Conversation) warmUnits(w WarmOptions, turns []pack.Turn, hotStart int64
 			st.Stale++
 			continue
 		}
+		kept = append(kept, a)
+	}
+	// Render oldest first, whatever their rank.
+	slices.SortStableFunc(kept, func(a, b WarmArtifact) int { return cmpInt64(a.To, b.To) })
+	units := make([]pack.Unit, len(kept))
+	for i, a := range kept {
 		covered := int64(0)
 		for s := a.From; s <= a.To; s++ {
 			covered += u.OlderBase + u.OlderPerSeq*s
 		}
-		unit := pack.Unit{ID: a.Key, Section: "warm", Mandatory: pinned[a.Key], Order: a.To}
+		bonus := score[a.Key] - a.To*w.Policy.Weights["recency"]
+		units[i] = pack.Unit{ID: a.Key, Section: "warm", Mandatory: pinned[a.Key], Order: a.To}
 		for _, v := range a.Variants {
-			unit.Variants = append(unit.Variants, pack.Variant{Kind: v.Kind, Count: variantCount(v, counter),
-				Utility: w.Policy.Fidelity[v.Kind]*covered/100 + max(0, score[a.Key]-a.To*w.Policy.Weights["recency"]),
-				Value:   tokenizer.Message{Role: "system", Content: v.Text}})
+			units[i].Variants = append(units[i].Variants, pack.Variant{Kind: v.Kind, Count: variantCount(v, counter),
+				Utility: w.Policy.Fidelity[v.Kind]*covered/100 + bonus, Value: tokenizer.Message{Role: "system", Content: v.Text}})
 		}
-		units = append(units, unit)
+	}
+	st.Loaded = len(units)
+	return units, kept, st, nil
+}
+
+// warmUnits is WarmUnits for a pack: each artifact excludes the optional
+// raw messages it covers among the candidates (instead of deleting them
+// beforehand: when the summary is left out they compete normally). Hot
+// messages win on overlap.
+func (c Conversation) warmUnits(w WarmOptions, turns []pack.Turn, hotStart int64, counter tokenizer.Counter, u pack.Utilities) ([]pack.Unit, []solver.Constraint, WarmStatus, error) {
+	units, arts, st, err := c.WarmUnits(w, counter, u)
+	var cons []solver.Constraint
+	for _, a := range arts {
 		for _, t := range turns {
 			if t.Seq >= a.From && t.Seq <= a.To && t.Seq < hotStart {
 				cons = append(cons, solver.Excludes(a.Key, pack.UnitID(t.Seq)))
 			}
 		}
 	}
-	st.Loaded = len(units)
-	// Render oldest first, whatever their rank.
-	slices.SortStableFunc(units, func(a, b pack.Unit) int { return cmpInt64(a.Order, b.Order) })
-	return units, cons, st, nil
+	return units, cons, st, err
 }
 
 func cmpInt64(a, b int64) int {
