@@ -71,7 +71,7 @@ func TestWarmSchemaFailsClosed(t *testing.T) {
 	for raw, want := range map[string]string{
 		`{"summary":"s"}`: "missing_required_field",
 		`{"summary":"s","decisions":[],"facts":[],"unresolved":[],"entities":[],"topics":[],"files":[],"symbols":[],"mood":"x"}`: "unexpected_field",
-		`{"summary":1,"decisions":[],"facts":[],"unresolved":[],"entities":[],"topics":[],"files":[],"symbols":[]}`:         "invalid_field",
+		`{"summary":1,"decisions":[],"facts":[],"unresolved":[],"entities":[],"topics":[],"files":[],"symbols":[]}`:              "invalid_field",
 		`not json`: "invalid_json",
 	} {
 		_, err := ParseWarmFields([]byte(raw))
