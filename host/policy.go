@@ -111,6 +111,7 @@ type Defaults struct {
 	Utilities        pack.Utilities
 	BoundaryTemplate string
 	CountEncodings   []string
+	Warm             runtime.WarmPolicy
 }
 
 // Defaults reads lib's policy facts once, in a session of its own.
@@ -144,6 +145,10 @@ func (s *Session) readDefaults(c *prolog.Call) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	s.defaults = Defaults{Policy: p, Utilities: pol.utilities, BoundaryTemplate: pol.boundary, CountEncodings: pol.encodings}
+	w, err := s.warmOptions(c, atomNil, atomNil)
+	if err != nil {
+		return false, err
+	}
+	s.defaults = Defaults{Policy: p, Utilities: pol.utilities, BoundaryTemplate: pol.boundary, CountEncodings: pol.encodings, Warm: w.Policy}
 	return true, nil
 }
