@@ -22,6 +22,7 @@ import (
 	"github.com/rlmpl/rlmpl/host/handle"
 	"github.com/rlmpl/rlmpl/host/plan"
 	"github.com/rlmpl/rlmpl/prolog"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 // completionOptions is the closed set of options (an unknown one throws
@@ -124,7 +125,8 @@ type prologPlanner struct {
 
 func (p prologPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (plan.PlannerReply, error) {
 	arg := record("planner_request", fld("attempt", engine.Integer(req.Attempt)), fld("depth", engine.Integer(req.Depth)),
-		fld("max_tokens", engine.Integer(req.MaxTokens)), fld("prompt", prolog.Chars(req.Prompt)))
+		fld("max_tokens", engine.Integer(req.Request.MaxTokens)), fld("messages", messagesTerm(req.Request.Messages)),
+		fld("prompt", prolog.Chars(req.Prompt())))
 	reply, err := p.cb.call(ctx, p.h, arg)
 	if err != nil {
 		return plan.PlannerReply{}, err
@@ -178,8 +180,9 @@ type prologModels struct {
 }
 
 func (m prologModels) Complete(ctx context.Context, call plan.ModelCall) (plan.ModelResult, error) {
-	arg := record("model_call", fld("depth", engine.Integer(call.Depth)), fld("max_tokens", engine.Integer(call.MaxTokens)),
-		fld("prompt", prolog.Chars(call.Prompt)), fld("provider", engine.NewAtom(call.Provider)), fld("reason", engine.NewAtom(call.Reason)))
+	arg := record("model_call", fld("depth", engine.Integer(call.Depth)), fld("max_tokens", engine.Integer(call.Request.MaxTokens)),
+		fld("messages", messagesTerm(call.Request.Messages)), fld("prompt", prolog.Chars(call.Prompt())),
+		fld("provider", engine.NewAtom(call.Provider)), fld("reason", engine.NewAtom(call.Reason)))
 	reply, err := m.cb.call(ctx, m.h, arg)
 	if err != nil {
 		return plan.ModelResult{}, err
@@ -212,6 +215,17 @@ func (m prologModels) Complete(ctx context.Context, call plan.ModelCall) (plan.M
 		return plan.ModelResult{}, &handlerError{kind: "invalid_handler_reply", text: m.cb.c.In.WriteQ(reply, nil)}
 	}
 	return plan.ModelResult{Text: text}, nil
+}
+
+// messagesTerm renders a request's messages for a handler:
+// [message([content(Text), role(Role)]), ...], the content as text (an
+// image part is left out: handlers see text).
+func messagesTerm(ms []tokenizer.Message) engine.Term {
+	ts := make([]engine.Term, len(ms))
+	for i, m := range ms {
+		ts[i] = record("message", fld("content", prolog.Chars(m.Text())), fld("role", engine.NewAtom(m.Role)))
+	}
+	return engine.List(ts...)
 }
 
 // usageOf reads usage([prompt_tokens(P), completion_tokens(C), total_tokens(T), cost(USD)]).

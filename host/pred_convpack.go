@@ -94,29 +94,35 @@ func (s *Session) counterOf(c *prolog.Call, opts map[string]engine.Term) (tokeni
 	return reg.Estimator(), nil
 }
 
-// chatMessage renders a stored message as the provider sees it. Image
-// parts render as a text placeholder, so every sent token is counted.
+// chatMessage renders a stored message as the provider sees it: text, or
+// content parts, whose images the tokenizer charges by the model's image
+// rule (never as the text of their URL).
 func chatMessage(m store.Message) tokenizer.Message {
-	tm := tokenizer.Message{Role: m.Role.String(), Name: m.Name, ToolCallID: m.ToolCallID}
-	if m.Content.IsParts() {
-		for i, p := range m.Content.Parts {
-			if i > 0 {
-				tm.Content += "\n"
-			}
-			if p.Type == store.PartText {
-				tm.Content += p.Text
-			} else {
-				tm.Content += "[image: " + p.URL + "]"
-			}
+	tm := tokenizer.Message{Role: m.Role.String(), Name: m.Name, ToolCallID: m.ToolCallID, Content: m.Content.Text}
+	for _, p := range m.Content.Parts {
+		if p.Type == store.PartText {
+			tm.Parts = append(tm.Parts, tokenizer.TextPart(p.Text))
+		} else {
+			tm.Parts = append(tm.Parts, tokenizer.ImagePart(p.URL, p.Detail))
 		}
-	} else {
-		tm.Content = m.Content.Text
 	}
 	for _, tc := range m.ToolCalls {
 		tm.ToolCalls = append(tm.ToolCalls, tokenizer.ToolCall{ID: tc.ID, Type: "function",
 			Function: tokenizer.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
 	}
 	return tm
+}
+
+// storeParts is chatMessage's inverse for parts, for rendering a request.
+func storeParts(ps []tokenizer.Part) []store.Part {
+	out := make([]store.Part, len(ps))
+	for i, p := range ps {
+		out[i] = store.TextPart(p.Text)
+		if p.Type == tokenizer.PartImageURL {
+			out[i] = store.ImagePart(p.ImageURL, p.Detail)
+		}
+	}
+	return out
 }
 
 // candidates reads the hot tail (extended back so it never starts with a
@@ -319,7 +325,11 @@ func (s *Session) convPackTerm(id string, p pack.Policy, cp pack.ConversationPac
 	}
 	msgs := make([]engine.Term, len(cp.Request.Messages))
 	for i, m := range cp.Request.Messages {
-		fs := []prolog.Field{fld("content", prolog.Chars(m.Content)), fld("role", engine.NewAtom(m.Role))}
+		content := prolog.Chars(m.Content)
+		if len(m.Parts) > 0 {
+			content = contentTerm(store.PartsContent(storeParts(m.Parts)...))
+		}
+		fs := []prolog.Field{fld("content", content), fld("role", engine.NewAtom(m.Role))}
 		if m.ToolCallID != "" {
 			fs = append(fs, fld("tool_call_id", engine.NewAtom(m.ToolCallID)))
 		}

@@ -35,14 +35,21 @@ type wireMessage struct {
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 }
 
-// typedKeys are the body fields that Request's typed fields own, and that
-// Extra therefore may not set.
-var typedKeys = []string{"model", "messages", "tools", "max_tokens", "temperature", "top_p", "stop", "seed", "response_format"}
+// typedFields maps the body fields that Request's typed fields own (and
+// that Extra therefore may not set) to those fields.
+var typedFields = map[string]string{
+	"model": "Model", "messages": "Messages", "tools": "Tools", "max_tokens": "MaxTokens",
+	"temperature": "Temperature", "top_p": "TopP", "stop": "Stop", "seed": "Seed",
+	"response_format": "ResponseFormat",
+}
 
-// IsTypedKey reports whether key is a body field owned by a typed field of
-// [Request] (model, messages, tools, max_tokens, temperature, top_p, stop,
-// seed, response_format), which Request.Extra may not set.
-func IsTypedKey(key string) bool { return slices.Contains(typedKeys, key) }
+// TypedField returns the name of the [Request] field that owns the body
+// field key ("MaxTokens" for "max_tokens"), and false when Request.Extra may
+// carry key.
+func TypedField(key string) (string, bool) {
+	f, ok := typedFields[key]
+	return f, ok
+}
 
 // MarshalJSON writes the wire body: model (when set), messages, tools,
 // max_tokens, temperature, top_p, stop, seed and response_format as set,
@@ -65,7 +72,7 @@ func (r Request) MarshalJSON() ([]byte, error) {
 	}
 	keys := make([]string, 0, len(r.Extra))
 	for k, v := range r.Extra {
-		if IsTypedKey(k) {
+		if _, typed := typedFields[k]; typed {
 			return nil, fmt.Errorf("tokenizer: Request.Extra[%q]: set through the typed field", k)
 		}
 		if !json.Valid(v) {
@@ -108,7 +115,7 @@ func (r *Request) UnmarshalJSON(b []byte) error {
 	*r = Request{Model: w.Model, Messages: w.Messages, Tools: w.Tools, MaxTokens: w.MaxTokens,
 		Temperature: w.Temperature, TopP: w.TopP, Stop: w.Stop, Seed: w.Seed, ResponseFormat: w.ResponseFormat}
 	for k, v := range all {
-		if IsTypedKey(k) || k == "stream" || k == "stream_options" {
+		if _, typed := typedFields[k]; typed || k == "stream" || k == "stream_options" {
 			continue
 		}
 		if r.Extra == nil {

@@ -292,7 +292,7 @@ func (r *run) planLoop(ctx context.Context, pd PromptData, pol Policy, f *frame)
 		}
 		prompt := RenderPrompt(pd)
 		ev := Event{Op: "planner", Input: fmt.Sprintf("attempt %d, prompt %d bytes", a, len(prompt))}
-		req := PlannerRequest{Prompt: prompt, MaxTokens: limit, Attempt: a, Depth: f.depth}
+		req := PlannerRequest{Request: userRequest(prompt, limit), Attempt: a, Depth: f.depth}
 		reply, err := guard(ctx, func(ctx context.Context) (PlannerReply, error) { return r.deps.Planner.Plan(ctx, req) })
 		if err != nil {
 			if ctl := control(ctx); ctl != nil {

@@ -119,7 +119,7 @@ func TestCompleteModelStepUsesModels(t *testing.T) {
 		t.Fatalf("value %#v, model calls %d", out.Value, e.models.n.Load())
 	}
 	// The cap is the remaining token budget (8192 - 2 used by the planner).
-	if got.Prompt != "alpha" || got.MaxTokens != 8190 || got.Options["max_tokens"] != int64(8190) || got.Reason != "direct_plan_model" {
+	if got.Prompt() != "alpha" || got.Request.MaxTokens != 8190 || got.Options["max_tokens"] != int64(8190) || got.Reason != "direct_plan_model" {
 		t.Fatalf("model call = %+v", got)
 	}
 	if out.Usage.ModelCalls != 2 || out.Usage.TotalTokens != 7 {

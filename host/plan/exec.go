@@ -199,7 +199,7 @@ func (r *run) step(ctx context.Context, s Step, f *frame, ev *Event) (v any, fin
 			opts[k] = x
 		}
 		opts["max_tokens"] = int64(limit)
-		call := ModelCall{Provider: s.Provider, Prompt: prompt, Options: opts, MaxTokens: limit, Depth: f.depth, Reason: f.reason}
+		call := ModelCall{Provider: s.Provider, Request: userRequest(prompt, limit), Options: opts, Depth: f.depth, Reason: f.reason}
 		res, err := guard(ctx, func(ctx context.Context) (ModelResult, error) { return r.deps.Models.Complete(ctx, call) })
 		if err != nil {
 			if ctl := control(ctx); ctl != nil {

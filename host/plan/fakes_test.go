@@ -56,7 +56,7 @@ func (p *scriptedPlanner) calls() int {
 func (p *scriptedPlanner) prompt(i int) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.requests[i].Prompt
+	return p.requests[i].Prompt()
 }
 
 func tokens(prompt, completion int) Usage {
@@ -75,7 +75,7 @@ func (m *fakeModels) Complete(ctx context.Context, call ModelCall) (ModelResult,
 	if m.fn != nil {
 		return m.fn(ctx, call)
 	}
-	return ModelResult{Text: "FAKE:" + call.Prompt, Model: "fake", Usage: tokens(2, 1)}, nil
+	return ModelResult{Text: "FAKE:" + call.Prompt(), Model: "fake", Usage: tokens(2, 1)}, nil
 }
 
 // fakeTools calls the named function.

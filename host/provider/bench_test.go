@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rlmpl/rlmpl/host/provider"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 // benchEnv is a local server answering every POST with a fixed completion,
@@ -21,7 +22,7 @@ type benchEnv struct {
 	srv    *httptest.Server
 	hc     *http.Client
 	client *provider.OpenAI
-	req    provider.Request
+	req    tokenizer.Request
 	body   []byte
 }
 
@@ -47,14 +48,14 @@ func newBenchEnv(b *testing.B) *benchEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e.req = provider.Request{
-		Messages: []provider.Message{
-			{Role: provider.RoleSystem, Content: "You are a planner. Answer with one plan."},
-			{Role: provider.RoleUser, Content: strings.Repeat("Context metadata and goal. ", 40)},
+	e.req = tokenizer.Request{
+		Messages: []tokenizer.Message{
+			{Role: tokenizer.RoleSystem, Content: "You are a planner. Answer with one plan."},
+			{Role: tokenizer.RoleUser, Content: strings.Repeat("Context metadata and goal. ", 40)},
 		},
-		Tools:       []provider.Tool{{Name: "search", Description: "search the context", Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)}},
+		Tools:       []tokenizer.Tool{{Function: tokenizer.FunctionDef{Name: "search", Description: "search the context", Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)}}},
 		MaxTokens:   256,
-		Temperature: provider.Float(0),
+		Temperature: new(0.0),
 	}
 	if _, err := e.client.Complete(context.Background(), e.req); err != nil { // captures body
 		b.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rlmpl/rlmpl/host/provider"
 	"github.com/rlmpl/rlmpl/host/provider/providertest"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 func TestServer(t *testing.T) {
@@ -16,7 +17,7 @@ func TestServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := p.Complete(context.Background(), provider.Request{Messages: []provider.Message{{Role: provider.RoleUser, Content: "goal"}}})
+	resp, err := p.Complete(context.Background(), tokenizer.Request{Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: "goal"}}})
 	if err != nil || resp.Content != "plan" || resp.Usage != provider.TokenUsage(12, 3) {
 		t.Fatalf("Complete = %+v, %v", resp, err)
 	}
@@ -34,7 +35,7 @@ func ExampleNewServer() {
 	srv := providertest.NewServer(providertest.Completion("hello", 5, 1))
 	defer srv.Close()
 	p, _ := provider.NewOpenAI(&provider.Options{BaseURL: srv.BaseURL(), Model: "m"})
-	resp, _ := p.Complete(context.Background(), provider.Request{Messages: []provider.Message{{Role: provider.RoleUser, Content: "hi"}}})
+	resp, _ := p.Complete(context.Background(), tokenizer.Request{Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: "hi"}}})
 	fmt.Println(resp.Content, resp.Usage)
 	fmt.Println(srv.Requests()[0].Raw)
 	// Output:
