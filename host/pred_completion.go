@@ -15,12 +15,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/ichiban/prolog/engine"
 
 	"github.com/rlmpl/rlmpl/host/handle"
 	"github.com/rlmpl/rlmpl/host/plan"
+	"github.com/rlmpl/rlmpl/host/planterm"
 	"github.com/rlmpl/rlmpl/prolog"
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
@@ -142,7 +145,7 @@ func (p prologPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (plan.
 		reply, usage = c.Arg(0), usageOf(c.Arg(1))
 	}
 	if c, isCompound := reply.(engine.Compound); isCompound && c.Functor().String() == "plan" && c.Arity() == 1 {
-		pl, err := plan.FromTerm(reply, nil)
+		pl, err := plan.FromTerm(planterm.Tree(reply, nil))
 		if err != nil {
 			return plan.PlannerReply{}, err
 		}
@@ -273,7 +276,7 @@ func (t prologTools) Call(ctx context.Context, name string, args any) (any, erro
 	if !ok {
 		return nil, fmt.Errorf("host: no tool %q", name)
 	}
-	at, err := prolog.ToTerm(plan.TermValue(args))
+	at, err := planterm.ToTerm(args)
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +284,7 @@ func (t prologTools) Call(ctx context.Context, name string, args any) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	return prolog.Value(res, nil)
+	return planterm.Value(res, nil)
 }
 
 // spec is a decoded completion request.
@@ -302,6 +305,7 @@ func (s *Session) decode(c *prolog.Call, options engine.Term) (*spec, error) {
 	sp := &spec{opts: opts}
 	cb := &callbacks{c: c}
 	sp.deps.Contexts = s.handles
+	sp.deps.Terms = planterm.Reader{}
 	model := ""
 	if m, present := opts["model"]; present {
 		if model, err = prolog.TextOf(m, c.Env); err != nil {
@@ -441,7 +445,11 @@ func budgetOf(c *prolog.Call, t engine.Term) (plan.Budget, error) {
 		case engine.Float:
 			fields[p.Key] = float64(v)
 		default:
-			fields[p.Key] = prolog.Resolved(v, c.Env)
+			x, err := planterm.Value(v, c.Env)
+			if err != nil {
+				x = plan.Atom(c.In.WriteQ(v, c.Env))
+			}
+			fields[p.Key] = x
 		}
 	}
 	return plan.DefaultBudget().Overlay(fields)
@@ -492,10 +500,10 @@ func (s *Session) outcomeErr(c *prolog.Call, out engine.Term, err error, sp *spe
 	case errors.As(err, &pe):
 		rec := pe.Record()
 		if sp != nil && sp.token != "" && pe.Kind == plan.KindCancelled {
-			rec.Fields = append(rec.Fields, prolog.Field{Key: "token", Value: prolog.Atom(sp.token)})
-			prolog.SortFields(rec.Fields)
+			rec.Fields = append(rec.Fields, plan.Field{Key: "token", Value: plan.Atom(sp.token)})
+			slices.SortStableFunc(rec.Fields, func(a, b plan.Field) int { return strings.Compare(a.Key, b.Key) })
 		}
-		t, terr := prolog.ToTerm(rec)
+		t, terr := planterm.ToTerm(rec)
 		if terr != nil {
 			return false, terr
 		}
@@ -541,7 +549,7 @@ func (s *Session) rlmComplete(c *prolog.Call, query, context_, options, out engi
 	if err != nil {
 		return s.outcomeErr(c, out, err, sp)
 	}
-	value, err := prolog.ToTerm(plan.TermValue(res.Value))
+	value, err := planterm.ToTerm(res.Value)
 	if err != nil {
 		return false, err
 	}

@@ -130,10 +130,12 @@ type ToolSchema struct {
 
 // Deps are the dependencies of [Complete]. Contexts and Planner are
 // required; Models and Tools only when a plan uses them (a model or tool
-// step with no dependency is rejected at preflight).
+// step with no dependency is rejected at preflight); Terms reads planner
+// answers in the term syntax (without it, planners must answer in JSON).
 type Deps struct {
 	Contexts Contexts
 	Models   Models
 	Tools    Tools
 	Planner  Planner
+	Terms    TermReader
 }

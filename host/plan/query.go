@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/rlmpl/rlmpl/host/handle"
-	"github.com/rlmpl/rlmpl/prolog"
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
@@ -102,7 +101,7 @@ func Query(ctx context.Context, in QueryInput, models Models) (*QueryOutcome, er
 		return out, ctl
 	}
 	if err != nil {
-		e := complErr(PhaseModel, KindModelError, "the model call failed: "+err.Error(), Field{"provider", prolog.Atom(in.Provider)})
+		e := complErr(PhaseModel, KindModelError, "the model call failed: "+err.Error(), Field{"provider", Atom(in.Provider)})
 		e.Cause = err
 		return out, e
 	}
