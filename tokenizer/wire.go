@@ -12,10 +12,11 @@ import (
 // only encoding of a request, so that the bytes a provider sends are the
 // bytes the packer rendered and the tokenizer counted.
 
-// wireRequest is a Request's typed fields in body order.
-type wireRequest struct {
+// wireRequest is a Request's typed fields in body order, with messages as
+// sent (M is wireMessage) or as decoded (M is Message).
+type wireRequest[M any] struct {
 	Model          string          `json:"model,omitempty"`
-	Messages       []wireMessage   `json:"messages"`
+	Messages       []M             `json:"messages"`
 	Tools          []Tool          `json:"tools,omitempty"`
 	MaxTokens      int             `json:"max_tokens,omitempty"`
 	Temperature    *float64        `json:"temperature,omitempty"`
@@ -60,7 +61,7 @@ func TypedField(key string) (string, bool) {
 // fails for an Extra key that names a typed field, an Extra value that is
 // not valid JSON, or a part of unknown type.
 func (r Request) MarshalJSON() ([]byte, error) {
-	w := wireRequest{Model: r.Model, Messages: make([]wireMessage, len(r.Messages)), Tools: wireTools(r.Tools),
+	w := wireRequest[wireMessage]{Model: r.Model, Messages: make([]wireMessage, len(r.Messages)), Tools: wireTools(r.Tools),
 		MaxTokens: r.MaxTokens, Temperature: r.Temperature, TopP: r.TopP, Stop: r.Stop, Seed: r.Seed,
 		ResponseFormat: r.ResponseFormat}
 	for i := range r.Messages {
@@ -94,17 +95,7 @@ func (r Request) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads a wire body. Fields without a typed counterpart go to
 // Extra, except stream and stream_options, which belong to the transport.
 func (r *Request) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Model          string          `json:"model"`
-		Messages       []Message       `json:"messages"`
-		Tools          []Tool          `json:"tools"`
-		MaxTokens      int             `json:"max_tokens"`
-		Temperature    *float64        `json:"temperature"`
-		TopP           *float64        `json:"top_p"`
-		Stop           []string        `json:"stop"`
-		Seed           *int64          `json:"seed"`
-		ResponseFormat *ResponseFormat `json:"response_format"`
-	}
+	var w wireRequest[Message]
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}

@@ -25,6 +25,10 @@ func TestServer(t *testing.T) {
 	if len(reqs) != 2 || reqs[1].Path != "/v1/chat/completions" || reqs[1].Body["model"] != "m" {
 		t.Errorf("Requests = %+v", reqs)
 	}
+	// Both attempts sent the bytes the response reports.
+	if string(resp.RequestBody) != reqs[0].Raw || reqs[0].Raw != reqs[1].Raw {
+		t.Errorf("RequestBody = %s; the server received %s and %s", resp.RequestBody, reqs[0].Raw, reqs[1].Raw)
+	}
 	msgs := reqs[1].Body["messages"].([]any)
 	if got := msgs[0].(map[string]any)["content"]; got != "goal" {
 		t.Errorf("the model saw %v, want goal", got)
