@@ -1,6 +1,7 @@
 % A tour of the rlmpl runtime: `make run` runs this file.
 %
-% It opens a persistent conversation store (./tour-store), imports a
+% It opens a persistent conversation store (tour, under the state directory:
+% $XDG_STATE_HOME/rlmpl, or --state DIR), imports a
 % shipped transcript once, reads it back by range, counts and searches it,
 % compiles a bounded context under a tight ceiling with exact token counts,
 % and retrieves an evicted turn through the cold-history handle with a
@@ -16,7 +17,7 @@ get_(Key, Record, Value) :-
 main :-
     rlm_version(V),
     format("rlmpl runtime ~w~n~n", [V]),
-    conversation_store_open(persist('tour-store'), ok(Store)),
+    conversation_store_open(persist(tour), ok(Store)),
     harbor_(Store, C),
     conversation_stats(C, ok(Stats)),
     get_(messages, Stats, N), get_(user_messages, Stats, U),

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/rlmpl/rlmpl/host"
-	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/host/plan"
 	"github.com/rlmpl/rlmpl/host/planterm"
 	"github.com/rlmpl/rlmpl/host/provider"
@@ -86,7 +85,13 @@ func TestCompletionProviderErrorIsStructured(t *testing.T) {
 // TestBoundaryTeachesValidPlanSteps: the retrieval forms the cold-history
 // boundary shows the model parse as plan steps in both syntaxes.
 func TestBoundaryTeachesValidPlanSteps(t *testing.T) {
-	text := pack.BoundaryText("c", 10)
+	h, _ := host.New(nil)
+	s, _ := h.NewSession(context.Background())
+	got, err := s.Once(context.Background(), `context_boundary_template(T), atom_chars(A, T)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := got["A"]
 	term := `context(input(context), search("query"), r)`
 	js := `{"op":"context","handle":{"ref":"input","name":"context"},"action":{"type":"search","pattern":"query"},"bind":"r"}`
 	if !strings.Contains(text, term) || !strings.Contains(text, js) {

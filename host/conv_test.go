@@ -2,7 +2,6 @@ package host_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,12 +11,12 @@ import (
 // TestPersistentConversationSurvivesReopen: the upstream persistence
 // scenario, on a real badger directory, across hosts (as across runs).
 func TestPersistentConversationSurvivesReopen(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "store")
+	state := t.TempDir()
 	ctx := context.Background()
-	spec := "persist('" + dir + "')"
+	spec := "persist(store)"
 	run := func(goal string) map[string]string {
 		t.Helper()
-		h, err := host.New(nil)
+		h, err := host.New(&host.Options{StateDir: state})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,8 +51,8 @@ func TestPersistentConversationSurvivesReopen(t *testing.T) {
 // handle over a reopened persistent store finds old turns through the index
 // without the transcript being copied anywhere.
 func TestReopenedStoreGivesAFreshColdHandle(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "store")
-	spec := "persist('" + dir + "')"
+	state := t.TempDir()
+	spec := "persist(store)"
 	ctx := context.Background()
 	for i, goal := range []string{
 		`conversation_store_open(` + spec + `, ok(S)), conversation_create(S, [id(cold_persist)], ok(C)),
@@ -66,7 +65,7 @@ func TestReopenedStoreGivesAFreshColdHandle(t *testing.T) {
 		 M = match(MP), memberchk(value(conversation_message_view(V)), MP), memberchk(sequence(Seq), V),
 		 context_delete(H, ok(_)), conversation_store_close(S, ok(closed))`,
 	} {
-		h, _ := host.New(nil)
+		h, _ := host.New(&host.Options{StateDir: state})
 		s, err := h.NewSession(ctx)
 		if err != nil {
 			t.Fatal(err)

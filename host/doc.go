@@ -1,7 +1,23 @@
-// Package host is the rlmpl runtime: a [Host] that owns what sessions share,
-// and [Session]s — one interpreter each, loaded with lib/ and every
+// Package host is the Prolog side of the rlmpl runtime: a [Host] that owns
+// what sessions share — the typed Go API of host/runtime (stores,
+// conversations, packs), the tokenizer registry, providers — and
+// [Session]s, one interpreter each, loaded with lib/ and every
 // foreign-predicate family from the one registration table
-// (predicates.go). It does the mechanism; lib/ holds the policy.
+// (predicates.go). The families are thin adapters: decode terms, call
+// host/runtime (or host/plan, host/handle), encode one outcome. lib/ holds
+// the policy as data (lib/rlm_policy.pl) that sessions read once.
+//
+// # Errors: one rule
+//
+// An unbound argument, an argument of the wrong type and a bad option throw
+// ISO errors naming the public predicate (options are checked by one
+// checker against lib's rlm_option/4 schemas, with must_be/2's errors).
+// What depends on state or data — a missing conversation, a stale handle,
+// an invalid message, a pack over the ceiling, a provider failure — is an
+// error(Reason) outcome, built by the one table in errors.go
+// (Session.reason). Nothing internal reaches a program: a Go error the
+// table does not know is an internal_error outcome or, from storage, a
+// conversation_error with detail(storage_failure).
 //
 // # Concurrency
 //
@@ -10,12 +26,11 @@
 // race kills the process). Several Sessions run in parallel; creating one
 // costs about a millisecond, so per-request sessions are fine.
 //
-// # Errors
+// # Errors in Go
 //
-// host/errors.go is the single two-way table between Go sentinels and ISO
-// error formals. An uncaught Prolog exception reaches Go as a
-// *[PrologError] that unwraps to the table's sentinel; a det goal that
-// fails is [ErrNoSolution].
+// An uncaught Prolog exception reaches Go as a *[PrologError] that unwraps
+// to the sentinel of errors.go's ISO table, if any; a det goal that fails
+// is [ErrNoSolution].
 //
 // # Usage
 //
@@ -37,11 +52,16 @@
 // # Finding your room
 //
 //	I want to…                                 Go to                                  Then update
-//	change what a conversation turn does       lib/rlm_conversation_runtime.pl        testdata/lib/*_test.pl
-//	add or alter a Go-backed predicate         host/pred_<family>.go, predicates.go   testdata/lib/<family>_test.pl, lib pldoc
+//	change what a conversation turn does       host/runtime (Go API), lib/ (policy)   host/runtime tests, testdata/lib/*_test.pl
+//	change a default, an option or the value   lib/rlm_policy.pl (data)               testdata/lib/policy_test.pl
+//	  model, the boundary text
+//	add or alter a Go-backed predicate         host/pred_<family>.go, predicates.go   testdata/lib/<family>_test.pl, its %! line in lib/
+//	add a storage operation                    store/, then host/runtime              store tests, runtime tests
+//	use warm summaries in packs and turns      host/runtime (load, units), host/pack  runtime tests, testdata/lib
+//	put conversations on another backend       store/kv.go (the ordered-KV seam)      store tests against both
 //	add a tokenizer encoding                   tokenizer/                             tokenizer tests
 //	change solving or encoding of constraints  solver/                                solver tests, FuzzSolve
-//	convert a new Go type to or from terms     prolog/convert.go                      FuzzTermRoundTrip seeds
-//	map a new error across the boundary        host/errors.go (the single table)      a throws(...) suite case
+//	convert a new Go type to or from terms     prolog/convert.go, host/terms.go       FuzzTermRoundTrip seeds
+//	map a new error across the boundary        host/errors.go (the single table)      a throws(...) or error(...) suite case
 //	add a CLI subcommand                       cmd/rlmpl/<cmd>.go, main.go, doc.go    testdata/cli/<cmd>.txt
 package host

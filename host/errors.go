@@ -1,11 +1,17 @@
 package host
 
 import (
+	"context"
 	"errors"
+	"slices"
 
 	"github.com/ichiban/prolog/engine"
 
+	"github.com/rlmpl/rlmpl/host/handle"
+	"github.com/rlmpl/rlmpl/host/pack"
+	"github.com/rlmpl/rlmpl/host/runtime"
 	"github.com/rlmpl/rlmpl/prolog"
+	"github.com/rlmpl/rlmpl/store"
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
@@ -78,4 +84,123 @@ func wrapPrologError(in *prolog.Interpreter, err error) error {
 		}
 	}
 	return pe
+}
+
+// fail unifies out with the error(Reason) outcome of err, through the one
+// table below, or returns err to be thrown: ISO errors (a program's
+// mistake), cancellation and engine exceptions are never outcomes. Phase
+// names the operation; subject is what it was about (a conversation id, a
+// selector), when the reason names it.
+func (s *Session) fail(c *prolog.Call, out engine.Term, phase string, err error, subject ...engine.Term) (bool, error) {
+	if reason, isOutcome := s.reason(phase, err, subject); isOutcome {
+		return c.Unify(out, atomError.Apply(reason)), nil
+	}
+	return false, err
+}
+
+// reason is the outcome table: every Go error a predicate returns as
+// error(Reason), by family. Anything it does not know is thrown.
+func (s *Session) reason(phase string, err error, subject []engine.Term) (engine.Term, bool) {
+	var (
+		iso   *prolog.ISOError
+		ex    engine.Exception
+		ve    *store.ValidationError
+		pe    *pack.Error
+		fe    *pack.FieldError
+		he    *handle.Error
+		named = func(name string) engine.Term { return engine.NewAtom(name).Apply(subject...) }
+		conv  = func(detail engine.Term) (engine.Term, bool) { return convReason(phase, detail, err.Error()), true }
+	)
+	switch {
+	case errors.As(err, &iso), errors.As(err, &ex), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return nil, false
+	case errors.Is(err, store.ErrNotFound):
+		return conv(named("not_found"))
+	case errors.Is(err, store.ErrExists):
+		return conv(named("conversation_exists"))
+	case errors.Is(err, store.ErrClosed):
+		return conv(engine.NewAtom("closed_store"))
+	case errors.Is(err, store.ErrLocked):
+		return conv(engine.NewAtom("store_locked"))
+	case errors.Is(err, runtime.ErrPathNotGranted):
+		return conv(named("store_path_not_granted"))
+	case errors.Is(err, runtime.ErrStoreOpen):
+		return conv(named("store_unavailable"))
+	case errors.Is(err, store.ErrIdempotencyMismatch):
+		return conv(engine.NewAtom("idempotency_key_reused"))
+	case errors.Is(err, store.ErrInvalidRange):
+		return conv(named("invalid_range"))
+	case errors.Is(err, store.ErrInvalidSelector):
+		return conv(named("invalid_selector"))
+	case errors.As(err, &ve):
+		name := "invalid_argument"
+		if phase == "append" {
+			name = "invalid_message"
+		}
+		return conv(engine.NewAtom(name).Apply(engine.NewAtom(ve.Field)))
+	case errors.As(err, &pe):
+		return packReason(pe), true
+	case errors.As(err, &fe):
+		return budgetReason("policy", "validation_error", fld("field", engine.NewAtom(fe.Field)), fld("message", prolog.Chars(fe.Msg))), true
+	case errors.Is(err, tokenizer.ErrUnknownEncoding):
+		return tokenReason("unknown_encoding", err.Error()), true
+	case errors.As(err, &he):
+		return contextReason(he), true
+	case errors.Is(err, ErrHookFailed):
+		return budgetReason("hook", "pack_hook_failed", fld("message", prolog.Chars(err.Error()))), true
+	case phase != "" && slices.Contains(storePhases, phase):
+		return conv(engine.NewAtom("storage_failure"))
+	}
+	return record("internal_error", fld("message", prolog.Chars(err.Error())), fld("phase", engine.NewAtom(phase))), true
+}
+
+// storePhases are the operations whose unknown failures come from storage.
+var storePhases = []string{"store_open", "store_close", "create", "open", "list", "append", "message", "messages",
+	"stats", "export", "search", "cold_context", "import", "context_pack"}
+
+// convReason is conversation_error([detail(D), kind(conversation_error), message(M), phase(P)]).
+func convReason(phase string, detail engine.Term, msg string) engine.Term {
+	return record("conversation_error",
+		fld("detail", detail), fld("kind", engine.NewAtom("conversation_error")),
+		fld("message", prolog.Chars(msg)), fld("phase", engine.NewAtom(phase)))
+}
+
+// convError is the outcome error(conversation_error([...])).
+func convError(phase string, detail engine.Term, msg string) engine.Term {
+	return atomError.Apply(convReason(phase, detail, msg))
+}
+
+// budgetReason is context_budget_error([kind(K), phase(P), ...]).
+func budgetReason(phase, kind string, details ...prolog.Field) engine.Term {
+	return record("context_budget_error", append([]prolog.Field{fld("kind", engine.NewAtom(kind)), fld("phase", engine.NewAtom(phase))}, details...)...)
+}
+
+// packReason names what does not fit, and by how much.
+func packReason(e *pack.Error) engine.Term {
+	ids := make([]engine.Term, len(e.Units))
+	for i, u := range e.Units {
+		ids[i] = engine.NewAtom(u)
+	}
+	return budgetReason("pack", e.Kind,
+		fld("available", engine.Integer(e.Available)), fld("base", engine.Integer(e.Base)),
+		fld("excess", engine.Integer(e.Excess)), fld("limit", engine.Integer(e.Effective)),
+		fld("message", prolog.Chars(e.Error())), fld("units", engine.List(ids...)))
+}
+
+// tokenReason is token_error([kind(K), message(M), ...]).
+func tokenReason(kind, message string, details ...prolog.Field) engine.Term {
+	return record("token_error", append([]prolog.Field{fld("kind", engine.NewAtom(kind)), fld("message", prolog.Chars(message))}, details...)...)
+}
+
+// contextReason is context_error([kind(K), message(M), operation(Op), ...]).
+func contextReason(e *handle.Error) engine.Term {
+	fields := []prolog.Field{
+		fld("kind", engine.NewAtom(string(e.Kind))),
+		fld("message", prolog.Chars(e.Message)),
+		fld("operation", engine.NewAtom(string(e.Op))),
+	}
+	for _, d := range e.Details {
+		fields = append(fields, fld(d.Key, goTerm(d.Value)))
+	}
+	return record("context_error", fields...)
 }

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/rlmpl/rlmpl/host/handle"
-	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/host/provider"
+	"github.com/rlmpl/rlmpl/host/runtime"
 	"github.com/rlmpl/rlmpl/lib"
 	"github.com/rlmpl/rlmpl/prolog"
 	"github.com/rlmpl/rlmpl/tokenizer"
@@ -47,6 +47,13 @@ type Options struct {
 	// an environment variable name, never a key). Nil means no environment:
 	// only providers without credentials work. The CLI passes os.Getenv.
 	Getenv func(string) string
+	// StateDir is the root of persistent conversation stores:
+	// conversation_store_open(persist(Dir), _) with a relative Dir opens
+	// StateDir/Dir. Empty means programs can open memory stores only (and
+	// Grants).
+	StateDir string
+	// Grants are further absolute directories programs may open as stores.
+	Grants []string
 }
 
 func (o *Options) withDefaults() (Options, error) {
@@ -70,17 +77,22 @@ func (o *Options) withDefaults() (Options, error) {
 // tokenizer registry as they arrive. It is safe for concurrent use; the
 // Sessions it makes are not.
 type Host struct {
-	opts Options
-	toks atomic.Pointer[tokenizer.Registry] // replaced whole when an encoding is added
+	opts     Options
+	toks     atomic.Pointer[tokenizer.Registry] // replaced whole when an encoding is added
+	rt       *runtime.Runtime                   // stores and conversations, shared by the sessions
+	schema   schemaCache                        // lib's option schemas
+	defaults defaultsCache                      // lib's policy, for Go callers
 
 	mu      sync.Mutex // protects the fields below and serializes addEncoding
 	presets map[string]provider.Provider
-
-	stores stores // conversation stores, shared by the sessions
 }
 
 // Close closes every conversation store the host's sessions opened.
-func (h *Host) Close() error { return h.stores.closeAll() }
+func (h *Host) Close() error { return h.rt.Close() }
+
+// Runtime is the host's typed Go API (stores, conversations, packs), shared
+// with its sessions.
+func (h *Host) Runtime() *runtime.Runtime { return h.rt }
 
 // ErrClosed is returned by a closed Session.
 var ErrClosed = errors.New("host: session closed")
@@ -99,6 +111,11 @@ func New(opts *Options) (*Host, error) {
 		}
 	}
 	h.toks.Store(toks)
+	h.rt, err = runtime.New(&runtime.Options{StateDir: o.StateDir, Grants: o.Grants, Now: o.Now,
+		Tokenizers: h.tokenizers, Logger: o.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("host: %w", err)
+	}
 	return h, nil
 }
 
@@ -122,12 +139,13 @@ func (h *Host) addEncoding(enc *tokenizer.Encoding) error {
 // Several Sessions may run in parallel. Creating one costs about a
 // millisecond, so per-request sessions are fine.
 type Session struct {
-	host    *Host
-	in      *prolog.Interpreter
-	handles *handle.Registry
-	tokens  cancelTokens
-	util    *pack.Utilities // read from lib's context_utility/3 at first pack
-	closed  bool
+	host     *Host
+	in       *prolog.Interpreter
+	handles  *handle.Registry
+	tokens   cancelTokens
+	pol      *policy  // lib's policy facts, read at first use
+	defaults Defaults // what '$rlm_defaults' read (Host.Defaults)
+	closed   bool
 }
 
 // NewSession builds an interpreter, installs the predicate table and

@@ -40,7 +40,7 @@ func benchSession(b *testing.B, n int) (*host.Session, func()) {
 	if err := os.WriteFile(dir+"/t.jsonl", []byte(sb.String()), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	h, err := host.New(&host.Options{FS: os.DirFS(dir)})
+	h, err := host.New(&host.Options{FS: os.DirFS(dir), StateDir: dir})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func benchSession(b *testing.B, n int) (*host.Session, func()) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := s.Once(ctx, `conversation_store_open(persist('`+dir+`/store'), ok(S)), conversation_create(S, [id(bench)], ok(C)),
+	if _, err := s.Once(ctx, `conversation_store_open(persist(store), ok(S)), conversation_create(S, [id(bench)], ok(C)),
 		conversation_import(C, 't.jsonl', ok(_)), nb_setval(bench_conv, C)`); err != nil {
 		b.Fatal(err)
 	}
@@ -76,11 +76,14 @@ func reportLatency(b *testing.B, f func()) {
 func BenchmarkConversationPack(b *testing.B) {
 	for _, n := range historySizes() {
 		s, done := benchSession(b, n)
-		for _, limit := range []int{300000, 128000} {
+		for _, c := range []struct {
+			limit  int
+			window string
+		}{{300000, "contiguous"}, {128000, "contiguous"}, {300000, "most_turns"}, {128000, "most_turns"}} {
 			goal := fmt.Sprintf(`nb_getval(bench_conv, C), conversation_context_pack(C, [policy([max_context_tokens(%d),
-				provider_context_tokens(1000000), reserve_output_tokens(8000), safety_margin_tokens(2000)]),
-				token_options([model('gpt-4o')])], ok(_))`, limit)
-			b.Run(fmt.Sprintf("messages=%d/cap=%dk", n, limit/1000), func(b *testing.B) {
+				provider_context_tokens(1000000), reserve_output_tokens(8000), safety_margin_tokens(2000), window(%s)]),
+				token_options([model('gpt-4o')])], ok(_))`, c.limit, c.window)
+			b.Run(fmt.Sprintf("messages=%d/cap=%dk/%s", n, c.limit/1000, c.window), func(b *testing.B) {
 				ctx := context.Background()
 				reportLatency(b, func() {
 					if _, err := s.Once(ctx, goal); err != nil {

@@ -384,7 +384,7 @@ func (s *Session) decode(c *prolog.Call, options engine.Term) (*spec, error) {
 		sp.deps.Tools = tools
 	}
 	if t, present := opts["context_options"]; present {
-		lim, _, err := limits(c, t)
+		lim, _, err := s.limits(c, "context_register/3", t)
 		if err != nil {
 			var he *handle.Error
 			if errors.As(err, &he) || errors.As(err, new(*prolog.ISOError)) {
@@ -465,16 +465,16 @@ func (s *Session) contextOf(c *prolog.Call, t engine.Term, sp *spec) (plan.Conte
 			h = f["handle"]
 		}
 	}
-	if ref, isHandle := handleRef(c, h); isHandle {
+	if ref, err := handleArg(c, h); err == nil {
 		meta, err := s.handles.Metadata(ref)
 		if err != nil {
-			return plan.ContextRef{}, faultf("context_metadata_failed", []engine.Term{contextError(asHandleError(err))}, "%v", err)
+			return plan.ContextRef{}, faultf("context_metadata_failed", []engine.Term{atomError.Apply(contextReason(asHandleError(err)))}, "%v", err)
 		}
 		return plan.ContextRef{Ref: ref, Metadata: meta}, nil
 	}
 	ref, meta, err := s.registerSource(c, h, handle.Limits{})
 	if err != nil {
-		return plan.ContextRef{}, faultf("context_registration_failed", []engine.Term{contextError(asHandleError(err))}, "%v", err)
+		return plan.ContextRef{}, faultf("context_registration_failed", []engine.Term{atomError.Apply(contextReason(asHandleError(err)))}, "%v", err)
 	}
 	sp.ephemeral = &ref
 	return plan.ContextRef{Ref: ref, Metadata: meta}, nil

@@ -1,187 +1,74 @@
 package host
 
-// Context family: opaque context handles (host/handle) as Prolog outcomes.
-// lib/rlm_context.pl wraps them in the public context_* predicates.
+// Context family: opaque context handles (host/handle).
 //
-//	ctx_register(+Source, +Options, -Outcome) is det.
-//	ctx_metadata(+Handle, -Outcome) is det.
-//	ctx_do(+Op, +Handle, +Args, +Options, -Outcome) is det.
-//	ctx_delete(+Handle, -Outcome) is det.
-//	ctx_trace(+Handle, +Limit, -Outcome) is det.
+//	context_register(+Source, +Options, -Outcome) is det.
+//	context_metadata(+Handle, -Outcome) is det.
+//	context_peek(+Handle, +Selector, +Options, -Outcome) is det.
+//	context_slice(+Handle, +Start, +Length, +Options, -Outcome) is det.
+//	context_search(+Handle, +Pattern, +Options, -Outcome) is det.
+//	context_partition(+Handle, +Spec, +Options, -Outcome) is det.
+//	context_map(+Handle, +Transform, +Options, -Outcome) is det.
+//	context_reduce(+Handle, +Reducer, +Options, -Outcome) is det.
+//	context_delete(+Handle, -Outcome) is det.
+//	context_trace(+Handle, +Limit, -Outcome) is det.
 
 import (
-	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/ichiban/prolog/engine"
 
 	"github.com/rlmpl/rlmpl/host/handle"
+	"github.com/rlmpl/rlmpl/host/planterm"
 	"github.com/rlmpl/rlmpl/prolog"
 )
-
-var (
-	atomOK            = engine.NewAtom("ok")
-	atomError         = engine.NewAtom("error")
-	atomContextHandle = engine.NewAtom("context_handle")
-)
-
-func ok(v engine.Term) engine.Term { return atomOK.Apply(v) }
-
-// record builds Tag([key(V), ...]) with keys sorted, the host's record order.
-func record(tag string, fields ...prolog.Field) engine.Term {
-	prolog.SortFields(fields)
-	ts := make([]engine.Term, len(fields))
-	for i, f := range fields {
-		ts[i] = engine.NewAtom(f.Key).Apply(f.Value.(engine.Term))
-	}
-	return engine.NewAtom(tag).Apply(engine.List(ts...))
-}
-
-func fld(key string, v engine.Term) prolog.Field { return prolog.Field{Key: key, Value: v} }
 
 func refTerm(r handle.Ref) engine.Term {
 	return atomContextHandle.Apply(engine.NewAtom(r.ID), engine.Integer(r.Version))
 }
 
-// handleRef reads context_handle(Id, Version). A malformed handle is an
-// outcome (invalid_handle), not a thrown error: model-authored plans pass
-// handles, and a bad one must not abort the host.
-func handleRef(c *prolog.Call, t engine.Term) (handle.Ref, bool) {
+// handleArg reads context_handle(Id, Version); anything else is a thrown
+// type error. A well-formed handle that is unknown or deleted is an outcome
+// of the operation.
+func handleArg(c *prolog.Call, t engine.Term) (handle.Ref, error) {
 	h, isCompound := c.Resolve(t).(engine.Compound)
-	if !isCompound || h.Functor() != atomContextHandle || h.Arity() != 2 {
-		return handle.Ref{}, false
+	if _, isVar := c.Resolve(t).(engine.Variable); isVar {
+		return handle.Ref{}, prolog.InstantiationError()
 	}
-	id, ok1 := c.Resolve(h.Arg(0)).(engine.Atom)
-	v, ok2 := c.Resolve(h.Arg(1)).(engine.Integer)
-	if !ok1 || !ok2 || v < 1 || v > math.MaxInt32 {
-		return handle.Ref{}, false
-	}
-	return handle.Ref{ID: id.String(), Version: int(v)}, true
-}
-
-// contextError renders a *handle.Error as error(context_error([...])).
-func contextError(e *handle.Error) engine.Term {
-	fields := []prolog.Field{
-		fld("kind", engine.NewAtom(string(e.Kind))),
-		fld("message", prolog.Chars(e.Message)),
-		fld("operation", engine.NewAtom(string(e.Op))),
-	}
-	for _, d := range e.Details {
-		fields = append(fields, fld(d.Key, goTerm(d.Value)))
-	}
-	return atomError.Apply(record("context_error", fields...))
-}
-
-// goTerm converts detail values; strings become atoms (names, kinds).
-func goTerm(v any) engine.Term {
-	switch v := v.(type) {
-	case string:
-		return engine.NewAtom(v)
-	case int:
-		return engine.Integer(v)
-	case float64:
-		return engine.Float(v)
-	case []any:
-		ts := make([]engine.Term, len(v))
-		for i, e := range v {
-			ts[i] = goTerm(e)
+	if isCompound && h.Functor() == atomContextHandle && h.Arity() == 2 {
+		id, ok1 := c.Resolve(h.Arg(0)).(engine.Atom)
+		v, ok2 := c.Resolve(h.Arg(1)).(engine.Integer)
+		if ok1 && ok2 && v >= 1 && v <= math.MaxInt32 {
+			return handle.Ref{ID: id.String(), Version: int(v)}, nil
 		}
-		return engine.List(ts...)
-	case engine.Term:
-		return v
 	}
-	return engine.NewAtom(fmt.Sprint(v))
+	return handle.Ref{}, prolog.TypeError("context_handle", prolog.Resolved(t, c.Env))
 }
 
-// outcome unifies out with the error outcome of err when it is a handle
-// error; other errors are thrown.
-func outcomeOf(c *prolog.Call, out engine.Term, err error) (bool, error) {
-	var he *handle.Error
-	if errors.As(err, &he) {
-		return c.Unify(out, contextError(he)), nil
-	}
-	return false, err
-}
-
-// limits reads the options max_results(N), max_bytes(N), time_limit(Secs),
-// plus the search options case_sensitive(Bool) and cursor(N). A bad value
-// is an invalid_limit outcome (returned as *handle.Error); an unknown
-// option is a thrown domain error.
-func limits(c *prolog.Call, options engine.Term, allowed ...string) (handle.Limits, handle.Request, error) {
-	var lim handle.Limits
-	var req handle.Request
-	props, err := c.Props(options)
+// limits reads the limit options of pred (max_results, max_bytes,
+// time_limit) and, for searches, case_sensitive, exact and cursor, checked
+// against lib's schema.
+func (s *Session) limits(c *prolog.Call, pred string, options engine.Term) (handle.Limits, handle.Request, error) {
+	op, err := s.options(c, pred, options)
 	if err != nil {
-		return lim, req, err
+		return handle.Limits{}, handle.Request{}, err
 	}
-	seen := map[string]bool{}
-	for _, p := range props {
-		if seen[p.Key] {
-			continue // first occurrence wins, as option/2
-		}
-		seen[p.Key] = true
-		v := c.Resolve(p.Value.(engine.Term))
-		invalid := func() error {
-			return &handle.Error{Op: handle.OpOptions, Kind: handle.KindInvalidLimit, Message: p.Key + " needs a positive value",
-				Details: []handle.Field{handle.F("limit", p.Key), handle.F("value", v)}}
-		}
-		switch p.Key {
-		case "max_results", "max_bytes":
-			n, isInt := v.(engine.Integer)
-			if !isInt || n < 1 || n > math.MaxInt32 {
-				return lim, req, invalid()
-			}
-			if p.Key == "max_results" {
-				lim.MaxResults = int(n)
-			} else {
-				lim.MaxBytes = int(n)
-			}
-		case "time_limit":
-			secs, err := c.Number(v)
-			if err != nil || secs <= 0 || secs > 3600 {
-				return lim, req, invalid()
-			}
-			lim.TimeLimit = time.Duration(secs * float64(time.Second))
-		default:
-			if !slices.Contains(allowed, p.Key) {
-				return lim, req, prolog.DomainError("context_option", engine.NewAtom(p.Key).Apply(v))
-			}
-			switch p.Key {
-			case "case_sensitive":
-				b, err := c.Bool(v)
-				if err != nil {
-					return lim, req, err
-				}
-				req.CaseSensitive = b
-			case "exact":
-				b, err := c.Bool(v)
-				if err != nil {
-					return lim, req, err
-				}
-				req.Exact = b
-			case "cursor":
-				n, err := c.NonNeg(v)
-				if err != nil {
-					return lim, req, err
-				}
-				req.Cursor = int(n)
-			}
-		}
-	}
+	lim := handle.Limits{MaxResults: int(min(op.int("max_results"), math.MaxInt32)), MaxBytes: int(min(op.int("max_bytes"), math.MaxInt32)),
+		TimeLimit: time.Duration(min(op.number("time_limit"), 3600) * float64(time.Second))}
+	req := handle.Request{CaseSensitive: op.bool("case_sensitive"), Exact: op.bool("exact"), Cursor: int(min(op.int("cursor"), math.MaxInt32))}
 	return lim, req, nil
 }
 
-func (s *Session) ctxRegister(c *prolog.Call, source, options, out engine.Term) (bool, error) {
-	lim, _, err := limits(c, options)
+func (s *Session) contextRegister(c *prolog.Call, source, options, out engine.Term) (bool, error) {
+	lim, _, err := s.limits(c, "context_register/3", options)
 	if err != nil {
-		return outcomeOf(c, out, err)
+		return false, err
 	}
 	ref, meta, err := s.registerSource(c, source, lim)
 	if err != nil {
-		return outcomeOf(c, out, err)
+		return s.fail(c, out, "register", err)
 	}
 	return c.Unify(out, ok(contextRef(ref, meta))), nil
 }
@@ -190,14 +77,14 @@ func (s *Session) ctxRegister(c *prolog.Call, source, options, out engine.Term) 
 // unsupported_source *handle.Error (files and adapters are never reachable
 // this way).
 func (s *Session) registerSource(c *prolog.Call, source engine.Term, lim handle.Limits) (handle.Ref, handle.Metadata, error) {
+	if _, isVar := c.Resolve(source).(engine.Variable); isVar {
+		return handle.Ref{}, handle.Metadata{}, prolog.InstantiationError()
+	}
 	src, isCompound := c.Resolve(source).(engine.Compound)
 	if !isCompound || src.Arity() != 1 || (src.Functor().String() != "text" && src.Functor().String() != "terms") {
 		var shape engine.Term = engine.NewAtom("atomic")
-		switch t := c.Resolve(source).(type) {
-		case engine.Compound:
+		if t, isCompound := c.Resolve(source).(engine.Compound); isCompound {
 			shape = engine.NewAtom("/").Apply(t.Functor(), engine.Integer(t.Arity()))
-		case engine.Variable:
-			shape = engine.NewAtom("var")
 		}
 		return handle.Ref{}, handle.Metadata{}, &handle.Error{Op: handle.OpRegister, Kind: handle.KindUnsupportedSource,
 			Message: "a context source is text(Text) or terms(List)", Details: []handle.Field{handle.F("source_shape", shape)}}
@@ -255,46 +142,41 @@ func metadataTerm(m handle.Metadata) engine.Term {
 	return record("context_metadata", fields...)
 }
 
-func (s *Session) ctxMetadata(c *prolog.Call, h, out engine.Term) (bool, error) {
-	ref, valid := handleRef(c, h)
-	if !valid {
-		return outcomeOf(c, out, invalidHandle())
+func (s *Session) contextMetadata(c *prolog.Call, h, out engine.Term) (bool, error) {
+	ref, err := handleArg(c, h)
+	if err != nil {
+		return false, err
 	}
 	meta, err := s.handles.Metadata(ref)
 	if err != nil {
-		return outcomeOf(c, out, err)
+		return s.fail(c, out, "metadata", err)
 	}
 	return c.Unify(out, ok(contextRef(ref, meta))), nil
 }
 
-func invalidHandle() error {
-	return &handle.Error{Op: handle.OpResolve, Kind: handle.KindInvalidHandle, Message: "not a context_handle(Id, Version)"}
-}
-
-func (s *Session) ctxDelete(c *prolog.Call, h, out engine.Term) (bool, error) {
-	ref, valid := handleRef(c, h)
-	if !valid {
-		return outcomeOf(c, out, invalidHandle())
+func (s *Session) contextDelete(c *prolog.Call, h, out engine.Term) (bool, error) {
+	ref, err := handleArg(c, h)
+	if err != nil {
+		return false, err
 	}
 	if err := s.handles.Delete(ref); err != nil {
-		return outcomeOf(c, out, err)
+		return s.fail(c, out, "delete", err)
 	}
 	return c.Unify(out, ok(record("deleted", fld("handle", refTerm(ref))))), nil
 }
 
-func (s *Session) ctxTrace(c *prolog.Call, h, limit, out engine.Term) (bool, error) {
-	ref, valid := handleRef(c, h)
-	if !valid {
-		return outcomeOf(c, out, invalidHandle())
-	}
-	n, isInt := c.Resolve(limit).(engine.Integer)
-	if !isInt || n < 1 || n > math.MaxInt32 {
-		return outcomeOf(c, out, &handle.Error{Op: handle.OpTrace, Kind: handle.KindInvalidLimit, Message: "limit must be a positive integer",
-			Details: []handle.Field{handle.F("value", c.Resolve(limit))}})
-	}
-	evs, err := s.handles.Trace(ref, int(n))
+func (s *Session) contextTrace(c *prolog.Call, h, limit, out engine.Term) (bool, error) {
+	ref, err := handleArg(c, h)
 	if err != nil {
-		return outcomeOf(c, out, err)
+		return false, err
+	}
+	if err := s.mustBe(c, engine.NewAtom("positive_integer"), limit); err != nil {
+		return false, err
+	}
+	n, _ := c.Resolve(limit).(engine.Integer)
+	evs, err := s.handles.Trace(ref, int(min(n, math.MaxInt32)))
+	if err != nil {
+		return s.fail(c, out, "trace", err)
 	}
 	ts := make([]engine.Term, len(evs))
 	for i, e := range evs {
@@ -313,48 +195,53 @@ func (s *Session) ctxTrace(c *prolog.Call, h, limit, out engine.Term) (bool, err
 	return c.Unify(out, ok(engine.List(ts...))), nil
 }
 
-func boolTerm(b bool) engine.Term {
-	if b {
-		return engine.NewAtom("true")
-	}
-	return engine.NewAtom("false")
+// The operations: each reads its arguments, then runs through contextDo.
+
+func (s *Session) contextPeek(c *prolog.Call, h, sel, options, out engine.Term) (bool, error) {
+	return s.contextDo(c, "context_peek/4", handle.OpPeek, h, []engine.Term{sel}, options, out)
 }
 
-// ctxDo runs one operation: Op is peek, slice, search, partition, map or
-// reduce; Args is the operation's argument list ([Selector], [S, L],
-// [Pattern], [Spec], [Transform], [Reducer]).
-func (s *Session) ctxDo(c *prolog.Call, op, h, args, options, out engine.Term) (bool, error) {
-	name, err := c.Atom(op)
+func (s *Session) contextSlice(c *prolog.Call, h, start, length, options, out engine.Term) (bool, error) {
+	return s.contextDo(c, "context_slice/5", handle.OpSlice, h, []engine.Term{start, length}, options, out)
+}
+
+func (s *Session) contextSearch(c *prolog.Call, h, pattern, options, out engine.Term) (bool, error) {
+	return s.contextDo(c, "context_search/4", handle.OpSearch, h, []engine.Term{pattern}, options, out)
+}
+
+func (s *Session) contextPartition(c *prolog.Call, h, spec, options, out engine.Term) (bool, error) {
+	return s.contextDo(c, "context_partition/4", handle.OpPartition, h, []engine.Term{spec}, options, out)
+}
+
+func (s *Session) contextMap(c *prolog.Call, h, transform, options, out engine.Term) (bool, error) {
+	return s.contextDo(c, "context_map/4", handle.OpMap, h, []engine.Term{transform}, options, out)
+}
+
+func (s *Session) contextReduce(c *prolog.Call, h, reducer, options, out engine.Term) (bool, error) {
+	return s.contextDo(c, "context_reduce/4", handle.OpReduce, h, []engine.Term{reducer}, options, out)
+}
+
+// contextDo runs one operation of pred with its arguments.
+func (s *Session) contextDo(c *prolog.Call, pred string, op handle.Op, h engine.Term, args []engine.Term, options, out engine.Term) (bool, error) {
+	ref, err := handleArg(c, h)
 	if err != nil {
 		return false, err
 	}
-	as, err := c.List(args)
+	lim, req, err := s.limits(c, pred, options)
 	if err != nil {
 		return false, err
 	}
-	extra := []string(nil)
-	if name == "search" {
-		extra = []string{"case_sensitive", "cursor", "exact"}
-	}
-	lim, req, err := limits(c, options, extra...)
-	if err != nil {
-		return outcomeOf(c, out, err)
-	}
-	req.Op = handle.Op(name)
-	if err := s.request(c, &req, as); err != nil {
-		return outcomeOf(c, out, err)
-	}
-	ref, valid := handleRef(c, h)
-	if !valid {
-		return outcomeOf(c, out, invalidHandle())
+	req.Op = op
+	if err := s.request(c, &req, args); err != nil {
+		return s.fail(c, out, string(op), err)
 	}
 	res, err := s.handles.Do(c.Ctx, ref, req, lim)
 	if err != nil {
-		return outcomeOf(c, out, err)
+		return s.fail(c, out, string(op), err)
 	}
 	fields := []prolog.Field{
 		fld("handle", refTerm(res.Ref)),
-		fld("operation", engine.NewAtom(name)),
+		fld("operation", engine.NewAtom(string(op))),
 		fld("truncated", boolTerm(res.Truncated)),
 		fld("value", s.valueTerm(res.Value)),
 	}
@@ -465,7 +352,7 @@ func (s *Session) valueTerm(v any) engine.Term {
 		if v.Value == nil {
 			return record("truncated_term", fld("preview", prolog.Chars(v.Text)))
 		}
-		t, err := prolog.ToTerm(v.Value)
+		t, err := planterm.ToTerm(v.Value)
 		if err != nil {
 			return prolog.Chars(v.Text)
 		}

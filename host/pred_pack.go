@@ -1,94 +1,40 @@
 package host
 
-// Pack family: the budget policy and the generic packer over host/pack.
-// lib/rlm_context_budget.pl wraps them in context_policy/2 and
-// context_pack/4.
+// Pack family: the budget policy and the exact packer (host/pack), for
+// explicit units and for conversations (host/runtime).
 //
-//	pack_policy_check_(+Policy, -Outcome) is det.
-//	pack_solve_(+Units, +Sections, +Policy, -Outcome) is det.
+//	context_policy(+Overlay, -Outcome) is det.
+//	context_pack(+Units, +Sections, +Policy, -Outcome) is det.
+//	conversation_context_pack(+Conversation, +Options, -Outcome) is det.
 
 import (
+	"context"
 	"errors"
-	"math"
 
 	"github.com/ichiban/prolog/engine"
 
 	"github.com/rlmpl/rlmpl/host/pack"
+	"github.com/rlmpl/rlmpl/host/runtime"
 	"github.com/rlmpl/rlmpl/prolog"
 	"github.com/rlmpl/rlmpl/solver"
+	"github.com/rlmpl/rlmpl/store"
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
-// budgetError renders error(context_budget_error([...])).
-func budgetError(phase, kind string, details ...prolog.Field) engine.Term {
-	fields := append([]prolog.Field{fld("kind", engine.NewAtom(kind)), fld("phase", engine.NewAtom(phase))}, details...)
-	return atomError.Apply(record("context_budget_error", fields...))
-}
-
-// fieldsOf reads a record's property list as a key → term map (first
-// occurrence wins).
-func fieldsOf(c *prolog.Call, t engine.Term) (map[string]engine.Term, error) {
-	props, err := c.Props(t)
-	if err != nil {
-		return nil, err
-	}
-	m := make(map[string]engine.Term, len(props))
-	for _, p := range props {
-		if _, dup := m[p.Key]; !dup {
-			m[p.Key] = c.Resolve(p.Value.(engine.Term))
-		}
-	}
-	return m, nil
-}
-
-// recordFields reads Tag([...]) for the expected tag.
-func recordFields(c *prolog.Call, t engine.Term, tag string) (map[string]engine.Term, error) {
-	r, isCompound := c.Resolve(t).(engine.Compound)
-	if !isCompound || r.Functor().String() != tag || r.Arity() != 1 {
-		return nil, prolog.TypeError(tag, t)
-	}
-	return fieldsOf(c, r.Arg(0))
-}
-
-// policyOf decodes a context_policy record; a bad value is a *pack.FieldError.
-func policyOf(c *prolog.Call, t engine.Term) (pack.Policy, error) {
-	f, err := recordFields(c, t, "context_policy")
+// policyOf reads a policy overlay — an option list or a context_policy
+// record — over lib's defaults (rlm_option(context_policy/2, ...)). Types
+// are checked by the schema (thrown errors); the cross-field rules of
+// pack.Policy.Validate give a *pack.FieldError (an outcome).
+func (s *Session) policyOf(c *prolog.Call, t engine.Term) (pack.Policy, error) {
+	op, err := s.options(c, "context_policy/2", optionList(c, t))
 	if err != nil {
 		return pack.Policy{}, err
 	}
-	p := pack.DefaultPolicy()
-	num := func(key string, dst *int64) error {
-		v, present := f[key]
-		if !present {
-			return nil
-		}
-		n, isInt := v.(engine.Integer)
-		if !isInt {
-			return &pack.FieldError{Field: key, Value: prolog.Resolved(v, c.Env), Msg: "must be an integer"}
-		}
-		*dst = int64(n)
-		return nil
-	}
-	var minRecent, maxCand int64 = int64(p.MinRecentTurns), int64(p.MaxCandidates)
-	for key, dst := range map[string]*int64{
-		"max_context_tokens": &p.MaxContextTokens, "provider_context_tokens": &p.ProviderContextTokens,
-		"reserve_output_tokens": &p.ReserveOutputTokens, "safety_margin_tokens": &p.SafetyMarginTokens,
-		"min_recent_turns": &minRecent, "max_candidates": &maxCand,
-	} {
-		if err := num(key, dst); err != nil {
-			return p, err
-		}
-	}
-	if minRecent > math.MaxInt32 || maxCand > math.MaxInt32 {
-		return p, &pack.FieldError{Field: "min_recent_turns", Value: minRecent, Msg: "too large"}
-	}
-	p.MinRecentTurns, p.MaxCandidates = int(minRecent), int(maxCand)
-	if v, present := f["overflow"]; present {
-		a, isAtom := v.(engine.Atom)
-		if !isAtom {
-			return p, &pack.FieldError{Field: "overflow", Value: prolog.Resolved(v, c.Env), Msg: "must be deny"}
-		}
-		p.Overflow = a.String()
+	p := pack.Policy{
+		MaxContextTokens: op.int("max_context_tokens"), ProviderContextTokens: op.int("provider_context_tokens"),
+		ReserveOutputTokens: op.int("reserve_output_tokens"), SafetyMarginTokens: op.int("safety_margin_tokens"),
+		MinRecentTurns: int(min(op.int("min_recent_turns"), 1<<30)), MaxCandidates: int(min(op.int("max_candidates"), 1<<30)),
+		Overflow: op.atom("overflow"), Window: pack.Window(op.atom("window")),
 	}
 	return p, p.Validate()
 }
@@ -100,27 +46,17 @@ func policyTerm(p pack.Policy) engine.Term {
 		fld("max_context_tokens", engine.Integer(p.MaxContextTokens)),
 		fld("min_recent_turns", engine.Integer(p.MinRecentTurns)),
 		fld("overflow", engine.NewAtom(p.Overflow)),
+		fld("window", engine.NewAtom(string(p.Window))),
 		fld("provider_context_tokens", engine.Integer(p.ProviderContextTokens)),
 		fld("reserve_output_tokens", engine.Integer(p.ReserveOutputTokens)),
 		fld("safety_margin_tokens", engine.Integer(p.SafetyMarginTokens)),
 	)
 }
 
-func policyError(err error) (engine.Term, bool) {
-	var fe *pack.FieldError
-	if !errors.As(err, &fe) {
-		return nil, false
-	}
-	return budgetError("policy", "validation_error", fld("field", engine.NewAtom(fe.Field)), fld("message", prolog.Chars(fe.Msg))), true
-}
-
-func (s *Session) packPolicyCheck(c *prolog.Call, policy, out engine.Term) (bool, error) {
-	p, err := policyOf(c, policy)
-	if t, isPolicyErr := policyError(err); isPolicyErr {
-		return c.Unify(out, t), nil
-	}
+func (s *Session) contextPolicy(c *prolog.Call, overlay, out engine.Term) (bool, error) {
+	p, err := s.policyOf(c, overlay)
 	if err != nil {
-		return false, err
+		return s.fail(c, out, "policy", err)
 	}
 	return c.Unify(out, ok(policyTerm(p))), nil
 }
@@ -153,14 +89,11 @@ func countOf(c *prolog.Call, t engine.Term) (tokenizer.Count, error) {
 	return cnt, nil
 }
 
-// packSolve decodes units and sections, solves, and renders the pack.
-func (s *Session) packSolve(c *prolog.Call, units, sections, policy, out engine.Term) (bool, error) {
-	p, err := policyOf(c, policy)
-	if t, isPolicyErr := policyError(err); isPolicyErr {
-		return c.Unify(out, t), nil
-	}
+// contextPack decodes units and sections, solves, and renders the pack.
+func (s *Session) contextPack(c *prolog.Call, units, sections, policy, out engine.Term) (bool, error) {
+	p, err := s.policyOf(c, policy)
 	if err != nil {
-		return false, err
+		return s.fail(c, out, "policy", err)
 	}
 	in := pack.Input{Policy: p}
 	secs, err := c.List(sections)
@@ -193,20 +126,13 @@ func (s *Session) packSolve(c *prolog.Call, units, sections, policy, out engine.
 		if err != nil {
 			return false, err
 		}
-		if len(u.Variants) == 0 {
-			return c.Unify(out, budgetError("pack", "validation_error", fld("detail", engine.NewAtom("empty_variants").Apply(engine.NewAtom(u.ID))))), nil
-		}
 		in.Units = append(in.Units, u)
 		in.Constraints = append(in.Constraints, cons...)
 		values[i] = vals
 	}
 	res, err := pack.Solve(c.Ctx, in)
-	var pe *pack.Error
-	if errors.As(err, &pe) {
-		return c.Unify(out, packErrorTerm(pe)), nil
-	}
 	if err != nil {
-		return false, err
+		return s.fail(c, out, "pack", err)
 	}
 	sel := make([]engine.Term, len(res.Selected))
 	for i, x := range res.Selected {
@@ -299,15 +225,214 @@ func unitOf(c *prolog.Call, t engine.Term, order int64) (pack.Unit, []engine.Ter
 	return u, vals, cons, nil
 }
 
-func packErrorTerm(e *pack.Error) engine.Term {
-	ids := make([]engine.Term, len(e.Units))
-	for i, u := range e.Units {
-		ids[i] = engine.NewAtom(u)
+// conversationContextPack compiles a conversation's provider-visible
+// context: options are decoded and checked whole, then host/runtime reads
+// the bounded candidates, runs the program's hook and solves.
+func (s *Session) conversationContextPack(c *prolog.Call, conv, options, out engine.Term) (bool, error) {
+	cv, err := s.convArg(c, conv)
+	if err != nil {
+		return s.fail(c, out, "context_pack", err)
 	}
-	return budgetError("pack", e.Kind,
-		fld("available", engine.Integer(e.Available)), fld("base", engine.Integer(e.Base)),
-		fld("excess", engine.Integer(e.Excess)), fld("limit", engine.Integer(e.Effective)),
-		fld("units", engine.List(ids...)))
+	op, err := s.options(c, "conversation_context_pack/3", options)
+	if err != nil {
+		return false, err
+	}
+	po, err := s.packOptions(c, op)
+	if err != nil {
+		return s.fail(c, out, "context_pack", err)
+	}
+	cp, err := cv.Pack(c.Ctx, po)
+	if err != nil {
+		return s.fail(c, out, "context_pack", err, engine.NewAtom(cv.ID()))
+	}
+	return c.Unify(out, ok(s.convPackTerm(cv.ID(), po.Policy, cp))), nil
+}
+
+// packOptions decodes the options of a conversation pack. Shape errors are
+// thrown ISO errors; a policy that breaks a cross-field rule is a
+// *pack.FieldError.
+func (s *Session) packOptions(c *prolog.Call, op opts) (runtime.PackOptions, error) {
+	pol, err := s.policy(c)
+	if err != nil {
+		return runtime.PackOptions{}, err
+	}
+	po := runtime.PackOptions{Boundary: op.bool("cold_history_boundary"), BoundaryTemplate: pol.boundary, Utilities: pol.utilities}
+	tok, err := s.options(c, "token_count_text/3", optionList(c, op["token_options"]))
+	if err != nil {
+		return po, err
+	}
+	if tok.has("token_counter") {
+		return po, prolog.DomainError("conversation_context_pack_token_option", engine.NewAtom("token_counter").Apply(tok["token_counter"]))
+	}
+	po.Model, po.Encoding = tok.atom("model"), tok.atom("encoding")
+	secs, err := c.List(op["visible_sections"])
+	if err != nil {
+		return po, err
+	}
+	for _, st := range secs {
+		sec, isCompound := c.Resolve(st).(engine.Compound)
+		if !isCompound || sec.Functor().String() != "section" || sec.Arity() != 3 {
+			return po, prolog.TypeError("section", prolog.Resolved(st, c.Env))
+		}
+		name, err1 := c.Atom(sec.Arg(0))
+		vis, err2 := c.Atom(sec.Arg(1))
+		text, err3 := c.Text(sec.Arg(2))
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return po, err1
+		}
+		if vis != "model" && vis != "host" {
+			return po, prolog.DomainError("section_visibility", sec.Arg(1))
+		}
+		po.Sections = append(po.Sections, pack.TextSection{Name: name, Visibility: pack.Visibility(vis), Text: text})
+	}
+	us, err := c.List(op["context_units"])
+	if err != nil {
+		return po, err
+	}
+	for i, ut := range us {
+		u, vals, cons, err := unitOf(c, ut, int64(i))
+		if err != nil {
+			return po, err
+		}
+		for j := range u.Variants {
+			text, err := c.Text(vals[j])
+			if err != nil {
+				return po, prolog.TypeError("text", vals[j])
+			}
+			u.Variants[j].Value = tokenizer.Message{Role: "system", Content: text}
+		}
+		po.Units = append(po.Units, u)
+		po.Constraints = append(po.Constraints, cons...)
+	}
+	if po.Policy, err = s.policyOf(c, op["policy"]); err != nil {
+		return po, err
+	}
+	po.Hook = func(ctx context.Context, units []runtime.HookUnit) ([]pack.Adjustment, []solver.Constraint, error) {
+		return s.callHook(c, units)
+	}
+	return po, nil
+}
+
+var atomHook = engine.NewAtom("context_pack_hook")
+
+// ErrHookFailed is the cause of a pack whose context_pack_hook/2 failed.
+var ErrHookFailed = errors.New("host: context_pack_hook/2 failed")
+
+// callHook calls context_pack_hook(+Units, -Adjustments) once on the
+// candidate batch. Failure is an error (never "no adjustments"); malformed
+// adjustments are thrown type and domain errors.
+func (s *Session) callHook(c *prolog.Call, batch []runtime.HookUnit) ([]pack.Adjustment, []solver.Constraint, error) {
+	units := make([]engine.Term, len(batch))
+	for i, u := range batch {
+		units[i] = engine.NewAtom("unit").Apply(engine.NewAtom(u.ID), engine.NewAtom("conversation"), engine.Integer(u.Seq), boolTerm(u.Mandatory))
+	}
+	adj := engine.NewVariable()
+	var got engine.Term
+	_, err := engine.Call(c.VM, atomHook.Apply(engine.List(units...), adj), func(env *engine.Env) *engine.Promise {
+		got = prolog.Resolved(adj, env)
+		return engine.Bool(true)
+	}, c.Env).Force(c.Ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if got == nil {
+		return nil, nil, ErrHookFailed
+	}
+	if a, isAtom := got.(engine.Atom); isAtom && a == atomNil {
+		return nil, nil, nil // the default hook
+	}
+	elems, err := c.List(got)
+	if err != nil {
+		return nil, nil, err
+	}
+	var adjs []pack.Adjustment
+	var cons []solver.Constraint
+	for _, e := range elems {
+		a, isCompound := e.(engine.Compound)
+		if !isCompound {
+			return nil, nil, prolog.TypeError("pack_adjustment", e)
+		}
+		ids := make([]string, a.Arity())
+		for i := range ids {
+			if i == 1 && a.Functor().String() == "utility" {
+				continue
+			}
+			id, err := c.Atom(a.Arg(i))
+			if err != nil {
+				return nil, nil, err
+			}
+			ids[i] = id
+		}
+		switch name, n := a.Functor().String(), a.Arity(); {
+		case name == "utility" && n == 2:
+			d, err := c.Int(a.Arg(1))
+			if err != nil {
+				return nil, nil, err
+			}
+			adjs = append(adjs, pack.Adjustment{ID: ids[0], Utility: d})
+		case name == "mandatory" && n == 1:
+			adjs = append(adjs, pack.Adjustment{ID: ids[0], Mandatory: true})
+		case name == "requires" && n == 2:
+			cons = append(cons, solver.Requires(ids[0], ids[1]))
+		case name == "excludes" && n == 2:
+			cons = append(cons, solver.Excludes(ids[0], ids[1]))
+		default:
+			return nil, nil, prolog.DomainError("pack_adjustment", a)
+		}
+	}
+	return adjs, cons, nil
+}
+
+func (s *Session) convPackTerm(id string, p pack.Policy, cp pack.ConversationPack) engine.Term {
+	sel := make([]engine.Term, len(cp.Selected))
+	for i, x := range cp.Selected {
+		u := cp.Units[x.Unit]
+		v := u.Variants[x.Variant]
+		fs := []prolog.Field{fld("id", engine.NewAtom(u.ID)), fld("kind", engine.NewAtom(v.Kind)),
+			fld("section", engine.NewAtom(u.Section)), fld("tokens", engine.Integer(v.Count.Tokens)),
+			fld("utility", engine.Integer(v.Utility))}
+		if u.Section == "conversation" {
+			fs = append(fs, fld("sequence", engine.Integer(u.Order)))
+		}
+		if m, isMsg := v.Value.(tokenizer.Message); isMsg && u.Section != "conversation" {
+			fs = append(fs, fld("text", prolog.Chars(m.Content)))
+		}
+		sel[i] = record("context_selection", fs...)
+	}
+	msgs := make([]engine.Term, len(cp.Request.Messages))
+	for i, m := range cp.Request.Messages {
+		content := prolog.Chars(m.Content)
+		if len(m.Parts) > 0 {
+			content = contentTerm(store.PartsContent(storeParts(m.Parts)...))
+		}
+		fs := []prolog.Field{fld("content", content), fld("role", engine.NewAtom(m.Role))}
+		if m.ToolCallID != "" {
+			fs = append(fs, fld("tool_call_id", engine.NewAtom(m.ToolCallID)))
+		}
+		msgs[i] = record("message", fs...)
+	}
+	b := cp.Boundary
+	bfs := []prolog.Field{fld("active", boolTerm(b.Active)), fld("configured", boolTerm(b.Configured)),
+		fld("projected_messages", engine.Integer(b.Projected)), fld("reason", engine.NewAtom(b.Reason))}
+	if b.Active {
+		omitted := make([]engine.Term, len(b.Omitted))
+		for i, r := range b.Omitted {
+			omitted[i] = engine.NewAtom("range").Apply(engine.Integer(r.From), engine.Integer(r.To))
+		}
+		bfs = append(bfs, fld("cold_range", engine.NewAtom("range").Apply(engine.Integer(1), engine.Integer(b.ColdThrough))),
+			fld("guaranteed_hot_start", engine.Integer(b.HotStart)), fld("omitted_ranges", engine.List(omitted...)),
+			fld("tokens", engine.Integer(b.Tokens)))
+	}
+	return record("conversation_context_pack",
+		fld("cold_history_boundary", record("cold_history_boundary", bfs...)),
+		fld("conversation_id", engine.NewAtom(id)),
+		fld("ledger", ledgerTerm(cp.Ledger)),
+		fld("policy", policyTerm(p)),
+		fld("request", engine.List(msgs...)),
+		fld("selected", engine.List(sel...)),
+		fld("solver", solverTerm(cp.Pack)),
+		fld("utility", engine.Integer(cp.Utility)),
+	)
 }
 
 func solverTerm(p pack.Pack) engine.Term {
@@ -349,4 +474,17 @@ func ledgerTerm(l pack.Ledger) engine.Term {
 		fld("total_tokens", engine.Integer(l.Total)),
 		fld("visible_fixed_tokens", engine.Integer(l.VisibleFixed)),
 	)
+}
+
+// storeParts is runtime.ChatMessage's inverse for parts, for rendering a
+// request as stored content is rendered.
+func storeParts(ps []tokenizer.Part) []store.Part {
+	out := make([]store.Part, len(ps))
+	for i, p := range ps {
+		out[i] = store.TextPart(p.Text)
+		if p.Type == tokenizer.PartImageURL {
+			out[i] = store.ImagePart(p.ImageURL, p.Detail)
+		}
+	}
+	return out
 }

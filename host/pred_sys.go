@@ -4,6 +4,7 @@ package host
 //
 //	'$rlm_version'(-Version) is det.    % Version of the runtime, an atom
 //	'$rlm_now'(-UnixMillis) is det.     % Options.Now in Unix milliseconds
+//	'$rlm_defaults' is det.             % lib's policy for Host.Defaults (policy.go)
 
 import (
 	"github.com/ichiban/prolog/engine"

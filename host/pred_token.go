@@ -1,11 +1,10 @@
 package host
 
 // Token family: exact token counts through the tokenizer registry.
-// lib/rlm_tokens.pl wraps them in token_count_text/3 and friends.
 //
-//	token_count_(+Text, +Model, +Encoding, -Outcome) is det.
-//	token_model_encoding_(+Model, -Outcome) is det.
-//	token_register_encoding_(+Name, +File, +Pattern, +Specials, -Outcome) is det.
+//	token_count_text(+Text, +Options, -Outcome) is det.
+//	token_model_encoding(+Model, -Outcome) is det.
+//	token_register_encoding(+Name, +RanksFile, +Options, -Outcome) is det.
 
 import (
 	"bytes"
@@ -33,59 +32,58 @@ func countTerm(c tokenizer.Count) engine.Term {
 	)
 }
 
-func tokenError(kind, message string, details ...prolog.Field) engine.Term {
-	fields := append([]prolog.Field{fld("kind", engine.NewAtom(kind)), fld("message", prolog.Chars(message))}, details...)
-	return atomError.Apply(record("token_error", fields...))
-}
-
-// tokenCount counts Text with the named model's tokenizer, or the named
-// encoding, or (both none) the conservative estimator. An unknown model is
-// counted by the estimator and says so (method estimated, model_known
-// false); an unknown encoding is an error outcome.
-func (s *Session) tokenCount(c *prolog.Call, text, model, encoding, out engine.Term) (bool, error) {
+// tokenCountText counts with the caller's token_counter(C) (labelled
+// caller_supplied: the host cannot vouch for it), the named encoding, the
+// named model's tokenizer, or else the conservative estimator. An unknown
+// model is counted by the estimator and says so (model_known(false)); an
+// unknown encoding is an outcome.
+func (s *Session) tokenCountText(c *prolog.Call, text, options, out engine.Term) (bool, error) {
 	t, err := c.Text(text)
 	if err != nil {
 		return false, err
 	}
-	m, err := c.Atom(model)
-	if err != nil {
-		return false, err
-	}
-	e, err := c.Atom(encoding)
+	op, err := s.options(c, "token_count_text/3", options)
 	if err != nil {
 		return false, err
 	}
 	reg := s.host.tokenizers()
 	counter := reg.Estimator()
 	switch {
-	case e != "none":
-		counter, err = reg.CounterForEncoding(e)
-		if errors.Is(err, tokenizer.ErrUnknownEncoding) {
-			return c.Unify(out, tokenError("unknown_encoding", err.Error(), fld("encoding", engine.NewAtom(e)))), nil
+	case op.has("token_counter"):
+		n := engine.NewVariable()
+		var got engine.Term
+		_, err := engine.Call(c.VM, engine.NewAtom("call").Apply(op["token_counter"], prolog.Resolved(text, c.Env), n), func(env *engine.Env) *engine.Promise {
+			got = env.Resolve(n)
+			return engine.Bool(true)
+		}, c.Env).Force(c.Ctx)
+		if err != nil {
+			return false, err
 		}
-	case m != "none":
-		counter, err = reg.Counter(m)
+		if got == nil {
+			return false, prolog.ExistenceError("token_count", op["token_counter"])
+		}
+		if err := s.mustBe(c, engine.NewAtom("nonneg"), got); err != nil {
+			return false, err
+		}
+		return c.Unify(out, ok(record("token_count", fld("basis", engine.NewAtom("registered_counter")),
+			fld("encoding", engine.NewAtom("none")), fld("method", engine.NewAtom("caller_supplied")),
+			fld("safety_percent", engine.Integer(0)), fld("tokens", got)))), nil
+	case op.has("encoding"):
+		counter, err = reg.CounterForEncoding(op.atom("encoding"))
+		if err != nil {
+			return s.fail(c, out, "count", err)
+		}
+	case op.has("model"):
+		counter, err = reg.Counter(op.atom("model"))
 		if errors.Is(err, tokenizer.ErrUnknownModel) {
 			cnt := countTerm(reg.Estimator().Count(t))
 			return c.Unify(out, ok(withField(cnt, fld("model_known", engine.NewAtom("false"))))), nil
 		}
-	}
-	if err != nil {
-		return false, err
+		if err != nil {
+			return s.fail(c, out, "count", err)
+		}
 	}
 	return c.Unify(out, ok(countTerm(counter.Count(t)))), nil
-}
-
-// withField adds a field to a record built by record, keeping keys sorted.
-func withField(rec engine.Term, f prolog.Field) engine.Term {
-	r := rec.(engine.Compound)
-	var fields []prolog.Field
-	it := engine.ListIterator{List: r.Arg(0)}
-	for it.Next() {
-		p := it.Current().(engine.Compound)
-		fields = append(fields, fld(p.Functor().String(), p.Arg(0)))
-	}
-	return record(r.Functor().String(), append(fields, f)...)
 }
 
 func (s *Session) tokenModelEncoding(c *prolog.Call, model, out engine.Term) (bool, error) {
@@ -95,35 +93,31 @@ func (s *Session) tokenModelEncoding(c *prolog.Call, model, out engine.Term) (bo
 	}
 	enc, err := s.host.tokenizers().EncodingForModel(m)
 	if errors.Is(err, tokenizer.ErrUnknownModel) {
-		return c.Unify(out, tokenError("unknown_model", err.Error(), fld("model", engine.NewAtom(m)))), nil
+		return c.Unify(out, atomError.Apply(tokenReason("unknown_model", err.Error(), fld("model", engine.NewAtom(m))))), nil
 	}
 	if err != nil {
-		return false, err
+		return s.fail(c, out, "model_encoding", err)
 	}
 	return c.Unify(out, ok(engine.NewAtom(enc.Name()))), nil
 }
 
 // tokenRegisterEncoding adds an encoding from a tiktoken-format ranks file
 // (base64 token, space, rank per line) read from the session's file system.
-func (s *Session) tokenRegisterEncoding(c *prolog.Call, name, file, pattern, specials, out engine.Term) (bool, error) {
+func (s *Session) tokenRegisterEncoding(c *prolog.Call, name, file, options, out engine.Term) (bool, error) {
 	n, err := c.Atom(name)
 	if err != nil {
 		return false, err
 	}
-	f, err := c.Atom(file)
+	f, err := c.Text(file)
 	if err != nil {
 		return false, err
 	}
-	p, err := c.Atom(pattern)
+	op, err := s.options(c, "token_register_encoding/4", options)
 	if err != nil {
 		return false, err
 	}
 	patterns := map[string]string{"r50k": tokenizer.PatternR50k, "cl100k": tokenizer.PatternCl100k, "o200k": tokenizer.PatternO200k}
-	re, known := patterns[p]
-	if !known {
-		return false, prolog.DomainError("token_pattern", engine.NewAtom(p))
-	}
-	elems, err := c.List(specials)
+	elems, err := c.List(op["specials"])
 	if err != nil {
 		return false, err
 	}
@@ -150,12 +144,12 @@ func (s *Session) tokenRegisterEncoding(c *prolog.Call, name, file, pattern, spe
 	if err != nil {
 		return false, prolog.ExistenceError("source_sink", file)
 	}
-	enc, err := tokenizer.NewEncoding(tokenizer.EncodingSpec{Name: n, Ranks: bytes.NewReader(b), Pattern: re, SpecialTokens: sp})
-	if err != nil {
-		return c.Unify(out, tokenError("invalid_encoding", err.Error(), fld("encoding", engine.NewAtom(n)))), nil
+	enc, err := tokenizer.NewEncoding(tokenizer.EncodingSpec{Name: n, Ranks: bytes.NewReader(b), Pattern: patterns[op.atom("pattern")], SpecialTokens: sp})
+	if err == nil {
+		err = s.host.addEncoding(enc)
 	}
-	if err := s.host.addEncoding(enc); err != nil {
-		return c.Unify(out, tokenError("invalid_encoding", err.Error(), fld("encoding", engine.NewAtom(n)))), nil
+	if err != nil {
+		return c.Unify(out, atomError.Apply(tokenReason("invalid_encoding", err.Error(), fld("encoding", engine.NewAtom(n))))), nil
 	}
 	return c.Unify(out, ok(engine.NewAtom("registered").Apply(engine.NewAtom(n)))), nil
 }

@@ -3,25 +3,35 @@ package host
 import "github.com/rlmpl/rlmpl/prolog"
 
 // predicates is the one registration table of the session's foreign
-// predicates, grouped by family (one file each: pred_<family>.go). Install
-// panics on a duplicate indicator. Every row's mode string matches the
-// pldoc line of the predicate, and every family has a testdata/lib suite.
+// predicates, grouped by family (one file each: pred_<family>.go). Public
+// predicates are registered under their own names, so the errors they
+// throw name them; their pldoc lives in lib/ and a test checks that every
+// mode string here is a %! line there. Install panics on a duplicate
+// indicator.
 func (s *Session) predicates() []prolog.Def {
 	return []prolog.Def{
 		// System (pred_sys.go)
 		prolog.Pred1("$rlm_version", "'$rlm_version'(-Version) is det", s.version),
 		prolog.Pred1("$rlm_now", "'$rlm_now'(-UnixMillis) is det", s.now),
+		prolog.Pred0("$rlm_defaults", "'$rlm_defaults' is det", s.readDefaults),
 
 		// Context handles (pred_context.go)
-		prolog.Pred3("ctx_register", "ctx_register(+Source, +Options, -Outcome) is det", s.ctxRegister),
-		prolog.Pred2("ctx_metadata", "ctx_metadata(+Handle, -Outcome) is det", s.ctxMetadata),
-		prolog.Pred5("ctx_do", "ctx_do(+Op, +Handle, +Args, +Options, -Outcome) is det", s.ctxDo),
-		prolog.Pred2("ctx_delete", "ctx_delete(+Handle, -Outcome) is det", s.ctxDelete),
-		prolog.Pred3("ctx_trace", "ctx_trace(+Handle, +Limit, -Outcome) is det", s.ctxTrace),
+		prolog.Pred3("context_register", "context_register(+Source, +Options, -Outcome) is det", s.contextRegister),
+		prolog.Pred2("context_metadata", "context_metadata(+Handle, -Outcome) is det", s.contextMetadata),
+		prolog.Pred4("context_peek", "context_peek(+Handle, +Selector, +Options, -Outcome) is det", s.contextPeek),
+		prolog.Pred5("context_slice", "context_slice(+Handle, +Start, +Length, +Options, -Outcome) is det", s.contextSlice),
+		prolog.Pred4("context_search", "context_search(+Handle, +Pattern, +Options, -Outcome) is det", s.contextSearch),
+		prolog.Pred4("context_partition", "context_partition(+Handle, +Spec, +Options, -Outcome) is det", s.contextPartition),
+		prolog.Pred4("context_map", "context_map(+Handle, +Transform, +Options, -Outcome) is det", s.contextMap),
+		prolog.Pred4("context_reduce", "context_reduce(+Handle, +Reducer, +Options, -Outcome) is det", s.contextReduce),
+		prolog.Pred2("context_delete", "context_delete(+Handle, -Outcome) is det", s.contextDelete),
+		prolog.Pred3("context_trace", "context_trace(+Handle, +Limit, -Outcome) is det", s.contextTrace),
 
 		// Tokens (pred_token.go)
-		prolog.Pred4("token_count_", "token_count_(+Text, +Model, +Encoding, -Outcome) is det", s.tokenCount),
-		prolog.Pred2("token_model_encoding_", "token_model_encoding_(+Model, -Outcome) is det", s.tokenModelEncoding),
+		prolog.Pred3("token_count_text", "token_count_text(+Text, +Options, -Outcome) is det", s.tokenCountText),
+		prolog.Pred2("token_model_encoding", "token_model_encoding(+Model, -Outcome) is det", s.tokenModelEncoding),
+		prolog.Pred4("token_register_encoding", "token_register_encoding(+Name, +RanksFile, +Options, -Outcome) is det", s.tokenRegisterEncoding),
+
 		// Completion (pred_completion.go)
 		prolog.Pred4("rlm_complete_", "rlm_complete_(+Query, +Context, +Options, -Outcome) is det", s.rlmComplete),
 		prolog.Pred3("llm_query_", "llm_query_(+Prompt, +Options, -Outcome) is det", s.llmQuery),
@@ -30,28 +40,25 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred1("rlm_cancel_", "rlm_cancel_(+Token) is det", s.cancel),
 		prolog.Pred1("default_completion_budget_", "default_completion_budget_(-Budget) is det", s.defaultBudget),
 
-		// Conversations (pred_conv.go)
-		prolog.Pred2("conv_store_open_", "conv_store_open_(+Spec, -Outcome) is det", s.convStoreOpen),
-		prolog.Pred2("conv_store_close_", "conv_store_close_(+Store, -Outcome) is det", s.convStoreClose),
-		prolog.Pred3("conv_create_", "conv_create_(+Store, +Options, -Outcome) is det", s.convCreate),
-		prolog.Pred3("conv_open_", "conv_open_(+Store, +Id, -Outcome) is det", s.convOpen),
-		prolog.Pred3("conv_list_", "conv_list_(+Store, +Options, -Outcome) is det", s.convList),
-		prolog.Pred4("conv_append_", "conv_append_(+Conversation, +Message, +Options, -Outcome) is det", s.convAppend),
-		prolog.Pred3("conv_message_", "conv_message_(+Conversation, +Seq, -Outcome) is det", s.convMessage),
-		prolog.Pred4("conv_messages_", "conv_messages_(+Conversation, +Selector, +Options, -Outcome) is det", s.convMessages),
-		prolog.Pred2("conv_stats_", "conv_stats_(+Conversation, -Outcome) is det", s.convStats),
-		prolog.Pred4("conv_search_", "conv_search_(+Conversation, +Query, +Options, -Outcome) is det", s.convSearch),
-		prolog.Pred3("conv_cold_", "conv_cold_(+Conversation, +Options, -Outcome) is det", s.convCold),
-		prolog.Pred3("conv_import_", "conv_import_(+Conversation, +File, -Outcome) is det", s.convImport),
-		prolog.Pred3("conv_export_", "conv_export_(+Conversation, +Format, -Outcome) is det", s.convExport),
+		// Conversations (pred_conversation.go)
+		prolog.Pred2("conversation_store_open", "conversation_store_open(+Spec, -Outcome) is det", s.conversationStoreOpen),
+		prolog.Pred2("conversation_store_close", "conversation_store_close(+Store, -Outcome) is det", s.conversationStoreClose),
+		prolog.Pred3("conversation_create", "conversation_create(+Store, +Options, -Outcome) is det", s.conversationCreate),
+		prolog.Pred3("conversation_open", "conversation_open(+Store, +Id, -Outcome) is det", s.conversationOpen),
+		prolog.Pred3("conversation_list", "conversation_list(+Store, +Options, -Outcome) is det", s.conversationList),
+		prolog.Pred3("conversation_append", "conversation_append(+Conversation, +Message, -Outcome) is det", s.conversationAppend3),
+		prolog.Pred4("conversation_append", "conversation_append(+Conversation, +Message, +Options, -Outcome) is det", s.conversationAppend),
+		prolog.Pred3("conversation_message", "conversation_message(+Conversation, +Seq, -Outcome) is det", s.conversationMessage),
+		prolog.Pred4("conversation_messages", "conversation_messages(+Conversation, +Selector, +Options, -Outcome) is det", s.conversationMessages),
+		prolog.Pred4("conversation_search", "conversation_search(+Conversation, +Query, +Options, -Outcome) is det", s.conversationSearch),
+		prolog.Pred3("conversation_cold_context", "conversation_cold_context(+Conversation, +LimitOptions, -Outcome) is det", s.conversationColdContext),
+		prolog.Pred2("conversation_stats", "conversation_stats(+Conversation, -Outcome) is det", s.conversationStats),
+		prolog.Pred3("conversation_export", "conversation_export(+Conversation, +Format, -Outcome) is det", s.conversationExport),
+		prolog.Pred3("conversation_import", "conversation_import(+Conversation, +File, -Outcome) is det", s.conversationImport),
 
-		// Conversation packs (pred_convpack.go)
-		prolog.Pred3("conv_pack_", "conv_pack_(+Conversation, +Options, -Outcome) is det", s.convPack),
-
-		// Pack (pred_pack.go)
-		prolog.Pred2("pack_policy_check_", "pack_policy_check_(+Policy, -Outcome) is det", s.packPolicyCheck),
-		prolog.Pred4("pack_solve_", "pack_solve_(+Units, +Sections, +Policy, -Outcome) is det", s.packSolve),
-
-		prolog.Pred5("token_register_encoding_", "token_register_encoding_(+Name, +File, +Pattern, +Specials, -Outcome) is det", s.tokenRegisterEncoding),
+		// Packs (pred_pack.go)
+		prolog.Pred2("context_policy", "context_policy(+Overlay, -Outcome) is det", s.contextPolicy),
+		prolog.Pred4("context_pack", "context_pack(+Units, +Sections, +Policy, -Outcome) is det", s.contextPack),
+		prolog.Pred3("conversation_context_pack", "conversation_context_pack(+Conversation, +Options, -Outcome) is det", s.conversationContextPack),
 	}
 }

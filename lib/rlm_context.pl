@@ -7,9 +7,11 @@ instead of reading it whole. Handles are context_handle(Id, Version).
 Every operation takes Options with the limits max_results(N) (default 32),
 max_bytes(N) (default 16384, one budget for the whole returned value: UTF-8
 bytes of text, of each term's writeq form) and time_limit(Seconds) (default
-0.25). Limits are validated before any work: a bad value is
-error(context_error([kind(invalid_limit), ...])); an unknown option throws
-domain_error(context_option, Opt). Results are
+0.25), checked against rlm_option/4 before any work: a bad value throws
+type_error(positive_integer, V) (or positive_number), an unknown option
+domain_error(Pred_option, Opt), and a handle that is not
+context_handle(Id, Version) type_error(context_handle, H). The predicates
+are defined in Go (host/pred_context.go). Results are
 
     ok(context_result([handle(H), operation(Op), truncated(Bool), value(V)]))
 
@@ -31,7 +33,7 @@ Exports:
 */
 :- set_prolog_flag(double_quotes, chars).
 
-/* --- Public API --- */
+/* --- Public API (defined in Go) --- */
 
 %!  context_register(+Source, +Options, -Outcome) is det.
 %
@@ -41,30 +43,22 @@ Exports:
 %   ...])): ordinary registration can never reach files or install adapters.
 %
 %   ?- context_register(text("a\nb"), [], ok(R)).
-context_register(Source, Options, Outcome) :-
-    ctx_register(Source, Options, Outcome).
 
 %!  context_metadata(+Handle, -Outcome) is det.
 %
 %   Outcome is ok(context_ref([handle(H), metadata(M)])): backend, kind,
 %   bytes, items, version, created_at and operations — never the payload.
-context_metadata(Handle, Outcome) :-
-    ctx_metadata(Handle, Outcome).
 
 %!  context_peek(+Handle, +Selector, +Options, -Outcome) is det.
 %
 %   Selector is metadata, head(N) or tail(N) (characters of a text, items
 %   of a list) or item(I) (0-based, term contexts; out of range is
 %   kind(out_of_range)).
-context_peek(Handle, Selector, Options, Outcome) :-
-    ctx_do(peek, Handle, [Selector], Options, Outcome).
 
 %!  context_slice(+Handle, +Start, +Length, +Options, -Outcome) is det.
 %
 %   Characters (text) or items (terms) [Start, Start+Length). A Start past
 %   the end is kind(out_of_range).
-context_slice(Handle, Start, Length, Options, Outcome) :-
-    ctx_do(slice, Handle, [Start, Length], Options, Outcome).
 
 %!  context_search(+Handle, +Pattern, +Options, -Outcome) is det.
 %
@@ -72,41 +66,29 @@ context_slice(Handle, Start, Length, Options, Outcome) :-
 %   match([index(I), value(V)]). Case-insensitive unless
 %   case_sensitive(true). The result carries next(N): when truncated, the
 %   cursor(N) option continues from the first match left out.
-context_search(Handle, Pattern, Options, Outcome) :-
-    ctx_do(search, Handle, [Pattern], Options, Outcome).
 
 %!  context_partition(+Handle, +Spec, +Options, -Outcome) is det.
 %
 %   Spec is fixed(N) (N characters or items per part) or lines(N) (text
 %   only). Parts are partition([index(I), length(L), start(S), value(V)]).
-context_partition(Handle, Spec, Options, Outcome) :-
-    ctx_do(partition, Handle, [Spec], Options, Outcome).
 
 %!  context_map(+Handle, +Transform, +Options, -Outcome) is det.
 %
 %   Applies identity, lowercase, uppercase or length to each line or item.
 %   Anything else (a callable above all) is kind(capability_denied).
-context_map(Handle, Transform, Options, Outcome) :-
-    ctx_do(map, Handle, [Transform], Options, Outcome).
 
 %!  context_reduce(+Handle, +Reducer, +Options, -Outcome) is det.
 %
 %   Reducer is count (lines or items) or byte_count; anything else is
 %   kind(capability_denied).
-context_reduce(Handle, Reducer, Options, Outcome) :-
-    ctx_do(reduce, Handle, [Reducer], Options, Outcome).
 
 %!  context_delete(+Handle, -Outcome) is det.
 %
 %   Deletes the handle: ok(deleted([handle(H)])). Later use is
 %   kind(stale_handle) while the (bounded) tombstone lasts.
-context_delete(Handle, Outcome) :-
-    ctx_delete(Handle, Outcome).
 
 %!  context_trace(+Handle, +Limit, -Outcome) is det.
 %
 %   The handle's last Limit operations, oldest first, as context_trace
 %   records (bytes and items inspected, bytes returned, truncated,
 %   elapsed_ms, sequence). Traces are a bounded ring per handle.
-context_trace(Handle, Limit, Outcome) :-
-    ctx_trace(Handle, Limit, Outcome).

@@ -6,10 +6,13 @@ A policy is a record
     context_policy([effective_context_tokens(E), max_candidates(C),
                     max_context_tokens(M), min_recent_turns(R), overflow(deny),
                     provider_context_tokens(P), reserve_output_tokens(O),
-                    safety_margin_tokens(S)])
+                    safety_margin_tokens(S), window(W)])
 
 with E = min(M, P): a 300k operator cap stays 300k on a 1M-token model.
-Overflow is always deny: nothing is ever sent over the ceiling.
+Overflow is always deny: nothing is ever sent over the ceiling. The keys,
+their types and defaults are rlm_option(context_policy/2, ...) facts
+(lib/rlm_policy.pl), the one source of the defaults. context_policy/2 and
+context_pack/4 are defined in Go (host/pred_pack.go).
 
 Exports:
     default_context_policy/1     % -Policy
@@ -25,28 +28,19 @@ Exports:
 %
 %   The default budget: 131072-token operator cap and provider window,
 %   16384 reserved for output, 4096 safety margin, the last 12 messages
-%   mandatory, at most 512 older candidates, overflow denied.
+%   mandatory, at most 512 older candidates, the contiguous window,
+%   overflow denied.
 default_context_policy(Policy) :-
-    context_policy_defaults_(Props),
-    context_policy_check_(context_policy(Props), ok(Policy)).
+    context_policy([], ok(Policy)).
 
 %!  context_policy(+Overlay, -Outcome) is det.
 %
 %   Overlays Overlay — an option list such as [max_context_tokens(300000)]
 %   or a context_policy record — on the defaults and validates it:
-%   ok(Policy), or error(context_budget_error([field(F), kind(validation_error),
-%   phase(policy), ...])) naming the bad field. An unknown key throws
-%   domain_error(context_policy_option, Opt).
-context_policy(Overlay, Outcome) :-
-    (   Overlay = context_policy(Props0)
-    ->  true
-    ;   Props0 = Overlay
-    ),
-    must_be(list, Props0),
-    context_policy_defaults_(Defaults),
-    forall(member(P, Props0), context_policy_key_(P)),
-    context_policy_merge_(Defaults, Props0, Props),
-    context_policy_check_(context_policy(Props), Outcome).
+%   ok(Policy). A value of the wrong type throws (type_error(nonneg, -1));
+%   an unknown key throws domain_error(context_policy_option, Opt); a value
+%   out of range is error(context_budget_error([field(F),
+%   kind(validation_error), message(M), phase(policy)])) naming the field.
 
 %!  context_section(+Name, +Visibility, +Text, +TokenOptions, -Outcome) is det.
 %
@@ -79,45 +73,3 @@ context_section(Name, Visibility, Text, TokenOptions, Outcome) :-
 %   solver(St), utility(U)])) or an error naming what does not fit:
 %   fixed_context_exceeds_limit, mandatory_context_exceeds_limit (with the
 %   units and the excess) or no_feasible_context_pack.
-context_pack(Units, Sections, Overlay, Outcome) :-
-    must_be(list, Units),
-    must_be(list, Sections),
-    context_policy(Overlay, Policied),
-    (   Policied = ok(Policy)
-    ->  pack_solve_(Units, Sections, Policy, Outcome)
-    ;   Outcome = Policied
-    ).
-
-/* --- Policy --- */
-
-context_policy_defaults_([max_candidates(512), max_context_tokens(131072),
-                          min_recent_turns(12), overflow(deny),
-                          provider_context_tokens(131072),
-                          reserve_output_tokens(16384),
-                          safety_margin_tokens(4096)]).
-
-context_policy_key_(P) :-
-    context_policy_defaults_(Defaults),
-    (   compound(P),
-        functor(P, Name, 1),
-        functor(D, Name, 1),
-        memberchk(D, Defaults)
-    ->  true
-    ;   P = effective_context_tokens(_)
-    ->  true
-    ;   throw(error(domain_error(context_policy_option, P), context_policy/2))
-    ).
-
-% Overlay values win; the first occurrence of a key counts (option/2).
-context_policy_merge_([], _, []).
-context_policy_merge_([D|Ds], Overlay, [P|Ps]) :-
-    functor(D, Name, 1),
-    functor(P0, Name, 1),
-    (   memberchk(P0, Overlay)
-    ->  P = P0
-    ;   P = D
-    ),
-    context_policy_merge_(Ds, Overlay, Ps).
-
-context_policy_check_(Policy, Outcome) :-
-    pack_policy_check_(Policy, Outcome).

@@ -3,6 +3,9 @@
 The full transcript is stored durably (badger, synced writes) and never
 rewritten: messages get dense sequences from 1, appends are O(1) and
 idempotent under a key, and a retried append returns the original record.
+The predicates are defined in Go (host/pred_conversation.go over
+host/runtime); this file is their documentation. Options are checked
+against rlm_option/4 (lib/rlm_policy.pl).
 
 Records:
 
@@ -16,9 +19,18 @@ Records:
 A message is message(Role, Content) or message([role(R), content(C),
 name(N), tool_call_id(Id), tool_calls([tool_call([id(I), name(F),
 arguments(JSON)])]), reasoning(T)]); content is text or a list of parts
-text(T), image_url(URL), image_url(URL, auto|low|high). Errors are
+text(T), image_url(URL), image_url(URL, auto|low|high).
+
+Errors follow the runtime's one rule: an unbound argument, an argument of
+the wrong type (a store, conversation, selector or message of the wrong
+shape) and a bad option throw ISO errors naming the predicate; what
+depends on the store or on the data is an outcome
 error(conversation_error([detail(D), kind(conversation_error),
-message(Text), phase(P)])).
+message(Text), phase(P)])) with D one of not_found(Id),
+conversation_exists(Id), closed_store, store_locked,
+store_path_not_granted(Spec), store_unavailable(Spec),
+idempotency_key_reused, invalid_message(Field), invalid_range(Selector),
+message_not_found(Id, Seq) or storage_failure.
 
 Exports:
     conversation_store_open/2    % +Spec, -Outcome
@@ -38,73 +50,61 @@ Exports:
 */
 :- set_prolog_flag(double_quotes, chars).
 
-/* --- Public API --- */
+/* --- Public API (defined in Go) --- */
 
 %!  conversation_store_open(+Spec, -Outcome) is det.
 %
-%   Spec is memory or persist(Dir), Dir relative to the working directory
-%   (created when missing; writes are synced). Outcome is
-%   ok(conversation_store(Id)).
-%   A directory another process holds is detail(store_locked); opening
-%   the same directory twice in one host shares the store.
-conversation_store_open(Spec, Outcome) :-
-    conv_store_open_(Spec, Outcome).
+%   Spec is memory or persist(Dir). A relative Dir names a directory under
+%   the state directory (rlmpl --state DIR; default $XDG_STATE_HOME/rlmpl)
+%   and may not climb out of it; an absolute Dir must be under the state
+%   directory or granted (rlmpl --grant DIR). Outcome is
+%   ok(conversation_store(Id)); writes are synced. A directory another
+%   process holds is detail(store_locked); opening the same directory
+%   twice in one host shares the store; one outside the state directory is
+%   detail(store_path_not_granted(Spec)).
 
 %!  conversation_store_close(+Store, -Outcome) is det.
 %
 %   ok(closed). A memory store's data is gone once its last user closes it.
-conversation_store_close(Store, Outcome) :-
-    conv_store_close_(Store, Outcome).
 
 %!  conversation_create(+Store, +Options, -Outcome) is det.
 %
 %   Options: id(Id) (default a fresh id), metadata([key(V), ...]) with
 %   JSON-like values. A taken id is detail(conversation_exists(Id)).
-conversation_create(Store, Options, Outcome) :-
-    conv_create_(Store, Options, Outcome).
 
 %!  conversation_open(+Store, +Id, -Outcome) is det.
 %
 %   ok(conversation_ref(...)) or detail(not_found(Id)).
-conversation_open(Store, Id, Outcome) :-
-    conv_open_(Store, Id, Outcome).
 
 %!  conversation_list(+Store, +Options, -Outcome) is det.
 %
 %   Options: order(asc|desc) by creation (default desc), limit(N|all).
 %   Costs O(result), not O(conversations).
-conversation_list(Store, Options, Outcome) :-
-    conv_list_(Store, Options, Outcome).
 
 %!  conversation_append(+Conversation, +Message, -Outcome) is det.
 %
-%   Appends Message durably: ok(conversation_message(...)). A bad message
+%   Appends Message durably: ok(conversation_message(...)), with its
+%   content counted in every conversation_count_encoding/1. A bad message
 %   is detail(invalid_message(Field)) and writes nothing. Not undone on
 %   backtracking.
-conversation_append(Conversation, Message, Outcome) :-
-    conv_append_(Conversation, Message, [], Outcome).
 
 %!  conversation_append(+Conversation, +Message, +Options, -Outcome) is det.
 %
 %   As conversation_append/3; idempotency_key(K) makes a retry return the
 %   original record and write nothing (the same key with other content is
 %   detail(idempotency_key_reused)).
-conversation_append(Conversation, Message, Options, Outcome) :-
-    conv_append_(Conversation, Message, Options, Outcome).
 
 %!  conversation_message(+Conversation, +Seq, -Outcome) is det.
 %
-%   The record at sequence Seq, or detail(message_not_found(Id, Seq)).
-conversation_message(Conversation, Seq, Outcome) :-
-    conv_message_(Conversation, Seq, Outcome).
+%   The record at sequence Seq (a positive integer), or
+%   detail(message_not_found(Id, Seq)).
 
 %!  conversation_messages(+Conversation, +Selector, +Options, -Outcome) is det.
 %
 %   Selector: all, recent(N), range(S, E), before(S), after(S),
-%   around(S, R) or role(R); limit(N|all) keeps the first N. Records come
-%   in sequence order; the cost is O(result).
-conversation_messages(Conversation, Selector, Options, Outcome) :-
-    conv_messages_(Conversation, Selector, Options, Outcome).
+%   around(S, R) or role(R) (anything else is a domain error);
+%   limit(N|all) keeps the first N. Records come in sequence order; the
+%   cost is O(result).
 
 %!  conversation_search(+Conversation, +Query, +Options, -Outcome) is det.
 %
@@ -113,8 +113,6 @@ conversation_messages(Conversation, Selector, Options, Outcome) :-
 %   max_results(N) (default 32), offset(N) for paging, exact(true) for
 %   substring matching, case_sensitive(Bool) (substring mode). Matches
 %   content only, never roles or sequence numbers. Records carry score(S).
-conversation_search(Conversation, Query, Options, Outcome) :-
-    conv_search_(Conversation, Query, Options, Outcome).
 
 %!  conversation_cold_context(+Conversation, +LimitOptions, -Outcome) is det.
 %
@@ -124,31 +122,24 @@ conversation_search(Conversation, Query, Options, Outcome) :-
 %   handle answers peek(head(N)|tail(N)|item(I)), slice(Start, Length) over
 %   0-based sequence indexes and search(Query) (ranked; exact(true) or
 %   case_sensitive(true) for substrings; cursor(N) pages), all bounded by
-%   the limits; it cannot reach another conversation. Delete it with
-%   context_delete/2.
-conversation_cold_context(Conversation, LimitOptions, Outcome) :-
-    conv_cold_(Conversation, LimitOptions, Outcome).
+%   the limits; it cannot reach another conversation. Items are
+%   conversation_message_view([content(C), role(R), sequence(N)]). Delete
+%   it with context_delete/2.
 
 %!  conversation_stats(+Conversation, -Outcome) is det.
 %
 %   ok(conversation_stats([assistant_messages, content_bytes,
 %   conversation_id, messages, system_messages, tool_messages,
 %   user_messages])), read from counters (O(1)).
-conversation_stats(Conversation, Outcome) :-
-    conv_stats_(Conversation, Outcome).
 
 %!  conversation_export(+Conversation, +Format, -Outcome) is det.
 %
 %   Format term gives ok(conversation_export([conversation, conversation_id,
 %   messages])) with messages losslessly; jsonl gives the OpenAI
-%   chat-messages JSONL text.
-conversation_export(Conversation, Format, Outcome) :-
-    conv_export_(Conversation, Format, Outcome).
+%   chat-messages JSONL text. Any other format is a domain error.
 
 %!  conversation_import(+Conversation, +File, -Outcome) is det.
 %
 %   Appends the messages of File, OpenAI chat-messages JSONL read from the
 %   program's directory, in batches: ok(imported(N)). A malformed line
 %   stops the import with an error naming it; the lines before it stay.
-conversation_import(Conversation, File, Outcome) :-
-    conv_import_(Conversation, File, Outcome).

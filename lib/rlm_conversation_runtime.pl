@@ -22,17 +22,11 @@ Exports:
     rlm_ready/0
     conversation_context_pack/3  % +Conversation, +Options, -Outcome
     conversation_token_ledger/3  % +Conversation, +Options, -Outcome
-    context_utility/3            % ?Class, ?Base, ?PerSequence
 
-Policy lives here, as data: context_utility/3 is the value model of a
-conversation pack (Go reads it once per session and applies it natively,
-since evaluating thousands of clauses per pack in ichiban would miss the
-latency target). A program changes the model by defining its own
-context_utility/3, and adds constraints or utility adjustments by defining
-context_pack_hook(+Units, -Adjustments), called once per pack on the
-bounded candidate batch: Units are unit(Id, Section, Sequence, Mandatory),
-Adjustments a list of utility(Id, Delta), mandatory(Id), requires(A, B) and
-excludes(A, B).
+Policy lives in lib/rlm_policy.pl, as data Go reads once per session:
+the value model (context_utility/3), the boundary text, the encodings
+counted at append and the option schemas; a program's context_pack_hook/2
+adjusts one bounded candidate batch per pack.
 */
 :- set_prolog_flag(double_quotes, chars).
 
@@ -54,26 +48,19 @@ rlm_ready :-
 
 /* --- Managed context --- */
 
-%!  context_utility(?Class, ?Base, ?PerSequence) is nondet.
-%
-%   The utility of a conversation unit is Base + PerSequence * sequence.
-%   Upstream's model: the mandatory hot tail 1e6+seq, optional older turns
-%   1e3+seq (so a pack keeps as many older turns as fit, newer ones first on
-%   ties), and the cold-history boundary 2e6.
-context_utility(hot_message, 1000000, 1).
-context_utility(older_message, 1000, 1).
-context_utility(cold_history_boundary, 2000000, 0).
-
 %!  conversation_context_pack(+Conversation, +Options, -Outcome) is det.
 %
-%   Compiles the provider-visible context of Conversation under the hard
+%   Defined in Go (host/pred_pack.go over host/runtime). Compiles the
+%   provider-visible context of Conversation under the hard
 %   ceiling: fixed sections, then one exact optimization over the
 %   mandatory hot tail, at most max_candidates older turns (read
 %   newest-first, so the cost does not grow with the history), supplied
 %   units and the cold-history boundary; tool calls and their results are
 %   kept together. Options:
 %
-%     - policy(Overlay): see context_policy/2;
+%     - policy(Overlay): see context_policy/2 (window(contiguous), the
+%       default, keeps the hot tail plus the longest run of whole exchanges
+%       before it that fits; window(most_turns) is upstream's model);
 %     - token_options([model(M)]) or [encoding(E)]: the counter (default:
 %       the conservative estimator, labelled estimated);
 %     - visible_sections([section(Name, model|host, Text)]): charged and
@@ -86,16 +73,6 @@ context_utility(cold_history_boundary, 2000000, 0).
 %   selected(S), solver(Sv), utility(U)])): Messages is the exact request
 %   counted by the ledger, whose total never exceeds the ceiling. Overflow
 %   is an error naming what does not fit.
-conversation_context_pack(Conversation, Options, Outcome) :-
-    must_be(list, Options),
-    (   selectchk(policy(Overlay), Options, Rest)
-    ->  context_policy(Overlay, Policied),
-        (   Policied = ok(Policy)
-        ->  conv_pack_(Conversation, [policy(Policy)|Rest], Outcome)
-        ;   Outcome = Policied
-        )
-    ;   conv_pack_(Conversation, Options, Outcome)
-    ).
 
 %!  conversation_token_ledger(+Conversation, +Options, -Outcome) is det.
 %

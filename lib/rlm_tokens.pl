@@ -9,7 +9,8 @@ with method exact only when the text was tokenized with the model's own
 encoding; estimated counts carry the estimator's safety margin (10%). A
 count from a caller's token_counter(C) is method(caller_supplied),
 basis(registered_counter): the host cannot vouch for a counter it does not
-own, and never labels one exact.
+own, and never labels one exact. The predicates are defined in Go
+(host/pred_token.go).
 
 Exports:
     token_count_text/3           % +Text, +Options, -Outcome
@@ -18,7 +19,7 @@ Exports:
 */
 :- set_prolog_flag(double_quotes, chars).
 
-/* --- Public API --- */
+/* --- Public API (defined in Go) --- */
 
 %!  token_count_text(+Text, +Options, -Outcome) is det.
 %
@@ -36,23 +37,12 @@ Exports:
 %
 %   ?- token_count_text("hello world", [model('gpt-4o')], ok(C)).
 %   C = token_count([basis(bpe),encoding(o200k_base),method(exact),safety_percent(0),tokens(2)]).
-token_count_text(Text, Options, Outcome) :-
-    token_options_(Options),
-    (   option(token_counter(Counter), Options)
-    ->  token_count_caller_(Counter, Text, Outcome)
-    ;   option(model(Model), Options, none),
-        option(encoding(Encoding), Options, none),
-        token_count_(Text, Model, Encoding, Outcome)
-    ).
 
 %!  token_model_encoding(+Model, -Outcome) is det.
 %
 %   Outcome is ok(Encoding) for a model rlmpl's table knows (exact names,
 %   dated snapshots, ft: fine-tunes, provider prefixes such as openai/),
 %   else error(token_error([kind(unknown_model), ...])).
-token_model_encoding(Model, Outcome) :-
-    must_be(atom, Model),
-    token_model_encoding_(Model, Outcome).
 
 %!  token_register_encoding(+Name, +RanksFile, +Options, -Outcome) is det.
 %
@@ -62,36 +52,3 @@ token_model_encoding(Model, Outcome) :-
 %   cl100k (default), o200k, r50k; specials(["<|begin_of_text|>"-128000,
 %   ...]). Outcome is ok(registered(Name)). No vocabulary is downloaded or
 %   shipped beyond the built-in ones.
-token_register_encoding(Name, File, Options, Outcome) :-
-    must_be(atom, Name),
-    must_be(atom, File),
-    must_be(list, Options),
-    option(pattern(Pattern), Options, cl100k),
-    option(specials(Specials), Options, []),
-    token_register_encoding_(Name, File, Pattern, Specials, Outcome).
-
-/* --- Options --- */
-
-token_option_(model, atom).
-token_option_(encoding, atom).
-token_option_(token_counter, callable).
-
-token_options_(Options) :-
-    must_be(list, Options),
-    forall(member(O, Options), token_option_check_(O)).
-
-token_option_check_(O) :-
-    (   compound(O),
-        O =.. [Name, Value],
-        token_option_(Name, Type)
-    ->  must_be(Type, Value)
-    ;   throw(error(domain_error(token_option, O), token_count_text/3))
-    ).
-
-/* --- Helpers --- */
-
-token_count_caller_(Counter, Text, Outcome) :-
-    call(Counter, Text, N),
-    must_be(nonneg, N),
-    Outcome = ok(token_count([basis(registered_counter), encoding(none),
-                              method(caller_supplied), safety_percent(0), tokens(N)])).

@@ -31,6 +31,10 @@ type AppendOptions struct {
 	// TokenCounts are content token counts per encoding, recorded with the
 	// message (see [DB.SetTokenCount] for counts computed later).
 	TokenCounts map[string]int
+	// Docs are document versions written in the same transaction as the
+	// message (a turn's assistant message and its receipt): both are
+	// durable, or neither. A retry under IdempotencyKey writes none.
+	Docs []DocPut
 }
 
 func checkTokenCounts(tc map[string]int) error {
@@ -67,6 +71,11 @@ func (db *DB) Append(conv string, m Message, opts AppendOptions) (Record, error)
 	}
 	if err := checkTokenCounts(opts.TokenCounts); err != nil {
 		return Record{}, err
+	}
+	for _, d := range opts.Docs {
+		if err := d.validate(); err != nil {
+			return Record{}, err
+		}
 	}
 	if err := db.enter(); err != nil {
 		return Record{}, err
@@ -108,6 +117,11 @@ func (db *DB) Append(conv string, m Message, opts AppendOptions) (Record, error)
 		r, err := db.writeMessage(t, cs, &h, nm, opts)
 		if err != nil {
 			return err
+		}
+		for _, d := range opts.Docs {
+			if _, err := db.putDoc(t, cs, d); err != nil {
+				return err
+			}
 		}
 		if err := t.Set(headKey(cs.num), encodeHead(h)); err != nil {
 			return err

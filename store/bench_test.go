@@ -173,7 +173,7 @@ func withHistory(b *testing.B, n int, fn func(db *DB)) {
 	c := newCorpus(2)
 	for done := 0; done < n; {
 		k := min(100000, n-done)
-		if _, err := db.Import("c", strings.NewReader(c.jsonl(k)), nil); err != nil {
+		if _, err := db.Import("c", strings.NewReader(c.jsonl(k)), ImportOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		done += k
@@ -237,7 +237,7 @@ func searchCorpus(b *testing.B, convs int) (*DB, *corpus) {
 	for i := 0; i < convs; i++ {
 		id := fmt.Sprint("conv", i)
 		mustCreate(b, db, id)
-		if _, err := db.Import(id, strings.NewReader(c.jsonl(50)), nil); err != nil {
+		if _, err := db.Import(id, strings.NewReader(c.jsonl(50)), ImportOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -303,7 +303,7 @@ func BenchmarkOpen(b *testing.B) {
 	for i := 0; i < n/50; i++ {
 		id := fmt.Sprint("conv", i)
 		mustCreate(b, db, id)
-		if _, err := db.Import(id, strings.NewReader(c.jsonl(50)), nil); err != nil {
+		if _, err := db.Import(id, strings.NewReader(c.jsonl(50)), ImportOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

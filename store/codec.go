@@ -28,6 +28,7 @@ const (
 	recConversation recordKind = 1
 	recHead         recordKind = 2
 	recMessage      recordKind = 3
+	recDoc          recordKind = 4
 )
 
 func (k recordKind) String() string {
@@ -38,6 +39,8 @@ func (k recordKind) String() string {
 		return "head"
 	case recMessage:
 		return "message"
+	case recDoc:
+		return "document"
 	}
 	return fmt.Sprintf("kind(%d)", byte(k))
 }

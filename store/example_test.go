@@ -115,7 +115,7 @@ func ExampleDB_Export() {
 	db.Import("src", strings.NewReader(`{"role":"user","content":"hi"}
 {"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{}"}}]}
 {"role":"tool","tool_call_id":"c1","content":[{"type":"text","text":"a.go"}]}
-`), nil)
+`), store.ImportOptions{})
 	db.Export("src", os.Stdout)
 	// Output:
 	// {"role":"user","content":"hi"}

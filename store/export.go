@@ -45,6 +45,15 @@ const (
 	maxImportLine       = 64 << 20
 )
 
+// ImportOptions are the options of [DB.Import]. The zero value is valid.
+type ImportOptions struct {
+	// Progress, when set, is called with the running count after each batch.
+	Progress func(n int)
+	// TokenCounts, when set, gives each message's content token counts per
+	// encoding, stored with it as [AppendOptions.TokenCounts] would.
+	TokenCounts func(Message) map[string]int
+}
+
 // Import appends the OpenAI-format JSONL messages read from r to conv, in
 // order, in batches of up to 1000 messages per transaction (an order of
 // magnitude faster than one Append each). Blank lines are skipped. It
@@ -55,7 +64,7 @@ const (
 // wrapping [ErrInvalid]; the messages before it are stored, the bad line and
 // everything after are not. It returns [ErrNotFound] for an unknown
 // conversation.
-func (db *DB) Import(conv string, r io.Reader, progress func(n int)) (int, error) {
+func (db *DB) Import(conv string, r io.Reader, opts ImportOptions) (int, error) {
 	if err := db.enter(); err != nil {
 		return 0, err
 	}
@@ -86,7 +95,11 @@ func (db *DB) Import(conv string, r io.Reader, progress func(n int)) (int, error
 				return err
 			}
 			for _, m := range batch {
-				if _, err := db.writeMessage(t, cs, &h, m, AppendOptions{}); err != nil {
+				var ao AppendOptions
+				if opts.TokenCounts != nil {
+					ao.TokenCounts = opts.TokenCounts(m)
+				}
+				if _, err := db.writeMessage(t, cs, &h, m, ao); err != nil {
 					return err
 				}
 			}
@@ -100,8 +113,8 @@ func (db *DB) Import(conv string, r io.Reader, progress func(n int)) (int, error
 		db.appended(cs)
 		total += len(batch)
 		batch, bytes_ = batch[:0], 0
-		if progress != nil {
-			progress(total)
+		if opts.Progress != nil {
+			opts.Progress(total)
 		}
 		return nil
 	}

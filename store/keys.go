@@ -21,6 +21,7 @@ import (
 //	kindRole   'o' num role seq              → (empty); the role(R) selector's index
 //	kindIdem   'i' num key                   → seq appended under idempotency key
 //	kindMark   'w' num                       → index watermark: last seq indexed in the full-text index
+//	kindDoc    'd' num len(coll) coll len(key)16 key version → document (receipt, warm artifact)
 //
 // A variable-length string is only ever the last component of a key, so
 // raw bytes keep order and no escaping is needed. Changing a kind byte or an
@@ -35,6 +36,7 @@ const (
 	kindRole byte = 'o'
 	kindIdem byte = 'i'
 	kindMark byte = 'w'
+	kindDoc  byte = 'd'
 
 	tokenTag byte = 't' // after 'm' num seq: a token-count key
 )

@@ -538,7 +538,7 @@ func TestExportImport(t *testing.T) {
 	}
 	mustCreate(t, db, "dst")
 	var prog []int
-	n, err := db.Import("dst", strings.NewReader(buf.String()+"\n"), func(n int) { prog = append(prog, n) })
+	n, err := db.Import("dst", strings.NewReader(buf.String()+"\n"), ImportOptions{Progress: func(n int) { prog = append(prog, n) }})
 	if err != nil || n != 4 || fmt.Sprint(prog) != "[4]" {
 		t.Fatalf("Import = %d, %v (progress %v)", n, err, prog)
 	}
@@ -547,7 +547,7 @@ func TestExportImport(t *testing.T) {
 	if again.String() != want {
 		t.Errorf("round trip =\n%s", again.String())
 	}
-	n, err = db.Import("dst", strings.NewReader(`{"role":"user","content":"ok"}`+"\n"+`{"role":"robot","content":"x"}`+"\n"+`{"role":"user","content":"never"}`), nil)
+	n, err = db.Import("dst", strings.NewReader(`{"role":"user","content":"ok"}`+"\n"+`{"role":"robot","content":"x"}`+"\n"+`{"role":"user","content":"never"}`), ImportOptions{})
 	var ve *ValidationError
 	if n != 1 || !errors.As(err, &ve) || !strings.HasPrefix(ve.Field, "line 2") {
 		t.Errorf("Import(bad line) = %d, %v", n, err)
@@ -565,7 +565,7 @@ func TestImportBatches(t *testing.T) {
 		fmt.Fprintf(&b, `{"role":"user","content":"m%d"}`+"\n", i)
 	}
 	var prog []int
-	n, err := db.Import("c", strings.NewReader(b.String()), func(n int) { prog = append(prog, n) })
+	n, err := db.Import("c", strings.NewReader(b.String()), ImportOptions{Progress: func(n int) { prog = append(prog, n) }})
 	if err != nil || n != 2500 || fmt.Sprint(prog) != "[1000 2000 2500]" {
 		t.Fatalf("Import = %d, %v, progress %v", n, err, prog)
 	}

@@ -7,34 +7,55 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
+	"path/filepath"
 	"time"
 
-	"github.com/ichiban/prolog/engine"
-
-	"github.com/rlmpl/rlmpl/prolog"
+	"github.com/rlmpl/rlmpl/host"
+	"github.com/rlmpl/rlmpl/host/handle"
+	"github.com/rlmpl/rlmpl/host/runtime"
 	"github.com/rlmpl/rlmpl/store"
 )
+
+// openStore builds a host over the state directory and opens the store
+// named by name (relative names live under the state directory; the
+// operator may name any absolute directory, which is granted).
+func openStore(state, name string) (*host.Host, *runtime.Store, error) {
+	opts := &host.Options{StateDir: state}
+	if filepath.IsAbs(name) {
+		opts.Grants = []string{name}
+	}
+	h, err := host.New(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := h.Runtime().OpenStore(runtime.StoreSpec{Dir: name})
+	if err != nil {
+		h.Close()
+		return nil, nil, err
+	}
+	return h, st, nil
+}
 
 // runConv implements `rlmpl conv list|show|search|export|import`.
 func runConv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: rlmpl conv list|show|search|export|import [--store DIR] ...")
+		fmt.Fprintln(stderr, "usage: rlmpl conv list|show|search|export|import [--state DIR] [--store NAME] ...")
 		return 2
 	}
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet("conv "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dir := fs.String("store", defaultStoreDir(), "store directory")
+	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
+	name := fs.String("store", defaultStore, "store: a name under the state directory, or an absolute directory")
 	recent := fs.Int("recent", 0, "show: only the last N messages")
 	maxResults := fs.Int("max", 10, "search: at most N results")
 	exact := fs.Bool("exact", false, "search: substring matching instead of ranked")
 	cold := fs.Bool("cold", false, "search: show exactly what a planner gets through the cold-history handle")
 	maxBytes := fs.Int("max-bytes", 4096, "search --cold: the handle's byte budget")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
 		return 2
 	}
-	pos := fs.Args()
 	need := map[string]int{"list": 0, "show": 1, "search": 2, "export": 1, "import": 2}
 	n, known := need[cmd]
 	if !known {
@@ -45,117 +66,123 @@ func runConv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "rlmpl conv %s: want %d arguments, got %d\n", cmd, n, len(pos))
 		return 2
 	}
-	if cmd == "search" && *cold {
-		return coldSearch(ctx, *dir, pos[0], pos[1], *maxResults, *maxBytes, stdout, stderr)
-	}
-	if err := os.MkdirAll(*dir, 0o755); err != nil {
-		fmt.Fprintf(stderr, "rlmpl conv: %v\n", err)
-		return 1
-	}
-	db, err := store.Open(&store.Options{Dir: *dir})
+	h, st, err := openStore(*state, *name)
 	if err != nil {
-		fmt.Fprintf(stderr, "rlmpl conv: %v\n", err)
+		fmt.Fprintf(stderr, "rlmpl conv %s: %v\n", cmd, err)
 		return 1
 	}
-	defer db.Close()
-	if err := convCommand(db, cmd, pos, *recent, *maxResults, *exact, stdin, stdout, stderr); err != nil {
+	defer h.Close()
+	c := convCmd{ctx: ctx, h: h, st: st, stdin: stdin, stdout: stdout, stderr: stderr}
+	switch cmd {
+	case "list":
+		err = c.list()
+	case "show":
+		err = c.show(pos[0], *recent)
+	case "search":
+		if *cold {
+			err = c.coldSearch(pos[0], pos[1], *maxResults, *maxBytes)
+		} else {
+			err = c.search(pos[0], pos[1], *maxResults, *exact)
+		}
+	case "export":
+		err = st.Conversation(pos[0]).Export(stdout)
+	case "import":
+		err = c.importFile(pos[0], pos[1])
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl conv %s: %v\n", cmd, err)
 		return 1
 	}
 	return 0
 }
 
-func convCommand(db *store.DB, cmd string, pos []string, recent, maxResults int, exact bool, stdin io.Reader, stdout, stderr io.Writer) error {
-	switch cmd {
-	case "list":
-		convs, err := db.List(store.Desc, 0)
+type convCmd struct {
+	ctx            context.Context
+	h              *host.Host
+	st             *runtime.Store
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+func (c convCmd) list() error {
+	convs, err := c.st.Conversations(store.Desc, 0)
+	if err != nil {
+		return err
+	}
+	for _, cv := range convs {
+		stats, err := c.st.Conversation(cv.ID).Stats()
 		if err != nil {
 			return err
 		}
-		for _, c := range convs {
-			st, err := db.Stats(c.ID)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "%s\t%s\t%d messages\n", c.ID, c.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"), st.Messages)
-		}
-	case "show":
-		sel := store.All()
-		if recent > 0 {
-			sel = store.Recent(int64(recent))
-		}
-		recs, err := db.Messages(pos[0], sel, 0)
-		if err != nil {
-			return err
-		}
-		for _, r := range recs {
-			fmt.Fprintf(stdout, "[%d] %s: %s\n", r.Seq, r.Message.Role, r.Message.Content.PlainText())
-		}
-	case "search":
-		hits, _, err := db.Search(pos[0], pos[1], store.SearchOptions{MaxResults: maxResults, Exact: exact})
-		if err != nil {
-			return err
-		}
-		for _, h := range hits {
-			fmt.Fprintf(stdout, "[%d] %s (%.3f): %s\n", h.Seq, h.Message.Role, h.Score, h.Message.Content.PlainText())
-		}
-	case "export":
-		return db.Export(pos[0], stdout)
-	case "import":
-		f, err := os.Open(pos[1])
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if _, err := db.Conversation(pos[0]); errors.Is(err, store.ErrNotFound) {
-			if _, err := db.Create(pos[0], nil); err != nil {
-				return err
-			}
-		}
-		n, err := db.Import(pos[0], f, func(n int) { fmt.Fprintf(stderr, "\rimported %d messages", n) })
-		fmt.Fprintf(stderr, "\rimported %d messages into %s\n", n, pos[0])
-		if err != nil {
-			return err
-		}
-		return db.WaitIndexed(5 * time.Minute)
+		fmt.Fprintf(c.stdout, "%s\t%s\t%d messages\n", cv.ID, cv.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"), stats.Messages)
 	}
 	return nil
 }
 
-// coldSearch runs the planner's search through a cold-history handle and
-// prints the bounded result with its truncation flag.
-func coldSearch(ctx context.Context, dir, conv, query string, maxResults, maxBytes int, stdout, stderr io.Writer) int {
-	isOK, rec, code := outcome(ctx, "conv search", nil, func(ip *prolog.Interpreter) string {
-		return fmt.Sprintf(`conversation_store_open(persist(%s), ok(S)), conversation_open(S, %s, OC),
-			(   OC = ok(C)
-			->  conversation_cold_context(C, [], ok(Ref)), Ref = context_ref(RP), memberchk(handle(H), RP),
-			    context_search(H, %s, [max_results(%d), max_bytes(%d)], Out), context_delete(H, _)
-			;   Out = OC
-			)`, ip.WriteQ(prolog.Chars(dir), nil), ip.WriteQ(engine.NewAtom(conv), nil), ip.WriteQ(prolog.Chars(query), nil), maxResults, maxBytes)
-	}, stderr)
-	if code != 0 {
-		return code
+func (c convCmd) show(id string, recent int) error {
+	sel := store.All()
+	if recent > 0 {
+		sel = store.Recent(int64(recent))
 	}
-	if !isOK {
-		return reportError("conv search", rec, stderr)
+	recs, err := c.st.Conversation(id).Messages(sel, 0)
+	for _, r := range recs {
+		fmt.Fprintf(c.stdout, "[%d] %s: %s\n", r.Seq, r.Message.Role, r.Message.Content.PlainText())
 	}
-	v, _ := rec.Get("value")
-	for _, m := range v.([]any) {
-		mr, _ := m.(prolog.Record)
-		view, _ := mr.Get("value")
-		vr, _ := view.(prolog.Record)
-		seq, _ := vr.Get("sequence")
-		role, _ := vr.Get("role")
-		content, _ := vr.Get("content")
-		fmt.Fprintf(stdout, "[%v] %v: %s\n", seq, role, valueText(content))
-	}
-	tr, _ := rec.Get("truncated")
-	next, _ := rec.Get("next")
-	fmt.Fprintf(stdout, "truncated: %v next: %s\n", tr, strconv.FormatInt(asInt(next), 10))
-	return 0
+	return err
 }
 
-func asInt(v any) int64 {
-	n, _ := v.(int64)
-	return n
+func (c convCmd) search(id, query string, maxResults int, exact bool) error {
+	hits, err := c.st.Conversation(id).Search(query, store.SearchOptions{MaxResults: maxResults, Exact: exact})
+	for _, h := range hits {
+		fmt.Fprintf(c.stdout, "[%d] %s (%.3f): %s\n", h.Seq, h.Message.Role, h.Score, h.Message.Content.PlainText())
+	}
+	return err
+}
+
+// coldSearch runs the planner's search through a cold-history handle and
+// prints the bounded result with its truncation flag.
+func (c convCmd) coldSearch(id, query string, maxResults, maxBytes int) error {
+	reg := handle.New(nil)
+	lim := handle.Limits{MaxResults: maxResults, MaxBytes: maxBytes}
+	ref, _, err := c.st.Conversation(id).ColdContext(c.ctx, reg, lim)
+	if err != nil {
+		return err
+	}
+	defer reg.Delete(ref)
+	res, err := reg.Do(c.ctx, ref, handle.Request{Op: handle.OpSearch, Pattern: query}, lim)
+	if err != nil {
+		return err
+	}
+	for _, m := range res.Value.([]handle.Match) {
+		if v, ok := m.Value.(handle.Item).Value.(runtime.MessageView); ok {
+			fmt.Fprintf(c.stdout, "[%d] %s: %s\n", v.Sequence, v.Role, v.Content)
+		}
+	}
+	fmt.Fprintf(c.stdout, "truncated: %t\n", res.Truncated)
+	return nil
+}
+
+func (c convCmd) importFile(id, file string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cv := c.st.Conversation(id)
+	if _, err := cv.Info(); errors.Is(err, store.ErrNotFound) {
+		if _, err := c.st.Create(id, nil); err != nil {
+			return err
+		}
+	}
+	d, err := c.h.Defaults(c.ctx)
+	if err != nil {
+		return err
+	}
+	opts := runtime.ImportOptions{Encodings: d.CountEncodings, WaitIndexed: 5 * time.Minute}
+	if isTerminal(c.stderr) {
+		opts.Progress = func(n int) { fmt.Fprintf(c.stderr, "\rimported %d messages", n) }
+	}
+	n, err := cv.Import(f, opts)
+	fmt.Fprintf(c.stderr, "imported %d messages into %s\n", n, id)
+	return err
 }

@@ -9,9 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/ichiban/prolog/engine"
-
-	"github.com/rlmpl/rlmpl/prolog"
+	"github.com/rlmpl/rlmpl/host/pack"
+	"github.com/rlmpl/rlmpl/host/runtime"
 )
 
 // runPack implements `rlmpl pack`: the context a conversation would send,
@@ -19,97 +18,107 @@ import (
 func runPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pack", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dir := fs.String("store", defaultStoreDir(), "store directory")
+	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
+	name := fs.String("store", defaultStore, "store: a name under the state directory, or an absolute directory")
 	conv := fs.String("conv", "", "conversation id (required)")
 	model := fs.String("model", "", "count with this model's tokenizer (default: the estimator)")
-	policy := map[string]*int64{}
-	for _, f := range []struct{ flag, key, help string }{
-		{"max-context", "max_context_tokens", "operator cap"}, {"provider-window", "provider_context_tokens", "the model's window"},
-		{"reserve", "reserve_output_tokens", "output reserve"}, {"safety", "safety_margin_tokens", "safety margin"},
-		{"min-recent", "min_recent_turns", "mandatory recent messages"}, {"max-candidates", "max_candidates", "older candidates"},
-	} {
-		policy[f.key] = fs.Int64(f.flag, -1, f.help+" (default: the policy's)")
-	}
+	maxContext := fs.Int64("max-context", 0, "operator cap (default: the policy's)")
+	window := fs.Int64("provider-window", 0, "the model's window (default: the policy's)")
+	reserve := fs.Int64("reserve", -1, "output reserve (default: the policy's, at most an eighth of --max-context)")
+	safety := fs.Int64("safety", -1, "safety margin (default: the policy's, at most 1/32 of --max-context)")
+	minRecent := fs.Int("min-recent", -1, "mandatory recent messages (default: the policy's)")
+	maxCandidates := fs.Int("max-candidates", -1, "older candidates (default: the policy's)")
 	explain := fs.Bool("explain", false, "also print every ledger stage")
 	asJSON := fs.Bool("json", false, "print the exact rendered request as JSON")
 	noBoundary := fs.Bool("no-boundary", false, "leave out the cold-history boundary")
-	if err := fs.Parse(args); err != nil {
+	if _, err := parseInterspersed(fs, args); err != nil {
 		return 2
 	}
 	if *conv == "" {
 		fmt.Fprintln(stderr, "rlmpl pack: --conv is required")
 		return 2
 	}
-	isOK, rec, code := outcome(ctx, "pack", nil, func(ip *prolog.Interpreter) string {
-		var pol []string
-		for _, k := range []string{"max_candidates", "max_context_tokens", "min_recent_turns", "provider_context_tokens", "reserve_output_tokens", "safety_margin_tokens"} {
-			if v := *policy[k]; v >= 0 {
-				pol = append(pol, fmt.Sprintf("%s(%d)", k, v))
-			}
-		}
-		opts := []string{"policy([" + strings.Join(pol, ",") + "])", fmt.Sprintf("cold_history_boundary(%t)", !*noBoundary)}
-		if *model != "" {
-			opts = append(opts, "token_options([model("+ip.WriteQ(engine.NewAtom(*model), nil)+")])")
-		}
-		return fmt.Sprintf(`conversation_store_open(persist(%s), ok(S)), conversation_open(S, %s, OC),
-			( OC = ok(C) -> conversation_context_pack(C, [%s], Out) ; Out = OC )`,
-			ip.WriteQ(prolog.Chars(*dir), nil), ip.WriteQ(engine.NewAtom(*conv), nil), strings.Join(opts, ", "))
-	}, stderr)
-	if code != 0 {
-		return code
+	h, st, err := openStore(*state, *name)
+	if err != nil {
+		fmt.Fprintf(stderr, "rlmpl pack: %v\n", err)
+		return 1
 	}
-	if !isOK {
-		return reportError("pack", rec, stderr)
+	defer h.Close()
+	d, err := h.Defaults(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "rlmpl pack: %v\n", err)
+		return 1
+	}
+	p := d.Policy
+	if *maxContext > 0 {
+		// A small cap keeps room for context: the default reserve and
+		// margin shrink with it unless given.
+		p.MaxContextTokens = *maxContext
+		p.ReserveOutputTokens = min(p.ReserveOutputTokens, *maxContext/8)
+		p.SafetyMarginTokens = min(p.SafetyMarginTokens, *maxContext/32)
+	}
+	if *window > 0 {
+		p.ProviderContextTokens = *window
+	}
+	if *reserve >= 0 {
+		p.ReserveOutputTokens = *reserve
+	}
+	if *safety >= 0 {
+		p.SafetyMarginTokens = *safety
+	}
+	if *minRecent >= 0 {
+		p.MinRecentTurns = *minRecent
+	}
+	if *maxCandidates >= 0 {
+		p.MaxCandidates = *maxCandidates
+	}
+	cv := st.Conversation(*conv)
+	if _, err := cv.Info(); err != nil {
+		fmt.Fprintf(stderr, "rlmpl pack: %v\n", err)
+		return 1
+	}
+	cp, err := cv.Pack(ctx, runtime.PackOptions{Policy: p, Model: *model, Boundary: !*noBoundary,
+		BoundaryTemplate: d.BoundaryTemplate, Utilities: d.Utilities})
+	if err != nil {
+		fmt.Fprintf(stderr, "rlmpl pack: %v\n", err)
+		return 1
 	}
 	if *asJSON {
-		reqv, _ := rec.Get("request")
-		var msgs []map[string]string
-		for _, m := range reqv.([]any) {
-			mr, _ := m.(prolog.Record)
-			role, _ := mr.Get("role")
-			content, _ := mr.Get("content")
-			msgs = append(msgs, map[string]string{"role": fmt.Sprint(role), "content": valueText(content)})
-		}
-		b, _ := json.MarshalIndent(map[string]any{"messages": msgs}, "", "  ")
+		b, _ := json.MarshalIndent(cp.Request, "", "  ")
 		fmt.Fprintln(stdout, string(b))
 		return 0
 	}
-	printPack(rec, *explain, stdout)
+	printPack(*conv, cp, *explain, stdout)
 	return 0
 }
 
-func printPack(rec prolog.Record, explain bool, stdout io.Writer) {
-	get := func(r prolog.Record, k string) any { v, _ := r.Get(k); return v }
-	led, _ := get(rec, "ledger").(prolog.Record)
-	sol, _ := get(rec, "solver").(prolog.Record)
-	bnd, _ := get(rec, "cold_history_boundary").(prolog.Record)
-	fmt.Fprintf(stdout, "conversation %v: %v tokens of %v (%v), remaining %v; solver %v in %v ms\n",
-		get(rec, "conversation_id"), get(led, "total_tokens"), get(led, "limit"), get(led, "method"),
-		get(led, "remaining_tokens"), get(sol, "status"), get(sol, "elapsed_ms"))
+func printPack(conv string, cp pack.ConversationPack, explain bool, stdout io.Writer) {
+	l := cp.Ledger
+	fmt.Fprintf(stdout, "conversation %s: %d tokens of %d (%s), remaining %d; solver %s in %.1f ms\n",
+		conv, l.Total, l.Limit, l.Method, l.Remaining, cp.Status, float64(cp.Stats.Elapsed.Microseconds())/1000)
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "unit\tkind\ttokens\tutility")
-	for _, s := range get(rec, "selected").([]any) {
-		sr, _ := s.(prolog.Record)
-		fmt.Fprintf(tw, "%v\t%v\t%v\t%v\n", get(sr, "id"), get(sr, "kind"), get(sr, "tokens"), get(sr, "utility"))
+	for _, s := range cp.Selected {
+		u := cp.Units[s.Unit]
+		v := u.Variants[s.Variant]
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", u.ID, v.Kind, v.Count.Tokens, v.Utility)
 	}
 	tw.Flush()
-	if get(bnd, "active") == prolog.Atom("true") {
-		var gaps []string
-		for _, r := range get(bnd, "omitted_ranges").([]any) {
-			rc, _ := r.(prolog.Compound)
-			gaps = append(gaps, fmt.Sprintf("%v..%v", rc.Args[0], rc.Args[1]))
-		}
-		if len(gaps) == 0 {
-			gaps = []string{"nothing"}
+	if cp.Boundary.Active {
+		gaps := []string{"nothing"}
+		if len(cp.Boundary.Omitted) > 0 {
+			gaps = gaps[:0]
+			for _, r := range cp.Boundary.Omitted {
+				gaps = append(gaps, fmt.Sprintf("%d..%d", r.From, r.To))
+			}
 		}
 		fmt.Fprintf(stdout, "left out (searchable through the cold-history handle): %s\n", strings.Join(gaps, ", "))
 	}
 	if explain {
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "stage\tkind\tcharged\tcumulative\tmethod")
-		for _, s := range get(led, "stages").([]any) {
-			sr, _ := s.(prolog.Record)
-			fmt.Fprintf(tw, "%v\t%v\t%v\t%v\t%v\n", get(sr, "name"), get(sr, "kind"), get(sr, "charged_tokens"), get(sr, "cumulative_tokens"), get(sr, "method"))
+		for _, s := range l.Stages {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", s.Name, s.Kind, s.Charged, s.Cumulative, s.Count.Method)
 		}
 		tw.Flush()
 	}

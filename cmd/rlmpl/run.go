@@ -36,10 +36,11 @@ func openSession(ctx context.Context, file string, argv []string, stdin io.Reade
 		dir = filepath.Dir(file)
 	}
 	h, err := host.New(&host.Options{
-		Stdin:  stdin,
-		Stdout: stdout,
-		FS:     os.DirFS(dir),
-		Argv:   append([]string{"rlmpl"}, argv...),
+		Stdin:    stdin,
+		Stdout:   stdout,
+		FS:       os.DirFS(dir),
+		Argv:     append([]string{"rlmpl"}, argv...),
+		StateDir: defaultStateDir(),
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl: %v\n", err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/rlmpl/rlmpl/solver"
 	"github.com/rlmpl/rlmpl/tokenizer"
@@ -21,19 +23,12 @@ type Turn struct {
 }
 
 // Utilities is the value model of conversation units, declared in Prolog
-// (lib/rlm_conversation_runtime.pl, context_utility/3) and read once per
-// session. A message's utility is Base + PerSeq·sequence.
+// (lib's context_utility/3) and read once per session. A message's utility
+// is Base + PerSeq·sequence.
 type Utilities struct {
 	HotBase, HotPerSeq     int64 // the mandatory recent tail
 	OlderBase, OlderPerSeq int64 // optional older turns
 	Boundary               int64 // the cold-history boundary
-}
-
-// DefaultUtilities are upstream's: the tail 1e6+seq, older turns 1e3+seq
-// (so a pack maximizes the number of older turns, newest first), the
-// boundary 2e6.
-func DefaultUtilities() Utilities {
-	return Utilities{HotBase: 1_000_000, HotPerSeq: 1, OlderBase: 1_000, OlderPerSeq: 1, Boundary: 2_000_000}
 }
 
 // TextSection is a fixed section given as text; model sections render as
@@ -47,16 +42,15 @@ type TextSection struct {
 // ConversationInput is one conversation pack.
 type ConversationInput struct {
 	ConversationID string
-	// Total is the number of stored messages (the last sequence); Pending
-	// is 1 when a user message is about to be appended by a turn.
-	Total   int64
-	Pending int64
+	// Total is the number of stored messages (the last sequence).
+	Total int64
+	// HotStart is the first sequence of the mandatory hot tail. The loader
+	// sets it to Total-MinRecentTurns+1, moved back so the tail never
+	// starts inside a tool-call group. Zero means Total-MinRecentTurns+1.
+	HotStart int64
 	// Turns are the candidates, ascending by sequence: the hot tail and at
 	// most Policy.MaxCandidates older turns. The caller loads them bounded.
-	Turns []Turn
-	// Current is the user message a turn is about to send (Pending = 1); it
-	// is mandatory and rendered last.
-	Current  *Turn
+	Turns    []Turn
 	Policy   Policy
 	Sections []TextSection
 	// Extra are explicit and warm units; their variant values are
@@ -64,11 +58,14 @@ type ConversationInput struct {
 	Extra       []Unit
 	Constraints []solver.Constraint
 	// Adjust are a program's changes to units by id (its pack hook).
-	Adjust    []Adjustment
-	Boundary  bool
-	Counter   tokenizer.Counter
-	Utilities Utilities
-	Solver    *solver.Options
+	Adjust []Adjustment
+	// Boundary asks for the cold-history boundary whenever history may be
+	// cold; BoundaryTemplate is its text (see [RenderBoundary]).
+	Boundary         bool
+	BoundaryTemplate string
+	Counter          tokenizer.Counter
+	Utilities        Utilities
+	Solver           *solver.Options
 }
 
 // Adjustment changes one unit: its utility (every variant, floored at 0)
@@ -107,19 +104,23 @@ type ConversationPack struct {
 // BoundaryID is the unit id of the synthetic cold-history boundary.
 const BoundaryID = "managed_cold_history_boundary"
 
-// BoundaryText is the boundary's text: deterministic for a given cold
-// range, so the stable prefix stays cacheable.
-func BoundaryText(conversation string, coldThrough int64) string {
-	return fmt.Sprintf("Cold history boundary: conversation %s has durable history outside the guaranteed hot tail. "+
-		"Sequences 1..%d may be absent from this context; the hot tail begins at sequence %d. Nothing has been deleted. "+
-		"If the user refers to an earlier decision, fact, file, task or discussion that is not in context, retrieve it before answering "+
-		"with a plan step on the cold history: context(input(context), search(\"query\"), r), "+
-		"context(input(context), slice(Start, Length), r) or context(input(context), peek(item(Index)), r), "+
-		"binding r (any lower-case name) for later steps "+
-		"(JSON: {\"op\":\"context\",\"handle\":{\"ref\":\"input\",\"name\":\"context\"},\"action\":{\"type\":\"search\",\"pattern\":\"query\"},\"bind\":\"r\"}). "+
-		"Refine the query when a result is truncated. Summaries may stand for old turns; the cold transcript is authoritative.",
-		conversation, coldThrough, coldThrough+1)
+// KindOrphanToolResult is the error kind of a mandatory tool result whose
+// call is not in the pack's candidates: sending it alone would be rejected
+// by the provider, and dropping it would break the hot tail's promise.
+const KindOrphanToolResult = "orphan_tool_result"
+
+// RenderBoundary fills a boundary template: {conversation} is the
+// conversation id, {cold_through} the last sequence that may be absent and
+// {hot_start} the first sequence of the hot tail. The text is a pure
+// function of them, so the request prefix stays cacheable.
+func RenderBoundary(template, conversation string, coldThrough int64) string {
+	return strings.NewReplacer("{conversation}", conversation,
+		"{cold_through}", strconv.FormatInt(coldThrough, 10),
+		"{hot_start}", strconv.FormatInt(coldThrough+1, 10)).Replace(template)
 }
+
+// UnitID is the unit id of the stored message at seq.
+func UnitID(seq int64) string { return "conversation_message_" + strconv.FormatInt(seq, 10) }
 
 // messageCost is what one message adds to a rendered request: content,
 // framing and tool calls, all from the tokenizer's own rules.
@@ -139,6 +140,11 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 		return ConversationPack{}, err
 	}
 	p := in.Policy
+	hotStart := in.HotStart
+	if hotStart == 0 {
+		hotStart = in.Total - int64(p.MinRecentTurns) + 1
+	}
+	hotStart = max(1, hotStart)
 	var sections []Section
 	var sectionMsgs []tokenizer.Message
 	for _, s := range in.Sections {
@@ -158,61 +164,28 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 	units := slices.Clone(in.Extra)
 	cons := slices.Clone(in.Constraints)
 
-	// The boundary: mandatory whenever the projected conversation extends
-	// beyond the guaranteed hot tail (I4).
-	projected := in.Total + in.Pending
-	bs := BoundaryStatus{Configured: in.Boundary, Projected: projected, Reason: "disabled"}
+	// The boundary: mandatory whenever the conversation extends beyond the
+	// guaranteed hot tail (I4).
+	bs := BoundaryStatus{Configured: in.Boundary, Projected: in.Total, Reason: "disabled"}
 	if in.Boundary {
-		bs.ColdThrough = projected - int64(p.MinRecentTurns)
+		bs.ColdThrough = hotStart - 1
 		bs.Reason = "no_cold_prefix"
 		if bs.ColdThrough > 0 {
-			bs.Active, bs.Reason, bs.HotStart = true, "active", bs.ColdThrough+1
-			m := tokenizer.Message{Role: "system", Content: BoundaryText(in.ConversationID, bs.ColdThrough)}
+			bs.Active, bs.Reason, bs.HotStart = true, "active", hotStart
+			m := tokenizer.Message{Role: "system", Content: RenderBoundary(in.BoundaryTemplate, in.ConversationID, bs.ColdThrough)}
 			cost := messageCost(in.Counter, m, nil)
 			bs.Tokens = cost.Tokens
-			units = append(units, Unit{ID: BoundaryID, Section: "cold_history_boundary", Mandatory: true, Order: projected + 1,
+			units = append(units, Unit{ID: BoundaryID, Section: "cold_history_boundary", Mandatory: true, Order: in.Total + 1,
 				Variants: []Variant{{Kind: "instruction", Count: cost, Utility: in.Utilities.Boundary, Value: m}}})
 		}
 	}
 
-	// Conversation turns: the tail is mandatory; a tool-call group is
-	// all-or-nothing; a tool result whose call is not a candidate is left
-	// out (a provider rejects an orphan tool message).
-	hotStart := in.Total - int64(p.MinRecentTurns) + 1
-	callOf := map[string]string{} // tool_call_id → assistant unit id
-	turnCounts := map[string]tokenizer.Count{}
-	for _, t := range in.Turns {
-		id := fmt.Sprintf("conversation_message_%d", t.Seq)
-		if t.Message.ToolCallID != "" && callOf[t.Message.ToolCallID] == "" {
-			continue
-		}
-		var content *tokenizer.Count
-		if t.Cached {
-			content = &t.Content
-			turnCounts[id] = t.Content
-		}
-		hot := t.Seq >= hotStart
-		u := in.Utilities.OlderBase + in.Utilities.OlderPerSeq*t.Seq
-		if hot {
-			u = in.Utilities.HotBase + in.Utilities.HotPerSeq*t.Seq
-		}
-		units = append(units, Unit{ID: id, Section: "conversation", Mandatory: hot, Order: t.Seq,
-			Variants: []Variant{{Kind: "verbatim", Count: messageCost(in.Counter, t.Message, content), Utility: u, Value: t.Message}}})
-		for _, call := range t.Message.ToolCalls {
-			callOf[call.ID] = id
-		}
-		if t.Message.ToolCallID != "" {
-			cons = append(cons, solver.SameChoice(callOf[t.Message.ToolCallID], id))
-		}
+	turnUnits, turnCons, turnCounts, err := conversationUnits(in, hotStart)
+	if err != nil {
+		return ConversationPack{}, err
 	}
-	if in.Current != nil {
-		var content *tokenizer.Count
-		if in.Current.Cached {
-			content = &in.Current.Content
-		}
-		units = append(units, Unit{ID: "current_user_message", Section: "current", Mandatory: true, Order: projected + 2,
-			Variants: []Variant{{Kind: "verbatim", Count: messageCost(in.Counter, in.Current.Message, content), Utility: in.Utilities.HotBase, Value: in.Current.Message}}})
-	}
+	units = append(units, turnUnits...)
+	cons = append(cons, turnCons...)
 
 	for _, a := range in.Adjust {
 		for i := range units {
@@ -267,6 +240,63 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 	}
 	out.Boundary.Omitted = gaps(kept, in.Total)
 	return out, nil
+}
+
+// conversationUnits makes one unit per candidate turn. The hot tail is
+// mandatory. A tool-call group (the assistant message and its results) is
+// all-or-nothing; an optional result whose call is not a candidate is left
+// out (a provider rejects an orphan tool message), a mandatory one fails
+// closed. Under the Contiguous window each older exchange is atomic and
+// requires the next one, so what is kept is a suffix of whole exchanges.
+func conversationUnits(in ConversationInput, hotStart int64) ([]Unit, []solver.Constraint, map[string]tokenizer.Count, error) {
+	var units []Unit
+	var cons []solver.Constraint
+	callOf := map[string]string{} // tool_call_id → assistant unit id
+	counts := map[string]tokenizer.Count{}
+	exchange, prevExchange := "", "" // first unit of the current and previous older exchange
+	for _, t := range in.Turns {
+		id := UnitID(t.Seq)
+		hot := t.Seq >= hotStart
+		if !hot && in.Policy.Window == Contiguous && exchange == "" && t.Message.Role != "user" {
+			continue // the candidates start inside an exchange whose question is not one of them
+		}
+		if t.Message.ToolCallID != "" && callOf[t.Message.ToolCallID] == "" {
+			if hot {
+				return nil, nil, nil, &Error{Kind: KindOrphanToolResult, Units: []string{id}}
+			}
+			continue
+		}
+		var content *tokenizer.Count
+		if t.Cached {
+			content = &t.Content
+			counts[id] = t.Content
+		}
+		u := in.Utilities.OlderBase + in.Utilities.OlderPerSeq*t.Seq
+		if hot {
+			u = in.Utilities.HotBase + in.Utilities.HotPerSeq*t.Seq
+		}
+		units = append(units, Unit{ID: id, Section: "conversation", Mandatory: hot, Order: t.Seq,
+			Variants: []Variant{{Kind: "verbatim", Count: messageCost(in.Counter, t.Message, content), Utility: u, Value: t.Message}}})
+		for _, call := range t.Message.ToolCalls {
+			callOf[call.ID] = id
+		}
+		if t.Message.ToolCallID != "" {
+			cons = append(cons, solver.SameChoice(callOf[t.Message.ToolCallID], id))
+		}
+		if hot || in.Policy.Window != Contiguous {
+			continue
+		}
+		switch {
+		case t.Message.Role == "user":
+			prevExchange, exchange = exchange, id
+			if prevExchange != "" {
+				cons = append(cons, solver.Requires(prevExchange, exchange))
+			}
+		case t.Message.ToolCallID == "":
+			cons = append(cons, solver.SameChoice(exchange, id))
+		}
+	}
+	return units, cons, counts, nil
 }
 
 // gaps returns the ranges of 1..total missing from kept (ascending), in

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,9 +51,15 @@ func transcript(r *rand.Rand, n int, toolEvery int) []Turn {
 	return ts
 }
 
+// testUtilities and testBoundary are lib's defaults.
+var testUtilities = Utilities{HotBase: 1_000_000, HotPerSeq: 1, OlderBase: 1_000, OlderPerSeq: 1, Boundary: 2_000_000}
+
+const testBoundary = "Cold history boundary: conversation {conversation} has durable history outside the guaranteed hot tail. " +
+	"Sequences 1..{cold_through} may be absent from this context; the hot tail begins at sequence {hot_start}."
+
 func convInput(turns []Turn, p Policy) ConversationInput {
 	return ConversationInput{ConversationID: "c1", Total: int64(len(turns)), Turns: turns, Policy: p,
-		Boundary: true, Counter: testCounter, Utilities: DefaultUtilities(),
+		Boundary: true, BoundaryTemplate: testBoundary, Counter: testCounter, Utilities: testUtilities,
 		Sections: []TextSection{{Name: "system", Visibility: Model, Text: "You are helpful."}}}
 }
 
@@ -72,35 +79,89 @@ func TestConversationPackFitsAll(t *testing.T) {
 	if !cp.Boundary.Active || cp.Boundary.ColdThrough != 15 || len(cp.Boundary.Omitted) != 0 {
 		t.Fatalf("boundary %+v", cp.Boundary)
 	}
-	if !strings.Contains(BoundaryText("c1", 15), "Sequences 1..15 may be absent") {
-		t.Fatal("boundary text")
+	if !strings.Contains(cp.Request.Messages[1].Content, "conversation c1 has durable history") ||
+		!strings.Contains(cp.Request.Messages[1].Content, "Sequences 1..15 may be absent from this context; the hot tail begins at sequence 16.") {
+		t.Fatalf("boundary text %q", cp.Request.Messages[1].Content)
 	}
 }
 
-// TestConversationPackUnderTightCap: the default utilities value every
-// older turn alike (1000 + seq), so the pack keeps as many older turns as
-// fit, preferring newer ones on ties — not necessarily a contiguous suffix.
-func TestConversationPackUnderTightCap(t *testing.T) {
+// TestCoherentWindowUnderTightCap is the default window: 40 turns of 60–120
+// tokens under a 2,000-token cap keep the hot tail plus the longest run of
+// whole exchanges right before it that fits — the omitted history is one
+// prefix, the first kept older turn is a question, and the next older
+// exchange would not have fit.
+func TestCoherentWindowUnderTightCap(t *testing.T) {
 	r := rand.New(rand.NewPCG(2, 2))
-	turns := transcript(r, 60, 0)
-	p := policy(1500, 100000, 200, 50)
+	var turns []Turn
+	for seq := int64(1); seq <= 40; seq++ {
+		role := map[bool]string{true: "user", false: "assistant"}[seq%2 == 1]
+		m := tokenizer.Message{Role: role, Content: strings.Repeat("word ", 60+r.IntN(61))}
+		turns = append(turns, Turn{Seq: seq, Message: m, Content: testCounter.Count(m.Content), Cached: true})
+	}
+	p := policy(2000, 100000, 0, 0)
 	p.MinRecentTurns = 4
 	cp, err := Conversation(context.Background(), convInput(turns, p))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cp.Boundary.Omitted) == 0 {
-		t.Fatalf("omitted %+v", cp.Boundary.Omitted)
+	om := cp.Boundary.Omitted
+	if len(om) != 1 || om[0].From != 1 {
+		t.Fatalf("omitted %+v, want one prefix", om)
 	}
-	// The tail 57..60 is in, in order, at the end.
-	n := len(cp.Request.Messages)
-	for i, seq := range []int64{57, 58, 59, 60} {
-		if cp.Request.Messages[n-4+i].Content != turns[seq-1].Message.Content {
-			t.Fatalf("tail message %d is not seq %d", n-4+i, seq)
+	first := om[0].To + 1
+	if turns[first-1].Message.Role != "user" {
+		t.Fatalf("the window starts at %d, an answer without its question", first)
+	}
+	for seq := first; seq <= 40; seq++ {
+		if !slices.ContainsFunc(cp.Pack.Selected, func(s Selection) bool { return cp.Units[s.Unit].Order == seq }) {
+			t.Fatalf("seq %d missing from a window starting at %d", seq, first)
 		}
 	}
-	if cp.Ledger.Total > p.Effective() {
-		t.Fatalf("total %d > %d", cp.Ledger.Total, p.Effective())
+	// The exchange before the window (first-2, first-1) would not fit.
+	next := int64(0)
+	for _, seq := range []int64{first - 2, first - 1} {
+		next += int64(messageCost(testCounter, turns[seq-1].Message, &turns[seq-1].Content).Tokens)
+	}
+	if cp.Ledger.Remaining >= next {
+		t.Fatalf("%d tokens remain, enough for the exchange at %d (%d tokens)", cp.Ledger.Remaining, first-2, next)
+	}
+
+	// Upstream's model keeps more, smaller turns wherever they are.
+	p.Window = MostTurns
+	up, err := Conversation(context.Background(), convInput(turns, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(up.Pack.Selected) < len(cp.Pack.Selected) {
+		t.Fatalf("most_turns kept %d units, contiguous %d", len(up.Pack.Selected), len(cp.Pack.Selected))
+	}
+}
+
+// TestHotTailOrphanToolResultFailsClosed: a mandatory tool result whose
+// call is not a candidate is an error, never silently dropped.
+func TestHotTailOrphanToolResultFailsClosed(t *testing.T) {
+	turns := []Turn{
+		{Seq: 5, Message: tokenizer.Message{Role: "tool", ToolCallID: "call_1", Content: "42"}},
+		{Seq: 6, Message: tokenizer.Message{Role: "user", Content: "thanks"}},
+	}
+	p := policy(100000, 100000, 10, 10)
+	p.MinRecentTurns = 2
+	in := convInput(turns, p)
+	in.Total = 6
+	_, err := Conversation(context.Background(), in)
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Kind != KindOrphanToolResult || pe.Units[0] != "conversation_message_5" {
+		t.Fatalf("err = %v", err)
+	}
+	// With the call among the candidates (the loader moves HotStart back
+	// to it), the group is kept whole.
+	call := Turn{Seq: 4, Message: tokenizer.Message{Role: "assistant", ToolCalls: []tokenizer.ToolCall{{ID: "call_1", Type: "function",
+		Function: tokenizer.FunctionCall{Name: "f", Arguments: "{}"}}}}}
+	in.Turns = append([]Turn{call}, turns...)
+	in.HotStart = 4
+	cp, err := Conversation(context.Background(), in)
+	if err != nil || len(cp.Request.Messages) != 5 || cp.Boundary.HotStart != 4 {
+		t.Fatalf("pack %+v: %v", cp.Boundary, err)
 	}
 }
 
@@ -149,6 +210,9 @@ func TestToolPairsAtomicAndCeilingNeverExceeded(t *testing.T) {
 		turns := transcript(r, 1+r.IntN(40), 4)
 		p := policy(int64(200+r.IntN(4000)), int64(200+r.IntN(4000)), int64(r.IntN(200)), int64(r.IntN(50)))
 		p.MinRecentTurns = r.IntN(8)
+		if r.IntN(2) == 0 {
+			p.Window = MostTurns
+		}
 		in := convInput(turns, p)
 		in.Boundary = r.IntN(3) > 0
 		cp, err := Conversation(context.Background(), in)
@@ -160,6 +224,15 @@ func TestToolPairsAtomicAndCeilingNeverExceeded(t *testing.T) {
 			t.Fatalf("case %d: %v", i, err)
 		}
 		packed++
+		if om := cp.Boundary.Omitted; p.Window == Contiguous && len(om) > 0 {
+			if len(om) > 1 || om[0].From != 1 {
+				t.Fatalf("case %d: contiguous window omitted %+v, not one prefix", i, om)
+			}
+			if first := om[0].To + 1; first <= int64(len(turns)) && first < int64(len(turns))-int64(p.MinRecentTurns)+1 &&
+				turns[first-1].Message.Role != "user" {
+				t.Fatalf("case %d: the older window starts at %d with a %s message", i, first, turns[first-1].Message.Role)
+			}
+		}
 		recount := testCounter.CountRequest(&cp.Request).Total.Tokens
 		if int64(recount)+p.ReserveOutputTokens+p.SafetyMarginTokens > p.Effective() {
 			t.Fatalf("case %d: request %d + reserve %d + margin %d > ceiling %d", i, recount, p.ReserveOutputTokens, p.SafetyMarginTokens, p.Effective())

@@ -20,8 +20,10 @@ import (
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
-// Policy is the budget of one pack. Build it from [DefaultPolicy] and
-// check it with [Policy.Validate].
+// Policy is the budget of one pack, and how its history window is chosen.
+// There are no Go defaults: the policy is lib's (default_context_policy/1;
+// host.Host.Policy reads it for Go callers). Check it with
+// [Policy.Validate].
 type Policy struct {
 	MaxContextTokens      int64 // operator cap
 	ProviderContextTokens int64 // the model's window
@@ -30,16 +32,23 @@ type Policy struct {
 	MinRecentTurns        int    // the mandatory hot tail, in messages
 	MaxCandidates         int    // older messages considered beyond the tail
 	Overflow              string // "deny": fail closed, the only mode
+	Window                Window // how older turns are chosen
 }
 
-// DefaultPolicy is upstream's default budget, with 512 older candidates.
-func DefaultPolicy() Policy {
-	return Policy{
-		MaxContextTokens: 131072, ProviderContextTokens: 131072,
-		ReserveOutputTokens: 16384, SafetyMarginTokens: 4096,
-		MinRecentTurns: 12, MaxCandidates: 512, Overflow: "deny",
-	}
-}
+// Window is how a conversation pack chooses its optional older turns.
+type Window string
+
+// Windows.
+const (
+	// Contiguous keeps the longest run of whole exchanges (a user message
+	// and what answers it) right before the hot tail that fits, so the
+	// model never sees an answer without its question and the omitted
+	// history is one prefix.
+	Contiguous Window = "contiguous"
+	// MostTurns is upstream's model: as many older turns as fit, wherever
+	// they are (small old turns can win over larger recent ones).
+	MostTurns Window = "most_turns"
+)
 
 // Effective is the hard ceiling of the whole request: min(operator cap,
 // provider window). A 300k cap on a 1M-token model stays 300k.
@@ -73,6 +82,8 @@ func (p Policy) Validate() error {
 		return &FieldError{"max_candidates", p.MaxCandidates, "must be an integer in 0..100000"}
 	case p.Overflow != "deny":
 		return &FieldError{"overflow", p.Overflow, "must be deny (fail closed)"}
+	case p.Window != Contiguous && p.Window != MostTurns:
+		return &FieldError{"window", p.Window, "must be contiguous or most_turns"}
 	}
 	return nil
 }

@@ -19,10 +19,10 @@ func unit(id string, tokens int, utility int64) Unit {
 	return Unit{ID: id, Section: "conversation", Variants: []Variant{{Kind: "verbatim", Count: tok(tokens), Utility: utility}}}
 }
 
+// policy is lib's default policy with the given budget.
 func policy(maxCtx, provider, reserve, safety int64) Policy {
-	p := DefaultPolicy()
-	p.MaxContextTokens, p.ProviderContextTokens, p.ReserveOutputTokens, p.SafetyMarginTokens = maxCtx, provider, reserve, safety
-	return p
+	return Policy{MaxContextTokens: maxCtx, ProviderContextTokens: provider, ReserveOutputTokens: reserve,
+		SafetyMarginTokens: safety, MinRecentTurns: 12, MaxCandidates: 512, Overflow: "deny", Window: Contiguous}
 }
 
 // The upstream scenario: the highest-utility pack under the hard cap.
@@ -80,7 +80,7 @@ func TestPolicyValidationNamesField(t *testing.T) {
 			t.Errorf("%s: %v", field, err)
 		}
 	}
-	p := DefaultPolicy()
+	p := policy(131072, 131072, 16384, 4096)
 	p.Overflow = "truncate"
 	var fe *FieldError
 	if err := p.Validate(); !errors.As(err, &fe) || fe.Field != "overflow" {

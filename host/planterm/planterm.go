@@ -9,7 +9,8 @@
 //     Prolog planner_handler builds, bounded so that a cyclic or shared
 //     term always converts in bounded time (see [plan.Elided]);
 //   - [ToTerm] and [Value] carry plan values (tool arguments, tool results,
-//     completion values, error records) to and from terms.
+//     completion values, error records, the runtime's cold-history items)
+//     to and from terms.
 //
 // Its functions are safe for concurrent use.
 package planterm
@@ -21,6 +22,7 @@ import (
 	"github.com/ichiban/prolog/engine"
 
 	"github.com/rlmpl/rlmpl/host/plan"
+	"github.com/rlmpl/rlmpl/host/runtime"
 	"github.com/rlmpl/rlmpl/prolog"
 )
 
@@ -156,11 +158,16 @@ func Value(t engine.Term, env *engine.Env) (any, error) {
 	return planValue(v), nil
 }
 
-// prologValue maps plan's atoms, records and compounds to prolog's.
+// prologValue maps plan's atoms, records and compounds to prolog's, and
+// the runtime's own values to the records that stand for them in Prolog
+// (a cold-history item is a conversation_message_view record).
 func prologValue(v any) any {
 	switch v := v.(type) {
 	case plan.Atom:
 		return prolog.Atom(v)
+	case runtime.MessageView:
+		return prolog.Record{Tag: "conversation_message_view", Fields: []prolog.Field{
+			{Key: "content", Value: v.Content}, {Key: "role", Value: prolog.Atom(v.Role)}, {Key: "sequence", Value: v.Sequence}}}
 	case plan.Record:
 		fs := make([]prolog.Field, len(v.Fields))
 		for i, f := range v.Fields {

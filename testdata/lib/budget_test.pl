@@ -64,11 +64,18 @@ test(fixed_context_exceeding_limit_is_typed,
          get_(kind, E, fixed_context_exceeds_limit)
      )).
 
-test(policy_errors_name_the_field,
-     (   context_policy([max_context_tokens(0)], error(E)),
-         get_(field, E, max_context_tokens), get_(phase, E, policy),
-         context_policy([overflow(truncate)], error(E2)), get_(field, E2, overflow)
+test(policy_range_errors_name_the_field,
+     (   context_policy([max_candidates(200000)], error(E)),
+         get_(field, E, max_candidates), get_(phase, E, policy), get_(kind, E, validation_error)
      )).
+
+test(policy_type_errors_throw,
+     [throws(error(type_error(positive_integer, 0), context_policy/2))],
+     context_policy([max_context_tokens(0)], _)).
+
+test(policy_domain_errors_throw,
+     [throws(error(domain_error(oneof([deny]), truncate), context_policy/2))],
+     context_policy([overflow(truncate)], _)).
 
 test(unknown_policy_key_throws,
      [throws(error(domain_error(context_policy_option, colour(red)), _))],

@@ -56,11 +56,14 @@ test(ordinary_registration_cannot_install_adapters,
          field_(kind, E, unsupported_source)
      )).
 
-test(malformed_and_unknown_handles_are_structured,
-     (   context_metadata(not_a_handle, error(E1)), field_(kind, E1, invalid_handle),
-         context_metadata(context_handle('00000000000000000000000000000000', 1), error(E2)),
-         field_(kind, E2, unknown_handle)
+test(unknown_handle_is_an_outcome,
+     (   context_metadata(context_handle('00000000000000000000000000000000', 1), error(E)),
+         field_(kind, E, unknown_handle)
      )).
+
+test(malformed_handle_is_a_type_error,
+     [throws(error(type_error(context_handle, not_a_handle), context_metadata/2))],
+     context_metadata(not_a_handle, _)).
 
 test(deleted_handle_becomes_stale,
      (   handle_(text("x"), H),
@@ -81,12 +84,12 @@ test(invalid_partition_size_is_structured,
 
 test(invalid_limits_fail_before_work,
      (   handle_(text("abc"), H),
-         context_peek(H, head(1), [max_bytes(0)], error(E)), field_(kind, E, invalid_limit),
+         catch(context_peek(H, head(1), [max_bytes(0)], _), error(type_error(positive_integer, 0), _), true),
          context_trace(H, 10, ok([]))
      )).
 
 test(unknown_option_is_a_domain_error,
-     [throws(error(domain_error(context_option, colour(red)), _))],
+     [throws(error(domain_error(context_peek_option, colour(red)), _))],
      (   handle_(text("abc"), H),
          context_peek(H, head(1), [colour(red)], _)
      )).

@@ -53,11 +53,18 @@ test(boundary_can_be_disabled,
          get_(selected, P, Sel), \+ ( member(X, Sel), get_(id, X, managed_cold_history_boundary) )
      )).
 
+% A snapshot whose framing is verified counts every unit exactly; the
+% undated alias counts content exactly but its framing only estimated.
 test(exact_counts_with_a_model,
      (   conv_(c4, ["hello world", "second"], C),
-         conversation_token_ledger(C, [token_options([model('gpt-4o')])], ok(L)),
-         get_(method, L, M), memberchk(M, [exact, estimated]),
-         get_(total_tokens, L, T), T > 0
+         Units = [St, Sd]>>( member(St, Sd), get_(kind, St, context_unit) ),
+         conversation_token_ledger(C, [token_options([model('gpt-4o-2024-08-06')])], ok(L)),
+         get_(stages, L, Stages), Stages \== [],
+         forall(call(Units, St, Stages), get_(method, St, exact)),
+         get_(total_tokens, L, T), T > 0,
+         conversation_token_ledger(C, [token_options([model('gpt-4o')])], ok(L2)),
+         get_(stages, L2, Stages2),
+         forall(call(Units, St2, Stages2), get_(method, St2, estimated))
      )).
 
 test(request_is_rendered_in_order,
@@ -78,14 +85,20 @@ test(mandatory_tail_over_the_ceiling_is_typed,
          get_(kind, E, mandatory_context_exceeds_limit), get_(units, E, Us), Us \== []
      )).
 
-test(policy_errors_name_the_field,
+test(policy_range_errors_name_the_field,
      (   conv_(c7, ["a"], C),
-         conversation_context_pack(C, [policy([min_recent_turns(-1)])], error(E)),
-         get_(field, E, min_recent_turns)
+         conversation_context_pack(C, [policy([max_candidates(200000)])], error(E)),
+         get_(field, E, max_candidates)
+     )).
+
+test(policy_type_errors_throw,
+     [throws(error(type_error(nonneg, -1), conversation_context_pack/3))],
+     (   conv_(c7b, ["a"], C),
+         conversation_context_pack(C, [policy([min_recent_turns(-1)])], _)
      )).
 
 test(unknown_pack_option_throws,
-     [throws(error(domain_error(context_pack_option, colour(red)), _))],
+     [throws(error(domain_error(conversation_context_pack_option, colour(red)), _))],
      (   conv_(c8, ["a"], C), conversation_context_pack(C, [colour(red)], _) )).
 
 test(deterministic,

@@ -41,7 +41,7 @@ test(caller_counter_is_never_exact,
          count_(abcdef, [token_counter(char_counter_)], basis, registered_counter)
      )).
 test(unknown_option_throws,
-     [throws(error(domain_error(token_option, colour(red)), _))],
+     [throws(error(domain_error(token_count_text_option, colour(red)), _))],
      token_count_text("x", [colour(red)], _)).
 test(non_list_options_throw,
      [throws(error(type_error(list, nope), _))],

@@ -1,27 +1,35 @@
-package host
+package runtime
 
 import (
 	"context"
 
-	"github.com/ichiban/prolog/engine"
-
 	"github.com/rlmpl/rlmpl/host/handle"
-	"github.com/rlmpl/rlmpl/prolog"
 	"github.com/rlmpl/rlmpl/store"
 )
 
-// conversationAdapter is the trusted adapter behind cold-history handles:
-// a handle reads one conversation (its source names it; it cannot reach
-// another) through bounded store operations — peek, slice over sequence
-// indexes (0-based: index i is sequence i+1) and indexed search — and never
-// replays the transcript.
-type conversationAdapter struct{}
-
-// coldSource is a handle's source: one conversation of one open store.
-type coldSource struct {
-	st   *openStore
-	conv string
+// MessageView is a stored message as a cold-history operation returns it
+// (the Value of a handle.Item): what a planner needs to read a turn.
+type MessageView struct {
+	Sequence int64
+	Role     string
+	Content  string
 }
+
+// ColdContext registers an opaque handle on the conversation's history in
+// reg, through the trusted conversation adapter: peek, slice (0-based:
+// index i is sequence i+1) and indexed search, bounded by the limits, never
+// a replay of the transcript, and no way to reach another conversation.
+// Delete the handle when done.
+func (c Conversation) ColdContext(ctx context.Context, reg *handle.Registry, lim handle.Limits) (handle.Ref, handle.Metadata, error) {
+	if err := reg.RegisterAdapter(conversationAdapter{}); err != nil {
+		return handle.Ref{}, handle.Metadata{}, err
+	}
+	return reg.RegisterSource(ctx, conversationAdapter{}.Name(), c, lim)
+}
+
+// conversationAdapter is the trusted adapter behind cold-history handles;
+// its source is one Conversation.
+type conversationAdapter struct{}
 
 func (conversationAdapter) Name() string { return "conversation" }
 
@@ -32,17 +40,17 @@ func (conversationAdapter) Operations() []handle.Op {
 // Describe gives the model-visible metadata: no payload, only the id,
 // message count, revision and backend.
 func (conversationAdapter) Describe(ctx context.Context, source any) (string, int64, int64, []handle.Field, error) {
-	src := source.(coldSource)
-	st, err := src.st.db.Stats(src.conv)
+	c := source.(Conversation)
+	st, err := c.Stats()
 	if err != nil {
 		return "", 0, 0, nil, err
 	}
 	backend := "memory"
-	if src.st.dir != "" {
+	if c.st.dir != "" {
 		backend = "persist"
 	}
 	return "conversation", st.Messages, -1, []handle.Field{
-		handle.F("conversation_id", src.conv),
+		handle.F("conversation_id", c.id),
 		handle.F("source_revision", int(st.Messages)),
 		handle.F("store_backend", backend),
 	}, nil
@@ -51,15 +59,12 @@ func (conversationAdapter) Describe(ctx context.Context, source any) (string, in
 // viewItem is a message as a cold operation returns it.
 func viewItem(r store.Record) handle.Item {
 	text := r.Message.Content.PlainText()
-	return handle.Item{Text: text, Value: record("conversation_message_view",
-		fld("content", prolog.Chars(text)), fld("role", engine.NewAtom(r.Message.Role.String())),
-		fld("sequence", engine.Integer(r.Seq)))}
+	return handle.Item{Text: text, Value: MessageView{Sequence: r.Seq, Role: r.Message.Role.String(), Content: text}}
 }
 
 func (conversationAdapter) Do(ctx context.Context, source any, q handle.Request, lim handle.Limits) (handle.Work, error) {
-	src := source.(coldSource)
-	db := src.st.db
-	st, err := db.Stats(src.conv)
+	c := source.(Conversation)
+	st, err := c.Stats()
 	if err != nil {
 		return handle.Work{}, err
 	}
@@ -68,7 +73,7 @@ func (conversationAdapter) Do(ctx context.Context, source any, q handle.Request,
 		if to < from {
 			return []handle.Item{}, nil
 		}
-		recs, err := db.Messages(src.conv, store.Range(from, to), 0)
+		recs, err := c.Messages(store.Range(from, to), 0)
 		if err != nil {
 			return nil, err
 		}
@@ -112,7 +117,7 @@ func (conversationAdapter) Do(ctx context.Context, source any, q handle.Request,
 		return handle.Work{Value: items, ItemsInspected: len(items), Truncated: int64(len(items)) < asked}, err
 	case handle.OpSearch:
 		// One extra hit tells whether the result was cut.
-		hits, _, err := db.Search(src.conv, q.Pattern, store.SearchOptions{MaxResults: lim.MaxResults + 1, Offset: q.Cursor,
+		hits, err := c.Search(q.Pattern, store.SearchOptions{MaxResults: lim.MaxResults + 1, Offset: q.Cursor,
 			Exact: q.Exact || q.CaseSensitive, CaseSensitive: q.CaseSensitive})
 		if err != nil {
 			return handle.Work{}, err

@@ -1,0 +1,129 @@
+package host
+
+// The session's policy from lib/rlm_policy.pl: the value model of packs,
+// the encodings counted at append and the boundary text. A program may
+// change these facts (they are dynamic); the session reads them once, at
+// first use, so a pack evaluates no Prolog clauses per unit.
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/ichiban/prolog/engine"
+
+	"github.com/rlmpl/rlmpl/host/pack"
+	"github.com/rlmpl/rlmpl/prolog"
+)
+
+// policy is what a session read of lib's policy facts.
+type policy struct {
+	utilities pack.Utilities
+	encodings []string
+	boundary  string
+}
+
+func (s *Session) policy(c *prolog.Call) (*policy, error) {
+	if s.pol != nil {
+		return s.pol, nil
+	}
+	p := &policy{}
+	class, base, per := engine.NewVariable(), engine.NewVariable(), engine.NewVariable()
+	var bad engine.Term
+	err := callAll(c, engine.NewAtom("context_utility").Apply(class, base, per), func(env *engine.Env) {
+		b, ok1 := env.Resolve(base).(engine.Integer)
+		k, ok2 := env.Resolve(per).(engine.Integer)
+		name, _ := env.Resolve(class).(engine.Atom)
+		u := &p.utilities
+		switch {
+		case !ok1 || !ok2:
+			bad = prolog.Resolved(engine.NewAtom("context_utility").Apply(class, base, per), env)
+		case name.String() == "hot_message":
+			u.HotBase, u.HotPerSeq = int64(b), int64(k)
+		case name.String() == "older_message":
+			u.OlderBase, u.OlderPerSeq = int64(b), int64(k)
+		case name.String() == "cold_history_boundary":
+			u.Boundary = int64(b)
+		default:
+			bad = prolog.Resolved(engine.NewAtom("context_utility").Apply(class, base, per), env)
+		}
+	})
+	if err == nil && bad != nil {
+		err = prolog.DomainError("context_utility", bad)
+	}
+	enc := engine.NewVariable()
+	if err == nil {
+		err = callAll(c, engine.NewAtom("conversation_count_encoding").Apply(enc), func(env *engine.Env) {
+			if a, isAtom := env.Resolve(enc).(engine.Atom); isAtom {
+				p.encodings = append(p.encodings, a.String())
+			} else {
+				bad = prolog.Resolved(enc, env)
+			}
+		})
+	}
+	if err == nil && bad != nil {
+		err = prolog.TypeError("atom", bad)
+	}
+	tmpl := engine.NewVariable()
+	if err == nil {
+		err = callAll(c, engine.NewAtom("context_boundary_template").Apply(tmpl), func(env *engine.Env) {
+			if p.boundary == "" {
+				p.boundary, _ = prolog.TextOf(tmpl, env)
+			}
+		})
+	}
+	if err == nil && p.boundary == "" {
+		err = fmt.Errorf("host: lib's context_boundary_template/1 gives no text")
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.pol = p
+	return p, nil
+}
+
+// Defaults is lib's policy for Go callers that run no Prolog of their own
+// (the CLI, embedding programs): the default pack policy, the value model,
+// the boundary template and the encodings counted at append. lib is the
+// one source; this reads it.
+type Defaults struct {
+	Policy           pack.Policy
+	Utilities        pack.Utilities
+	BoundaryTemplate string
+	CountEncodings   []string
+}
+
+// Defaults reads lib's policy facts once, in a session of its own.
+func (h *Host) Defaults(ctx context.Context) (Defaults, error) {
+	h.defaults.once.Do(func() {
+		s, err := h.NewSession(ctx)
+		if err == nil {
+			defer s.Close()
+			_, err = s.Once(ctx, "'$rlm_defaults'")
+			h.defaults.d = s.defaults
+		}
+		h.defaults.err = err
+	})
+	return h.defaults.d, h.defaults.err
+}
+
+// defaultsCache holds what Host.Defaults read.
+type defaultsCache struct {
+	once sync.Once
+	d    Defaults
+	err  error
+}
+
+// readDefaults is '$rlm_defaults': it reads lib's policy into s.defaults.
+func (s *Session) readDefaults(c *prolog.Call) (bool, error) {
+	pol, err := s.policy(c)
+	if err != nil {
+		return false, err
+	}
+	p, err := s.policyOf(c, atomNil)
+	if err != nil {
+		return false, err
+	}
+	s.defaults = Defaults{Policy: p, Utilities: pol.utilities, BoundaryTemplate: pol.boundary, CountEncodings: pol.encodings}
+	return true, nil
+}

@@ -1,0 +1,122 @@
+package runtime
+
+import (
+	"io"
+	"time"
+
+	"github.com/rlmpl/rlmpl/store"
+)
+
+// Conversation is one conversation of an open [Store]: a small value
+// naming it. Every method reads or writes the store; a conversation that
+// does not exist is an error wrapping [store.ErrNotFound].
+type Conversation struct {
+	st *Store
+	id string
+}
+
+// ID is the conversation's id.
+func (c Conversation) ID() string { return c.id }
+
+// Store is the store the conversation lives in.
+func (c Conversation) Store() *Store { return c.st }
+
+// Info reads the conversation's creation time and metadata.
+func (c Conversation) Info() (store.Conversation, error) { return c.st.db.Conversation(c.id) }
+
+// AppendOptions are the options of [Conversation.Append].
+type AppendOptions struct {
+	// IdempotencyKey makes the append retry-safe (see store.AppendOptions).
+	IdempotencyKey string
+	// Encodings are counted at append and stored with the message, so packs
+	// for models of these encodings never re-tokenize history (the policy's
+	// choice: lib's conversation_count_encoding/1). Unknown names are an
+	// error and nothing is written.
+	Encodings []string
+}
+
+// Append normalizes m, counts its content in every encoding of opts, and
+// appends it durably. Everything is validated before the write.
+func (c Conversation) Append(m store.Message, opts AppendOptions) (store.Record, error) {
+	m, err := m.Normalize()
+	if err != nil {
+		return store.Record{}, err
+	}
+	counts, err := c.st.rt.contentCounts(m, opts.Encodings)
+	if err != nil {
+		return store.Record{}, err
+	}
+	return c.st.db.Append(c.id, m, store.AppendOptions{IdempotencyKey: opts.IdempotencyKey, TokenCounts: counts})
+}
+
+// contentCounts counts m's content text in each encoding.
+func (r *Runtime) contentCounts(m store.Message, encodings []string) (map[string]int, error) {
+	if len(encodings) == 0 {
+		return nil, nil
+	}
+	reg := r.Tokenizers()
+	text := m.Content.PlainText()
+	counts := make(map[string]int, len(encodings))
+	for _, enc := range encodings {
+		counter, err := reg.CounterForEncoding(enc)
+		if err != nil {
+			return nil, err
+		}
+		counts[enc] = counter.Count(text).Tokens
+	}
+	return counts, nil
+}
+
+// Message reads the message at seq.
+func (c Conversation) Message(seq int64) (store.Record, error) { return c.st.db.Message(c.id, seq) }
+
+// Messages reads the messages sel selects, in sequence order; limit > 0
+// keeps the first limit.
+func (c Conversation) Messages(sel store.Selector, limit int) ([]store.Record, error) {
+	return c.st.db.Messages(c.id, sel, limit)
+}
+
+// Stats reads the conversation's counters (O(1)).
+func (c Conversation) Stats() (store.Stats, error) { return c.st.db.Stats(c.id) }
+
+// Search finds messages matching q, best first (see store.DB.Search).
+func (c Conversation) Search(q string, opts store.SearchOptions) ([]store.Hit, error) {
+	hits, _, err := c.st.db.Search(c.id, q, opts)
+	return hits, err
+}
+
+// Export writes the conversation as OpenAI chat-messages JSONL.
+func (c Conversation) Export(w io.Writer) error { return c.st.db.Export(c.id, w) }
+
+// ImportOptions are the options of [Conversation.Import].
+type ImportOptions struct {
+	// Progress, when set, is called with the running count after each batch.
+	Progress func(n int)
+	// Encodings are counted for each message, as by Append.
+	Encodings []string
+	// WaitIndexed bounds how long Import waits for the full-text index to
+	// catch up, since a bulk load is usually followed by searches (which
+	// are correct either way, only slower on the unindexed tail). Zero
+	// does not wait.
+	WaitIndexed time.Duration
+}
+
+// Import appends the messages of OpenAI chat-messages JSONL in batches,
+// counted in opts.Encodings like appends, and returns how many it appended
+// (see store.DB.Import for malformed lines).
+func (c Conversation) Import(r io.Reader, opts ImportOptions) (int, error) {
+	reg := c.st.rt.Tokenizers()
+	for _, enc := range opts.Encodings {
+		if _, err := reg.CounterForEncoding(enc); err != nil {
+			return 0, err
+		}
+	}
+	n, err := c.st.db.Import(c.id, r, store.ImportOptions{Progress: opts.Progress, TokenCounts: func(m store.Message) map[string]int {
+		counts, _ := c.st.rt.contentCounts(m, opts.Encodings) // the encodings are known: checked above
+		return counts
+	}})
+	if err == nil && opts.WaitIndexed > 0 {
+		err = c.st.db.WaitIndexed(opts.WaitIndexed)
+	}
+	return n, err
+}

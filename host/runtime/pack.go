@@ -1,0 +1,200 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/rlmpl/rlmpl/host/pack"
+	"github.com/rlmpl/rlmpl/solver"
+	"github.com/rlmpl/rlmpl/store"
+	"github.com/rlmpl/rlmpl/tokenizer"
+)
+
+// PackOptions are one conversation pack. [Conversation.Pack] validates
+// them whole before it reads or writes anything.
+type PackOptions struct {
+	Policy pack.Policy
+	// Model or Encoding names the tokenizer (at most one). A known model
+	// counts exactly with its encoding; an unknown model, or neither, counts
+	// with the conservative estimator and the ledger says estimated.
+	Model, Encoding string
+	// Sections are fixed text: model sections are rendered and charged,
+	// host sections measured only.
+	Sections []pack.TextSection
+	// Units are explicit and warm units (variant values tokenizer.Message)
+	// with their constraints.
+	Units       []pack.Unit
+	Constraints []solver.Constraint
+	// Boundary adds the cold-history boundary, rendered from
+	// BoundaryTemplate (see pack.RenderBoundary), whenever history may be
+	// cold.
+	Boundary         bool
+	BoundaryTemplate string
+	Utilities        pack.Utilities
+	// Hook, when set, sees the candidate batch once and returns utility
+	// changes, mandatory units and constraints (a program's pack hook).
+	Hook func(ctx context.Context, units []HookUnit) ([]pack.Adjustment, []solver.Constraint, error)
+	// Solver tunes the optimizer; nil means its defaults.
+	Solver *solver.Options
+}
+
+// HookUnit is one candidate message as a pack hook sees it.
+type HookUnit struct {
+	ID        string
+	Seq       int64
+	Mandatory bool
+}
+
+// maxToolExtension bounds how far back the hot tail moves to reach the
+// call of tool results it starts with (parallel calls answered in a row).
+const maxToolExtension = 128
+
+// validate checks opts and returns the counter.
+func (r *Runtime) packCounter(opts *PackOptions) (tokenizer.Counter, error) {
+	if err := opts.Policy.Validate(); err != nil {
+		return tokenizer.Counter{}, err
+	}
+	if opts.Boundary && opts.BoundaryTemplate == "" {
+		return tokenizer.Counter{}, &pack.FieldError{Field: "boundary_template", Value: "", Msg: "must be set when the boundary is on"}
+	}
+	seen := map[string]bool{pack.BoundaryID: true}
+	for _, u := range opts.Units {
+		if u.ID == "" || seen[u.ID] {
+			return tokenizer.Counter{}, &pack.FieldError{Field: "units", Value: u.ID, Msg: "unit ids must be unique and non-empty"}
+		}
+		seen[u.ID] = true
+		if len(u.Variants) == 0 {
+			return tokenizer.Counter{}, &pack.Error{Kind: pack.KindEmptyVariants, Units: []string{u.ID}}
+		}
+	}
+	for _, s := range opts.Sections {
+		if s.Visibility != pack.Model && s.Visibility != pack.Host {
+			return tokenizer.Counter{}, &pack.FieldError{Field: "sections", Value: s.Visibility, Msg: "visibility must be model or host"}
+		}
+	}
+	reg := r.Tokenizers()
+	switch {
+	case opts.Model != "" && opts.Encoding != "":
+		return tokenizer.Counter{}, &pack.FieldError{Field: "token_options", Value: opts.Model, Msg: "give a model or an encoding, not both"}
+	case opts.Encoding != "":
+		return reg.CounterForEncoding(opts.Encoding)
+	case opts.Model != "":
+		c, err := reg.Counter(opts.Model)
+		if errors.Is(err, tokenizer.ErrUnknownModel) {
+			return reg.Estimator(), nil // counted, and labelled, as estimated
+		}
+		return c, err
+	}
+	return reg.Estimator(), nil
+}
+
+// Pack compiles the provider-visible context of the conversation under the
+// policy's hard ceiling: it reads the hot tail and at most MaxCandidates
+// older messages (O(candidates), whatever the history length), solves one
+// exact optimization and renders the request, whose independent recount
+// must equal the ledger. Content counts missing for the counter's encoding
+// are computed once and recorded, so the next pack does not re-tokenize.
+func (c Conversation) Pack(ctx context.Context, opts PackOptions) (pack.ConversationPack, error) {
+	counter, err := c.st.rt.packCounter(&opts)
+	if err != nil {
+		return pack.ConversationPack{}, err
+	}
+	st, err := c.Stats()
+	if err != nil {
+		return pack.ConversationPack{}, err
+	}
+	recs, hotStart, err := c.candidates(st.Messages, opts.Policy)
+	if err != nil {
+		return pack.ConversationPack{}, err
+	}
+	in := pack.ConversationInput{ConversationID: c.id, Total: st.Messages, HotStart: hotStart, Policy: opts.Policy,
+		Sections: opts.Sections, Extra: opts.Units, Constraints: opts.Constraints, Boundary: opts.Boundary,
+		BoundaryTemplate: opts.BoundaryTemplate, Counter: counter, Utilities: opts.Utilities, Solver: opts.Solver}
+	enc := ""
+	if e := counter.Encoding(); e != nil {
+		enc = e.Name()
+	}
+	type fresh struct {
+		seq int64
+		n   int
+	}
+	var counted []fresh
+	for _, r := range recs {
+		t := pack.Turn{Seq: r.Seq, Message: ChatMessage(r.Message)}
+		if enc != "" && !r.Message.Content.IsParts() {
+			n, cached := r.TokenCounts[enc]
+			if !cached {
+				n = counter.Count(t.Message.Content).Tokens
+				counted = append(counted, fresh{r.Seq, n})
+			}
+			t.Content, t.Cached = tokenizer.Count{Tokens: n, Method: tokenizer.Exact, Basis: tokenizer.BasisBPE, Encoding: enc}, true
+		}
+		in.Turns = append(in.Turns, t)
+	}
+	if opts.Hook != nil {
+		units := make([]HookUnit, len(in.Turns))
+		for i, t := range in.Turns {
+			units[i] = HookUnit{ID: pack.UnitID(t.Seq), Seq: t.Seq, Mandatory: t.Seq >= hotStart}
+		}
+		adj, cons, err := opts.Hook(ctx, units)
+		if err != nil {
+			return pack.ConversationPack{}, err
+		}
+		in.Adjust, in.Constraints = adj, append(in.Constraints, cons...)
+	}
+	cp, err := pack.Conversation(ctx, in)
+	if err != nil {
+		return pack.ConversationPack{}, err
+	}
+	for _, f := range counted {
+		if err := c.st.db.SetTokenCount(c.id, f.seq, enc, f.n); err != nil {
+			return pack.ConversationPack{}, fmt.Errorf("runtime: recording the %s count of message %d: %w", enc, f.seq, err)
+		}
+	}
+	return cp, nil
+}
+
+// candidates reads the hot tail and at most p.MaxCandidates older messages
+// in one key range. The tail's start moves back over tool results to their
+// call (reading further back only when the candidates end there), so the
+// tail never begins inside a tool-call group.
+func (c Conversation) candidates(total int64, p pack.Policy) ([]store.Record, int64, error) {
+	if total == 0 {
+		return nil, 1, nil
+	}
+	hotStart := max(1, total-int64(p.MinRecentTurns)+1)
+	from := max(1, hotStart-int64(p.MaxCandidates))
+	recs, err := c.Messages(store.Range(from, total), 0)
+	for steps := 0; err == nil && hotStart > 1 && hotStart <= total && steps < maxToolExtension; steps++ {
+		if recs[hotStart-from].Message.Role != store.RoleTool {
+			break
+		}
+		if hotStart--; hotStart < from {
+			var prev store.Record
+			if prev, err = c.Message(hotStart); err == nil {
+				recs, from = append([]store.Record{prev}, recs...), hotStart
+			}
+		}
+	}
+	return recs, hotStart, err
+}
+
+// ChatMessage is a stored message as the provider sees it: text, or
+// content parts, whose images the tokenizer charges by the model's image
+// rule (never as the text of their URL).
+func ChatMessage(m store.Message) tokenizer.Message {
+	tm := tokenizer.Message{Role: m.Role.String(), Name: m.Name, ToolCallID: m.ToolCallID, Content: m.Content.Text}
+	for _, p := range m.Content.Parts {
+		if p.Type == store.PartText {
+			tm.Parts = append(tm.Parts, tokenizer.TextPart(p.Text))
+		} else {
+			tm.Parts = append(tm.Parts, tokenizer.ImagePart(p.URL, p.Detail))
+		}
+	}
+	for _, tc := range m.ToolCalls {
+		tm.ToolCalls = append(tm.ToolCalls, tokenizer.ToolCall{ID: tc.ID, Type: "function",
+			Function: tokenizer.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
+	}
+	return tm
+}

@@ -1,0 +1,100 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/rlmpl/rlmpl/tokenizer"
+)
+
+// Options configure a [Runtime]. A nil *Options is valid: in-memory stores
+// only, the built-in tokenizers, the wall clock.
+type Options struct {
+	// StateDir is the root of persistent stores: a store directory named by
+	// a relative path lives under it. Empty means no persistent store can be
+	// opened except the Grants.
+	StateDir string
+	// Grants are further directories a program may open as stores, by their
+	// absolute path (the CLI's --grant). Nothing else outside StateDir is
+	// reachable.
+	Grants []string
+	// Now is the clock of stored messages. Nil means time.Now.
+	Now func() time.Time
+	// Tokenizers returns the registry that counts tokens; it is called per
+	// operation, so encodings registered later are seen. Nil means the
+	// built-in registry.
+	Tokenizers func() *tokenizer.Registry
+	// Logger receives store diagnostics. Nil discards them.
+	Logger *slog.Logger
+}
+
+// Runtime is the typed Go API of rlmpl: conversation stores, durable
+// conversations, packs. The Prolog predicates, the CLI and Go programs all
+// call it. A Runtime is safe for concurrent use.
+type Runtime struct {
+	opts Options
+
+	mu     sync.Mutex // protects the fields below
+	next   int
+	byID   map[string]*Store
+	byDir  map[string]*Store
+	closed bool
+}
+
+// New validates opts and returns a Runtime.
+func New(opts *Options) (*Runtime, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.StateDir != "" {
+		abs, err := filepath.Abs(o.StateDir)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: Options.StateDir: %w", err)
+		}
+		o.StateDir = abs
+	}
+	for i, g := range o.Grants {
+		if !filepath.IsAbs(g) {
+			return nil, fmt.Errorf("runtime: Options.Grants[%d]: must be an absolute path (got %q)", i, g)
+		}
+		o.Grants[i] = filepath.Clean(g)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Tokenizers == nil {
+		reg, err := tokenizer.New(nil)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: tokenizers: %w", err)
+		}
+		o.Tokenizers = func() *tokenizer.Registry { return reg }
+	}
+	return &Runtime{opts: o, byID: map[string]*Store{}, byDir: map[string]*Store{}}, nil
+}
+
+// Tokenizers returns the current tokenizer registry.
+func (r *Runtime) Tokenizers() *tokenizer.Registry { return r.opts.Tokenizers() }
+
+// Close closes every store still open.
+func (r *Runtime) Close() error {
+	r.mu.Lock()
+	all := make([]*Store, 0, len(r.byID))
+	for _, s := range r.byID {
+		all = append(all, s)
+	}
+	r.byID, r.byDir, r.closed = map[string]*Store{}, map[string]*Store{}, true
+	r.mu.Unlock()
+	var errs []error
+	for _, s := range all {
+		errs = append(errs, s.db.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,182 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rlmpl/rlmpl/host/pack"
+	"github.com/rlmpl/rlmpl/store"
+)
+
+func testPolicy(cap int64, minRecent, maxCandidates int) pack.Policy {
+	return pack.Policy{MaxContextTokens: cap, ProviderContextTokens: cap, MinRecentTurns: minRecent,
+		MaxCandidates: maxCandidates, Overflow: "deny", Window: pack.Contiguous}
+}
+
+var testUtilities = pack.Utilities{HotBase: 1_000_000, HotPerSeq: 1, OlderBase: 1_000, OlderPerSeq: 1, Boundary: 2_000_000}
+
+func memConv(t *testing.T, msgs ...store.Message) Conversation {
+	t.Helper()
+	rt, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	st, err := rt.OpenStore(StoreSpec{Memory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Create("c", nil); err != nil {
+		t.Fatal(err)
+	}
+	c := st.Conversation("c")
+	for _, m := range msgs {
+		if _, err := c.Append(m, AppendOptions{Encodings: []string{"o200k_base"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+func user(text string) store.Message {
+	return store.Message{Role: store.RoleUser, Content: store.TextContent(text)}
+}
+
+// TestStoreDirectories: one resolution rule — relative names live under
+// the state directory and cannot climb out; absolute ones must be inside it
+// or granted; nothing without a state directory.
+func TestStoreDirectories(t *testing.T) {
+	state, grant := t.TempDir(), t.TempDir()
+	rt, err := New(&Options{StateDir: state, Grants: []string{grant}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	for _, tc := range []struct {
+		dir  string
+		want string // "" for denied
+	}{
+		{"tour", filepath.Join(state, "tour")},
+		{"a/b", filepath.Join(state, "a", "b")},
+		{"../x", ""},
+		{"a/../../x", ""},
+		{filepath.Join(state, "y"), filepath.Join(state, "y")},
+		{grant, grant},
+		{filepath.Join(grant, "sub"), filepath.Join(grant, "sub")},
+		{"/tmp/elsewhere-" + filepath.Base(state), ""},
+		{"", ""},
+	} {
+		got, err := rt.Resolve(tc.dir)
+		if tc.want == "" {
+			if !errors.Is(err, ErrPathNotGranted) {
+				t.Errorf("Resolve(%q) = %q, %v; want ErrPathNotGranted", tc.dir, got, err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("Resolve(%q) = %q, %v; want %q", tc.dir, got, err, tc.want)
+		}
+	}
+	none, _ := New(nil)
+	if _, err := none.OpenStore(StoreSpec{Dir: "x"}); !errors.Is(err, ErrPathNotGranted) {
+		t.Errorf("without a state dir: %v", err)
+	}
+	// A file where a store should be is ErrStoreOpen, not a panic or a raw
+	// badger error.
+	file := filepath.Join(state, "file")
+	os.WriteFile(file, []byte("x"), 0o600)
+	if _, err := rt.OpenStore(StoreSpec{Dir: "file"}); !errors.Is(err, ErrStoreOpen) {
+		t.Errorf("store over a file: %v", err)
+	}
+	// Opening a directory twice shares one store.
+	a, err := rt.OpenStore(StoreSpec{Dir: "shared"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := rt.OpenStore(StoreSpec{Dir: filepath.Join(state, "shared")})
+	if err != nil || a != b {
+		t.Fatalf("second open: %v, same store %t", err, a == b)
+	}
+}
+
+// TestPackValidatesBeforeIO: a bad pack request writes nothing (no count is
+// recorded); a good one records the counts it had to compute, so the next
+// pack does not re-tokenize.
+func TestPackValidatesBeforeIO(t *testing.T) {
+	c := memConv(t, user("one two three"), user("four five"))
+	bad := PackOptions{Policy: testPolicy(1000, 1, 8), Encoding: "cl100k_base",
+		Units: []pack.Unit{{ID: "x"}}, Utilities: testUtilities}
+	if _, err := c.Pack(context.Background(), bad); err == nil {
+		t.Fatal("a unit without variants packed")
+	}
+	if r, _ := c.Message(1); r.TokenCounts["cl100k_base"] != 0 {
+		t.Fatalf("a rejected pack wrote counts: %v", r.TokenCounts)
+	}
+	good := bad
+	good.Units = nil
+	if _, err := c.Pack(context.Background(), good); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := c.Message(1); r.TokenCounts["cl100k_base"] != 3 {
+		t.Fatalf("counts after a pack: %v", r.TokenCounts)
+	}
+	for _, tc := range []PackOptions{
+		{Policy: testPolicy(0, 1, 8)},
+		{Policy: testPolicy(100, 1, 8), Model: "gpt-4o", Encoding: "o200k_base"},
+		{Policy: testPolicy(100, 1, 8), Boundary: true},
+		{Policy: testPolicy(100, 1, 8), Sections: []pack.TextSection{{Name: "s", Visibility: "nobody"}}},
+	} {
+		var fe *pack.FieldError
+		if _, err := c.Pack(context.Background(), tc); !errors.As(err, &fe) {
+			t.Errorf("Pack(%+v) = %v, want a field error", tc, err)
+		}
+	}
+}
+
+// TestHotTailNeverStartsInsideAToolGroup: when the hot tail would begin at
+// a tool result, it moves back to the call — even with no older candidates
+// — so the group is kept whole and the boundary tells the truth.
+func TestHotTailNeverStartsInsideAToolGroup(t *testing.T) {
+	call := store.Message{Role: store.RoleAssistant, ToolCalls: []store.ToolCall{{ID: "c1", Name: "f", Arguments: "{}"}, {ID: "c2", Name: "g", Arguments: "{}"}}}
+	res := func(id string) store.Message {
+		return store.Message{Role: store.RoleTool, ToolCallID: id, Content: store.TextContent("42")}
+	}
+	c := memConv(t, user("old"), user("ask"), call, res("c1"), res("c2"), user("thanks"))
+	cp, err := c.Pack(context.Background(), PackOptions{Policy: testPolicy(10000, 2, 0), Boundary: true,
+		BoundaryTemplate: "1..{cold_through} cold", Utilities: testUtilities})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.Boundary.HotStart != 3 || cp.Boundary.ColdThrough != 2 {
+		t.Fatalf("boundary %+v: want the tail to start at the call (3)", cp.Boundary)
+	}
+	var roles []string
+	for _, m := range cp.Request.Messages {
+		roles = append(roles, m.Role)
+	}
+	if got := strings.Join(roles, " "); got != "system assistant tool tool user" {
+		t.Fatalf("request roles %q", got)
+	}
+}
+
+// TestImportCountsLikeAppend: imported messages carry the same counts an
+// append would have stored.
+func TestImportCountsLikeAppend(t *testing.T) {
+	c := memConv(t, user("hello world"))
+	n, err := c.Import(strings.NewReader(`{"role":"user","content":"hello world"}`+"\n"), ImportOptions{Encodings: []string{"o200k_base", "cl100k_base"}})
+	if err != nil || n != 1 {
+		t.Fatalf("Import = %d, %v", n, err)
+	}
+	appended, _ := c.Message(1)
+	imported, _ := c.Message(2)
+	if imported.TokenCounts["o200k_base"] != appended.TokenCounts["o200k_base"] || imported.TokenCounts["cl100k_base"] != 2 {
+		t.Fatalf("appended %v, imported %v", appended.TokenCounts, imported.TokenCounts)
+	}
+	if _, err := c.Import(strings.NewReader(""), ImportOptions{Encodings: []string{"no_such"}}); err == nil {
+		t.Fatal("an unknown encoding imported")
+	}
+}

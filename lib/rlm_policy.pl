@@ -1,0 +1,144 @@
+/** <module> Runtime policy, as data
+
+What the runtime does is Go; what it *should* do is stated here, as facts a
+program can read — and, where marked dynamic, change. Go reads these facts
+(the option schemas once per host, the rest once per session, at first
+use) and applies them natively, so policy costs nothing per call.
+
+Option lists of the public predicates are checked against rlm_option/4 by
+one checker: a non-list throws type_error(list, L); an option that is not
+Name(Value) or whose Name the predicate does not take throws
+domain_error(Pred_option, Opt) (strict, so typos surface); a value of the
+wrong type throws the error must_be/2 would (instantiation_error,
+type_error(Type, V) or domain_error(oneof(L), V)); the first occurrence of
+a name wins and an absent one takes its default, as option/3 does.
+
+Types: atom, text (atom, chars or codes), boolean, integer, nonneg,
+positive_integer, number, positive_number, oneof(List), list, list(Type),
+callable, limit (a positive integer or all), options(Pred) (an option list,
+or a record Tag(List), checked against Pred's schema) and any.
+
+Exports:
+    rlm_option/4                  % ?Predicate, ?Name, ?Type, ?Default
+    conversation_count_encoding/1 % ?Encoding
+    context_utility/3             % ?Class, ?Base, ?PerSequence
+    context_boundary_template/1   % -Template
+    context_pack_hook/2           % +Units, -Adjustments (a program's hook)
+*/
+:- set_prolog_flag(double_quotes, chars).
+:- dynamic(conversation_count_encoding/1).
+:- dynamic(context_utility/3).
+:- dynamic(context_boundary_template/1).
+
+/* --- Options --- */
+
+%!  rlm_option(?Predicate, ?Name, ?Type, ?Default) is nondet.
+%
+%   Predicate (Name/Arity) takes the option Name(Value) with Value of Type;
+%   Default is default(V), the value an absent option takes, or optional
+%   (absent means "not given"). The facts are the whole option surface of
+%   the runtime and are read once per host: they are not meant to be
+%   changed by programs.
+%
+%   ?- rlm_option(conversation_search/4, max_results, T, D).
+%   T = positive_integer, D = default(32).
+rlm_option(conversation_create/3, id, text, optional).
+rlm_option(conversation_create/3, metadata, list, default([])).
+rlm_option(conversation_list/3, order, oneof([asc, desc]), default(desc)).
+rlm_option(conversation_list/3, limit, limit, default(all)).
+rlm_option(conversation_append/4, idempotency_key, text, optional).
+rlm_option(conversation_messages/4, limit, limit, default(all)).
+rlm_option(conversation_search/4, max_results, positive_integer, default(32)).
+rlm_option(conversation_search/4, offset, nonneg, default(0)).
+rlm_option(conversation_search/4, exact, boolean, default(false)).
+rlm_option(conversation_search/4, case_sensitive, boolean, optional).
+rlm_option(conversation_cold_context/3, Name, Type, Default) :-
+    context_limit_option_(Name, Type, Default).
+rlm_option(conversation_context_pack/3, policy, options(context_policy/2), default([])).
+rlm_option(conversation_context_pack/3, token_options, options(token_count_text/3), default([])).
+rlm_option(conversation_context_pack/3, visible_sections, list, default([])).
+rlm_option(conversation_context_pack/3, context_units, list, default([])).
+rlm_option(conversation_context_pack/3, cold_history_boundary, boolean, default(true)).
+rlm_option(context_policy/2, max_context_tokens, positive_integer, default(131072)).
+rlm_option(context_policy/2, provider_context_tokens, positive_integer, default(131072)).
+rlm_option(context_policy/2, reserve_output_tokens, nonneg, default(16384)).
+rlm_option(context_policy/2, safety_margin_tokens, nonneg, default(4096)).
+rlm_option(context_policy/2, min_recent_turns, nonneg, default(12)).
+rlm_option(context_policy/2, max_candidates, nonneg, default(512)).
+rlm_option(context_policy/2, overflow, oneof([deny]), default(deny)).
+rlm_option(context_policy/2, window, oneof([contiguous, most_turns]), default(contiguous)).
+rlm_option(context_policy/2, effective_context_tokens, integer, optional).
+rlm_option(token_count_text/3, model, atom, optional).
+rlm_option(token_count_text/3, encoding, atom, optional).
+rlm_option(token_count_text/3, token_counter, callable, optional).
+rlm_option(token_register_encoding/4, pattern, oneof([cl100k, o200k, r50k]), default(cl100k)).
+rlm_option(token_register_encoding/4, specials, list, default([])).
+rlm_option(context_register/3, Name, Type, Default) :-
+    context_limit_option_(Name, Type, Default).
+rlm_option(Pred, Name, Type, Default) :-
+    context_operation_(Pred),
+    context_limit_option_(Name, Type, Default).
+rlm_option(context_search/4, case_sensitive, boolean, default(false)).
+rlm_option(context_search/4, exact, boolean, default(false)).
+rlm_option(context_search/4, cursor, nonneg, default(0)).
+
+context_operation_(context_peek/4).
+context_operation_(context_slice/5).
+context_operation_(context_search/4).
+context_operation_(context_partition/4).
+context_operation_(context_map/4).
+context_operation_(context_reduce/4).
+
+context_limit_option_(max_results, positive_integer, default(32)).
+context_limit_option_(max_bytes, positive_integer, default(16384)).
+context_limit_option_(time_limit, positive_number, default(0.25)).
+
+/* --- Conversations --- */
+
+%!  conversation_count_encoding(?Encoding) is nondet.
+%
+%   The encodings whose token counts are computed when a message is
+%   appended (or imported) and stored with it, so packs for models of
+%   those encodings never re-tokenize history; packs for other encodings
+%   count a message at first use and record the count then. Dynamic: a
+%   program that only talks to one model family may retract the others.
+conversation_count_encoding(o200k_base).
+conversation_count_encoding(cl100k_base).
+
+/* --- Managed context --- */
+
+%!  context_utility(?Class, ?Base, ?PerSequence) is nondet.
+%
+%   The value model of a conversation pack: a unit of Class is worth
+%   Base + PerSequence * sequence. The mandatory hot tail 1e6+seq, optional
+%   older turns 1e3+seq, the cold-history boundary 2e6. Under the default
+%   window(contiguous) the older turns kept are the longest run of whole
+%   exchanges before the tail that fits; under window(most_turns)
+%   (upstream's model) as many older turns as fit, newer first on ties.
+%   Dynamic: a program may define its own.
+context_utility(hot_message, 1000000, 1).
+context_utility(older_message, 1000, 1).
+context_utility(cold_history_boundary, 2000000, 0).
+
+%!  context_boundary_template(-Template) is det.
+%
+%   The text of the cold-history boundary, the synthetic system message
+%   that tells the model older turns exist and how to fetch them. In the
+%   template {conversation} is the conversation id, {cold_through} the last
+%   sequence that may be absent and {hot_start} the first of the hot tail;
+%   the rendered text depends on nothing else, so the request prefix stays
+%   cacheable. The retrieval examples are valid plans in both syntaxes
+%   (bind names are atoms: the plan reader refuses variables).
+context_boundary_template(
+    "Cold history boundary: conversation {conversation} has durable history outside the guaranteed hot tail. Sequences 1..{cold_through} may be absent from this context; the hot tail begins at sequence {hot_start}. Nothing has been deleted. If the user refers to an earlier decision, fact, file, task or discussion that is not in context, retrieve it before answering with a plan step on the cold history: context(input(context), search(\"query\"), r), context(input(context), slice(Start, Length), r) or context(input(context), peek(item(Index)), r), binding r (any lower-case name) for later steps (JSON: {\"op\":\"context\",\"handle\":{\"ref\":\"input\",\"name\":\"context\"},\"action\":{\"type\":\"search\",\"pattern\":\"query\"},\"bind\":\"r\"}). Refine the query when a result is truncated. Summaries may stand for old turns; the cold transcript is authoritative.").
+
+%!  context_pack_hook(+Units, -Adjustments) is det.
+%
+%   A program's hook into conversation packs, called once per pack with the
+%   bounded candidate batch: Units is a list of unit(Id, Section, Sequence,
+%   Mandatory) and Adjustments a list of utility(Id, Delta), mandatory(Id),
+%   requires(A, B) and excludes(A, B). The default adjusts nothing; a
+%   program defines its own to replace it. A hook that fails makes the pack
+%   error(context_budget_error([kind(pack_hook_failed), ...])) — it is never
+%   read as "no adjustments" — and one that throws throws.
+context_pack_hook(_, []).

@@ -1,0 +1,115 @@
+% Suite for the error contract of the public predicates: an unbound
+% argument, a wrong type and a bad option throw ISO errors naming the
+% public predicate; what depends on state or data is an error(Reason)
+% outcome; nothing internal reaches a program.
+:- set_prolog_flag(double_quotes, chars).
+
+get_(Key, Record, Value) :-
+    Record =.. [_, Props],
+    P =.. [Key, Value],
+    memberchk(P, Props).
+
+store_(S) :- conversation_store_open(memory, ok(S)).
+conv_(C) :-
+    store_(S), conversation_create(S, [], ok(C)),
+    conversation_append(C, message(user, "hello"), ok(_)).
+handle_(H) :- context_register(text("abc"), [], ok(R)), get_(handle, R, H).
+
+% Conversations.
+test(store_spec_unbound, [throws(error(instantiation_error, conversation_store_open/2))],
+     conversation_store_open(_, _)).
+test(store_spec_type, [throws(error(type_error(conversation_store_spec, 42), conversation_store_open/2))],
+     conversation_store_open(42, _)).
+test(store_spec_domain, [throws(error(domain_error(conversation_store_spec, disk), conversation_store_open/2))],
+     conversation_store_open(disk, _)).
+test(store_outside_the_state_dir_is_an_outcome,
+     (   conversation_store_open(persist('/etc/rlmpl-not-here'), error(E)),
+         get_(detail, E, store_path_not_granted(_))
+     )).
+test(store_close_type, [throws(error(type_error(conversation_store, foo), conversation_store_close/2))],
+     conversation_store_close(foo, _)).
+test(closed_store_is_an_outcome,
+     (   store_(S), conversation_store_close(S, ok(closed)),
+         conversation_create(S, [], error(E)), get_(detail, E, closed_store)
+     )).
+test(create_unknown_option, [throws(error(domain_error(conversation_create_option, colour(red)), conversation_create/3))],
+     (   store_(S), conversation_create(S, [colour(red)], _) )).
+test(create_option_type, [throws(error(type_error(text, f(x)), conversation_create/3))],
+     (   store_(S), conversation_create(S, [id(f(x))], _) )).
+test(create_options_not_a_list, [throws(error(type_error(list, foo), conversation_create/3))],
+     (   store_(S), conversation_create(S, foo, _) )).
+test(open_id_unbound, [throws(error(instantiation_error, conversation_open/3))],
+     (   store_(S), conversation_open(S, _, _) )).
+test(open_missing_is_an_outcome,
+     (   store_(S), conversation_open(S, nobody, error(E)), get_(detail, E, not_found(nobody)) )).
+test(list_limit_type, [throws(error(type_error(limit, 0), conversation_list/3))],
+     (   store_(S), conversation_list(S, [limit(0)], _) )).
+test(list_order_domain, [throws(error(domain_error(oneof([asc, desc]), up), conversation_list/3))],
+     (   store_(S), conversation_list(S, [order(up)], _) )).
+test(append_conversation_type, [throws(error(type_error(conversation, foo), conversation_append/3))],
+     conversation_append(foo, message(user, "x"), _)).
+test(append_message_unbound, [throws(error(instantiation_error, conversation_append/3))],
+     (   conv_(C), conversation_append(C, _, _) )).
+test(append_message_type, [throws(error(type_error(message, hello), conversation_append/3))],
+     (   conv_(C), conversation_append(C, hello, _) )).
+test(append_bad_field_is_an_outcome,
+     (   conv_(C), conversation_append(C, message(robot, "x"), error(E)),
+         get_(detail, E, invalid_message(role)),
+         conversation_stats(C, ok(St)), get_(messages, St, 1)
+     )).
+test(append_option_type, [throws(error(type_error(text, f(x)), conversation_append/4))],
+     (   conv_(C), conversation_append(C, message(user, "x"), [idempotency_key(f(x))], _) )).
+test(message_seq_type, [throws(error(type_error(positive_integer, 0), conversation_message/3))],
+     (   conv_(C), conversation_message(C, 0, _) )).
+test(message_seq_not_integer, [throws(error(type_error(integer, one), conversation_message/3))],
+     (   conv_(C), conversation_message(C, one, _) )).
+test(messages_selector_domain, [throws(error(domain_error(conversation_selector, latest(3)), conversation_messages/4))],
+     (   conv_(C), conversation_messages(C, latest(3), [], _) )).
+test(search_query_unbound, [throws(error(instantiation_error, conversation_search/4))],
+     (   conv_(C), conversation_search(C, _, [], _) )).
+test(search_options_type, [throws(error(type_error(list, foo), conversation_search/4))],
+     (   conv_(C), conversation_search(C, "x", foo, _) )).
+test(search_option_value, [throws(error(type_error(positive_integer, 0), conversation_search/4))],
+     (   conv_(C), conversation_search(C, "x", [max_results(0)], _) )).
+test(cold_option_value, [throws(error(type_error(positive_integer, -1), conversation_cold_context/3))],
+     (   conv_(C), conversation_cold_context(C, [max_bytes(-1)], _) )).
+test(stats_type, [throws(error(type_error(conversation, foo), conversation_stats/2))],
+     conversation_stats(foo, _)).
+test(export_format_domain, [throws(error(domain_error(conversation_export_format, pdf), conversation_export/3))],
+     (   conv_(C), conversation_export(C, pdf, _) )).
+test(import_file_unbound, [throws(error(instantiation_error, conversation_import/3))],
+     (   conv_(C), conversation_import(C, _, _) )).
+
+% Packs and budgets.
+test(policy_value_type, [throws(error(type_error(nonneg, x), context_policy/2))],
+     context_policy([min_recent_turns(x)], _)).
+test(pack_policy_not_a_list, [throws(error(type_error(list, foo), conversation_context_pack/3))],
+     (   conv_(C), conversation_context_pack(C, [policy(foo)], _) )).
+test(pack_units_unbound, [throws(error(instantiation_error, context_pack/4))],
+     context_pack(_, [], [], _)).
+test(pack_over_the_ceiling_is_an_outcome,
+     (   conv_(C),
+         conversation_context_pack(C, [policy([max_context_tokens(10), provider_context_tokens(10),
+                                               reserve_output_tokens(5), safety_margin_tokens(0)])], error(E)),
+         get_(phase, E, pack)
+     )).
+
+% Tokens.
+test(count_text_unbound, [throws(error(instantiation_error, token_count_text/3))],
+     token_count_text(_, [], _)).
+test(count_option_type, [throws(error(type_error(atom, 42), token_count_text/3))],
+     token_count_text("x", [model(42)], _)).
+test(count_unknown_encoding_is_an_outcome,
+     (   token_count_text("x", [encoding(no_such)], error(E)), get_(kind, E, unknown_encoding) )).
+test(model_encoding_unbound, [throws(error(instantiation_error, token_model_encoding/2))],
+     token_model_encoding(_, _)).
+
+% Context handles.
+test(register_source_unbound, [throws(error(instantiation_error, context_register/3))],
+     context_register(_, [], _)).
+test(handle_type, [throws(error(type_error(context_handle, 7), context_peek/4))],
+     context_peek(7, head(1), [], _)).
+test(limit_value, [throws(error(type_error(positive_number, 0), context_slice/5))],
+     (   handle_(H), context_slice(H, 0, 1, [time_limit(0)], _) )).
+test(unsupported_source_is_an_outcome,
+     (   context_register(file('/etc/passwd'), [], error(E)), get_(kind, E, unsupported_source) )).
