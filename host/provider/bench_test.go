@@ -48,7 +48,17 @@ func newBenchEnv(b *testing.B) *benchEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e.req = tokenizer.Request{
+	e.req = benchRequest()
+	if _, err := e.client.Complete(context.Background(), e.req); err != nil { // captures body
+		b.Fatal(err)
+	}
+	return e
+}
+
+// benchRequest is a typical request: a system prompt, a ~1 KiB user
+// message, one tool.
+func benchRequest() tokenizer.Request {
+	return tokenizer.Request{
 		Messages: []tokenizer.Message{
 			{Role: tokenizer.RoleSystem, Content: "You are a planner. Answer with one plan."},
 			{Role: tokenizer.RoleUser, Content: strings.Repeat("Context metadata and goal. ", 40)},
@@ -57,10 +67,6 @@ func newBenchEnv(b *testing.B) *benchEnv {
 		MaxTokens:   256,
 		Temperature: new(0.0),
 	}
-	if _, err := e.client.Complete(context.Background(), e.req); err != nil { // captures body
-		b.Fatal(err)
-	}
-	return e
 }
 
 // raw is the baseline: a plain net/http POST of the same body with the same
@@ -119,4 +125,31 @@ func BenchmarkCompleteOverhead(b *testing.B) {
 	}
 	b.ReportMetric(float64(client)/float64(raw), "x-raw")
 	b.ReportMetric(float64(client-raw)/float64(b.N), "overhead-ns/op")
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// BenchmarkClientNoNetwork measures the client's own work (validation,
+// encoding, headers, decoding) against a transport that answers at once:
+// steadier than the loopback benchmarks on a loaded machine.
+func BenchmarkClientNoNetwork(b *testing.B) {
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		io.Copy(io.Discard, r.Body)
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(okBody)), Request: r}, nil
+	})}
+	c, err := provider.NewOpenAI(&provider.Options{BaseURL: "http://bench/v1", Model: "bench", Credential: "K",
+		Getenv: func(string) string { return testKey }, HTTPClient: hc})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := benchRequest()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Complete(context.Background(), req); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
