@@ -310,6 +310,8 @@ func (c *OpenAI) do(ctx context.Context, req tokenizer.Request, fn func(Delta) e
 	return resp, err
 }
 
+// send posts body until an attempt succeeds or may not be retried; model
+// is the requested one, for a response that names none.
 func (c *OpenAI) send(ctx context.Context, body []byte, model string, fn func(Delta) error, stream bool) (Response, error) {
 	var key string
 	if c.opts.Credential != "" {
