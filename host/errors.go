@@ -108,6 +108,8 @@ func (s *Session) reason(phase string, err error, subject []engine.Term) (engine
 		pe    *pack.Error
 		fe    *pack.FieldError
 		he    *handle.Error
+		se    *runtime.SchemaError
+		we    *warmError
 		named = func(name string) engine.Term { return engine.NewAtom(name).Apply(subject...) }
 		conv  = func(detail engine.Term) (engine.Term, bool) { return convReason(phase, detail, err.Error()), true }
 	)
@@ -146,12 +148,28 @@ func (s *Session) reason(phase string, err error, subject []engine.Term) (engine
 		return tokenReason("unknown_encoding", err.Error()), true
 	case errors.As(err, &he):
 		return contextReason(he), true
+	case errors.As(err, &se):
+		return warmReason(phase, se.Kind, err, fld("field", engine.NewAtom(se.Field))), true
+	case errors.As(err, &we):
+		return warmReason(phase, we.kind, err), true
+	case errors.Is(err, runtime.ErrEmptyRange):
+		return warmReason(phase, "empty_source_range", err, fld("range", named("range"))), true
+	case errors.Is(err, runtime.ErrUnsupportedSignal):
+		return warmReason(phase, "unsupported_signal_kind", err), true
+	case errors.Is(err, ErrWarmStoreMismatch):
+		return warmReason(phase, "warm_store_mismatch", err), true
 	case errors.Is(err, ErrHookFailed):
 		return budgetReason("hook", "pack_hook_failed", fld("message", prolog.Chars(err.Error()))), true
 	case phase != "" && slices.Contains(storePhases, phase):
 		return conv(engine.NewAtom("storage_failure"))
 	}
 	return record("internal_error", fld("message", prolog.Chars(err.Error())), fld("phase", engine.NewAtom(phase))), true
+}
+
+// warmReason is warm_error([kind(K), message(M), phase(P), ...]).
+func warmReason(phase, kind string, err error, details ...prolog.Field) engine.Term {
+	return record("warm_error", append([]prolog.Field{fld("kind", engine.NewAtom(kind)), fld("message", prolog.Chars(err.Error())),
+		fld("phase", engine.NewAtom(phase))}, details...)...)
 }
 
 // storePhases are the operations whose unknown failures come from storage.

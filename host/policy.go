@@ -13,6 +13,7 @@ import (
 	"github.com/ichiban/prolog/engine"
 
 	"github.com/rlmpl/rlmpl/host/pack"
+	"github.com/rlmpl/rlmpl/host/runtime"
 	"github.com/rlmpl/rlmpl/prolog"
 )
 
@@ -21,6 +22,7 @@ type policy struct {
 	utilities pack.Utilities
 	encodings []string
 	boundary  string
+	warm      runtime.WarmPolicy // fidelity and weights; max_candidates is an option
 }
 
 func (s *Session) policy(c *prolog.Call) (*policy, error) {
@@ -75,6 +77,24 @@ func (s *Session) policy(c *prolog.Call) (*policy, error) {
 	if err == nil && p.boundary == "" {
 		err = fmt.Errorf("host: lib's context_boundary_template/1 gives no text")
 	}
+	p.warm = runtime.WarmPolicy{Fidelity: map[string]int64{}, Weights: map[string]int64{}}
+	for name, dst := range map[string]map[string]int64{"warm_fidelity": p.warm.Fidelity, "warm_signal_weight": p.warm.Weights} {
+		k, v := engine.NewVariable(), engine.NewVariable()
+		if err == nil {
+			err = callAll(c, engine.NewAtom(name).Apply(k, v), func(env *engine.Env) {
+				key, isAtom := env.Resolve(k).(engine.Atom)
+				n, isInt := env.Resolve(v).(engine.Integer)
+				if !isAtom || !isInt || n < 0 {
+					bad = prolog.Resolved(engine.NewAtom(name).Apply(k, v), env)
+					return
+				}
+				dst[key.String()] = int64(n)
+			})
+		}
+	}
+	if err == nil && bad != nil {
+		err = prolog.DomainError("warm_policy", bad)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -91,6 +111,7 @@ type Defaults struct {
 	Utilities        pack.Utilities
 	BoundaryTemplate string
 	CountEncodings   []string
+	Warm             runtime.WarmPolicy
 }
 
 // Defaults reads lib's policy facts once, in a session of its own.
@@ -124,6 +145,10 @@ func (s *Session) readDefaults(c *prolog.Call) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	s.defaults = Defaults{Policy: p, Utilities: pol.utilities, BoundaryTemplate: pol.boundary, CountEncodings: pol.encodings}
+	w, err := s.warmOptions(c, atomNil, atomNil)
+	if err != nil {
+		return false, err
+	}
+	s.defaults = Defaults{Policy: p, Utilities: pol.utilities, BoundaryTemplate: pol.boundary, CountEncodings: pol.encodings, Warm: w.Policy}
 	return true, nil
 }

@@ -237,7 +237,7 @@ func (s *Session) conversationContextPack(c *prolog.Call, conv, options, out eng
 	if err != nil {
 		return false, err
 	}
-	po, err := s.packOptions(c, op)
+	po, err := s.packOptions(c, cv, op)
 	if err != nil {
 		return s.fail(c, out, "context_pack", err)
 	}
@@ -251,7 +251,7 @@ func (s *Session) conversationContextPack(c *prolog.Call, conv, options, out eng
 // packOptions decodes the options of a conversation pack. Shape errors are
 // thrown ISO errors; a policy that breaks a cross-field rule is a
 // *pack.FieldError.
-func (s *Session) packOptions(c *prolog.Call, op opts) (runtime.PackOptions, error) {
+func (s *Session) packOptions(c *prolog.Call, cv runtime.Conversation, op opts) (runtime.PackOptions, error) {
 	pol, err := s.policy(c)
 	if err != nil {
 		return runtime.PackOptions{}, err
@@ -299,13 +299,25 @@ func (s *Session) packOptions(c *prolog.Call, op opts) (runtime.PackOptions, err
 			if err != nil {
 				return po, prolog.TypeError("text", vals[j])
 			}
-			u.Variants[j].Value = tokenizer.Message{Role: "system", Content: text}
+			// The rendered message is counted by the pack's counter: a
+			// declared count could not be trusted to match what is sent.
+			u.Variants[j].Value, u.Variants[j].Count = tokenizer.Message{Role: "system", Content: text}, tokenizer.Count{}
 		}
 		po.Units = append(po.Units, u)
 		po.Constraints = append(po.Constraints, cons...)
 	}
 	if po.Policy, err = s.policyOf(c, op["policy"]); err != nil {
 		return po, err
+	}
+	if op.has("warm_store") {
+		if err := s.warmStoreArg(c, cv, op["warm_store"]); err != nil {
+			return po, err
+		}
+		w, err := s.warmOptions(c, op["warm_signals"], op["warm_options"])
+		if err != nil {
+			return po, err
+		}
+		po.Warm = &w
 	}
 	po.Hook = func(ctx context.Context, units []runtime.HookUnit) ([]pack.Adjustment, []solver.Constraint, error) {
 		return s.callHook(c, units)
@@ -383,7 +395,7 @@ func (s *Session) callHook(c *prolog.Call, batch []runtime.HookUnit) ([]pack.Adj
 	return adjs, cons, nil
 }
 
-func (s *Session) convPackTerm(id string, p pack.Policy, cp pack.ConversationPack) engine.Term {
+func (s *Session) convPackTerm(id string, p pack.Policy, cp runtime.Packed) engine.Term {
 	sel := make([]engine.Term, len(cp.Selected))
 	for i, x := range cp.Selected {
 		u := cp.Units[x.Unit]
@@ -432,7 +444,13 @@ func (s *Session) convPackTerm(id string, p pack.Policy, cp pack.ConversationPac
 		fld("selected", engine.List(sel...)),
 		fld("solver", solverTerm(cp.Pack)),
 		fld("utility", engine.Integer(cp.Utility)),
+		fld("warm_context_status", warmStatusTerm(cp.Warm)),
 	)
+}
+
+func warmStatusTerm(w runtime.WarmStatus) engine.Term {
+	return record("warm_context_status", fld("available", engine.Integer(w.Available)), fld("configured", boolTerm(w.Configured)),
+		fld("loaded_units", engine.Integer(w.Loaded)), fld("stale", engine.Integer(w.Stale)))
 }
 
 func solverTerm(p pack.Pack) engine.Term {

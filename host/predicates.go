@@ -56,6 +56,12 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred3("conversation_export", "conversation_export(+Conversation, +Format, -Outcome) is det", s.conversationExport),
 		prolog.Pred3("conversation_import", "conversation_import(+Conversation, +File, -Outcome) is det", s.conversationImport),
 
+		// Warm context (pred_warm.go)
+		prolog.Pred4("conversation_warm_derive", "conversation_warm_derive(+Conversation, +Range, +Options, -Outcome) is det", s.conversationWarmDerive),
+		prolog.Pred5("conversation_warm_publish", "conversation_warm_publish(+Conversation, +Store, +Range, +Options, -Outcome) is det", s.conversationWarmPublish),
+		prolog.Pred4("conversation_warm_list", "conversation_warm_list(+Conversation, +Store, +Options, -Outcome) is det", s.conversationWarmList),
+		prolog.Pred5("conversation_warm_context_units", "conversation_warm_context_units(+Conversation, +Store, +Signals, +Options, -Outcome) is det", s.conversationWarmContextUnits),
+
 		// Packs (pred_pack.go)
 		prolog.Pred2("context_policy", "context_policy(+Overlay, -Outcome) is det", s.contextPolicy),
 		prolog.Pred4("context_pack", "context_pack(+Units, +Sections, +Policy, -Outcome) is det", s.contextPack),

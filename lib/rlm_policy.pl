@@ -22,6 +22,8 @@ Exports:
     rlm_option/4                  % ?Predicate, ?Name, ?Type, ?Default
     conversation_count_encoding/1 % ?Encoding
     context_utility/3             % ?Class, ?Base, ?PerSequence
+    warm_fidelity/2               % ?Representation, ?Percent
+    warm_signal_weight/2          % ?Kind, ?Weight
     context_boundary_template/1   % -Template
     context_pack_hook/2           % +Units, -Adjustments (a program's hook)
 */
@@ -29,6 +31,8 @@ Exports:
 :- dynamic(conversation_count_encoding/1).
 :- dynamic(context_utility/3).
 :- dynamic(context_boundary_template/1).
+:- dynamic(warm_fidelity/2).
+:- dynamic(warm_signal_weight/2).
 
 /* --- Options --- */
 
@@ -59,6 +63,18 @@ rlm_option(conversation_context_pack/3, token_options, options(token_count_text/
 rlm_option(conversation_context_pack/3, visible_sections, list, default([])).
 rlm_option(conversation_context_pack/3, context_units, list, default([])).
 rlm_option(conversation_context_pack/3, cold_history_boundary, boolean, default(true)).
+rlm_option(conversation_context_pack/3, warm_store, any, optional).
+rlm_option(conversation_context_pack/3, warm_signals, list, default([])).
+rlm_option(conversation_context_pack/3, warm_options, options(conversation_warm_context_units/5), default([])).
+rlm_option(conversation_warm_derive/4, Name, Type, Default) :-
+    warm_generation_option_(Name, Type, Default).
+rlm_option(conversation_warm_publish/5, Name, Type, Default) :-
+    warm_generation_option_(Name, Type, Default).
+rlm_option(conversation_warm_list/4, history, boolean, default(false)).
+rlm_option(conversation_warm_context_units/5, policy, options(warm_policy/1), default([])).
+rlm_option(warm_policy/1, max_candidates, positive_integer, default(32)).
+rlm_option(warm_policy/1, fidelity, list, default([])).
+rlm_option(warm_policy/1, weights, list, default([])).
 rlm_option(context_policy/2, max_context_tokens, positive_integer, default(131072)).
 rlm_option(context_policy/2, provider_context_tokens, positive_integer, default(131072)).
 rlm_option(context_policy/2, reserve_output_tokens, nonneg, default(16384)).
@@ -88,6 +104,9 @@ context_operation_(context_search/4).
 context_operation_(context_partition/4).
 context_operation_(context_map/4).
 context_operation_(context_reduce/4).
+
+warm_generation_option_(generator, callable, default(rlm)).
+warm_generation_option_(completion_options, list, default([])).
 
 context_limit_option_(max_results, positive_integer, default(32)).
 context_limit_option_(max_bytes, positive_integer, default(16384)).
@@ -131,6 +150,39 @@ context_utility(cold_history_boundary, 2000000, 0).
 %   (bind names are atoms: the plan reader refuses variables).
 context_boundary_template(
     "Cold history boundary: conversation {conversation} has durable history outside the guaranteed hot tail. Sequences 1..{cold_through} may be absent from this context; the hot tail begins at sequence {hot_start}. Nothing has been deleted. If the user refers to an earlier decision, fact, file, task or discussion that is not in context, retrieve it before answering with a plan step on the cold history: context(input(context), search(\"query\"), r), context(input(context), slice(Start, Length), r) or context(input(context), peek(item(Index)), r), binding r (any lower-case name) for later steps (JSON: {\"op\":\"context\",\"handle\":{\"ref\":\"input\",\"name\":\"context\"},\"action\":{\"type\":\"search\",\"pattern\":\"query\"},\"bind\":\"r\"}). Refine the query when a result is truncated. Summaries may stand for old turns; the cold transcript is authoritative.").
+
+/* --- Warm context --- */
+
+%!  warm_fidelity(?Representation, ?Percent) is nondet.
+%
+%   What a representation of a warm artifact is worth, in percent of the
+%   value of the raw messages it covers (context_utility/3's
+%   older_message): choosing a summary excludes its raws, so the two compete
+%   on equal terms. Verbatim is below 100 so that raw turns, which keep
+%   their roles, win whenever they fit. Dynamic.
+warm_fidelity(verbatim, 95).
+warm_fidelity(detailed_summary, 90).
+warm_fidelity(compact_summary, 70).
+warm_fidelity(facts_only, 60).
+
+%!  warm_signal_weight(?Kind, ?Weight) is nondet.
+%
+%   The weight of each kind of warm_signal(Key, Kind, Strength): an
+%   artifact's rank is its last covered sequence times the recency weight
+%   plus Strength times Weight for each signal about it, and the signal
+%   part is added to every representation's utility. pinned (Strength > 0)
+%   also makes the artifact mandatory. Dynamic.
+warm_signal_weight(pinned, 100000).
+warm_signal_weight(direct_reference, 1000).
+warm_signal_weight(active_task, 600).
+warm_signal_weight(unresolved, 400).
+warm_signal_weight(dependency, 300).
+warm_signal_weight(entity, 200).
+warm_signal_weight(topic, 120).
+warm_signal_weight(retrieval, 100).
+warm_signal_weight(recency, 1).
+
+/* --- Hooks --- */
 
 %!  context_pack_hook(+Units, -Adjustments) is det.
 %

@@ -42,6 +42,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runConv(ctx, args[1:], stdin, stdout, stderr)
 	case "pack":
 		return runPack(ctx, args[1:], stdout, stderr)
+	case "warm":
+		return runWarm(ctx, args[1:], stdout, stderr)
 	case "complete":
 		return runComplete(ctx, args[1:], stdout, stderr)
 	case "version":

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/host/runtime"
 )
 
@@ -31,6 +30,7 @@ func runPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	explain := fs.Bool("explain", false, "also print every ledger stage")
 	asJSON := fs.Bool("json", false, "print the exact rendered request as JSON")
 	noBoundary := fs.Bool("no-boundary", false, "leave out the cold-history boundary")
+	noWarm := fs.Bool("no-warm", false, "leave out the conversation's published warm summaries")
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return 2
 	}
@@ -77,8 +77,12 @@ func runPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rlmpl pack: %v\n", err)
 		return 1
 	}
-	cp, err := cv.Pack(ctx, runtime.PackOptions{Policy: p, Model: *model, Boundary: !*noBoundary,
-		BoundaryTemplate: d.BoundaryTemplate, Utilities: d.Utilities})
+	po := runtime.PackOptions{Policy: p, Model: *model, Boundary: !*noBoundary,
+		BoundaryTemplate: d.BoundaryTemplate, Utilities: d.Utilities}
+	if !*noWarm {
+		po.Warm = &runtime.WarmOptions{Policy: d.Warm}
+	}
+	cp, err := cv.Pack(ctx, po)
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl pack: %v\n", err)
 		return 1
@@ -92,12 +96,12 @@ func runPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func printPack(conv string, cp pack.ConversationPack, explain bool, stdout io.Writer) {
+func printPack(conv string, cp runtime.Packed, explain bool, stdout io.Writer) {
 	l := cp.Ledger
 	fmt.Fprintf(stdout, "conversation %s: %d tokens of %d (%s), remaining %d; solver %s in %.1f ms\n",
 		conv, l.Total, l.Limit, l.Method, l.Remaining, cp.Status, float64(cp.Stats.Elapsed.Microseconds())/1000)
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "unit\tkind\ttokens\tutility")
+	fmt.Fprintln(tw, "unit\trepresentation\ttokens\tutility")
 	for _, s := range cp.Selected {
 		u := cp.Units[s.Unit]
 		v := u.Variants[s.Variant]
@@ -114,11 +118,14 @@ func printPack(conv string, cp pack.ConversationPack, explain bool, stdout io.Wr
 		}
 		fmt.Fprintf(stdout, "left out (searchable through the cold-history handle): %s\n", strings.Join(gaps, ", "))
 	}
+	if w := cp.Warm; w.Configured && w.Available > 0 {
+		fmt.Fprintf(stdout, "warm summaries: %d published, %d offered, %d stale\n", w.Available, w.Loaded, w.Stale)
+	}
 	if explain {
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "stage\tkind\tcharged\tcumulative\tmethod")
+		fmt.Fprintln(tw, "stage\tkind\trepresentation\tcharged\tcumulative\tmethod")
 		for _, s := range l.Stages {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", s.Name, s.Kind, s.Charged, s.Cumulative, s.Count.Method)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", s.Name, s.Kind, s.Representation, s.Charged, s.Cumulative, s.Count.Method)
 		}
 		tw.Flush()
 	}

@@ -53,8 +53,11 @@ type ConversationInput struct {
 	Turns    []Turn
 	Policy   Policy
 	Sections []TextSection
-	// Extra are explicit and warm units; their variant values are
-	// tokenizer.Message. They render before the boundary.
+	// Extra are explicit and warm units; their variant values are the
+	// tokenizer.Message each renders, charged at its full cost (framing
+	// included). A variant's Count, when set, is its content's count under
+	// Counter (cached at publish), else the content is counted here. They
+	// render before the boundary.
 	Extra       []Unit
 	Constraints []solver.Constraint
 	// Adjust are a program's changes to units by id (its pack hook).
@@ -161,7 +164,19 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 	}
 	sections = append(sections, Section{Name: "reply_priming", Visibility: Model, Count: priming})
 
-	units := slices.Clone(in.Extra)
+	units := make([]Unit, len(in.Extra))
+	for i, u := range in.Extra {
+		u.Variants = slices.Clone(u.Variants)
+		for j, v := range u.Variants {
+			m, _ := v.Value.(tokenizer.Message)
+			var content *tokenizer.Count
+			if v.Count.Method != 0 {
+				content = &v.Count
+			}
+			u.Variants[j].Count = messageCost(in.Counter, m, content)
+		}
+		units[i] = u
+	}
 	cons := slices.Clone(in.Constraints)
 
 	// The boundary: mandatory whenever the conversation extends beyond the
@@ -200,7 +215,7 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 			units[i].Variants = vs
 		}
 	}
-	pk, err := Solve(ctx, Input{Policy: p, Sections: sections, Units: units, Constraints: cons, Solver: in.Solver})
+	pk, err := Solve(ctx, Input{Policy: p, Sections: sections, Units: units, Constraints: relevant(cons, units), Solver: in.Solver})
 	if err != nil {
 		return ConversationPack{}, err
 	}
@@ -297,6 +312,19 @@ func conversationUnits(in ConversationInput, hotStart int64) ([]Unit, []solver.C
 		}
 	}
 	return units, cons, counts, nil
+}
+
+// relevant drops the exclusions that name a unit not in the pack (a warm
+// summary's raw messages beyond the candidates): they hold whatever is
+// chosen. Every other constraint is kept, for the solver to validate.
+func relevant(cons []solver.Constraint, units []Unit) []solver.Constraint {
+	ids := make(map[string]bool, len(units))
+	for _, u := range units {
+		ids[u.ID] = true
+	}
+	return slices.DeleteFunc(cons, func(c solver.Constraint) bool {
+		return c.Kind == solver.KindExcludes && (!ids[c.A] || !ids[c.B])
+	})
 }
 
 // gaps returns the ranges of 1..total missing from kept (ascending), in

@@ -22,10 +22,13 @@ type PackOptions struct {
 	// Sections are fixed text: model sections are rendered and charged,
 	// host sections measured only.
 	Sections []pack.TextSection
-	// Units are explicit and warm units (variant values tokenizer.Message)
-	// with their constraints.
+	// Units are explicit units (variant values tokenizer.Message) with
+	// their constraints.
 	Units       []pack.Unit
 	Constraints []solver.Constraint
+	// Warm, when set, offers the conversation's published warm artifacts
+	// (I2): no caller-side unit plumbing.
+	Warm *WarmOptions
 	// Boundary adds the cold-history boundary, rendered from
 	// BoundaryTemplate (see pack.RenderBoundary), whenever history may be
 	// cold.
@@ -67,10 +70,20 @@ func (r *Runtime) packCounter(opts *PackOptions) (tokenizer.Counter, error) {
 		if len(u.Variants) == 0 {
 			return tokenizer.Counter{}, &pack.Error{Kind: pack.KindEmptyVariants, Units: []string{u.ID}}
 		}
+		for _, v := range u.Variants {
+			if _, isMessage := v.Value.(tokenizer.Message); !isMessage {
+				return tokenizer.Counter{}, &pack.FieldError{Field: "units", Value: u.ID, Msg: "a variant's value is the message it renders"}
+			}
+		}
 	}
 	for _, s := range opts.Sections {
 		if s.Visibility != pack.Model && s.Visibility != pack.Host {
 			return tokenizer.Counter{}, &pack.FieldError{Field: "sections", Value: s.Visibility, Msg: "visibility must be model or host"}
+		}
+	}
+	if w := opts.Warm; w != nil {
+		if err := w.Policy.validate(); err != nil {
+			return tokenizer.Counter{}, err
 		}
 	}
 	reg := r.Tokenizers()
@@ -95,18 +108,18 @@ func (r *Runtime) packCounter(opts *PackOptions) (tokenizer.Counter, error) {
 // exact optimization and renders the request, whose independent recount
 // must equal the ledger. Content counts missing for the counter's encoding
 // are computed once and recorded, so the next pack does not re-tokenize.
-func (c Conversation) Pack(ctx context.Context, opts PackOptions) (pack.ConversationPack, error) {
+func (c Conversation) Pack(ctx context.Context, opts PackOptions) (Packed, error) {
 	counter, err := c.st.rt.packCounter(&opts)
 	if err != nil {
-		return pack.ConversationPack{}, err
+		return Packed{}, err
 	}
 	st, err := c.Stats()
 	if err != nil {
-		return pack.ConversationPack{}, err
+		return Packed{}, err
 	}
 	recs, hotStart, err := c.candidates(st.Messages, opts.Policy)
 	if err != nil {
-		return pack.ConversationPack{}, err
+		return Packed{}, err
 	}
 	in := pack.ConversationInput{ConversationID: c.id, Total: st.Messages, HotStart: hotStart, Policy: opts.Policy,
 		Sections: opts.Sections, Extra: opts.Units, Constraints: opts.Constraints, Boundary: opts.Boundary,
@@ -132,6 +145,14 @@ func (c Conversation) Pack(ctx context.Context, opts PackOptions) (pack.Conversa
 		}
 		in.Turns = append(in.Turns, t)
 	}
+	var warm WarmStatus
+	if opts.Warm != nil {
+		units, cons, st, err := c.warmUnits(*opts.Warm, in.Turns, hotStart, counter, opts.Utilities)
+		if err != nil {
+			return Packed{}, err
+		}
+		in.Extra, in.Constraints, warm = append(units, in.Extra...), append(in.Constraints, cons...), st
+	}
 	if opts.Hook != nil {
 		units := make([]HookUnit, len(in.Turns))
 		for i, t := range in.Turns {
@@ -139,20 +160,26 @@ func (c Conversation) Pack(ctx context.Context, opts PackOptions) (pack.Conversa
 		}
 		adj, cons, err := opts.Hook(ctx, units)
 		if err != nil {
-			return pack.ConversationPack{}, err
+			return Packed{}, err
 		}
 		in.Adjust, in.Constraints = adj, append(in.Constraints, cons...)
 	}
 	cp, err := pack.Conversation(ctx, in)
 	if err != nil {
-		return pack.ConversationPack{}, err
+		return Packed{}, err
 	}
 	for _, f := range counted {
 		if err := c.st.db.SetTokenCount(c.id, f.seq, enc, f.n); err != nil {
-			return pack.ConversationPack{}, fmt.Errorf("runtime: recording the %s count of message %d: %w", enc, f.seq, err)
+			return Packed{}, fmt.Errorf("runtime: recording the %s count of message %d: %w", enc, f.seq, err)
 		}
 	}
-	return cp, nil
+	return Packed{ConversationPack: cp, Warm: warm}, nil
+}
+
+// Packed is a conversation pack and what warm context contributed.
+type Packed struct {
+	pack.ConversationPack
+	Warm WarmStatus
 }
 
 // candidates reads the hot tail and at most p.MaxCandidates older messages

@@ -43,6 +43,8 @@ type Runtime struct {
 	byID   map[string]*Store
 	byDir  map[string]*Store
 	closed bool
+
+	stale staleCache // warm artifacts checked against their source
 }
 
 // New validates opts and returns a Runtime.

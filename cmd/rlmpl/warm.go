@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/rlmpl/rlmpl/host/runtime"
+)
+
+// runWarm implements `rlmpl warm list|show|publish`: the warm artifacts of
+// a conversation, and publishing one from a file of the schema's fields.
+func runWarm(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: rlmpl warm list|show|publish --conv ID [--state DIR] [--store NAME] ...")
+		return 2
+	}
+	cmd, args := args[0], args[1:]
+	fs := flag.NewFlagSet("warm "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
+	name := fs.String("store", defaultStore, "store: a name under the state directory, or an absolute directory")
+	conv := fs.String("conv", "", "conversation id (required)")
+	history := fs.Bool("history", false, "list: every version, not only the latest")
+	rng := fs.String("range", "", "publish: the range S-E of messages it summarizes")
+	fieldsFile := fs.String("fields", "", "publish: a JSON file with the schema's fields (summary, decisions, facts, unresolved, entities, topics, files, symbols)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if *conv == "" || cmd == "show" && len(pos) != 1 || cmd != "show" && len(pos) != 0 {
+		fmt.Fprintf(stderr, "usage: rlmpl warm %s --conv ID%s\n", cmd, map[string]string{"show": " KEY", "publish": " --range S-E --fields FILE"}[cmd])
+		return 2
+	}
+	h, st, err := openStore(*state, *name)
+	if err != nil {
+		fmt.Fprintf(stderr, "rlmpl warm: %v\n", err)
+		return 1
+	}
+	defer h.Close()
+	cv := st.Conversation(*conv)
+	switch cmd {
+	case "list":
+		arts, err := cv.WarmList(*history)
+		if err != nil {
+			fmt.Fprintf(stderr, "rlmpl warm list: %v\n", err)
+			return 1
+		}
+		for _, a := range arts {
+			sizes := make([]string, len(a.Variants))
+			for i, v := range a.Variants {
+				sizes[i] = fmt.Sprintf("%s %d bytes", v.Kind, len(v.Text))
+			}
+			fmt.Fprintf(stdout, "%s v%d\t%d..%d\t%s\n", a.Key, a.Version, a.From, a.To, strings.Join(sizes, ", "))
+		}
+	case "show":
+		arts, err := cv.WarmList(false)
+		if err != nil {
+			fmt.Fprintf(stderr, "rlmpl warm show: %v\n", err)
+			return 1
+		}
+		for _, a := range arts {
+			if a.Key == pos[0] {
+				b, _ := json.MarshalIndent(a, "", "  ")
+				fmt.Fprintln(stdout, string(b))
+				return 0
+			}
+		}
+		fmt.Fprintf(stderr, "rlmpl warm show: no artifact %s in %s\n", pos[0], *conv)
+		return 1
+	case "publish":
+		from, to, ok := parseRange(*rng)
+		if !ok || *fieldsFile == "" {
+			fmt.Fprintln(stderr, "rlmpl warm publish: --range S-E and --fields FILE are required")
+			return 2
+		}
+		raw, err := os.ReadFile(*fieldsFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "rlmpl warm publish: %v\n", err)
+			return 1
+		}
+		fields, err := runtime.ParseWarmFields(raw)
+		if err != nil {
+			fmt.Fprintf(stderr, "rlmpl warm publish: %s: %v\n", *fieldsFile, err)
+			return 1
+		}
+		d, err := h.Defaults(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "rlmpl warm publish: %v\n", err)
+			return 1
+		}
+		gen := func(context.Context, runtime.WarmSource) (runtime.WarmFields, runtime.WarmGeneration, error) {
+			return fields, runtime.WarmGeneration{Kind: "file"}, nil
+		}
+		a, err := cv.WarmPublish(ctx, from, to, gen, d.CountEncodings)
+		if err != nil {
+			fmt.Fprintf(stderr, "rlmpl warm publish: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "published %s v%d (%d messages)\n", a.Key, a.Version, len(a.SourceRefs))
+	default:
+		fmt.Fprintf(stderr, "rlmpl warm: unknown command %q\n", cmd)
+		return 2
+	}
+	return 0
+}
+
+// parseRange reads S-E.
+func parseRange(s string) (int64, int64, bool) {
+	a, b, ok := strings.Cut(s, "-")
+	from, err1 := strconv.ParseInt(a, 10, 64)
+	to, err2 := strconv.ParseInt(b, 10, 64)
+	return from, to, ok && err1 == nil && err2 == nil
+}

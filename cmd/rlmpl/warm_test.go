@@ -1,0 +1,43 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestWarmCommands: publish a summary of old turns from a fields file,
+// list and show it, and see a tight pack choose a summary representation
+// over the raws it covers.
+func TestWarmCommands(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	var sb strings.Builder
+	for i := range 12 {
+		role := []string{"user", "assistant"}[i%2]
+		sb.WriteString(`{"role":"` + role + `","content":"turn ` + strings.Repeat("lengthy discussion of the lease protocol ", 8) + `"}` + "\n")
+	}
+	file, fields := filepath.Join(dir, "t.jsonl"), filepath.Join(dir, "f.json")
+	os.WriteFile(file, []byte(sb.String()), 0o600)
+	os.WriteFile(fields, []byte(`{"summary":"we chose fencing tokens","decisions":["fencing tokens"],"facts":[],"unresolved":["benchmark it"],"entities":[],"topics":[],"files":[],"symbols":[]}`), 0o600)
+	if _, errs, code := rlmpl(t, "conv", "import", "--state", state, "demo", file); code != 0 {
+		t.Fatal(errs)
+	}
+	if out, errs, code := rlmpl(t, "warm", "publish", "--state", state, "--conv", "demo", "--range", "1-8", "--fields", fields); code != 0 || out != "published range_1_8 v1 (8 messages)\n" {
+		t.Fatalf("publish: %d %q %s", code, out, errs)
+	}
+	if out, _, _ := rlmpl(t, "warm", "list", "--state", state, "--conv", "demo"); !strings.HasPrefix(out, "range_1_8 v1\t1..8\tverbatim") {
+		t.Fatalf("list: %q", out)
+	}
+	if out, _, _ := rlmpl(t, "warm", "show", "range_1_8", "--state", state, "--conv", "demo"); !strings.Contains(out, `"summary": "we chose fencing tokens"`) {
+		t.Fatalf("show: %s", out)
+	}
+	out, errs, code := rlmpl(t, "pack", "--state", state, "--conv", "demo", "--model", "gpt-4o", "--max-context", "500", "--reserve", "0", "--safety", "0", "--min-recent", "2", "--explain")
+	if code != 0 || !strings.Contains(out, "range_1_8                      context_unit   detailed_summary") || strings.Contains(out, "conversation_message_1 ") ||
+		!strings.Contains(out, "warm summaries: 1 published, 1 offered, 0 stale") {
+		t.Fatalf("pack: %d %s %s", code, out, errs)
+	}
+	if _, errs, code := rlmpl(t, "warm", "publish", "--state", state, "--conv", "demo", "--range", "1-8", "--fields", file); code != 1 || !strings.Contains(errs, "warm schema") {
+		t.Fatalf("bad fields: %d %s", code, errs)
+	}
+}

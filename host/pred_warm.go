@@ -1,0 +1,376 @@
+package host
+
+// Warm family: versioned summaries of old ranges (host/runtime), published
+// explicitly and offered to packs and turns that name a warm store.
+//
+//	conversation_warm_derive(+Conversation, +Range, +Options, -Outcome) is det.
+//	conversation_warm_publish(+Conversation, +Store, +Range, +Options, -Outcome) is det.
+//	conversation_warm_list(+Conversation, +Store, +Options, -Outcome) is det.
+//	conversation_warm_context_units(+Conversation, +Store, +Signals, +Options, -Outcome) is det.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/ichiban/prolog/engine"
+
+	"github.com/rlmpl/rlmpl/host/pack"
+	"github.com/rlmpl/rlmpl/host/runtime"
+	"github.com/rlmpl/rlmpl/prolog"
+	"github.com/rlmpl/rlmpl/tokenizer"
+)
+
+// ErrWarmStoreMismatch: artifacts live in the store of the conversation
+// they summarize, in its transactions and backups.
+var ErrWarmStoreMismatch = errors.New("host: the warm store is not the conversation's store")
+
+// warmStoreArg reads the artifact store argument, which must be the
+// conversation's own store.
+func (s *Session) warmStoreArg(c *prolog.Call, cv runtime.Conversation, t engine.Term) error {
+	st, err := s.storeArg(c, t)
+	if err != nil {
+		return err
+	}
+	if st != cv.Store() {
+		return ErrWarmStoreMismatch
+	}
+	return nil
+}
+
+// rangeArg reads range(From, To) with positive integers; anything else is
+// a type error (From > To is an outcome of the store).
+func rangeArg(c *prolog.Call, t engine.Term) (int64, int64, error) {
+	r, isCompound := c.Resolve(t).(engine.Compound)
+	if _, isVar := c.Resolve(t).(engine.Variable); isVar {
+		return 0, 0, prolog.InstantiationError()
+	}
+	if !isCompound || r.Functor().String() != "range" || r.Arity() != 2 {
+		return 0, 0, prolog.TypeError("range", prolog.Resolved(t, c.Env))
+	}
+	from, err := c.Int(r.Arg(0))
+	if err != nil {
+		return 0, 0, err
+	}
+	to, err := c.Int(r.Arg(1))
+	return from, to, err
+}
+
+// generator decodes generator(G): a trusted callable, call(G, Source,
+// Options, Raw), or rlm, an rlm_completion/4 over a terms context of the
+// range (the model sees it only through the handle).
+func (s *Session) generator(c *prolog.Call, op opts) runtime.WarmGenerator {
+	g := op["generator"]
+	if a, isAtom := g.(engine.Atom); isAtom && a.String() == "rlm" {
+		return func(ctx context.Context, src runtime.WarmSource) (runtime.WarmFields, runtime.WarmGeneration, error) {
+			return s.rlmGenerate(c, src, op["completion_options"])
+		}
+	}
+	return func(ctx context.Context, src runtime.WarmSource) (runtime.WarmFields, runtime.WarmGeneration, error) {
+		raw, err := callOnce(c, engine.NewAtom("call").Apply(g, warmSourceTerm(src), op["completion_options"], engine.NewVariable()))
+		if err != nil {
+			return runtime.WarmFields{}, runtime.WarmGeneration{}, &warmError{kind: "generator_exception", msg: s.in.WriteQ(exceptionTerm(err), nil)}
+		}
+		if raw == nil {
+			return runtime.WarmFields{}, runtime.WarmGeneration{}, &warmError{kind: "generator_failed", msg: "the generator failed"}
+		}
+		f, err := warmFieldsOf(c, raw.(engine.Compound).Arg(3))
+		return f, runtime.WarmGeneration{Kind: "callback"}, err
+	}
+}
+
+// warmError is a warm failure with its kind.
+type warmError struct{ kind, msg string }
+
+func (e *warmError) Error() string { return "host: warm: " + e.kind + ": " + e.msg }
+
+// callOnce runs goal for its first solution and returns the goal as bound,
+// nil when it fails.
+func callOnce(c *prolog.Call, goal engine.Term) (engine.Term, error) {
+	var got engine.Term
+	_, err := engine.Call(c.VM, goal, func(env *engine.Env) *engine.Promise {
+		got = prolog.Resolved(goal, env)
+		return engine.Bool(true)
+	}, c.Env).Force(c.Ctx)
+	return got, err
+}
+
+func exceptionTerm(err error) engine.Term {
+	var ex engine.Exception
+	if errors.As(err, &ex) {
+		return ex.Term()
+	}
+	return prolog.Chars(err.Error())
+}
+
+// warmFieldsOf reads a generator's answer: JSON text, or a record whose
+// fields are the schema's (warm_context([summary(S), decisions(L), ...])).
+func warmFieldsOf(c *prolog.Call, raw engine.Term) (runtime.WarmFields, error) {
+	if text, err := prolog.TextOf(raw, nil); err == nil {
+		return runtime.ParseWarmFields([]byte(text))
+	}
+	props, err := c.Props(optionList(c, raw))
+	if err != nil {
+		return runtime.WarmFields{}, &runtime.SchemaError{Kind: "invalid_json", Field: "not JSON text or a record of the schema's fields"}
+	}
+	obj := map[string]any{}
+	for _, p := range props {
+		if obj[p.Key], err = goJSON(p.Value.(engine.Term), nil); err != nil {
+			return runtime.WarmFields{}, &runtime.SchemaError{Kind: "invalid_field", Field: p.Key}
+		}
+	}
+	b, _ := json.Marshal(obj)
+	return runtime.ParseWarmFields(b)
+}
+
+// rlmGenerate asks rlm_completion/4 for the fields over a terms context of
+// the range's messages.
+func (s *Session) rlmGenerate(c *prolog.Call, src runtime.WarmSource, options engine.Term) (runtime.WarmFields, runtime.WarmGeneration, error) {
+	msgs := make([]engine.Term, len(src.Messages))
+	for i, r := range src.Messages {
+		msgs[i] = messageTerm(r.Message)
+	}
+	prompt := fmt.Sprintf("Summarize messages %d..%d of conversation %s, which the context holds as terms, into exactly one JSON object "+
+		"with the fields summary (text) and decisions, facts, unresolved, entities, topics, files, symbols (lists of text). "+
+		"Keep concrete decisions and unresolved work; invent nothing: the context is authoritative.", src.From, src.To, src.Conversation)
+	out := engine.NewVariable()
+	got, err := callOnce(c, engine.NewAtom("rlm_completion").Apply(prolog.Chars(prompt),
+		engine.NewAtom("terms").Apply(engine.List(msgs...)), options, out))
+	if err != nil {
+		return runtime.WarmFields{}, runtime.WarmGeneration{}, err
+	}
+	res := got.(engine.Compound).Arg(3)
+	r, isCompound := res.(engine.Compound)
+	if !isCompound || r.Functor().String() != "ok" {
+		return runtime.WarmFields{}, runtime.WarmGeneration{}, &warmError{kind: "rlm_generation_failed", msg: s.in.WriteQ(res, nil)}
+	}
+	f, err := recordFields(c, r.Arg(0), "completion_result")
+	if err != nil {
+		return runtime.WarmFields{}, runtime.WarmGeneration{}, err
+	}
+	fields, err := warmFieldsOf(c, f["value"])
+	gen := runtime.WarmGeneration{Kind: "rlm"}
+	if u, err := prolog.Value(f["usage"], nil); err == nil {
+		if j, err := jsonOf(u); err == nil {
+			gen.Usage, _ = j.(map[string]any)
+		}
+	}
+	return fields, gen, err
+}
+
+func warmSourceTerm(src runtime.WarmSource) engine.Term {
+	msgs := make([]engine.Term, len(src.Messages))
+	refs := make([]engine.Term, len(src.Messages))
+	for i, r := range src.Messages {
+		msgs[i], refs[i] = recordTerm(r), engine.Integer(r.Seq)
+	}
+	return record("warm_source", fld("conversation_id", engine.NewAtom(src.Conversation)), fld("messages", engine.List(msgs...)),
+		fld("range", rangeTerm(src.From, src.To)), fld("refs", engine.List(refs...)), fld("text", prolog.Chars(src.Text)))
+}
+
+func rangeTerm(from, to int64) engine.Term {
+	return engine.NewAtom("range").Apply(engine.Integer(from), engine.Integer(to))
+}
+
+func (s *Session) conversationWarmDerive(c *prolog.Call, conv, rng, options, out engine.Term) (bool, error) {
+	return s.warmProduce(c, "conversation_warm_derive/4", conv, nil, rng, options, out)
+}
+
+func (s *Session) conversationWarmPublish(c *prolog.Call, conv, st, rng, options, out engine.Term) (bool, error) {
+	return s.warmProduce(c, "conversation_warm_publish/5", conv, st, rng, options, out)
+}
+
+// warmProduce derives, and with a store publishes, the artifact of a range.
+func (s *Session) warmProduce(c *prolog.Call, pred string, conv, st, rng, options, out engine.Term) (bool, error) {
+	phase := map[bool]string{true: "publish", false: "derive"}[st != nil]
+	cv, err := s.convArg(c, conv)
+	if err != nil {
+		return s.fail(c, out, phase, err)
+	}
+	if st != nil {
+		if err := s.warmStoreArg(c, cv, st); err != nil {
+			return s.fail(c, out, phase, err)
+		}
+	}
+	from, to, err := rangeArg(c, rng)
+	if err != nil {
+		return false, err
+	}
+	op, err := s.options(c, pred, options)
+	if err != nil {
+		return false, err
+	}
+	pol, err := s.policy(c)
+	if err != nil {
+		return false, err
+	}
+	produce := cv.WarmDerive
+	if st != nil {
+		produce = cv.WarmPublish
+	}
+	a, err := produce(c.Ctx, from, to, s.generator(c, op), pol.encodings)
+	if err != nil {
+		return s.fail(c, out, phase, err, rangeTerm(from, to))
+	}
+	return c.Unify(out, ok(artifactTerm(a))), nil
+}
+
+func (s *Session) conversationWarmList(c *prolog.Call, conv, st, options, out engine.Term) (bool, error) {
+	cv, err := s.convArg(c, conv)
+	if err == nil {
+		err = s.warmStoreArg(c, cv, st)
+	}
+	if err != nil {
+		return s.fail(c, out, "list", err)
+	}
+	op, err := s.options(c, "conversation_warm_list/4", options)
+	if err != nil {
+		return false, err
+	}
+	arts, err := cv.WarmList(op.bool("history"))
+	if err != nil {
+		return s.fail(c, out, "list", err)
+	}
+	ts := make([]engine.Term, len(arts))
+	for i, a := range arts {
+		ts[i] = artifactTerm(a)
+	}
+	return c.Unify(out, ok(engine.List(ts...))), nil
+}
+
+// warmOptions reads warm_signals(L) and the policy overlay of
+// warm_options([policy(P)]) over lib's default_warm_policy/1.
+func (s *Session) warmOptions(c *prolog.Call, signals, options engine.Term) (runtime.WarmOptions, error) {
+	op, err := s.options(c, "conversation_warm_context_units/5", options)
+	if err != nil {
+		return runtime.WarmOptions{}, err
+	}
+	pol, err := s.policy(c)
+	if err != nil {
+		return runtime.WarmOptions{}, err
+	}
+	wp, err := s.options(c, "warm_policy/1", optionList(c, op["policy"]))
+	if err != nil {
+		return runtime.WarmOptions{}, err
+	}
+	w := runtime.WarmOptions{Policy: runtime.WarmPolicy{MaxCandidates: int(min(wp.int("max_candidates"), 1<<20)),
+		Fidelity: overlay(c, pol.warm.Fidelity, wp["fidelity"]), Weights: overlay(c, pol.warm.Weights, wp["weights"])}}
+	elems, err := c.List(signals)
+	if err != nil {
+		return w, err
+	}
+	for _, e := range elems {
+		sig, isCompound := c.Resolve(e).(engine.Compound)
+		if !isCompound || sig.Functor().String() != "warm_signal" || sig.Arity() != 3 {
+			return w, prolog.TypeError("warm_signal", prolog.Resolved(e, c.Env))
+		}
+		key, err1 := c.Text(sig.Arg(0))
+		kind, err2 := c.Text(sig.Arg(1))
+		strength, err3 := c.NonNeg(sig.Arg(2))
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return w, prolog.TypeError("warm_signal", prolog.Resolved(e, c.Env))
+		}
+		w.Signals = append(w.Signals, runtime.WarmSignal{Key: key, Kind: kind, Strength: strength})
+	}
+	return w, nil
+}
+
+// overlay copies base and sets each Key(Value) of t (an option list).
+func overlay(c *prolog.Call, base map[string]int64, t engine.Term) map[string]int64 {
+	out := make(map[string]int64, len(base))
+	for k, v := range base {
+		out[k] = v
+	}
+	props, _ := c.Props(t) // the schema checked it is a list of Key(nonneg)
+	for _, p := range props {
+		if n, isInt := c.Resolve(p.Value.(engine.Term)).(engine.Integer); isInt {
+			out[p.Key] = int64(n)
+		}
+	}
+	return out
+}
+
+// conversationWarmContextUnits returns the units a pack would be offered,
+// for programs that pass them explicitly (context_units) or inspect them.
+func (s *Session) conversationWarmContextUnits(c *prolog.Call, conv, st, signals, options, out engine.Term) (bool, error) {
+	cv, err := s.convArg(c, conv)
+	if err == nil {
+		err = s.warmStoreArg(c, cv, st)
+	}
+	if err != nil {
+		return s.fail(c, out, "units", err)
+	}
+	w, err := s.warmOptions(c, signals, options)
+	if err != nil {
+		return false, err
+	}
+	pol, err := s.policy(c)
+	if err != nil {
+		return false, err
+	}
+	counter := s.host.tokenizers().Estimator()
+	units, arts, status, err := cv.WarmUnits(w, counter, pol.utilities)
+	if err != nil {
+		return s.fail(c, out, "units", err)
+	}
+	ts := make([]engine.Term, len(units))
+	for i, u := range units {
+		vs := make([]engine.Term, len(u.Variants))
+		for j, v := range u.Variants {
+			vs[j] = record("context_variant", fld("kind", engine.NewAtom(v.Kind)), fld("tokens", engine.Integer(v.Count.Tokens)),
+				fld("utility", engine.Integer(v.Utility)), fld("value", prolog.Chars(v.Value.(tokenizer.Message).Content)))
+		}
+		var covered []engine.Term
+		for seq := arts[i].From; seq <= arts[i].To; seq++ {
+			covered = append(covered, engine.NewAtom(pack.UnitID(seq)))
+		}
+		ts[i] = record("context_unit", fld("excludes", engine.List(covered...)), fld("id", engine.NewAtom(u.ID)),
+			fld("mandatory", boolTerm(u.Mandatory)), fld("order", engine.Integer(u.Order)), fld("section", engine.NewAtom(u.Section)),
+			fld("variants", engine.List(vs...)))
+	}
+	return c.Unify(out, ok(record("warm_context_units", fld("status", warmStatusTerm(status)), fld("units", engine.List(ts...))))), nil
+}
+
+func artifactTerm(a runtime.WarmArtifact) engine.Term {
+	refs := make([]engine.Term, len(a.SourceRefs))
+	for i, r := range a.SourceRefs {
+		refs[i] = engine.Integer(r)
+	}
+	vs := make([]engine.Term, len(a.Variants))
+	for i, v := range a.Variants {
+		counts := make([]prolog.Field, 0, len(v.Counts))
+		for enc, n := range v.Counts {
+			counts = append(counts, fld(enc, engine.Integer(n)))
+		}
+		vs[i] = record("warm_variant", fld("kind", engine.NewAtom(v.Kind)), fld("text", prolog.Chars(v.Text)),
+			fld("token_counts", record("token_counts", counts...)))
+	}
+	text := func(l []string) engine.Term {
+		ts := make([]engine.Term, len(l))
+		for i, s := range l {
+			ts[i] = prolog.Chars(s)
+		}
+		return engine.List(ts...)
+	}
+	f := a.Fields
+	gen := []prolog.Field{fld("kind", engine.NewAtom(a.Generation.Kind))}
+	if a.Generation.Usage != nil {
+		gen = append(gen, fld("usage", jsonTerm(a.Generation.Usage)))
+	}
+	return record("warm_context",
+		fld("conversation_id", engine.NewAtom(a.Conversation)),
+		fld("created_at", engine.Integer(a.CreatedAt)),
+		fld("fields", record("warm_fields", fld("decisions", text(f.Decisions)), fld("entities", text(f.Entities)),
+			fld("facts", text(f.Facts)), fld("files", text(f.Files)), fld("summary", prolog.Chars(f.Summary)),
+			fld("symbols", text(f.Symbols)), fld("topics", text(f.Topics)), fld("unresolved", text(f.Unresolved)))),
+		fld("generation", record("warm_generation", gen...)),
+		fld("key", engine.NewAtom(a.Key)),
+		fld("producer", engine.NewAtom(a.Producer)),
+		fld("source_hash", engine.NewAtom(a.SourceHash)),
+		fld("source_range", rangeTerm(a.From, a.To)),
+		fld("source_refs", engine.List(refs...)),
+		fld("variants", engine.List(vs...)),
+		fld("version", engine.Integer(a.Version)),
+	)
+}
