@@ -34,8 +34,38 @@ var why = map[string]string{
 	"host":      "host may use only the leaf packages",
 }
 
-// TestForbiddenImports enforces the dependency direction and that only
-// prolog/ imports ichiban's root package.
+// prologFree lists the packages under host/ (with their sub-packages) that
+// must import neither prolog nor ichiban, with the fix-it for each: they
+// take and return Go values, and the host's adapters convert terms. They
+// may import, of the project, the leaves that know no Prolog and each
+// other, never prolog, host or an adapter package such as host/planterm.
+var prologFree = map[string]string{
+	"host/plan":     "host/plan must stay Prolog-free: take terms through plan.TermReader and plan.Term trees; convert in host/planterm",
+	"host/pack":     "host/pack must stay Prolog-free: decode terms in the host adapter (host/pred_*.go) and pass Go values",
+	"host/handle":   "host/handle must stay Prolog-free: decode terms in the host adapter (host/pred_context.go) and pass Go values",
+	"host/provider": "host/provider must stay Prolog-free: it sends tokenizer.Request values; the host converts terms",
+	"host/runtime":  "host/runtime must stay Prolog-free: it is the typed Go API under the predicates; adapters decode terms and call it",
+}
+
+// prologFreeDeps are the project packages a Prolog-free host package may
+// import besides the other Prolog-free ones.
+var prologFreeDeps = []string{"tokenizer", "store", "solver", "lib"}
+
+// prologFreeRule returns the fix-it of the Prolog-free rule covering rel,
+// or "".
+func prologFreeRule(rel string) string {
+	for p, fix := range prologFree {
+		if rel == p || strings.HasPrefix(rel, p+"/") {
+			return fix
+		}
+	}
+	return ""
+}
+
+// TestForbiddenImports enforces the dependency direction, that only
+// prolog/ imports ichiban's root package, and that the Prolog-free packages
+// under host/ stay so. It reads non-test imports: tests may use the
+// host's adapters.
 func TestForbiddenImports(t *testing.T) {
 	root, _ := os.Getwd()
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
@@ -56,14 +86,23 @@ func TestForbiddenImports(t *testing.T) {
 		if strings.HasPrefix(rel, "host/") {
 			top = "host" // sub-packages of host share its rules
 		}
+		free := prologFreeRule(rel)
 		for _, imp := range pkg.Imports {
 			if imp == "github.com/ichiban/prolog" && rel != "prolog" {
 				t.Errorf("%s imports github.com/ichiban/prolog; only prolog/ may (use prolog.New, or engine types for predicate signatures)", rel)
 			}
-			if !strings.HasPrefix(imp, module+"/") {
+			dep, ours := strings.CutPrefix(imp, module+"/")
+			if free != "" {
+				switch {
+				case strings.HasPrefix(imp, "github.com/ichiban/prolog"):
+					t.Errorf("%s imports %s; %s", rel, imp, free)
+				case ours && !slices.Contains(prologFreeDeps, dep) && prologFreeRule(dep) == "":
+					t.Errorf("%s imports %s; %s", rel, imp, free)
+				}
+			}
+			if !ours {
 				continue
 			}
-			dep := strings.TrimPrefix(imp, module+"/")
 			if strings.HasPrefix(dep, "host/") && top == "host" {
 				continue
 			}

@@ -56,9 +56,11 @@ func (m providerModels) Complete(ctx context.Context, call plan.ModelCall) (plan
 	if err != nil {
 		return plan.ModelResult{}, err
 	}
-	req := provider.Request{Model: m.model, MaxTokens: call.MaxTokens,
-		Messages: []provider.Message{{Role: provider.RoleUser, Content: call.Prompt}}}
-	if err := req.ApplyOptions(withoutKey(call.Options, "max_tokens")); err != nil {
+	req := call.Request.Clone()
+	if m.model != "" {
+		req.Model = m.model
+	}
+	if err := provider.ApplyOptions(&req, withoutKey(call.Options, "max_tokens")); err != nil {
 		return plan.ModelResult{}, err
 	}
 	resp, err := p.Complete(ctx, req)
@@ -88,7 +90,7 @@ type providerPlanner struct {
 }
 
 func (p providerPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (plan.PlannerReply, error) {
-	res, err := p.models.Complete(ctx, plan.ModelCall{Provider: p.provider, Prompt: req.Prompt, MaxTokens: req.MaxTokens,
+	res, err := p.models.Complete(ctx, plan.ModelCall{Provider: p.provider, Request: req.Request,
 		Options: map[string]any{"temperature": 0.0}, Depth: req.Depth, Reason: "planner"})
 	if err != nil {
 		return plan.PlannerReply{}, err

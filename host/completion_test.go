@@ -7,6 +7,7 @@ import (
 
 	"github.com/rlmpl/rlmpl/host"
 	"github.com/rlmpl/rlmpl/host/plan"
+	"github.com/rlmpl/rlmpl/host/planterm"
 	"github.com/rlmpl/rlmpl/host/provider"
 	"github.com/rlmpl/rlmpl/host/provider/providertest"
 )
@@ -96,7 +97,7 @@ func TestBoundaryTeachesValidPlanSteps(t *testing.T) {
 	if !strings.Contains(text, term) || !strings.Contains(text, js) {
 		t.Fatalf("boundary text lacks the forms: %s", text)
 	}
-	if _, err := plan.ParseTerm("plan([" + term + ", final(var(r))])"); err != nil {
+	if _, err := plan.ParseTerm("plan(["+term+", final(var(r))])", planterm.Reader{}); err != nil {
 		t.Fatalf("term form: %v", err)
 	}
 	if _, err := plan.ParseJSON(`{"steps":[` + js + `,{"op":"final","value":{"ref":"var","name":"r"}}]}`); err != nil {

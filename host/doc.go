@@ -4,8 +4,9 @@
 // [Session]s, one interpreter each, loaded with lib/ and every
 // foreign-predicate family from the one registration table
 // (predicates.go). The families are thin adapters: decode terms, call
-// host/runtime (or host/plan, host/handle), encode one outcome. lib/ holds
-// the policy as data (lib/rlm_policy.pl) that sessions read once.
+// host/runtime (or host/plan, host/handle), encode one outcome. Terms meet
+// host/plan's values in one place, host/planterm. lib/ holds the policy as
+// data (lib/rlm_policy.pl) that sessions read once.
 //
 // # Errors: one rule
 //

@@ -15,13 +15,17 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/ichiban/prolog/engine"
 
 	"github.com/rlmpl/rlmpl/host/handle"
 	"github.com/rlmpl/rlmpl/host/plan"
+	"github.com/rlmpl/rlmpl/host/planterm"
 	"github.com/rlmpl/rlmpl/prolog"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 // completionOptions is the closed set of options (an unknown one throws
@@ -124,7 +128,8 @@ type prologPlanner struct {
 
 func (p prologPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (plan.PlannerReply, error) {
 	arg := record("planner_request", fld("attempt", engine.Integer(req.Attempt)), fld("depth", engine.Integer(req.Depth)),
-		fld("max_tokens", engine.Integer(req.MaxTokens)), fld("prompt", prolog.Chars(req.Prompt)))
+		fld("max_tokens", engine.Integer(req.Request.MaxTokens)), fld("messages", messagesTerm(req.Request.Messages)),
+		fld("prompt", prolog.Chars(req.Prompt())))
 	reply, err := p.cb.call(ctx, p.h, arg)
 	if err != nil {
 		return plan.PlannerReply{}, err
@@ -140,7 +145,7 @@ func (p prologPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (plan.
 		reply, usage = c.Arg(0), usageOf(c.Arg(1))
 	}
 	if c, isCompound := reply.(engine.Compound); isCompound && c.Functor().String() == "plan" && c.Arity() == 1 {
-		pl, err := plan.FromTerm(reply, nil)
+		pl, err := plan.FromTerm(planterm.Tree(reply, nil))
 		if err != nil {
 			return plan.PlannerReply{}, err
 		}
@@ -178,8 +183,9 @@ type prologModels struct {
 }
 
 func (m prologModels) Complete(ctx context.Context, call plan.ModelCall) (plan.ModelResult, error) {
-	arg := record("model_call", fld("depth", engine.Integer(call.Depth)), fld("max_tokens", engine.Integer(call.MaxTokens)),
-		fld("prompt", prolog.Chars(call.Prompt)), fld("provider", engine.NewAtom(call.Provider)), fld("reason", engine.NewAtom(call.Reason)))
+	arg := record("model_call", fld("depth", engine.Integer(call.Depth)), fld("max_tokens", engine.Integer(call.Request.MaxTokens)),
+		fld("messages", messagesTerm(call.Request.Messages)), fld("prompt", prolog.Chars(call.Prompt())),
+		fld("provider", engine.NewAtom(call.Provider)), fld("reason", engine.NewAtom(call.Reason)))
 	reply, err := m.cb.call(ctx, m.h, arg)
 	if err != nil {
 		return plan.ModelResult{}, err
@@ -212,6 +218,17 @@ func (m prologModels) Complete(ctx context.Context, call plan.ModelCall) (plan.M
 		return plan.ModelResult{}, &handlerError{kind: "invalid_handler_reply", text: m.cb.c.In.WriteQ(reply, nil)}
 	}
 	return plan.ModelResult{Text: text}, nil
+}
+
+// messagesTerm renders a request's messages for a handler:
+// [message([content(Text), role(Role)]), ...], the content as text (an
+// image part is left out: handlers see text).
+func messagesTerm(ms []tokenizer.Message) engine.Term {
+	ts := make([]engine.Term, len(ms))
+	for i, m := range ms {
+		ts[i] = record("message", fld("content", prolog.Chars(m.Text())), fld("role", engine.NewAtom(m.Role)))
+	}
+	return engine.List(ts...)
 }
 
 // usageOf reads usage([prompt_tokens(P), completion_tokens(C), total_tokens(T), cost(USD)]).
@@ -259,7 +276,7 @@ func (t prologTools) Call(ctx context.Context, name string, args any) (any, erro
 	if !ok {
 		return nil, fmt.Errorf("host: no tool %q", name)
 	}
-	at, err := prolog.ToTerm(hostValue(plan.TermValue(args)))
+	at, err := planterm.ToTerm(args)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +284,7 @@ func (t prologTools) Call(ctx context.Context, name string, args any) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	return prolog.Value(res, nil)
+	return planterm.Value(res, nil)
 }
 
 // spec is a decoded completion request.
@@ -288,6 +305,7 @@ func (s *Session) decode(c *prolog.Call, options engine.Term) (*spec, error) {
 	sp := &spec{opts: opts}
 	cb := &callbacks{c: c}
 	sp.deps.Contexts = s.handles
+	sp.deps.Terms = planterm.Reader{}
 	model := ""
 	if m, present := opts["model"]; present {
 		if model, err = prolog.TextOf(m, c.Env); err != nil {
@@ -427,7 +445,11 @@ func budgetOf(c *prolog.Call, t engine.Term) (plan.Budget, error) {
 		case engine.Float:
 			fields[p.Key] = float64(v)
 		default:
-			fields[p.Key] = prolog.Resolved(v, c.Env)
+			x, err := planterm.Value(v, c.Env)
+			if err != nil {
+				x = plan.Atom(c.In.WriteQ(v, c.Env))
+			}
+			fields[p.Key] = x
 		}
 	}
 	return plan.DefaultBudget().Overlay(fields)
@@ -478,10 +500,10 @@ func (s *Session) outcomeErr(c *prolog.Call, out engine.Term, err error, sp *spe
 	case errors.As(err, &pe):
 		rec := pe.Record()
 		if sp != nil && sp.token != "" && pe.Kind == plan.KindCancelled {
-			rec.Fields = append(rec.Fields, prolog.Field{Key: "token", Value: prolog.Atom(sp.token)})
-			prolog.SortFields(rec.Fields)
+			rec.Fields = append(rec.Fields, plan.Field{Key: "token", Value: plan.Atom(sp.token)})
+			slices.SortStableFunc(rec.Fields, func(a, b plan.Field) int { return strings.Compare(a.Key, b.Key) })
 		}
-		t, terr := prolog.ToTerm(rec)
+		t, terr := planterm.ToTerm(rec)
 		if terr != nil {
 			return false, terr
 		}
@@ -527,7 +549,7 @@ func (s *Session) rlmComplete(c *prolog.Call, query, context_, options, out engi
 	if err != nil {
 		return s.outcomeErr(c, out, err, sp)
 	}
-	value, err := prolog.ToTerm(hostValue(plan.TermValue(res.Value)))
+	value, err := planterm.ToTerm(res.Value)
 	if err != nil {
 		return false, err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/ichiban/prolog/engine"
 
 	"github.com/rlmpl/rlmpl/host/handle"
+	"github.com/rlmpl/rlmpl/host/planterm"
 	"github.com/rlmpl/rlmpl/prolog"
 )
 
@@ -351,7 +352,7 @@ func (s *Session) valueTerm(v any) engine.Term {
 		if v.Value == nil {
 			return record("truncated_term", fld("preview", prolog.Chars(v.Text)))
 		}
-		t, err := prolog.ToTerm(hostValue(v.Value))
+		t, err := planterm.ToTerm(v.Value)
 		if err != nil {
 			return prolog.Chars(v.Text)
 		}

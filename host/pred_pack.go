@@ -17,6 +17,7 @@ import (
 	"github.com/rlmpl/rlmpl/host/runtime"
 	"github.com/rlmpl/rlmpl/prolog"
 	"github.com/rlmpl/rlmpl/solver"
+	"github.com/rlmpl/rlmpl/store"
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
@@ -412,7 +413,11 @@ func (s *Session) convPackTerm(id string, p pack.Policy, cp runtime.Packed) engi
 	}
 	msgs := make([]engine.Term, len(cp.Request.Messages))
 	for i, m := range cp.Request.Messages {
-		fs := []prolog.Field{fld("content", prolog.Chars(m.Content)), fld("role", engine.NewAtom(m.Role))}
+		content := prolog.Chars(m.Content)
+		if len(m.Parts) > 0 {
+			content = contentTerm(store.PartsContent(storeParts(m.Parts)...))
+		}
+		fs := []prolog.Field{fld("content", content), fld("role", engine.NewAtom(m.Role))}
 		if m.ToolCallID != "" {
 			fs = append(fs, fld("tool_call_id", engine.NewAtom(m.ToolCallID)))
 		}
@@ -487,4 +492,17 @@ func ledgerTerm(l pack.Ledger) engine.Term {
 		fld("total_tokens", engine.Integer(l.Total)),
 		fld("visible_fixed_tokens", engine.Integer(l.VisibleFixed)),
 	)
+}
+
+// storeParts is runtime.ChatMessage's inverse for parts, for rendering a
+// request as stored content is rendered.
+func storeParts(ps []tokenizer.Part) []store.Part {
+	out := make([]store.Part, len(ps))
+	for i, p := range ps {
+		out[i] = store.TextPart(p.Text)
+		if p.Type == tokenizer.PartImageURL {
+			out[i] = store.ImagePart(p.ImageURL, p.Detail)
+		}
+	}
+	return out
 }

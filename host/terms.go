@@ -9,7 +9,6 @@ import (
 
 	"github.com/ichiban/prolog/engine"
 
-	"github.com/rlmpl/rlmpl/host/runtime"
 	"github.com/rlmpl/rlmpl/prolog"
 )
 
@@ -99,33 +98,3 @@ func withField(rec engine.Term, f prolog.Field) engine.Term {
 }
 
 func millis(t interface{ UnixMilli() int64 }) engine.Term { return engine.Integer(t.UnixMilli()) }
-
-// hostValue replaces the runtime's own values inside a plan value with the
-// records that stand for them in Prolog (a cold-history item is a
-// conversation_message_view record).
-func hostValue(v any) any {
-	switch v := v.(type) {
-	case runtime.MessageView:
-		return prolog.Record{Tag: "conversation_message_view", Fields: []prolog.Field{
-			{Key: "content", Value: v.Content}, {Key: "role", Value: prolog.Atom(v.Role)}, {Key: "sequence", Value: v.Sequence}}}
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = hostValue(e)
-		}
-		return out
-	case prolog.Record:
-		fs := make([]prolog.Field, len(v.Fields))
-		for i, f := range v.Fields {
-			fs[i] = prolog.Field{Key: f.Key, Value: hostValue(f.Value)}
-		}
-		return prolog.Record{Tag: v.Tag, Fields: fs}
-	case prolog.Compound:
-		args := make([]any, len(v.Args))
-		for i, a := range v.Args {
-			args[i] = hostValue(a)
-		}
-		return prolog.Compound{Functor: v.Functor, Args: args}
-	}
-	return v
-}

@@ -13,12 +13,14 @@ back. Cancellation and time limits always win and always run cleanup.
 Options (an unknown one throws domain_error(completion_option, O)):
 
   - planner_handler(H): call(H, planner_request([attempt(A), depth(D),
-    max_tokens(M), prompt(P)]), Reply), Reply a plan term, plan text,
+    max_tokens(M), messages(Ms), prompt(P)]), Reply), where Ms is the chat
+    request, [message([content(C), role(R)]), ...], and P the text of its
+    last user message; Reply a plan term, plan text,
     reply(PlanOrText, usage([total_tokens(N), ...])) to declare what the
     call used (without it the budget charges a conservative estimate),
     ok(Reply) or error(E). Default: the provider's model plans.
-  - model_handler(H): call(H, model_call([depth, max_tokens, prompt,
-    provider, reason]), Reply) answers llm_query/3, rlm_query/4 and every
+  - model_handler(H): call(H, model_call([depth, max_tokens, messages,
+    prompt, provider, reason]), Reply) answers llm_query/3, rlm_query/4 and every
     model step of a plan; Reply is text or model_response([text(T),
     usage(usage([prompt_tokens(P), completion_tokens(C), cost(USD)]))]).
   - provider(Name), model(M): the OpenAI-compatible provider (a host

@@ -7,52 +7,6 @@ import (
 	"strings"
 )
 
-// Request is the provider-visible part of an OpenAI-style chat completions
-// request: what the model is shown. The JSON tags follow the wire format,
-// so a request body can be decoded into it directly.
-type Request struct {
-	Messages []Message `json:"messages"`
-	Tools    []Tool    `json:"tools,omitempty"`
-}
-
-// Message is one chat message. Content is its text; multi-part content
-// (images, audio, files) is outside this package (see the package doc).
-type Message struct {
-	Role       string     `json:"role"`
-	Content    string     `json:"content,omitempty"`
-	Name       string     `json:"name,omitempty"`
-	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string     `json:"tool_call_id,omitempty"`
-}
-
-// ToolCall is one call in an assistant message's tool_calls.
-type ToolCall struct {
-	ID       string       `json:"id,omitempty"`
-	Type     string       `json:"type,omitempty"` // "function"
-	Function FunctionCall `json:"function"`
-}
-
-// FunctionCall is the function a [ToolCall] invokes. Arguments is the JSON
-// text the model produced, counted as it is.
-type FunctionCall struct {
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-}
-
-// Tool is one entry of a request's tools.
-type Tool struct {
-	Type     string      `json:"type,omitempty"` // "function"
-	Function FunctionDef `json:"function"`
-}
-
-// FunctionDef is a tool's function definition. Parameters is its JSON
-// Schema, kept as raw JSON.
-type FunctionDef struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	Parameters  json.RawMessage `json:"parameters,omitempty"`
-}
-
 // Framing holds the chat-format overhead rules of a model: the OpenAI
 // cookbook's num_tokens_from_messages (PerMessage, PerName, ReplyPriming)
 // and num_tokens_for_tools (FuncInit … FuncEnd), plus rlmpl's PerToolCall.
@@ -86,6 +40,12 @@ type Framing struct {
 	// <|constrain|>json<|message|>ARGS<|call|>", has about 10 tokens of
 	// overhead), and its stages are always Estimated.
 	PerToolCall int
+
+	// Images is the model's image rule, for image content parts. The zero
+	// rule charges [DefaultImageMax] per image, Estimated. [Registry.Counter]
+	// fills it from the model family's published rule unless the model
+	// table's Framing sets one.
+	Images ImageRule
 }
 
 const defaultPerToolCall = 10
@@ -219,7 +179,7 @@ func (c Counter) CountRequestCached(req *Request, cached func(i int) (Count, boo
 			content, ok = cached(i)
 		}
 		if !ok {
-			content = c.Count(m.Content)
+			content = c.countContent(f, &m)
 		}
 		b.Stages = append(b.Stages, Stage{StageContent, i, content})
 
@@ -261,6 +221,31 @@ func (c Counter) CountRequestCached(req *Request, cached func(i int) (Count, boo
 		b.Total.add(s.Count)
 	}
 	return b
+}
+
+// countContent counts a message's content: its text, or its parts one by
+// one. A text part is counted as text; an image part by [Framing].Images;
+// and two adjacent text parts are charged one more token, Estimated,
+// because providers do not publish how they join text parts (an image
+// costs no joint: OpenAI's billing of a text part and an image is their
+// sum).
+func (c Counter) countContent(f Framing, m *Message) Count {
+	if len(m.Parts) == 0 {
+		return c.Count(m.Content)
+	}
+	n := Count{Method: Exact}
+	for i, p := range m.Parts {
+		if p.Type == PartImageURL {
+			n.add(f.Images.count(p.Detail))
+			continue
+		}
+		if i > 0 && m.Parts[i-1].Type != PartImageURL {
+			n.add(Count{Tokens: 1, Method: Estimated})
+		}
+		n.add(c.Count(p.Text))
+	}
+	n.Basis, n.Encoding = BasisParts, c.encodingName()
+	return n
 }
 
 // countTool is num_tokens_for_tools for one function:

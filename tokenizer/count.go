@@ -66,6 +66,9 @@ const (
 	BasisToolCalls = "rlmpl:tool_calls"
 	// BasisReplyPriming: the tokens that prime the assistant's reply.
 	BasisReplyPriming = "cookbook:reply_priming"
+	// BasisParts: multi-part content, text parts tokenized as text and
+	// image parts charged by the model's [ImageRule].
+	BasisParts = "rlmpl:content_parts"
 	// BasisSum: the total of a [Breakdown]'s stages.
 	BasisSum = "sum"
 )

@@ -23,15 +23,21 @@
 //   - Chat framing ([Framing]): the OpenAI cookbook's per-message, per-name
 //     and reply-priming overhead, its tool-schema rule
 //     (num_tokens_for_tools), and rlmpl's rule for tool calls.
+//   - The request ([Request], [Message], [Part], [ToolCall], [Tool],
+//     [ResponseFormat] and the generation parameters): rlmpl's one chat
+//     request value, rendered by the packer, counted here and sent by
+//     host/provider. Its JSON form is the OpenAI-compatible wire body
+//     ([Request.MarshalJSON]), so what is counted is byte for byte what is
+//     sent.
 //   - Rendered-request counting ([Counter.CountRequest]): the total of a
 //     provider request and a per-stage [Breakdown] whose stages sum exactly
 //     to the total.
 //
 // It leaves to the caller: file I/O (NewEncoding takes an io.Reader),
 // caching counts (the host stores a message's count per encoding once),
-// multi-part content (images, audio, files: not counted here), and the
-// provider's own usage.prompt_tokens, which is the only ground truth and
-// should be recorded next to the local count.
+// validating a request against a provider's rules (host/provider does),
+// and the provider's own usage.prompt_tokens, which is the only ground
+// truth and should be recorded next to the local count.
 //
 // # Exact and estimated
 //
@@ -51,6 +57,16 @@
 //     Everywhere else they are Estimated with the cookbook's constants.
 //   - Tool schemas and tool calls are always Estimated: the cookbook calls
 //     its rule an estimate, and publishes none for tool calls.
+//   - Multi-part content is counted part by part. A text part is counted as
+//     text; two adjacent text parts cost one more token, Estimated, since
+//     no provider publishes how it joins them. An image part is charged by
+//     the model family's [ImageRule], and the pixels are never seen: only
+//     an image with detail "low" sent to a family with a published fixed
+//     low-detail cost (OpenAI's gpt-4o, gpt-4.1, gpt-4.5 and gpt-4-turbo: 85;
+//     gpt-4o-mini: 2,833) is Exact. Any other image is charged the family's
+//     published maximum (for gpt-4o, 85 + 8 tiles × 170 = 1,445), or
+//     [DefaultImageMax] when no rule is known, and labelled Estimated. An
+//     image is never counted as the text of its URL.
 //   - A sum is Exact only if all of its parts are.
 //
 // Framing estimates do not include what a provider injects on its own

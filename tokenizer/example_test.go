@@ -2,6 +2,7 @@ package tokenizer_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -91,6 +92,27 @@ func ExampleCounter_CountRequest() {
 	// tools_end     -1   12 estimated
 	// reply_priming -1    3 exact
 	// total 101 estimated (sum, o200k_base)
+}
+
+// An image part is charged by the model family's published rule: exact for
+// a detail-low image on gpt-4o (85 tokens), the family's bound otherwise;
+// never as the text of its URL. The request's JSON is the body sent.
+func ExampleRequest_parts() {
+	reg, _ := tokenizer.New(nil)
+	c, _ := reg.Counter("gpt-4o-2024-08-06")
+	for _, detail := range []string{tokenizer.DetailLow, tokenizer.DetailHigh} {
+		req := tokenizer.Request{Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Parts: []tokenizer.Part{
+			tokenizer.TextPart("What is this?"), tokenizer.ImagePart("https://example.org/cat.png", detail)}}}}
+		fmt.Println(detail, c.CountRequest(&req).Stages[0].Count)
+		if detail == tokenizer.DetailLow {
+			body, _ := json.Marshal(req)
+			fmt.Println(string(body))
+		}
+	}
+	// Output:
+	// low 89 exact (rlmpl:content_parts, o200k_base)
+	// {"messages":[{"role":"user","content":[{"type":"text","text":"What is this?"},{"type":"image_url","image_url":{"url":"https://example.org/cat.png","detail":"low"}}]}]}
+	// high 1449 estimated (rlmpl:content_parts, o200k_base)
 }
 
 // NewEncoding reads a tiktoken-format ranks file (such as Llama 3's

@@ -204,6 +204,10 @@ func (r *Registry) Counter(model string) (Counter, error) {
 		return Counter{}, fmt.Errorf("%w %q", ErrUnknownModel, model)
 	}
 	e.enc.ready()
+	if e.framing.Images == (ImageRule{}) {
+		name, _ := normalizeModel(model)
+		e.framing.Images = imageRuleFor(name)
+	}
 	return Counter{model: model, enc: e.enc, framing: e.framing, set: true}, nil
 }
 

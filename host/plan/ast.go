@@ -183,7 +183,7 @@ type Expr interface {
 }
 
 // Literal is a constant value: nil, bool, int64, float64, string,
-// [prolog.Atom], []any or map[string]any.
+// [Atom], []any, map[string]any, [Record] or [Compound].
 type Literal struct{ Value any }
 
 // InputRef refers to a completion input: context (the context handle) or query

@@ -58,7 +58,7 @@ func BenchmarkParseValidate(b *testing.B) {
 	pol := Policy{Capabilities: MustCapabilities("context(search)", "context(peek)", "context(reduce)", "context(slice)"), Budget: DefaultBudget()}
 	b.ReportAllocs()
 	for b.Loop() {
-		p, err := ParseText(benchPlan)
+		p, err := ParseText(benchPlan, TermsForTest)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -72,7 +72,7 @@ func BenchmarkParseTerm(b *testing.B) {
 	text := mustTerm(benchPlan[:0] + `plan([context(input(context), search("needle-77"), hits), context(input(context), peek(head(5)), head), context(input(context), reduce(count), count), context(input(context), slice(100,10), window), final(object([count-var(count), head-var(head), hits-var(hits)]))])`).String()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ParseTerm(text); err != nil {
+		if _, err := ParseTerm(text, TermsForTest); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/rlmpl/rlmpl/prolog"
 )
 
 // Capability is one grant: rlm, parallel, retry, checkpoint, or Kind(Name)
@@ -45,9 +43,9 @@ func ParseCapability(s string) (Capability, error) {
 			return c, nil
 		}
 	}
-	return Capability{}, complFault(D("capability_error", prolog.Record{Tag: "capability_error", Fields: []prolog.Field{
-		{Key: "detail", Value: prolog.Compound{Functor: "invalid_capability", Args: []any{s}}},
-		{Key: "kind", Value: prolog.Atom("invalid_capabilities")}}}), "invalid capability "+s)
+	return Capability{}, complFault(D("capability_error", Record{Tag: "capability_error", Fields: []Field{
+		{Key: "detail", Value: Compound{Functor: "invalid_capability", Args: []any{s}}},
+		{Key: "kind", Value: Atom("invalid_capabilities")}}}), "invalid capability "+s)
 }
 
 // MustCapabilities parses capabilities and panics on a bad one (for tests
@@ -73,7 +71,7 @@ func normalizeCaps(caps []Capability) ([]Capability, error) {
 		if !bare && !named {
 			_, err := ParseCapability(c.String())
 			if err == nil {
-				err = complFault(D("capability_error", prolog.Atom("invalid_capabilities")), "invalid capability "+c.String())
+				err = complFault(D("capability_error", Atom("invalid_capabilities")), "invalid capability "+c.String())
 			}
 			return nil, err
 		}
@@ -155,26 +153,26 @@ func (b Budget) Overlay(fields map[string]any) (Budget, error) {
 		case "max_iterations", "max_recursion_depth", "max_concurrent_subcalls", "max_model_calls",
 			"max_tool_calls", "max_context_ops", "max_total_tokens", "max_output_bytes":
 			if !isInt {
-				return b, complFault(D("invalid_integer", prolog.Atom(k), v), fmt.Sprintf("budget %s must be an integer", k))
+				return b, complFault(D("invalid_integer", Atom(k), v), fmt.Sprintf("budget %s must be an integer", k))
 			}
 			*b.intField(k) = i
 		case "max_cost_usd":
 			if !isNum {
-				return b, complFault(D("invalid_nonnegative_number", prolog.Atom(k), v), "budget max_cost_usd must be a number")
+				return b, complFault(D("invalid_nonnegative_number", Atom(k), v), "budget max_cost_usd must be a number")
 			}
 			b.MaxCostUSD = f
 		case "unknown_call_cost_usd":
 			if !isNum {
-				return b, complFault(D("invalid_nonnegative_number", prolog.Atom(k), v), "budget unknown_call_cost_usd must be a number")
+				return b, complFault(D("invalid_nonnegative_number", Atom(k), v), "budget unknown_call_cost_usd must be a number")
 			}
 			b.UnknownCallCostUSD = f
 		case "time_limit":
 			if !isNum || f <= 0 || f > 1e6 {
-				return b, complFault(D("invalid_positive_number", prolog.Atom(k), v), "budget time_limit must be a positive number of seconds")
+				return b, complFault(D("invalid_positive_number", Atom(k), v), "budget time_limit must be a positive number of seconds")
 			}
 			b.TimeLimit = time.Duration(f * float64(time.Second))
 		default:
-			return b, complFault(D("unknown_budget_field", prolog.Atom(k)),
+			return b, complFault(D("unknown_budget_field", Atom(k)),
 				fmt.Sprintf("unknown budget field %s; fields are %s", k, strings.Join(BudgetKeys, ", ")))
 		}
 	}
@@ -230,13 +228,13 @@ func integer(v any) (int, bool) {
 func (b Budget) Validate() error {
 	pos := func(k string, v int) error {
 		if v <= 0 {
-			return complFault(D("invalid_positive_integer", prolog.Atom(k), int64(v)), "budget "+k+" must be a positive integer")
+			return complFault(D("invalid_positive_integer", Atom(k), int64(v)), "budget "+k+" must be a positive integer")
 		}
 		return nil
 	}
 	nonneg := func(k string, v int) error {
 		if v < 0 {
-			return complFault(D("invalid_nonnegative_integer", prolog.Atom(k), int64(v)), "budget "+k+" must be a non-negative integer")
+			return complFault(D("invalid_nonnegative_integer", Atom(k), int64(v)), "budget "+k+" must be a non-negative integer")
 		}
 		return nil
 	}
@@ -251,13 +249,13 @@ func (b Budget) Validate() error {
 		}
 	}
 	if !(b.MaxCostUSD >= 0) {
-		return complFault(D("invalid_nonnegative_number", prolog.Atom("max_cost_usd"), b.MaxCostUSD), "budget max_cost_usd must be >= 0")
+		return complFault(D("invalid_nonnegative_number", Atom("max_cost_usd"), b.MaxCostUSD), "budget max_cost_usd must be >= 0")
 	}
 	if !(b.UnknownCallCostUSD >= 0) {
-		return complFault(D("invalid_nonnegative_number", prolog.Atom("unknown_call_cost_usd"), b.UnknownCallCostUSD), "budget unknown_call_cost_usd must be >= 0")
+		return complFault(D("invalid_nonnegative_number", Atom("unknown_call_cost_usd"), b.UnknownCallCostUSD), "budget unknown_call_cost_usd must be >= 0")
 	}
 	if b.TimeLimit <= 0 {
-		return complFault(D("invalid_positive_number", prolog.Atom("time_limit"), b.TimeLimit.Seconds()), "budget time_limit must be > 0")
+		return complFault(D("invalid_positive_number", Atom("time_limit"), b.TimeLimit.Seconds()), "budget time_limit must be > 0")
 	}
 	return nil
 }
@@ -324,7 +322,7 @@ func (m *meter) totals() UsageTotals {
 
 func exhausted(name string, requested, remaining int) *Error {
 	return planErr(PhaseExecute, KindBudgetExhausted, fmt.Sprintf("the %s budget is exhausted", name),
-		Field{"budget", prolog.Atom(name)}, Field{"requested", int64(requested)}, Field{"remaining", int64(remaining)})
+		Field{"budget", Atom(name)}, Field{"requested", int64(requested)}, Field{"remaining", int64(remaining)})
 }
 
 // step spends one step and one unit of the step's counter ("" for none).

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/rlmpl/rlmpl/host/handle"
-	"github.com/rlmpl/rlmpl/prolog"
 )
 
 // ContextRef is the completion's context: a handle and its metadata (the
@@ -97,13 +96,13 @@ func (in *Input) withDefaults() (Budget, error) {
 		in.PlannerAttempts = 2
 	}
 	if in.PlannerAttempts < 0 || in.PlannerAttempts > 16 {
-		return b, complFault(D("invalid_positive_integer", prolog.Atom("planner_attempts"), int64(in.PlannerAttempts)), "planner_attempts must be 1..16")
+		return b, complFault(D("invalid_positive_integer", Atom("planner_attempts"), int64(in.PlannerAttempts)), "planner_attempts must be 1..16")
 	}
 	if in.PlannerMaxTokens == 0 {
 		in.PlannerMaxTokens = 1024
 	}
 	if in.PlannerMaxTokens < 0 {
-		return b, complFault(D("invalid_positive_integer", prolog.Atom("planner_max_tokens"), int64(in.PlannerMaxTokens)), "planner_max_tokens must be > 0")
+		return b, complFault(D("invalid_positive_integer", Atom("planner_max_tokens"), int64(in.PlannerMaxTokens)), "planner_max_tokens must be > 0")
 	}
 	if in.MaxTrajectory <= 0 {
 		in.MaxTrajectory = 256
@@ -141,12 +140,12 @@ func (in *Input) withDefaults() (Budget, error) {
 	var wider []any
 	for _, c := range child {
 		if !hasCap(caps, c) {
-			wider = append(wider, prolog.Atom(c.String()))
+			wider = append(wider, Atom(c.String()))
 		}
 	}
 	if len(wider) > 0 {
-		return b, complFault(D("capability_error", prolog.Record{Tag: "capability_error", Fields: []prolog.Field{
-			{Key: "kind", Value: prolog.Atom("widening_denied")},
+		return b, complFault(D("capability_error", Record{Tag: "capability_error", Fields: []Field{
+			{Key: "kind", Value: Atom("widening_denied")},
 			{Key: "parent", Value: atoms(capStrings(caps))},
 			{Key: "requested", Value: atoms(capStrings(child))},
 			{Key: "unauthorized", Value: wider},
@@ -169,7 +168,7 @@ func (in *Input) withDefaults() (Budget, error) {
 func atoms(ss []string) []any {
 	out := make([]any, len(ss))
 	for i, s := range ss {
-		out[i] = prolog.Atom(s)
+		out[i] = Atom(s)
 	}
 	return out
 }
@@ -292,7 +291,7 @@ func (r *run) planLoop(ctx context.Context, pd PromptData, pol Policy, f *frame)
 		}
 		prompt := RenderPrompt(pd)
 		ev := Event{Op: "planner", Input: fmt.Sprintf("attempt %d, prompt %d bytes", a, len(prompt))}
-		req := PlannerRequest{Prompt: prompt, MaxTokens: limit, Attempt: a, Depth: f.depth}
+		req := PlannerRequest{Request: userRequest(prompt, limit), Attempt: a, Depth: f.depth}
 		reply, err := guard(ctx, func(ctx context.Context) (PlannerReply, error) { return r.deps.Planner.Plan(ctx, req) })
 		if err != nil {
 			if ctl := control(ctx); ctl != nil {
@@ -309,7 +308,7 @@ func (r *run) planLoop(ctx context.Context, pd PromptData, pol Policy, f *frame)
 		}
 		p := reply.Plan
 		if p == nil {
-			p, err = ParseText(reply.Text)
+			p, err = ParseText(reply.Text, r.deps.Terms)
 			if err != nil {
 				last = err
 				pd.Feedback = feedback(err)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/rlmpl/rlmpl/host/handle"
-	"github.com/rlmpl/rlmpl/prolog"
 )
 
 const needles = "alpha\nneedle one\nneedle two\nomega"
@@ -86,7 +85,7 @@ func TestCompleteCapabilityDeniedBeforeSideEffect(t *testing.T) {
 	// rlm_plan_test 6 and 7: no side effect happens before validation.
 	e := newEnv(t, needles, `plan([context(input(context), search("needle"), h), tool(mark, var(h), m), final(var(m))])`)
 	marked := false
-	e.tools.fns["mark"] = func(context.Context, any) (any, error) { marked = true; return prolog.Atom("ok"), nil }
+	e.tools.fns["mark"] = func(context.Context, any) (any, error) { marked = true; return Atom("ok"), nil }
 	in := e.input("mark")
 	in.PlannerAttempts = 1
 	_, err := Complete(t.Context(), in, e.deps())
@@ -119,7 +118,7 @@ func TestCompleteModelStepUsesModels(t *testing.T) {
 		t.Fatalf("value %#v, model calls %d", out.Value, e.models.n.Load())
 	}
 	// The cap is the remaining token budget (8192 - 2 used by the planner).
-	if got.Prompt != "alpha" || got.MaxTokens != 8190 || got.Options["max_tokens"] != int64(8190) || got.Reason != "direct_plan_model" {
+	if got.Prompt() != "alpha" || got.Request.MaxTokens != 8190 || got.Options["max_tokens"] != int64(8190) || got.Reason != "direct_plan_model" {
 		t.Fatalf("model call = %+v", got)
 	}
 	if out.Usage.ModelCalls != 2 || out.Usage.TotalTokens != 7 {
@@ -236,11 +235,11 @@ func TestCompleteRecursiveRejections(t *testing.T) {
 
 func TestCompleteHandlerTerm(t *testing.T) {
 	// A trusted planner (a Prolog planner_handler) hands over a built term.
-	term, err := prolog.ReadTerm(`plan([context(input(context), search("needle"), found), final(var(found))])`, prolog.ReadLimits{})
+	term, err := TermsForTest.ReadTerm(`plan([context(input(context), search("needle"), found), final(var(found))])`, ReadLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := FromTerm(term, nil)
+	p, err := FromTerm(term)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +277,7 @@ func TestCompletePlannerRetryFeedback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Value != prolog.Atom("fixed") || out.PlannerAttempts != 3 || e.planner.calls() != 3 {
+	if out.Value != Atom("fixed") || out.PlannerAttempts != 3 || e.planner.calls() != 3 {
 		t.Fatalf("outcome %+v, planner calls %d", out, e.planner.calls())
 	}
 	if strings.Contains(e.planner.prompt(0), "rejected") {
@@ -456,7 +455,7 @@ func TestCompleteParallel(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := out.Value.([]any)
-	if len(got) != 2 || got[0] != prolog.Atom("alpha") || got[1] != prolog.Atom("beta") {
+	if len(got) != 2 || got[0] != Atom("alpha") || got[1] != Atom("beta") {
 		t.Fatalf("value = %#v, want [alpha beta]", out.Value)
 	}
 	if got := ops(out.Trajectory); got != "planner tool(meet) final tool(meet) final parallel final" {
@@ -505,7 +504,7 @@ func TestCompleteRetryAndCheckpoint(t *testing.T) {
 		if n.Add(1) == 1 {
 			return nil, errors.New("first call fails")
 		}
-		return prolog.Atom("ok"), nil
+		return Atom("ok"), nil
 	}
 	in := e.input("q")
 	in.Tools = append(in.Tools, ToolSchema{Name: "flaky"})
@@ -514,7 +513,7 @@ func TestCompleteRetryAndCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Value != prolog.Atom("ok") || out.Used.ToolCalls != 2 || out.Remaining.ToolCalls != 2 {
+	if out.Value != Atom("ok") || out.Used.ToolCalls != 2 || out.Remaining.ToolCalls != 2 {
 		t.Fatalf("outcome = %+v", out)
 	}
 	if strings.Join(out.Checkpoints, ",") != "before_retry,before_final" {
@@ -645,26 +644,6 @@ func TestCompleteNoGoroutineLeak(t *testing.T) {
 	}
 }
 
-func TestErrorRecord(t *testing.T) {
-	e := newEnv(t, needles, `plan([final(var(missing))])`)
-	in := e.input("q")
-	in.PlannerAttempts = 1
-	_, err := Complete(t.Context(), in, e.deps())
-	var pe *Error
-	if !errors.As(err, &pe) {
-		t.Fatal(err)
-	}
-	term, terr := prolog.ToTerm(pe.Record())
-	if terr != nil {
-		t.Fatal(terr)
-	}
-	got := prolog.New(nil).WriteQ(term, nil)
-	want := `plan_error([attempts(1),detail(unbound_variable(missing)),kind(invalid_plan),message([v,a,r,`
-	if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "phase(validate)])") {
-		t.Fatalf("record =\n %s\nwant\n %s", got, want)
-	}
-}
-
 func TestCompleteStepsExhaustedAtRunTime(t *testing.T) {
 	// The static estimate of rlm(query(...)) cannot know the child's plan:
 	// the child fits when it is planned, and the root's final then finds no
@@ -685,18 +664,6 @@ func TestCompleteStepsExhaustedAtRunTime(t *testing.T) {
 	out, err := Complete(t.Context(), in, e.deps())
 	if kindOf(err) != KindBudgetExhausted || !strings.Contains(err.Error(), "budget=steps") || out.Used.Steps != 4 {
 		t.Fatalf("err = %v, used %+v", err, out.Used)
-	}
-}
-
-func TestTermValue(t *testing.T) {
-	v := TermValue(map[string]any{"b": []handle.Match{{Index: 1, Value: "x"}}, "a": nil, "c": handle.Ref{ID: "h1", Version: 1}})
-	term, err := prolog.ToTerm(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := prolog.New(nil).WriteQ(term, nil)
-	if want := `json([a(null),b([match([index(1),value([x])])]),c(context_handle(h1,1))])`; got != want {
-		t.Fatalf("TermValue = %s, want %s", got, want)
 	}
 }
 

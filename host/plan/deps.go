@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/rlmpl/rlmpl/host/handle"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 // The dependencies a completion calls, declared here by their consumer (the
@@ -26,16 +27,37 @@ type Models interface {
 	Complete(ctx context.Context, call ModelCall) (ModelResult, error)
 }
 
-// ModelCall is one model request from a plan step.
+// ModelCall is one model request: a plan's model step, or a direct call
+// ([Query]).
 type ModelCall struct {
-	Provider string         // the step's provider name
-	Prompt   string         // one user message
-	Options  map[string]any // the step's options, max_tokens already capped
-	// MaxTokens is the generation cap: the step's max_tokens (or
-	// max_completion_tokens) capped by the remaining token budget.
-	MaxTokens int
-	Depth     int    // recursion depth of the plan running the step (root 0)
-	Reason    string // direct_plan_model, nested_rlm_model, parallel_model or retry_model
+	Provider string // the step's provider name
+	// Request is the chat request to send, as the caller counted it: one
+	// user message for a model step, or the caller's whole request for
+	// [Query]. Its MaxTokens is the generation cap: the step's max_tokens
+	// (or max_completion_tokens) capped by the remaining token budget.
+	Request tokenizer.Request
+	Options map[string]any // the step's options, max_tokens already capped
+	Depth   int            // recursion depth of the plan running the step (root 0)
+	Reason  string         // direct_plan_model, nested_rlm_model, parallel_model or retry_model
+}
+
+// Prompt returns the text of the request's last user message, for
+// implementations that take one prompt (a Prolog model_handler).
+func (c ModelCall) Prompt() string { return c.Request.LastUserText() }
+
+// userRequest is a request of one user message under a generation cap.
+func userRequest(prompt string, maxTokens int) tokenizer.Request {
+	return tokenizer.Request{Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: prompt}}, MaxTokens: maxTokens}
+}
+
+// promptBytes is the size of a request's message text: what unknown
+// prompt usage is estimated from.
+func promptBytes(req *tokenizer.Request) int {
+	n := 0
+	for _, m := range req.Messages {
+		n += len(m.Text())
+	}
+	return n
 }
 
 // ModelResult is a model's answer.
@@ -75,11 +97,17 @@ type Planner interface {
 
 // PlannerRequest is one planner call.
 type PlannerRequest struct {
-	Prompt    string // one user message (see [Prompt])
-	MaxTokens int    // generation cap: min(PlannerMaxTokens, remaining tokens)
-	Attempt   int    // 1-based
-	Depth     int    // 0 for the root planner, d for an rlm(query(...)) child at depth d
+	// Request is the chat request: one user message, the prompt
+	// ([RenderPrompt]), under the generation cap min(PlannerMaxTokens,
+	// remaining tokens) in Request.MaxTokens.
+	Request tokenizer.Request
+	Attempt int // 1-based
+	Depth   int // 0 for the root planner, d for an rlm(query(...)) child at depth d
 }
+
+// Prompt returns the text of the request's last user message: the planner
+// prompt.
+func (r PlannerRequest) Prompt() string { return r.Request.LastUserText() }
 
 // PlannerReply is the planner's answer: text to parse (JSON or term
 // syntax, possibly inside prose or a markdown fence), or, from a trusted
@@ -102,10 +130,12 @@ type ToolSchema struct {
 
 // Deps are the dependencies of [Complete]. Contexts and Planner are
 // required; Models and Tools only when a plan uses them (a model or tool
-// step with no dependency is rejected at preflight).
+// step with no dependency is rejected at preflight); Terms reads planner
+// answers in the term syntax (without it, planners must answer in JSON).
 type Deps struct {
 	Contexts Contexts
 	Models   Models
 	Tools    Tools
 	Planner  Planner
+	Terms    TermReader
 }

@@ -9,10 +9,13 @@
 // ([Validate]), budgets and usage accounting ([Budget], [Counters],
 // [UsageTotals]), the planner prompt ([RenderPrompt]), the completion
 // loop ([Complete]) and the direct bounded model call behind llm_query/3
-// and rlm_query/4 ([Query], [RLMQueryPrompt]). It leaves to the caller (the Prolog layer, host/provider)
-// everything it calls, declared here as small interfaces: [Contexts]
-// (a *handle.Registry), [Models], [Tools] and [Planner]; it knows nothing of
-// HTTP, credentials or Prolog predicates.
+// and rlm_query/4 ([Query], [RLMQueryPrompt]). It leaves to the caller (the
+// Prolog layer, host/provider) everything it calls, declared here as small
+// interfaces: [Contexts] (a *handle.Registry), [Models], [Tools], [Planner]
+// and [TermReader]; it knows nothing of HTTP, credentials, Prolog terms or
+// predicates, and imports no Prolog (a layering test keeps it so). Model
+// and planner calls carry a whole chat request (tokenizer.Request), so a
+// packed conversation reaches the model as the request it was counted as.
 //
 // # Plan syntax
 //
@@ -49,12 +52,13 @@
 //	          {"op":"tool","name":"count_items","args":{"ref":"var","name":"hits"},"bind":"n"},
 //	          {"op":"final","value":{"ref":"var","name":"n"}}]}
 //
-// Term text is read by [prolog.ReadTerm]: a private VM with the standard
-// operator table (never the caller's), no variables, bounded bytes, depth and
-// subterms, never executed. With double_quotes=chars, "text" is a string and
-// the empty string reads as [] (the empty list). In term literals an atom
-// is a [prolog.Atom], a non-empty list of one-char atoms a string, and a
-// compound a [prolog.Record] or [prolog.Compound] ([prolog.Value]'s mapping).
+// Term text is read by a [TermReader] into a raw term tree ([Term]), which
+// [FromTerm] walks. The host's reader (host/planterm) uses a private Prolog
+// VM with the standard operator table (never the caller's): no variables,
+// bounded bytes, depth and subterms, never executed. With
+// double_quotes=chars, "text" is a string and the empty string reads as []
+// (the empty list). In term literals an atom is an [Atom], a non-empty list
+// of one-char atoms a string, and a compound a [Record] or a [Compound].
 //
 // Planner text may wrap the plan in prose or a markdown fence. JSON is found
 // by a balanced-brace scanner that knows JSON strings (each '{' is tried, the
@@ -130,7 +134,7 @@
 //		Context:      plan.ContextRef{Ref: ref, Metadata: meta},
 //		Capabilities: plan.MustCapabilities("context(search)", "tool(count_items)"),
 //		Tools:        []plan.ToolSchema{{Name: "count_items", Description: "counts a list"}},
-//	}, plan.Deps{Contexts: reg, Planner: myPlanner, Tools: myTools})
+//	}, plan.Deps{Contexts: reg, Planner: myPlanner, Tools: myTools, Terms: planterm.Reader{}})
 //	var pe *plan.Error
 //	switch {
 //	case plan.IsControl(err):

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/rlmpl/rlmpl/prolog"
 )
 
 // Scope says which upstream error record an [*Error] stands for.
@@ -97,13 +95,13 @@ func (d *Detail) String() string {
 	return d.Name + "(" + strings.Join(parts, ",") + ")"
 }
 
-// Term returns the detail as a [prolog.Compound] (an atom when it has no
+// Term returns the detail as a [Compound] (an atom when it has no
 // arguments) for the Prolog layer.
 func (d *Detail) Term() any {
 	if len(d.Args) == 0 {
-		return prolog.Atom(d.Name)
+		return Atom(d.Name)
 	}
-	return prolog.Compound{Functor: d.Name, Args: d.Args}
+	return Compound{Functor: d.Name, Args: d.Args}
 }
 
 // Field is one named property of an [*Error] or an event.
@@ -159,30 +157,30 @@ func (e *Error) Get(key string) (any, bool) {
 
 // Record returns the error as a record term value: Scope([cause(...),
 // detail(...), kind(K), message("..."), phase(P), ...]) with keys sorted, for
-// the Prolog layer ([prolog.ToTerm] converts it). A cause is rendered as
+// the Prolog layer (host/planterm converts it to a term). A cause is rendered as
 // text unless it is itself an *Error (then it nests as a record).
-func (e *Error) Record() prolog.Record {
-	fs := []prolog.Field{
-		{Key: "kind", Value: prolog.Atom(e.Kind)},
+func (e *Error) Record() Record {
+	fs := []Field{
+		{Key: "kind", Value: Atom(e.Kind)},
 		{Key: "message", Value: e.Message},
-		{Key: "phase", Value: prolog.Atom(e.Phase)},
+		{Key: "phase", Value: Atom(e.Phase)},
 	}
 	if e.Detail != nil {
-		fs = append(fs, prolog.Field{Key: "detail", Value: e.Detail.Term()})
+		fs = append(fs, Field{Key: "detail", Value: e.Detail.Term()})
 	}
 	if e.Cause != nil {
 		var ce *Error
 		if errors.As(e.Cause, &ce) && ce != e {
-			fs = append(fs, prolog.Field{Key: "cause", Value: ce.Record()})
+			fs = append(fs, Field{Key: "cause", Value: ce.Record()})
 		} else {
-			fs = append(fs, prolog.Field{Key: "cause", Value: e.Cause.Error()})
+			fs = append(fs, Field{Key: "cause", Value: e.Cause.Error()})
 		}
 	}
 	for _, f := range e.Fields {
-		fs = append(fs, prolog.Field{Key: f.Key, Value: f.Value})
+		fs = append(fs, Field{Key: f.Key, Value: f.Value})
 	}
-	prolog.SortFields(fs)
-	return prolog.Record{Tag: string(e.Scope), Fields: fs}
+	sortFields(fs)
+	return Record{Tag: string(e.Scope), Fields: fs}
 }
 
 func planErr(phase Phase, kind Kind, msg string, fields ...Field) *Error {
@@ -199,8 +197,13 @@ func complErr(phase Phase, kind Kind, msg string, fields ...Field) *Error {
 
 func newErr(scope Scope, phase Phase, kind Kind, d *Detail, msg string, fields []Field) *Error {
 	fields = slices.Clone(fields)
-	slices.SortStableFunc(fields, func(a, b Field) int { return strings.Compare(a.Key, b.Key) })
+	sortFields(fields)
 	return &Error{Scope: scope, Phase: phase, Kind: kind, Detail: d, Fields: fields, Message: msg}
+}
+
+// sortFields sorts fields by key (stable): the order of record fields.
+func sortFields(fs []Field) {
+	slices.SortStableFunc(fs, func(a, b Field) int { return strings.Compare(a.Key, b.Key) })
 }
 
 // ParseError reports planner text that is not a plan: nothing that looks
@@ -229,10 +232,10 @@ func (e *ParseError) Error() string {
 // AsError converts the parse error to the upstream plan_error shape
 // (kind invalid_plan, the detail, and the position as fields).
 func (e *ParseError) AsError() *Error {
-	err := newErr(ScopePlan, e.Phase, KindInvalidPlan, e.Detail, e.Msg, []Field{{"syntax", prolog.Atom(e.Syntax)}})
+	err := newErr(ScopePlan, e.Phase, KindInvalidPlan, e.Detail, e.Msg, []Field{{"syntax", Atom(e.Syntax)}})
 	if e.Line > 0 {
 		err.Fields = append(err.Fields, Field{"column", e.Col}, Field{"line", e.Line}, Field{"offset", e.Offset})
-		slices.SortStableFunc(err.Fields, func(a, b Field) int { return strings.Compare(a.Key, b.Key) })
+		sortFields(err.Fields)
 	}
 	err.Cause = e
 	return err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rlmpl/rlmpl/host/handle"
 	"github.com/rlmpl/rlmpl/host/plan"
+	"github.com/rlmpl/rlmpl/host/planterm"
 )
 
 // staticPlanner answers every planner call with the same text.
@@ -23,7 +24,7 @@ func ExampleComplete() {
 	out, err := plan.Complete(context.Background(), plan.Input{
 		Query:   "Which lines mention the needle?",
 		Context: plan.ContextRef{Ref: ref, Metadata: meta},
-	}, plan.Deps{Contexts: reg, Planner: planner})
+	}, plan.Deps{Contexts: reg, Planner: planner, Terms: planterm.Reader{}})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -41,7 +42,7 @@ func ExampleParseText() {
 		"```json\n{\"steps\":[{\"op\":\"final\",\"value\":7}]}\n```",
 		`plan([final(var(X))])`,
 	} {
-		p, err := plan.ParseText(text)
+		p, err := plan.ParseText(text, planterm.Reader{})
 		if err != nil {
 			fmt.Println("error:", err)
 			continue

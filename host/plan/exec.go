@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	"github.com/rlmpl/rlmpl/host/handle"
-	"github.com/rlmpl/rlmpl/prolog"
 )
 
 // Event is one entry of a completion's trajectory: a plan step, or a
@@ -182,7 +181,7 @@ func (r *run) step(ctx context.Context, s Step, f *frame, ev *Event) (v any, fin
 		}
 		ev.Input = summarize(prompt, summaryBytes)
 		if r.deps.Models == nil {
-			return nil, false, planErr(PhasePreflight, KindUnknownProvider, "no model dependency is configured", Field{"value", prolog.Atom(s.Provider)})
+			return nil, false, planErr(PhasePreflight, KindUnknownProvider, "no model dependency is configured", Field{"value", Atom(s.Provider)})
 		}
 		want := r.in.PlannerMaxTokens
 		if n, ok := integer(s.Options["max_tokens"]); ok && n > 0 {
@@ -199,13 +198,13 @@ func (r *run) step(ctx context.Context, s Step, f *frame, ev *Event) (v any, fin
 			opts[k] = x
 		}
 		opts["max_tokens"] = int64(limit)
-		call := ModelCall{Provider: s.Provider, Prompt: prompt, Options: opts, MaxTokens: limit, Depth: f.depth, Reason: f.reason}
+		call := ModelCall{Provider: s.Provider, Request: userRequest(prompt, limit), Options: opts, Depth: f.depth, Reason: f.reason}
 		res, err := guard(ctx, func(ctx context.Context) (ModelResult, error) { return r.deps.Models.Complete(ctx, call) })
 		if err != nil {
 			if ctl := control(ctx); ctl != nil {
 				return nil, false, ctl
 			}
-			e := planErr(PhaseExecute, KindModelError, "the model call failed: "+err.Error(), Field{"provider", prolog.Atom(s.Provider)})
+			e := planErr(PhaseExecute, KindModelError, "the model call failed: "+err.Error(), Field{"provider", Atom(s.Provider)})
 			e.Cause = err
 			return nil, false, e
 		}
@@ -228,14 +227,14 @@ func (r *run) step(ctx context.Context, s Step, f *frame, ev *Event) (v any, fin
 		}
 		ev.Input = summarize(args, summaryBytes)
 		if r.deps.Tools == nil {
-			return nil, false, planErr(PhasePreflight, KindUnknownTool, "no tool dependency is configured", Field{"value", prolog.Atom(s.Name)})
+			return nil, false, planErr(PhasePreflight, KindUnknownTool, "no tool dependency is configured", Field{"value", Atom(s.Name)})
 		}
 		out, err := guard(ctx, func(ctx context.Context) (any, error) { return r.deps.Tools.Call(ctx, s.Name, args) })
 		if err != nil {
 			if ctl := control(ctx); ctl != nil {
 				return nil, false, ctl
 			}
-			e := planErr(PhaseExecute, KindToolError, "the tool failed: "+err.Error(), Field{"tool", prolog.Atom(s.Name)}, Field{"exception", err.Error()})
+			e := planErr(PhaseExecute, KindToolError, "the tool failed: "+err.Error(), Field{"tool", Atom(s.Name)}, Field{"exception", err.Error()})
 			e.Cause = err
 			return nil, false, e
 		}
@@ -310,7 +309,7 @@ func (r *run) step(ctx context.Context, s Step, f *frame, ev *Event) (v any, fin
 		r.checkpoints = append(r.checkpoints, s.Label)
 		r.mu.Unlock()
 		ev.Input = s.Label
-		return prolog.Atom(s.Label), false, nil
+		return Atom(s.Label), false, nil
 
 	case *FinalStep:
 		if err := r.meter.step(""); err != nil {
@@ -415,13 +414,13 @@ func (r *run) eval(e Expr, f *frame, produced *int) (any, error) {
 	case InputRef:
 		v, ok := f.inputs[e.Name]
 		if !ok {
-			return nil, planErr(PhaseExecute, KindMissingInput, "no input "+e.Name, Field{"name", prolog.Atom(e.Name)})
+			return nil, planErr(PhaseExecute, KindMissingInput, "no input "+e.Name, Field{"name", Atom(e.Name)})
 		}
 		return v, nil
 	case VarRef:
 		v, ok := f.lookup(e.Name)
 		if !ok {
-			return nil, invalid(PhaseExecute, D("unbound_variable", prolog.Atom(e.Name)), "var("+e.Name+") is unbound")
+			return nil, invalid(PhaseExecute, D("unbound_variable", Atom(e.Name)), "var("+e.Name+") is unbound")
 		}
 		return v, nil
 	case FieldOf:
@@ -432,7 +431,7 @@ func (r *run) eval(e Expr, f *frame, produced *int) (any, error) {
 		x, ok := fieldOf(v, e.Key)
 		if !ok {
 			return nil, planErr(PhaseExecute, KindMissingField, fmt.Sprintf("the value has no field %s", e.Key),
-				Field{"key", prolog.Atom(e.Key)}, Field{"value", summarize(v, 80)})
+				Field{"key", Atom(e.Key)}, Field{"value", summarize(v, 80)})
 		}
 		return x, nil
 	case List:

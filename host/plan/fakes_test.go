@@ -9,10 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/ichiban/prolog/engine"
-
 	"github.com/rlmpl/rlmpl/host/handle"
-	"github.com/rlmpl/rlmpl/prolog"
 )
 
 // scriptedPlanner answers with its replies in order (the last one again
@@ -56,7 +53,7 @@ func (p *scriptedPlanner) calls() int {
 func (p *scriptedPlanner) prompt(i int) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.requests[i].Prompt
+	return p.requests[i].Prompt()
 }
 
 func tokens(prompt, completion int) Usage {
@@ -75,7 +72,7 @@ func (m *fakeModels) Complete(ctx context.Context, call ModelCall) (ModelResult,
 	if m.fn != nil {
 		return m.fn(ctx, call)
 	}
-	return ModelResult{Text: "FAKE:" + call.Prompt, Model: "fake", Usage: tokens(2, 1)}, nil
+	return ModelResult{Text: "FAKE:" + call.Prompt(), Model: "fake", Usage: tokens(2, 1)}, nil
 }
 
 // fakeTools calls the named function.
@@ -134,7 +131,7 @@ func newEnv(t testing.TB, text string, replies ...string) *env {
 }
 
 func (e *env) deps() Deps {
-	return Deps{Contexts: e.reg, Models: e.models, Tools: e.tools, Planner: e.planner}
+	return Deps{Contexts: e.reg, Models: e.models, Tools: e.tools, Planner: e.planner, Terms: TermsForTest}
 }
 
 func (e *env) input(query string) Input {
@@ -166,14 +163,4 @@ func ops(tr Trajectory) string {
 		parts = append(parts, e.Op)
 	}
 	return strings.Join(parts, " ")
-}
-
-func prologRead(s string) (engine.Term, error) { return prolog.ReadTerm(s, prolog.ReadLimits{}) }
-
-// sharedPlan builds plan([rlm(P, a), rlm(P, b), final(var(b))]) with P
-// shared.
-func sharedPlan(p engine.Term) engine.Term {
-	at := engine.NewAtom
-	rlm := func(b string) engine.Term { return at("rlm").Apply(p, at(b)) }
-	return at("plan").Apply(engine.List(rlm("a"), rlm("b"), at("final").Apply(at("var").Apply(at("b")))))
 }

@@ -20,11 +20,11 @@ func fuzzPolicy() Policy {
 // the empty string and the empty list are the same term.)
 func checkAccepted(t *testing.T, p *Plan) {
 	s := p.String()
-	q, err := ParseTerm(s)
+	q, err := ParseTerm(s, TermsForTest)
 	if err != nil {
 		t.Fatalf("the rendering of an accepted plan does not parse: %v\n%s", err, s)
 	}
-	r, err := ParseTerm(q.String())
+	r, err := ParseTerm(q.String(), TermsForTest)
 	if err != nil || r.String() != q.String() {
 		t.Fatalf("round trip is not a fixed point (%v):\n%s\n%s\n%s", err, s, q, r)
 	}
@@ -57,7 +57,7 @@ func FuzzParsePlanTerm(f *testing.F) {
 	f.Add("plan([final(literal('caf\u00e9'))])")
 	f.Add("plan([*")
 	f.Fuzz(func(t *testing.T, text string) {
-		p, err := ParseTerm(text)
+		p, err := ParseTerm(text, TermsForTest)
 		if err != nil {
 			if _, ok := err.(*ParseError); !ok {
 				t.Fatalf("error %T is not a *ParseError: %v", err, err)

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/rlmpl/rlmpl/prolog"
 )
 
 // MaxPlanBytes bounds planner text: longer text is a parse error before
@@ -77,7 +75,7 @@ func extractJSON(text string) (map[string]any, int, *ParseError) {
 		}
 		if _, ok := obj["steps"]; !ok {
 			if first == nil {
-				first = parseErr(PhaseNormalize, "json", text, i, D("missing_field", prolog.Atom("steps")),
+				first = parseErr(PhaseNormalize, "json", text, i, D("missing_field", Atom("steps")),
 					`the JSON object has no "steps" key; a plan is {"steps":[...]}`)
 			}
 			continue
@@ -158,11 +156,11 @@ func (n *jsonNorm) plan(v any, path string) (*Plan, error) {
 	}
 	raw, ok := obj["steps"]
 	if !ok {
-		return nil, n.fail(path, D("missing_field", prolog.Atom("steps")), `missing "steps"`)
+		return nil, n.fail(path, D("missing_field", Atom("steps")), `missing "steps"`)
 	}
 	arr, ok := raw.([]any)
 	if !ok {
-		return nil, n.fail(path+".steps", D("invalid_list", prolog.Atom("steps"), summarize(raw, 80)), `"steps" must be an array of step objects`)
+		return nil, n.fail(path+".steps", D("invalid_list", Atom("steps"), summarize(raw, 80)), `"steps" must be an array of step objects`)
 	}
 	p := &Plan{Steps: make([]Step, 0, len(arr))}
 	for i, s := range arr {
@@ -212,11 +210,11 @@ func (n *jsonNorm) step(v any, path string) (Step, error) {
 		if raw, ok := obj["options"]; ok && raw != nil {
 			m, ok := raw.(map[string]any)
 			if !ok {
-				return nil, n.fail(path+".options", D("invalid_dict", prolog.Atom("options"), summarize(raw, 80)), `"options" must be an object`)
+				return nil, n.fail(path+".options", D("invalid_dict", Atom("options"), summarize(raw, 80)), `"options" must be an object`)
 			}
 			for k, x := range m {
 				if !validName(k) || k == "" {
-					return nil, n.fail(path+".options", D("invalid_dict", prolog.Atom("options"), k), "option names must be non-empty names")
+					return nil, n.fail(path+".options", D("invalid_dict", Atom("options"), k), "option names must be non-empty names")
 				}
 				opts[k] = jsonValue(x)
 			}
@@ -242,7 +240,7 @@ func (n *jsonNorm) step(v any, path string) (Step, error) {
 				}
 			}
 		} else {
-			return nil, n.fail(path, D("missing_field", prolog.Atom("plan")), `an rlm step needs "plan" (a nested plan) or "query" (a child goal)`)
+			return nil, n.fail(path, D("missing_field", Atom("plan")), `an rlm step needs "plan" (a nested plan) or "query" (a child goal)`)
 		}
 		if st.Bind, err = n.text1(obj, "bind", path); err != nil {
 			return nil, err
@@ -267,7 +265,7 @@ func (n *jsonNorm) step(v any, path string) (Step, error) {
 	case "spawn_agent":
 		caps, ok := obj["capabilities"].([]any)
 		if !ok {
-			return nil, n.fail(path+".capabilities", D("invalid_list", prolog.Atom("capabilities"), summarize(obj["capabilities"], 80)), `"capabilities" must be an array`)
+			return nil, n.fail(path+".capabilities", D("invalid_list", Atom("capabilities"), summarize(obj["capabilities"], 80)), `"capabilities" must be an array`)
 		}
 		b, err := n.text1(obj, "bind", path)
 		if err != nil {
@@ -278,7 +276,7 @@ func (n *jsonNorm) step(v any, path string) (Step, error) {
 	case "parallel":
 		raw, ok := obj["plans"].([]any)
 		if !ok {
-			return nil, n.fail(path+".plans", D("invalid_list", prolog.Atom("plans"), summarize(obj["plans"], 80)), `"plans" must be an array of plans`)
+			return nil, n.fail(path+".plans", D("invalid_list", Atom("plans"), summarize(obj["plans"], 80)), `"plans" must be an array of plans`)
 		}
 		st := &ParallelStep{}
 		for i, r := range raw {
@@ -299,7 +297,7 @@ func (n *jsonNorm) step(v any, path string) (Step, error) {
 		}
 		raw, ok := obj["plan"]
 		if !ok {
-			return nil, n.fail(path, D("missing_field", prolog.Atom("plan")), `missing "plan"`)
+			return nil, n.fail(path, D("missing_field", Atom("plan")), `missing "plan"`)
 		}
 		p, err := n.plan(raw, path+".plan")
 		if err != nil {
@@ -321,7 +319,7 @@ func (n *jsonNorm) step(v any, path string) (Step, error) {
 		return &CheckpointStep{Label: l}, nil
 	case "final":
 		if _, ok := obj["value"]; !ok {
-			return nil, n.fail(path, D("missing_field", prolog.Atom("value")), `missing "value"`)
+			return nil, n.fail(path, D("missing_field", Atom("value")), `missing "value"`)
 		}
 		e, err := n.expr(obj["value"], path+".value")
 		if err != nil {
@@ -336,11 +334,11 @@ func (n *jsonNorm) step(v any, path string) (Step, error) {
 func (n *jsonNorm) text1(obj map[string]any, key, path string) (string, error) {
 	raw, ok := obj[key]
 	if !ok {
-		return "", n.fail(path, D("missing_field", prolog.Atom(key)), "missing %q", key)
+		return "", n.fail(path, D("missing_field", Atom(key)), "missing %q", key)
 	}
 	s, ok := raw.(string)
 	if !ok || !validName(s) && key != "label" || s == "" {
-		return "", n.fail(path+"."+key, D("invalid_text_field", prolog.Atom(key), summarize(raw, 80)), "%q must be a non-empty name", key)
+		return "", n.fail(path+"."+key, D("invalid_text_field", Atom(key), summarize(raw, 80)), "%q must be a non-empty name", key)
 	}
 	return s, nil
 }
@@ -363,12 +361,12 @@ func validName(s string) bool {
 func (n *jsonNorm) int1(obj map[string]any, key, path string) (int, error) {
 	raw, ok := obj[key]
 	if !ok {
-		return 0, n.fail(path, D("missing_field", prolog.Atom(key)), "missing %q", key)
+		return 0, n.fail(path, D("missing_field", Atom(key)), "missing %q", key)
 	}
 	num, ok := raw.(json.Number)
 	i, err := num.Int64()
 	if !ok || err != nil || i > 1<<31 || i < -(1<<31) {
-		return 0, n.fail(path+"."+key, D("invalid_integer_field", prolog.Atom(key), summarize(raw, 80)), "%q must be an integer", key)
+		return 0, n.fail(path+"."+key, D("invalid_integer_field", Atom(key), summarize(raw, 80)), "%q must be an integer", key)
 	}
 	return int(i), nil
 }
@@ -376,7 +374,7 @@ func (n *jsonNorm) int1(obj map[string]any, key, path string) (int, error) {
 func (n *jsonNorm) exprField(obj map[string]any, key, path string) (Expr, error) {
 	raw, ok := obj[key]
 	if !ok {
-		return nil, n.fail(path, D("missing_field", prolog.Atom(key)), "missing %q", key)
+		return nil, n.fail(path, D("missing_field", Atom(key)), "missing %q", key)
 	}
 	return n.expr(raw, path+"."+key)
 }
@@ -475,7 +473,7 @@ func (n *jsonNorm) action(obj map[string]any, path string) (Action, error) {
 	path += ".action"
 	raw, ok := obj["action"]
 	if !ok {
-		return Action{}, n.fail(path, D("missing_field", prolog.Atom("action")), "missing \"action\"")
+		return Action{}, n.fail(path, D("missing_field", Atom("action")), "missing \"action\"")
 	}
 	a, ok := raw.(map[string]any)
 	if !ok {

@@ -2,16 +2,18 @@ package plan
 
 import "errors"
 
-// ParseText reads a plan from planner text in either syntax. It tries the
-// syntax whose plan appears first in the text (a '{' for JSON, a plan( for
-// the term syntax), then the other, and returns the first plan read. When
+// ParseText reads a plan from planner text in either syntax, the term
+// syntax with r (see [ParseTerm]). It tries the syntax whose plan appears
+// first in the text (a '{' for JSON, a plan( for the term syntax), then the
+// other, and returns the first plan read. When
 // both fail it returns the error worth feeding back: a normalize error (the
 // text held a plan of that syntax, just a bad one) before a parse error,
 // the first syntax's before the second's.
-func ParseText(text string) (*Plan, error) {
-	first, second := ParseJSON, ParseTerm
+func ParseText(text string, r TermReader) (*Plan, error) {
+	term := func(text string) (*Plan, error) { return ParseTerm(text, r) }
+	first, second := ParseJSON, term
 	if !looksLikeJSON(text) {
-		first, second = ParseTerm, ParseJSON
+		first, second = term, ParseJSON
 	}
 	p, err1 := first(text)
 	if err1 == nil {

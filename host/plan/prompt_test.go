@@ -65,7 +65,7 @@ func TestPromptGolden(t *testing.T) {
 // TestPromptExamplesParse checks that the examples the prompt teaches are
 // accepted by the parsers (a grammar the parser rejects would be a trap).
 func TestPromptExamplesParse(t *testing.T) {
-	term, err := ParseTerm(`plan([context(input(context), search("needle"), hits), final(var(hits))])`)
+	term, err := ParseTerm(`plan([context(input(context), search("needle"), hits), final(var(hits))])`, TermsForTest)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,13 +7,18 @@ import (
 	"time"
 
 	"github.com/rlmpl/rlmpl/host/handle"
-	"github.com/rlmpl/rlmpl/prolog"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 // QueryInput is one direct, bounded model call: llm_query/3, or
 // rlm_query/4 with Depth > 0 and a prompt from [RLMQueryPrompt].
 type QueryInput struct {
-	Prompt   string
+	// Prompt is sent as one user message, unless Request has messages.
+	Prompt string
+	// Request, when it has messages, is sent instead of Prompt: a packed
+	// conversation reaches the model as the chat request it was counted
+	// as. Its MaxTokens is replaced by the cap.
+	Request  tokenizer.Request
 	Provider string
 	// Options are passed to the model; max_tokens is set to the cap.
 	Options map[string]any
@@ -85,18 +90,23 @@ func Query(ctx context.Context, in QueryInput, models Models) (*QueryOutcome, er
 		opts[k] = v
 	}
 	opts["max_tokens"] = int64(limit)
-	call := ModelCall{Provider: in.Provider, Prompt: in.Prompt, Options: opts, MaxTokens: limit, Depth: in.Depth, Reason: in.Reason}
+	req := userRequest(in.Prompt, limit)
+	if len(in.Request.Messages) > 0 {
+		req = in.Request.Clone()
+		req.MaxTokens = limit
+	}
+	call := ModelCall{Provider: in.Provider, Request: req, Options: opts, Depth: in.Depth, Reason: in.Reason}
 	res, err := guard(ctx, func(ctx context.Context) (ModelResult, error) { return models.Complete(ctx, call) })
 	if ctl := control(ctx); ctl != nil {
 		return out, ctl
 	}
 	if err != nil {
-		e := complErr(PhaseModel, KindModelError, "the model call failed: "+err.Error(), Field{"provider", prolog.Atom(in.Provider)})
+		e := complErr(PhaseModel, KindModelError, "the model call failed: "+err.Error(), Field{"provider", Atom(in.Provider)})
 		e.Cause = err
 		return out, e
 	}
 	out.Response = res
-	if err := m.endCall(res.Usage, len(in.Prompt), limit); err != nil {
+	if err := m.endCall(res.Usage, promptBytes(&req), limit); err != nil {
 		return out, err
 	}
 	return out, nil

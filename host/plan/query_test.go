@@ -3,11 +3,13 @@ package plan
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rlmpl/rlmpl/host/handle"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 // The llm_query/rlm_query cases of rlm_completion_test (12 to 18).
@@ -27,6 +29,34 @@ func TestQuery(t *testing.T) {
 		out, err := Query(t.Context(), QueryInput{Prompt: "hi", Provider: "openrouter"}, m)
 		if err != nil || out.Response.Text != "FAKE_MODEL_OK" || out.Usage.ModelCalls != 1 || out.Usage.TotalTokens != 3 || m.n.Load() != 1 {
 			t.Fatalf("Query = %+v, %v", out, err)
+		}
+	})
+	t.Run("a whole chat request", func(t *testing.T) {
+		var got ModelCall
+		m := &fakeModels{fn: func(_ context.Context, c ModelCall) (ModelResult, error) {
+			got = c
+			return ModelResult{Text: "ok"}, nil // usage unknown: estimated from the request's text
+		}}
+		req := tokenizer.Request{Messages: []tokenizer.Message{
+			{Role: tokenizer.RoleSystem, Content: "Be brief."},
+			{Role: tokenizer.RoleUser, Content: "first"},
+			{Role: tokenizer.RoleAssistant, Content: "one"},
+			{Role: tokenizer.RoleUser, Content: "second"},
+		}, MaxTokens: 1 << 20}
+		out, err := Query(t.Context(), QueryInput{Prompt: "ignored", Request: req, MaxTokens: 64}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := req.Clone()
+		want.MaxTokens = 64
+		if !reflect.DeepEqual(got.Request, want) || got.Prompt() != "second" {
+			t.Fatalf("sent %+v, want %+v", got.Request, want)
+		}
+		if req.MaxTokens != 1<<20 {
+			t.Error("Query changed the caller's request")
+		}
+		if n := len("Be brief.firstonesecond"); out.Usage.EstimatedTokens != (n+2)/3+64 {
+			t.Errorf("estimated tokens = %d, want ceil(%d/3) + 64", out.Usage.EstimatedTokens, n)
 		}
 	})
 	t.Run("token overage", func(t *testing.T) {
@@ -59,7 +89,7 @@ func TestQuery(t *testing.T) {
 		meta := handle.Metadata{Backend: "memory", Kind: "text", Bytes: 10, Items: 1, Version: 1}
 		prompt := RLMQueryPrompt("what is it?", 1, meta)
 		out, err := Query(t.Context(), QueryInput{Prompt: prompt, Depth: 1, Reason: "rlm_query"}, m)
-		if err != nil || out.Response.Text != "FAKE_MODEL_OK" || got.Depth != 1 || !strings.Contains(got.Prompt, "depth 1") || !strings.Contains(got.Prompt, "kind=text") {
+		if err != nil || out.Response.Text != "FAKE_MODEL_OK" || got.Depth != 1 || !strings.Contains(got.Prompt(), "depth 1") || !strings.Contains(got.Prompt(), "kind=text") {
 			t.Fatalf("Query = %+v, %v, call %+v", out, err, got)
 		}
 	})

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/rlmpl/rlmpl/host/handle"
-	"github.com/rlmpl/rlmpl/prolog"
 )
 
 // String renders the plan in the term syntax, canonically: [ParseTerm]
@@ -187,7 +186,7 @@ func writeValue(sb *strings.Builder, v any, depth int) {
 		}
 	case string:
 		sb.WriteString(quoteString(v))
-	case prolog.Atom:
+	case Atom:
 		sb.WriteString(atomText(string(v)))
 	case []any:
 		sb.WriteString("[")
@@ -214,7 +213,7 @@ func writeValue(sb *strings.Builder, v any, depth int) {
 			sb.WriteString(")")
 		}
 		sb.WriteString("])")
-	case prolog.Record:
+	case Record:
 		sb.WriteString(atomText(v.Tag) + "([")
 		for i, f := range v.Fields {
 			if i > 0 {
@@ -225,7 +224,7 @@ func writeValue(sb *strings.Builder, v any, depth int) {
 			sb.WriteString(")")
 		}
 		sb.WriteString("])")
-	case prolog.Compound:
+	case Compound:
 		sb.WriteString(atomText(v.Functor) + "(")
 		for i, a := range v.Args {
 			if i > 0 {

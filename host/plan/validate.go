@@ -3,8 +3,6 @@ package plan
 import (
 	"fmt"
 	"slices"
-
-	"github.com/rlmpl/rlmpl/prolog"
 )
 
 // Policy is what a plan is validated against.
@@ -97,7 +95,7 @@ func Validate(p *Plan, pol Policy) (Stats, error) {
 		if c.est > c.limit {
 			return Stats{}, planErr(PhaseValidate, KindBudgetExceeded,
 				fmt.Sprintf("the plan needs up to %d %s but the budget leaves %d", c.est, c.name, c.limit),
-				Field{"budget", prolog.Atom(c.name)}, Field{"estimated", int64(c.est)}, Field{"limit", int64(c.limit)})
+				Field{"budget", Atom(c.name)}, Field{"estimated", int64(c.est)}, Field{"limit", int64(c.limit)})
 		}
 	}
 	if err := v.preflight(p); err != nil {
@@ -139,7 +137,7 @@ func (v *validator) structure(p *Plan, parent *scope, nest int) error {
 		return invalid(PhaseValidate, D("empty_plan"), "a nested plan is missing")
 	}
 	if v.onPath[p] {
-		return rejected(D("recursive_cycle", prolog.Atom("cyclic_term")), "the plan contains itself")
+		return rejected(D("recursive_cycle", Atom("cyclic_term")), "the plan contains itself")
 	}
 	if nest > maxPlanNesting {
 		return invalid(PhaseValidate, D("plan_too_deep", int64(maxPlanNesting)), fmt.Sprintf("plans nest deeper than %d levels", maxPlanNesting))
@@ -160,10 +158,10 @@ func (v *validator) structure(p *Plan, parent *scope, nest int) error {
 	sc := &scope{names: map[string]bool{}, parent: parent}
 	bind := func(b string) error {
 		if b == "" {
-			return invalid(PhaseValidate, D("invalid_text_field", prolog.Atom("bind"), ""), "a step's bind must be a non-empty name")
+			return invalid(PhaseValidate, D("invalid_text_field", Atom("bind"), ""), "a step's bind must be a non-empty name")
 		}
 		if sc.has(b) {
-			return invalid(PhaseValidate, D("duplicate_binding", prolog.Atom(b)), fmt.Sprintf("%s is already bound in this scope; choose a new name", b))
+			return invalid(PhaseValidate, D("duplicate_binding", Atom(b)), fmt.Sprintf("%s is already bound in this scope; choose a new name", b))
 		}
 		sc.names[b] = true
 		return nil
@@ -179,14 +177,14 @@ func (v *validator) structure(p *Plan, parent *scope, nest int) error {
 			}
 		case *ModelStep:
 			if s.Provider == "" {
-				err = invalid(PhaseValidate, D("invalid_text_field", prolog.Atom("provider"), ""), "a model step needs a provider")
+				err = invalid(PhaseValidate, D("invalid_text_field", Atom("provider"), ""), "a model step needs a provider")
 			} else if err = v.expr(s.Prompt, sc, 0); err == nil {
 				err = bind(s.Bind)
 			}
 		case *RLMStep:
 			switch {
 			case (s.Plan == nil) == (s.Query == nil):
-				err = invalid(PhaseValidate, D("invalid_step", prolog.Atom("rlm")), "an rlm step has either a nested plan or a query")
+				err = invalid(PhaseValidate, D("invalid_step", Atom("rlm")), "an rlm step has either a nested plan or a query")
 			case s.Plan != nil:
 				err = v.structure(s.Plan, sc, nest+1)
 			default:
@@ -199,13 +197,13 @@ func (v *validator) structure(p *Plan, parent *scope, nest int) error {
 			}
 		case *ToolStep:
 			if s.Name == "" {
-				err = invalid(PhaseValidate, D("invalid_text_field", prolog.Atom("name"), ""), "a tool step needs a name")
+				err = invalid(PhaseValidate, D("invalid_text_field", Atom("name"), ""), "a tool step needs a name")
 			} else if err = v.expr(s.Args, sc, 0); err == nil {
 				err = bind(s.Bind)
 			}
 		case *ParallelStep:
 			if len(s.Plans) == 0 {
-				err = invalid(PhaseValidate, D("invalid_list", prolog.Atom("plans"), "[]"), "parallel needs at least one branch")
+				err = invalid(PhaseValidate, D("invalid_list", Atom("plans"), "[]"), "parallel needs at least one branch")
 			}
 			for _, b := range s.Plans {
 				if err == nil {
@@ -217,7 +215,7 @@ func (v *validator) structure(p *Plan, parent *scope, nest int) error {
 			}
 		case *RetryStep:
 			if s.Attempts < 1 || s.Attempts > 16 {
-				err = invalid(PhaseValidate, D("invalid_integer_field", prolog.Atom("attempts"), int64(s.Attempts)), "retry attempts must be 1..16")
+				err = invalid(PhaseValidate, D("invalid_integer_field", Atom("attempts"), int64(s.Attempts)), "retry attempts must be 1..16")
 			} else if err = v.structure(s.Plan, sc, nest+1); err == nil {
 				err = bind(s.Bind)
 			}
@@ -246,17 +244,17 @@ func (v *validator) expr(e Expr, sc *scope, depth int) error {
 		return nil
 	case InputRef:
 		if !slices.Contains(v.pol.Inputs, e.Name) {
-			return invalid(PhaseValidate, D("missing_input", prolog.Atom(e.Name)),
+			return invalid(PhaseValidate, D("missing_input", Atom(e.Name)),
 				fmt.Sprintf("there is no input %s; inputs are %v", e.Name, v.pol.Inputs))
 		}
 	case VarRef:
 		if !sc.has(e.Name) {
-			return invalid(PhaseValidate, D("unbound_variable", prolog.Atom(e.Name)),
+			return invalid(PhaseValidate, D("unbound_variable", Atom(e.Name)),
 				fmt.Sprintf("var(%s) is used before any step binds it", e.Name))
 		}
 	case FieldOf:
 		if e.Key == "" {
-			return invalid(PhaseValidate, D("invalid_text_field", prolog.Atom("key"), ""), "a field needs a key")
+			return invalid(PhaseValidate, D("invalid_text_field", Atom("key"), ""), "a field needs a key")
 		}
 		return v.expr(e.Value, sc, depth+1)
 	case List:
@@ -285,11 +283,11 @@ func checkAction(a Action) error {
 			return bad(D("unknown_selector", a.Selector), "peek selector is metadata, head(N), tail(N) or item(I)")
 		}
 		if a.N < 0 {
-			return bad(D("invalid_integer_field", prolog.Atom(a.Selector), int64(a.N)), "peek counts are >= 0")
+			return bad(D("invalid_integer_field", Atom(a.Selector), int64(a.N)), "peek counts are >= 0")
 		}
 	case "slice":
 		if a.Start < 0 || a.Length < 0 {
-			return bad(D("invalid_integer_field", prolog.Atom("slice"), []any{int64(a.Start), int64(a.Length)}), "slice start and length are >= 0")
+			return bad(D("invalid_integer_field", Atom("slice"), []any{int64(a.Start), int64(a.Length)}), "slice start and length are >= 0")
 		}
 	case "search":
 		if a.Pattern == "" {
@@ -300,16 +298,16 @@ func checkAction(a Action) error {
 			return bad(D("unknown_partition_strategy", a.Partition), "partition strategy is fixed(N) or lines(N)")
 		}
 		if a.N < 1 {
-			return bad(D("invalid_integer_field", prolog.Atom("size"), int64(a.N)), "partition size is > 0")
+			return bad(D("invalid_integer_field", Atom("size"), int64(a.N)), "partition size is > 0")
 		}
 	case "map":
 		if !slices.Contains(transforms, a.Transform) {
-			return bad(D("invalid_context_action", prolog.Compound{Functor: "map", Args: []any{a.Transform}}),
+			return bad(D("invalid_context_action", Compound{Functor: "map", Args: []any{a.Transform}}),
 				"map transform is identity, lowercase, uppercase or length")
 		}
 	case "reduce":
 		if !slices.Contains(reducers, a.Reducer) {
-			return bad(D("invalid_context_action", prolog.Compound{Functor: "reduce", Args: []any{a.Reducer}}),
+			return bad(D("invalid_context_action", Compound{Functor: "reduce", Args: []any{a.Reducer}}),
 				"reduce reducer is count or byte_count")
 		}
 	default:
@@ -383,7 +381,7 @@ func (v *validator) childCaps(p *Plan) error {
 		return true
 	})
 	if bad != nil {
-		return rejected(D("child_capability_denied", prolog.Atom(bad.String())),
+		return rejected(D("child_capability_denied", Atom(bad.String())),
 			fmt.Sprintf("an rlm child uses %s, which the child capabilities do not grant", bad))
 	}
 	return nil
@@ -394,7 +392,7 @@ func (v *validator) caps(p *Plan, caps []Capability) error {
 	for _, s := range p.Steps {
 		if c, ok := needs(s); ok && !hasCap(caps, c) {
 			return planErr(PhaseValidate, KindCapabilityDenied, fmt.Sprintf("the step needs capability %s, which is not granted", c),
-				Field{"capability", prolog.Atom(c.String())})
+				Field{"capability", Atom(c.String())})
 		}
 		switch s := s.(type) {
 		case *ParallelStep:
@@ -517,11 +515,11 @@ func (v *validator) preflight(p *Plan) error {
 		switch s := s.(type) {
 		case *ModelStep:
 			if !slices.Contains(v.pol.Providers, s.Provider) {
-				err = planErr(PhasePreflight, KindUnknownProvider, fmt.Sprintf("no provider %s is registered", s.Provider), Field{"value", prolog.Atom(s.Provider)})
+				err = planErr(PhasePreflight, KindUnknownProvider, fmt.Sprintf("no provider %s is registered", s.Provider), Field{"value", Atom(s.Provider)})
 			}
 		case *ToolStep:
 			if !slices.Contains(v.pol.Tools, s.Name) {
-				err = planErr(PhasePreflight, KindUnknownTool, fmt.Sprintf("no tool %s is registered", s.Name), Field{"value", prolog.Atom(s.Name)})
+				err = planErr(PhasePreflight, KindUnknownTool, fmt.Sprintf("no tool %s is registered", s.Name), Field{"value", Atom(s.Name)})
 			}
 		}
 		return err == nil

@@ -114,7 +114,7 @@ func TestValidateStats(t *testing.T) {
 }
 
 func mustTerm(s string) *Plan {
-	p, err := ParseTerm(s)
+	p, err := ParseTerm(s, TermsForTest)
 	if err != nil {
 		panic(err)
 	}

@@ -9,18 +9,45 @@ import (
 	"unicode/utf8"
 
 	"github.com/rlmpl/rlmpl/host/handle"
-	"github.com/rlmpl/rlmpl/prolog"
 )
 
-// Plan values are Go values: nil, bool, int64, float64, string,
-// prolog.Atom, []any, map[string]any (an object), prolog.Record and
-// prolog.Compound (from term literals), and the host's own results:
-// handle.Ref (the context input), handle.Metadata, handle.Item,
-// handle.Match, handle.Part and slices of them, []string, and
-// [ModelResult]. Tools may return any of these.
+// Plan values are Go values: nil, bool, int64, float64, string, [Atom],
+// []any, map[string]any (an object), [Record] and [Compound] (from term
+// literals), and the host's own results: handle.Ref (the context input),
+// handle.Metadata, handle.Item, handle.Match, handle.Part and slices of
+// them, []string, and [ModelResult]. Tools may return any of these. The
+// Prolog layer converts them to and from terms (host/planterm); this
+// package never sees a Prolog term.
 //
 // The output-byte budget measures a value by its canonical JSON encoding
 // (see [Size]), independent of any Prolog printer.
+
+// Atom is an atom: a name, as opposed to text (a string).
+type Atom string
+
+// Record is a record term Tag([key(Value), ...]), the stand-in for the
+// upstream system's dicts: error records, term literals of that shape.
+type Record struct {
+	Tag    string
+	Fields []Field
+}
+
+// Get returns the value of the first field named key.
+func (r Record) Get(key string) (any, bool) {
+	for _, f := range r.Fields {
+		if f.Key == key {
+			return f.Value, true
+		}
+	}
+	return nil, false
+}
+
+// Compound is any other compound term Functor(Args...). Its arguments are
+// plan values or, in a raw term (see [Term]), raw terms.
+type Compound struct {
+	Functor string
+	Args    []any
+}
 
 // Size returns the canonical size of v in bytes: the length of its
 // canonical JSON encoding ([Encode]).
@@ -170,7 +197,7 @@ func (e *encoder) value(v any, depth int) {
 		e.raw(strconv.FormatFloat(v, 'g', -1, 64))
 	case string:
 		e.str(v)
-	case prolog.Atom:
+	case Atom:
 		e.str(string(v))
 	case []any:
 		encodeList(e, v, d)
@@ -242,7 +269,7 @@ func (e *encoder) value(v any, depth int) {
 		e.raw(`,"text":`)
 		e.str(v.Text)
 		e.byte('}')
-	case prolog.Record:
+	case Record:
 		e.byte('{')
 		e.str(v.Tag)
 		e.raw(":{")
@@ -255,7 +282,7 @@ func (e *encoder) value(v any, depth int) {
 			e.value(f.Value, d)
 		}
 		e.raw("}}")
-	case prolog.Compound:
+	case Compound:
 		e.byte('{')
 		e.str(v.Functor)
 		e.raw(":[")
@@ -275,9 +302,9 @@ func (e *encoder) value(v any, depth int) {
 // canonical JSON, cut at 200 bytes.
 func renderValue(v any) string {
 	switch v := v.(type) {
-	case prolog.Atom:
+	case Atom:
 		return string(v)
-	case prolog.Compound:
+	case Compound:
 		if v.Functor == "/" && len(v.Args) == 2 {
 			return renderValue(v.Args[0]) + "/" + renderValue(v.Args[1])
 		}
@@ -286,7 +313,7 @@ func renderValue(v any) string {
 			parts[i] = renderValue(a)
 		}
 		return v.Functor + "(" + strings.Join(parts, ",") + ")"
-	case prolog.Record:
+	case Record:
 		parts := make([]string, len(v.Fields))
 		for i, f := range v.Fields {
 			parts[i] = f.Key + "(" + renderValue(f.Value) + ")"
@@ -323,7 +350,7 @@ func fieldOf(v any, key string) (any, bool) {
 	case map[string]any:
 		x, ok := v[key]
 		return x, ok
-	case prolog.Record:
+	case Record:
 		return v.Get(key)
 	case ModelResult:
 		switch key {
@@ -382,7 +409,7 @@ func textOf(v any) (string, bool) {
 	switch v := v.(type) {
 	case string:
 		return v, true
-	case prolog.Atom:
+	case Atom:
 		return string(v), true
 	case handle.Item:
 		return v.Text, true
@@ -392,8 +419,8 @@ func textOf(v any) (string, bool) {
 	return "", false
 }
 
-// TermValue converts a plan value to the Go values of the Prolog term
-// mapping ([prolog.ToTerm]), for the Prolog layer: text stays a string,
+// TermValue converts a plan value to the values that have a term form
+// (host/planterm makes the term), for the Prolog layer: text stays a string,
 // nil is the atom null, a bool the atom true or false, a map the record
 // json([k(V), ...]) with keys sorted, a handle.Ref context_handle(Id, V), a
 // Match match([index(I), value(V)]), a Part part([index, length, start,
@@ -401,16 +428,16 @@ func textOf(v any) (string, bool) {
 // context_metadata([...]) and a ModelResult model_response([model, reasoning,
 // text]).
 func TermValue(v any) any {
-	rec := func(tag string, fs ...prolog.Field) prolog.Record { return prolog.Record{Tag: tag, Fields: fs} }
-	f := func(k string, v any) prolog.Field { return prolog.Field{Key: k, Value: v} }
+	rec := func(tag string, fs ...Field) Record { return Record{Tag: tag, Fields: fs} }
+	f := func(k string, v any) Field { return Field{Key: k, Value: v} }
 	switch v := v.(type) {
 	case nil:
-		return prolog.Atom("null")
+		return Atom("null")
 	case bool:
 		if v {
-			return prolog.Atom("true")
+			return Atom("true")
 		}
-		return prolog.Atom("false")
+		return Atom("false")
 	case int:
 		return int64(v)
 	case []any:
@@ -423,13 +450,13 @@ func TermValue(v any) any {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		fs := make([]prolog.Field, len(keys))
+		fs := make([]Field, len(keys))
 		for i, k := range keys {
 			fs[i] = f(k, TermValue(v[k]))
 		}
 		return rec("json", fs...)
 	case handle.Ref:
-		return prolog.Compound{Functor: "context_handle", Args: []any{prolog.Atom(v.ID), int64(v.Version)}}
+		return Compound{Functor: "context_handle", Args: []any{Atom(v.ID), int64(v.Version)}}
 	case handle.Item:
 		if v.Value != nil {
 			return v.Value
@@ -446,8 +473,8 @@ func TermValue(v any) any {
 	case []handle.Part:
 		return termValues(v)
 	case handle.Metadata:
-		return rec("context_metadata", f("backend", prolog.Atom(v.Backend)), f("bytes", v.Bytes), f("items", v.Items),
-			f("kind", prolog.Atom(v.Kind)), f("version", int64(v.Version)))
+		return rec("context_metadata", f("backend", Atom(v.Backend)), f("bytes", v.Bytes), f("items", v.Items),
+			f("kind", Atom(v.Kind)), f("version", int64(v.Version)))
 	case ModelResult:
 		return rec("model_response", f("model", v.Model), f("reasoning", v.Reasoning), f("text", v.Text))
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rlmpl/rlmpl/host/provider"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 // benchEnv is a local server answering every POST with a fixed completion,
@@ -21,7 +22,7 @@ type benchEnv struct {
 	srv    *httptest.Server
 	hc     *http.Client
 	client *provider.OpenAI
-	req    provider.Request
+	req    tokenizer.Request
 	body   []byte
 }
 
@@ -47,19 +48,25 @@ func newBenchEnv(b *testing.B) *benchEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e.req = provider.Request{
-		Messages: []provider.Message{
-			{Role: provider.RoleSystem, Content: "You are a planner. Answer with one plan."},
-			{Role: provider.RoleUser, Content: strings.Repeat("Context metadata and goal. ", 40)},
-		},
-		Tools:       []provider.Tool{{Name: "search", Description: "search the context", Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)}},
-		MaxTokens:   256,
-		Temperature: provider.Float(0),
-	}
+	e.req = benchRequest()
 	if _, err := e.client.Complete(context.Background(), e.req); err != nil { // captures body
 		b.Fatal(err)
 	}
 	return e
+}
+
+// benchRequest is a typical request: a system prompt, a ~1 KiB user
+// message, one tool.
+func benchRequest() tokenizer.Request {
+	return tokenizer.Request{
+		Messages: []tokenizer.Message{
+			{Role: tokenizer.RoleSystem, Content: "You are a planner. Answer with one plan."},
+			{Role: tokenizer.RoleUser, Content: strings.Repeat("Context metadata and goal. ", 40)},
+		},
+		Tools:       []tokenizer.Tool{{Function: tokenizer.FunctionDef{Name: "search", Description: "search the context", Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)}}},
+		MaxTokens:   256,
+		Temperature: new(0.0),
+	}
 }
 
 // raw is the baseline: a plain net/http POST of the same body with the same
@@ -118,4 +125,31 @@ func BenchmarkCompleteOverhead(b *testing.B) {
 	}
 	b.ReportMetric(float64(client)/float64(raw), "x-raw")
 	b.ReportMetric(float64(client-raw)/float64(b.N), "overhead-ns/op")
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// BenchmarkClientNoNetwork measures the client's own work (validation,
+// encoding, headers, decoding) against a transport that answers at once:
+// steadier than the loopback benchmarks on a loaded machine.
+func BenchmarkClientNoNetwork(b *testing.B) {
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		io.Copy(io.Discard, r.Body)
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(okBody)), Request: r}, nil
+	})}
+	c, err := provider.NewOpenAI(&provider.Options{BaseURL: "http://bench/v1", Model: "bench", Credential: "K",
+		Getenv: func(string) string { return testKey }, HTTPClient: hc})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := benchRequest()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Complete(context.Background(), req); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -1,13 +1,20 @@
-// Package provider is the model provider boundary: plain Go types for chat
-// requests and responses, the [Provider] interface the completion engine
-// calls, an OpenAI-compatible HTTP client ([OpenAI]), and test doubles
-// ([Scripted], [Recorder], [Replayer]). It does not import the Prolog
-// engine; host converts its values to and from terms.
+// Package provider is the model provider boundary: the [Provider]
+// interface the completion engine calls, responses, an OpenAI-compatible
+// HTTP client ([OpenAI]), and test doubles ([Scripted], [Recorder],
+// [Replayer]). It does not import the Prolog engine; host converts its
+// values to and from terms.
+//
+// Requests are [tokenizer.Request] values: the one request type that the
+// packer renders, the tokenizer counts and this package sends, so that what
+// is counted is what is sent.
 //
 // # What it owns
 //
-//   - The request shape ([Request], [Message], [Part], [Tool],
-//     [ResponseFormat]) and its validation ([Request.Validate]).
+//   - Sending a request: its validation ([Validate]), generation options
+//     given as generic values ([ApplyOptions]), and its exact body bytes
+//     ([Body]): the request's wire JSON plus the stream fields. Every
+//     [Response] of a successful call carries the bytes sent in
+//     RequestBody, for a turn receipt to hash.
 //   - Response normalization across OpenAI-compatible dialects (OpenAI,
 //     OpenRouter, DeepSeek, vLLM, Ollama, llama.cpp's llama-server) into
 //     one [Response]: content as text or parts, reasoning from
@@ -78,10 +85,10 @@
 //	if err != nil {
 //		return err
 //	}
-//	resp, err := p.Complete(ctx, provider.Request{
-//		Messages:    []provider.Message{{Role: provider.RoleUser, Content: "Say hi."}},
+//	resp, err := p.Complete(ctx, tokenizer.Request{
+//		Messages:    []tokenizer.Message{{Role: tokenizer.RoleUser, Content: "Say hi."}},
 //		MaxTokens:   64,
-//		Temperature: provider.Float(0),
+//		Temperature: new(0.0),
 //	})
 //	var perr *provider.Error
 //	switch {

@@ -46,7 +46,8 @@ const (
 	// KindCanceled: the caller's context was canceled or its deadline
 	// passed. The error unwraps to ctx.Err().
 	KindCanceled
-	// KindInvalidRequest: the [Request] failed validation; nothing was sent.
+	// KindInvalidRequest: the request failed validation ([Validate]) or
+	// names no model; nothing was sent.
 	KindInvalidRequest
 )
 

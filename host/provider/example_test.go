@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rlmpl/rlmpl/host/provider"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 // A client for an OpenAI-compatible server (here an in-process stand-in for
@@ -26,10 +27,10 @@ func ExampleNewOpenAI() {
 		fmt.Println(err)
 		return
 	}
-	resp, err := p.Complete(context.Background(), provider.Request{
-		Messages:    []provider.Message{{Role: provider.RoleUser, Content: "Say hello."}},
+	resp, err := p.Complete(context.Background(), tokenizer.Request{
+		Messages:    []tokenizer.Message{{Role: tokenizer.RoleUser, Content: "Say hello."}},
 		MaxTokens:   16,
-		Temperature: provider.Float(0),
+		Temperature: new(0.0),
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -50,8 +51,8 @@ func ExampleOptions_credential() {
 		Credential: "OPENROUTER_API_KEY",
 		Getenv:     func(string) string { return "" }, // os.Getenv in a real program
 	})
-	_, err := p.Complete(context.Background(), provider.Request{
-		Messages: []provider.Message{{Role: provider.RoleUser, Content: "hi"}},
+	_, err := p.Complete(context.Background(), tokenizer.Request{
+		Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: "hi"}},
 	})
 	fmt.Println(errors.Is(err, provider.ErrMissingCredential))
 	fmt.Println(err)
@@ -69,8 +70,8 @@ func ExampleError() {
 	}))
 	defer srv.Close()
 	p, _ := provider.NewOpenAI(&provider.Options{BaseURL: srv.URL, Model: "m", MaxRetries: -1})
-	_, err := p.Complete(context.Background(), provider.Request{
-		Messages: []provider.Message{{Role: provider.RoleUser, Content: "hi"}},
+	_, err := p.Complete(context.Background(), tokenizer.Request{
+		Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: "hi"}},
 	})
 	var pe *provider.Error
 	if errors.As(err, &pe) {
@@ -87,8 +88,8 @@ func ExampleScripted() {
 		provider.Response{Content: "FAKE_MODEL_OK", Usage: provider.TokenUsage(2, 1)},
 	)
 	ctx := context.Background()
-	plan, _ := s.Complete(ctx, provider.Request{Messages: []provider.Message{{Role: provider.RoleUser, Content: "Goal: ..."}}})
-	step, _ := s.Complete(ctx, provider.Request{Messages: []provider.Message{{Role: provider.RoleUser, Content: "summarize"}}})
+	plan, _ := s.Complete(ctx, tokenizer.Request{Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: "Goal: ..."}}})
+	step, _ := s.Complete(ctx, tokenizer.Request{Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: "summarize"}}})
 	fmt.Println(plan.Content, plan.Usage)
 	fmt.Println(step.Content, step.Usage)
 	for i, r := range s.Requests() {
@@ -118,7 +119,7 @@ func ExampleOpenAI_Stream() {
 	defer srv.Close()
 	p, _ := provider.NewOpenAI(&provider.Options{BaseURL: srv.URL + "/v1", Model: "m"})
 	resp, err := p.Stream(context.Background(),
-		provider.Request{Messages: []provider.Message{{Role: provider.RoleUser, Content: "hi"}}},
+		tokenizer.Request{Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: "hi"}}},
 		func(d provider.Delta) error {
 			fmt.Printf("%v %q\n", d.Kind, d.Text)
 			return nil
@@ -137,11 +138,11 @@ func ExampleOpenAI_Stream() {
 func ExampleReplayer() {
 	rec := `{"call":0,"op":"complete","request":{"model":"m","messages":[{"role":"user","content":"hi"}]},"response":{"content":"hello","usage":{"prompt_tokens":1}}}`
 	rp, _ := provider.NewReplayer(strings.NewReader(rec))
-	_, err := rp.Complete(context.Background(), provider.Request{Model: "m",
-		Messages: []provider.Message{{Role: provider.RoleUser, Content: "hey"}}})
+	_, err := rp.Complete(context.Background(), tokenizer.Request{Model: "m",
+		Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: "hey"}}})
 	fmt.Println(err)
-	resp, _ := rp.Complete(context.Background(), provider.Request{Model: "m",
-		Messages: []provider.Message{{Role: provider.RoleUser, Content: "hi"}}})
+	resp, _ := rp.Complete(context.Background(), tokenizer.Request{Model: "m",
+		Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: "hi"}}})
 	fmt.Println(resp.Content, resp.Usage)
 	// Output:
 	// provider: replay: call 0: request differs from recording at request.messages[0].content: got "hey", want "hi"

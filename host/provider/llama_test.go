@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rlmpl/rlmpl/host/provider"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 // TestLlamaServer runs against a real llama.cpp llama-server when
@@ -92,19 +93,19 @@ func TestLlamaServer(t *testing.T) {
 
 // llamaRequests are the requests of TestLlamaServer: a plain one and a
 // json_schema one.
-func llamaRequests() (plain, schema provider.Request) {
-	plain = provider.Request{
-		Messages: []provider.Message{
-			{Role: provider.RoleSystem, Content: "You are a helpful assistant."},
-			{Role: provider.RoleUser, Content: "Say hello."},
+func llamaRequests() (plain, schema tokenizer.Request) {
+	plain = tokenizer.Request{
+		Messages: []tokenizer.Message{
+			{Role: tokenizer.RoleSystem, Content: "You are a helpful assistant."},
+			{Role: tokenizer.RoleUser, Content: "Say hello."},
 		},
 		MaxTokens:   8,
-		Temperature: provider.Float(0),
-		Seed:        provider.Int(1),
+		Temperature: new(0.0),
+		Seed:        new(int64(1)),
 	}
 	schema = plain
 	schema.MaxTokens = 48
-	schema.ResponseFormat = &provider.ResponseFormat{Type: "json_schema", JSONSchema: &provider.JSONSchema{Name: "answer",
+	schema.ResponseFormat = &tokenizer.ResponseFormat{Type: "json_schema", JSONSchema: &tokenizer.JSONSchema{Name: "answer",
 		Schema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`)}}
 	return plain, schema
 }

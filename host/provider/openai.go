@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 // Options configures an [OpenAI] client. The zero value (or a nil
@@ -32,8 +34,8 @@ type Options struct {
 	// /chat/completions is used as is. Zero means https://api.openai.com/v1.
 	BaseURL string
 
-	// Model is the model used when a [Request] names none. Zero means
-	// requests must set Request.Model.
+	// Model is the model used when a [tokenizer.Request] names none. Zero
+	// means requests must set Request.Model.
 	Model string
 
 	// Credential is the name of the environment variable that holds the API
@@ -84,7 +86,7 @@ type Options struct {
 	// secrets go through Credential.
 	Headers map[string]string
 
-	// AllowedOptions lists the [Request].Extra keys this provider accepts
+	// AllowedOptions lists the [tokenizer.Request].Extra keys this provider accepts
 	// (llama.cpp's "grammar", OpenRouter's "provider", ...). A request with
 	// another Extra key fails with [KindInvalidRequest] rather than being
 	// silently stripped. Zero means [DefaultAllowedOptions].
@@ -108,7 +110,7 @@ type Options struct {
 
 // DefaultAllowedOptions returns the Extra keys allowed when
 // Options.AllowedOptions is empty: the standard OpenAI generation options
-// that have no typed [Request] field. The caller owns the returned slice.
+// that have no typed [tokenizer.Request] field. The caller owns the returned slice.
 func DefaultAllowedOptions() []string {
 	return []string{"frequency_penalty", "logit_bias", "max_completion_tokens", "parallel_tool_calls",
 		"presence_penalty", "reasoning", "reasoning_effort", "tool_choice", "user"}
@@ -176,7 +178,7 @@ func (o *Options) withDefaults() (Options, error) {
 	} else {
 		c.AllowedOptions = slices.Clone(c.AllowedOptions)
 		for _, k := range c.AllowedOptions {
-			if owner, ok := typedKeys[k]; ok {
+			if owner := extraOwner(k); owner != "" {
 				return c, fmt.Errorf("provider: Options.AllowedOptions: %q is set through %s", k, owner)
 			}
 		}
@@ -267,10 +269,10 @@ func (c *OpenAI) String() string {
 	return "provider.OpenAI(" + ep + ", " + c.opts.String() + ")"
 }
 
-// Complete sends req and returns the normalized first choice. Errors are
-// [*Error]s: see [Kind] for the cases. Retryable failures are retried
-// first (Options.MaxRetries).
-func (c *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
+// Complete sends req and returns the normalized first choice, with the
+// body it sent in RequestBody. Errors are [*Error]s: see [Kind] for the
+// cases. Retryable failures are retried first (Options.MaxRetries).
+func (c *OpenAI) Complete(ctx context.Context, req tokenizer.Request) (Response, error) {
 	return c.do(ctx, req, nil, false)
 }
 
@@ -280,7 +282,7 @@ func (c *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 // into the returned [Response]. A mid-stream provider error, a malformed
 // chunk or a stream that ends without [DONE] is an [*Error]; the partial
 // response is returned with it.
-func (c *OpenAI) Stream(ctx context.Context, req Request, fn func(Delta) error) (Response, error) {
+func (c *OpenAI) Stream(ctx context.Context, req tokenizer.Request, fn func(Delta) error) (Response, error) {
 	if fn == nil {
 		fn = func(Delta) error { return nil }
 	}
@@ -291,14 +293,26 @@ func canceled(ctx context.Context, attempts int) *Error {
 	return &Error{Kind: KindCanceled, Message: ctx.Err().Error(), Attempts: attempts, Err: ctx.Err()}
 }
 
-func (c *OpenAI) do(ctx context.Context, req Request, fn func(Delta) error, stream bool) (Response, error) {
+// do encodes req once and sends it, retrying as configured; a success
+// carries the body in RequestBody (every attempt sent the same bytes).
+func (c *OpenAI) do(ctx context.Context, req tokenizer.Request, fn func(Delta) error, stream bool) (Response, error) {
 	if ctx.Err() != nil {
 		return Response{}, canceled(ctx, 0)
 	}
-	body, model, err := c.encode(&req, stream)
+	body, err := c.encode(&req, stream)
 	if err != nil {
 		return Response{}, err
 	}
+	resp, err := c.send(ctx, body, req.Model, fn, stream)
+	if err == nil {
+		resp.RequestBody = body
+	}
+	return resp, err
+}
+
+// send posts body until an attempt succeeds or may not be retried; model
+// is the requested one, for a response that names none.
+func (c *OpenAI) send(ctx context.Context, body []byte, model string, fn func(Delta) error, stream bool) (Response, error) {
 	var key string
 	if c.opts.Credential != "" {
 		key = c.opts.Getenv(c.opts.Credential)
@@ -379,138 +393,26 @@ func parseRetryAfter(h http.Header, now func() time.Time) time.Duration {
 	return 0
 }
 
-// Wire format (requests).
-
-type wireRequest struct {
-	Model          string          `json:"model"`
-	Messages       []wireMessage   `json:"messages"`
-	Tools          []wireTool      `json:"tools,omitempty"`
-	MaxTokens      int             `json:"max_tokens,omitempty"`
-	Temperature    *float64        `json:"temperature,omitempty"`
-	TopP           *float64        `json:"top_p,omitempty"`
-	Stop           []string        `json:"stop,omitempty"`
-	Seed           *int64          `json:"seed,omitempty"`
-	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
-	Stream         bool            `json:"stream,omitempty"`
-	StreamOptions  *streamOptions  `json:"stream_options,omitempty"`
-}
-
-type streamOptions struct {
-	IncludeUsage bool `json:"include_usage"`
-}
-
-type wireMessage struct {
-	Role       Role           `json:"role"`
-	Content    any            `json:"content"` // string, []wirePart or nil
-	Name       string         `json:"name,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
-	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
-}
-
-type wirePart struct {
-	Type     PartType      `json:"type"`
-	Text     *string       `json:"text,omitempty"`
-	ImageURL *wireImageURL `json:"image_url,omitempty"`
-}
-
-type wireImageURL struct {
-	URL    string `json:"url"`
-	Detail string `json:"detail,omitempty"`
-}
-
-type wireToolCall struct {
-	ID       string       `json:"id,omitempty"`
-	Type     string       `json:"type"`
-	Function wireFunction `json:"function"`
-}
-
-type wireFunction struct {
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-}
-
-type wireTool struct {
-	Type     string      `json:"type"`
-	Function wireToolDef `json:"function"`
-}
-
-type wireToolDef struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	Parameters  json.RawMessage `json:"parameters,omitempty"`
-}
-
-// encode validates req and renders the request body. Extra keys are
-// appended in sorted order, so the body is deterministic.
-func (c *OpenAI) encode(req *Request, stream bool) ([]byte, string, error) {
-	if err := req.Validate(); err != nil {
-		return nil, "", err
+// encode validates req, sets its model (Options.Model when it names
+// none), checks Extra against the allowed options, and renders the body
+// ([Body]).
+func (c *OpenAI) encode(req *tokenizer.Request, stream bool) ([]byte, error) {
+	if err := Validate(req); err != nil {
+		return nil, err
 	}
-	model := req.Model
-	if model == "" {
-		model = c.opts.Model
+	if req.Model == "" {
+		req.Model = c.opts.Model
 	}
-	if model == "" {
-		return nil, "", invalidf("model", "must be set (in the request or Options.Model)")
+	if req.Model == "" {
+		return nil, invalidf("model", "must be set (in the request or Options.Model)")
 	}
-	extra := make([]string, 0, len(req.Extra))
 	for k := range req.Extra {
 		if !c.allowed[k] {
-			return nil, "", invalidf("extra."+k, "is not an allowed option for this provider (allowed: %s)",
+			return nil, invalidf("extra."+k, "is not an allowed option for this provider (allowed: %s)",
 				strings.Join(c.opts.AllowedOptions, ", "))
 		}
-		extra = append(extra, k)
 	}
-	w := wireRequest{Model: model, Messages: make([]wireMessage, len(req.Messages)), MaxTokens: req.MaxTokens,
-		Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop, Seed: req.Seed, ResponseFormat: req.ResponseFormat}
-	for i, m := range req.Messages {
-		wm := wireMessage{Role: m.Role, Name: m.Name, ToolCallID: m.ToolCallID}
-		switch {
-		case len(m.Parts) > 0:
-			parts := make([]wirePart, len(m.Parts))
-			for j, p := range m.Parts {
-				if p.Type == PartText {
-					parts[j] = wirePart{Type: PartText, Text: &m.Parts[j].Text}
-				} else {
-					parts[j] = wirePart{Type: PartImageURL, ImageURL: &wireImageURL{URL: p.ImageURL, Detail: p.Detail}}
-				}
-			}
-			wm.Content = parts
-		case m.Content == "" && len(m.ToolCalls) > 0:
-			wm.Content = nil // assistant turn that only calls tools
-		default:
-			wm.Content = m.Content
-		}
-		for _, tc := range m.ToolCalls {
-			wm.ToolCalls = append(wm.ToolCalls, wireToolCall{ID: tc.ID, Type: "function",
-				Function: wireFunction{Name: tc.Name, Arguments: tc.Arguments}})
-		}
-		w.Messages[i] = wm
-	}
-	for _, t := range req.Tools {
-		w.Tools = append(w.Tools, wireTool{Type: "function", Function: wireToolDef(t)})
-	}
-	if stream {
-		w.Stream = true
-		w.StreamOptions = &streamOptions{IncludeUsage: true}
-	}
-	body, err := json.Marshal(w)
-	if err != nil {
-		return nil, "", invalidf("", "cannot encode: %v", err)
-	}
-	if len(extra) > 0 {
-		sort.Strings(extra)
-		body = body[:len(body)-1] // drop '}'
-		for _, k := range extra {
-			kb, _ := json.Marshal(k)
-			body = append(body, ',')
-			body = append(body, kb...)
-			body = append(body, ':')
-			body = append(body, req.Extra[k]...)
-		}
-		body = append(body, '}')
-	}
-	return body, model, nil
+	return Body(req, stream)
 }
 
 // Wire format (responses and chunks).
@@ -678,7 +580,7 @@ func decodeResponse(body []byte, status int, model, key string) (Response, error
 		r.FinishReason = *ch.FinishReason
 	}
 	for _, tc := range ch.Message.ToolCalls {
-		r.ToolCalls = append(r.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: argumentsText(tc.Function.Arguments)})
+		r.ToolCalls = append(r.ToolCalls, toolCall(tc.ID, tc.Function.Name, argumentsText(tc.Function.Arguments)))
 	}
 	return r, nil
 }

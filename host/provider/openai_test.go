@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rlmpl/rlmpl/host/provider"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 func asError(t *testing.T, err error) *provider.Error {
@@ -31,19 +32,28 @@ func TestCompleteSuccess(t *testing.T) {
 	})
 	req := userReq("hi")
 	req.MaxTokens = 16
-	req.Temperature = provider.Float(0)
-	req.Seed = provider.Int(7)
+	req.Temperature = new(0.0)
+	req.Seed = new(int64(7))
 	req.Stop = []string{"\n"}
 	resp, err := c.Complete(context.Background(), req)
 	if err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
+	r := f.requests()[0]
+	// What the server received is byte for byte what the response reports,
+	// and what the request encodes to.
+	if string(resp.RequestBody) != r.Raw {
+		t.Errorf("RequestBody =\n%s\nserver received\n%s", resp.RequestBody, r.Raw)
+	}
+	req.Model = "test-model"
+	if b, _ := provider.Body(&req, false); string(b) != r.Raw {
+		t.Errorf("Body =\n%s\nserver received\n%s", b, r.Raw)
+	}
 	want := provider.Response{Content: "hello", FinishReason: "stop", Model: "test-model-0613", ID: "chatcmpl-1",
 		Usage: provider.TokenUsage(9, 1)}
-	if !reflect.DeepEqual(resp, want) {
+	if !reflect.DeepEqual(withoutBody(resp), want) {
 		t.Errorf("Complete = %+v, want %+v", resp, want)
 	}
-	r := f.requests()[0]
 	if r.Method != http.MethodPost || r.Path != "/v1/chat/completions" {
 		t.Errorf("request = %s %s, want POST /v1/chat/completions", r.Method, r.Path)
 	}
@@ -96,10 +106,10 @@ func TestCompleteDialects(t *testing.T) {
 			provider.Response{Content: "x", Model: "m", Usage: provider.Usage{PromptTokens: 3, PromptKnown: true}}},
 		{"null content with tool calls",
 			msg(`{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"search","arguments":"{\"q\":\"go\"}"}}]}`),
-			provider.Response{ToolCalls: []provider.ToolCall{{ID: "call_1", Name: "search", Arguments: `{"q":"go"}`}}, FinishReason: "stop", Model: "m", ID: "x"}},
+			provider.Response{ToolCalls: []tokenizer.ToolCall{{ID: "call_1", Type: "function", Function: tokenizer.FunctionCall{Name: "search", Arguments: `{"q":"go"}`}}}, FinishReason: "stop", Model: "m", ID: "x"}},
 		{"object arguments (ollama)",
 			msg(`{"role":"assistant","content":"","tool_calls":[{"function":{"name":"f","arguments":{"a": 1}}}]}`),
-			provider.Response{ToolCalls: []provider.ToolCall{{Name: "f", Arguments: `{"a":1}`}}, FinishReason: "stop", Model: "m", ID: "x"}},
+			provider.Response{ToolCalls: []tokenizer.ToolCall{{Type: "function", Function: tokenizer.FunctionCall{Name: "f", Arguments: `{"a":1}`}}}, FinishReason: "stop", Model: "m", ID: "x"}},
 		{"content parts", msg(`{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"u"}},{"type":"text","text":"b"}]}`),
 			provider.Response{Content: "ab", FinishReason: "stop", Model: "m", ID: "x"}},
 		{"empty message is a valid answer", msg(`{"role":"assistant","content":""}`),
@@ -116,7 +126,7 @@ func TestCompleteDialects(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Complete: %v", err)
 			}
-			if !reflect.DeepEqual(resp, tc.want) {
+			if !reflect.DeepEqual(withoutBody(resp), tc.want) {
 				t.Errorf("Complete =\n%+v\nwant\n%+v", resp, tc.want)
 			}
 		})
@@ -126,17 +136,17 @@ func TestCompleteDialects(t *testing.T) {
 func TestCompleteToolRoundTrip(t *testing.T) {
 	f := newFake(t, reply(200, `{"model":"m","choices":[{"message":{"content":"done"},"finish_reason":"stop"}]}`))
 	c := newClient(t, f, nil)
-	req := provider.Request{
-		Messages: []provider.Message{
-			{Role: provider.RoleSystem, Content: "be brief"},
-			{Role: provider.RoleUser, Parts: []provider.Part{provider.TextPart("what is this?"), provider.ImagePart("https://x/cat.png", provider.DetailLow)}},
-			{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{{ID: "call_1", Name: "lookup", Arguments: `{"id":3}`}}, Reasoning: "not sent"},
-			{Role: provider.RoleTool, ToolCallID: "call_1", Name: "lookup", Content: "a cat"},
+	req := tokenizer.Request{
+		Messages: []tokenizer.Message{
+			{Role: tokenizer.RoleSystem, Content: "be brief"},
+			{Role: tokenizer.RoleUser, Parts: []tokenizer.Part{tokenizer.TextPart("what is this?"), tokenizer.ImagePart("https://x/cat.png", tokenizer.DetailLow)}},
+			{Role: tokenizer.RoleAssistant, ToolCalls: []tokenizer.ToolCall{{ID: "call_1", Type: "function", Function: tokenizer.FunctionCall{Name: "lookup", Arguments: `{"id":3}`}}}, Reasoning: "not sent"},
+			{Role: tokenizer.RoleTool, ToolCallID: "call_1", Name: "lookup", Content: "a cat"},
 		},
-		Tools: []provider.Tool{{Name: "lookup", Description: "find by id",
-			Parameters: json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"}}}`)}},
-		ResponseFormat: &provider.ResponseFormat{Type: "json_schema",
-			JSONSchema: &provider.JSONSchema{Name: "plan", Schema: json.RawMessage(`{"type":"object"}`), Strict: true}},
+		Tools: []tokenizer.Tool{{Function: tokenizer.FunctionDef{Name: "lookup", Description: "find by id",
+			Parameters: json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"}}}`)}}},
+		ResponseFormat: &tokenizer.ResponseFormat{Type: "json_schema",
+			JSONSchema: &tokenizer.JSONSchema{Name: "plan", Schema: json.RawMessage(`{"type":"object"}`), Strict: true}},
 		Extra: map[string]json.RawMessage{"tool_choice": json.RawMessage(`"auto"`), "parallel_tool_calls": json.RawMessage(`false`)},
 	}
 	if _, err := c.Complete(context.Background(), req); err != nil {
@@ -157,42 +167,42 @@ func TestCompleteToolRoundTrip(t *testing.T) {
 func TestInvalidRequests(t *testing.T) {
 	tests := []struct {
 		name string
-		req  provider.Request
+		req  tokenizer.Request
 		want string
 	}{
-		{"no messages", provider.Request{}, "request.messages: must be a non-empty list"},
-		{"bad role", provider.Request{Messages: []provider.Message{{Role: "robot", Content: "x"}}}, "messages[0].role"},
-		{"content and parts", provider.Request{Messages: []provider.Message{{Role: "user", Content: "x", Parts: []provider.Part{provider.TextPart("y")}}}}, "both Content and Parts"},
-		{"bad part", provider.Request{Messages: []provider.Message{{Role: "user", Parts: []provider.Part{{Type: "audio"}}}}}, "unsupported content part type"},
-		{"bad detail", provider.Request{Messages: []provider.Message{{Role: "user", Parts: []provider.Part{provider.ImagePart("u", "huge")}}}}, "detail"},
-		{"user tool calls", provider.Request{Messages: []provider.Message{{Role: "user", ToolCalls: []provider.ToolCall{{Name: "f"}}}}}, "only assistant"},
-		{"tool without name", func() provider.Request { r := userReq("x"); r.Tools = []provider.Tool{{}}; return r }(), "tools[0].name"},
-		{"bad schema", func() provider.Request {
+		{"no messages", tokenizer.Request{}, "request.messages: must be a non-empty list"},
+		{"bad role", tokenizer.Request{Messages: []tokenizer.Message{{Role: "robot", Content: "x"}}}, "messages[0].role"},
+		{"content and parts", tokenizer.Request{Messages: []tokenizer.Message{{Role: "user", Content: "x", Parts: []tokenizer.Part{tokenizer.TextPart("y")}}}}, "both Content and Parts"},
+		{"bad part", tokenizer.Request{Messages: []tokenizer.Message{{Role: "user", Parts: []tokenizer.Part{{Type: "audio"}}}}}, "unsupported content part type"},
+		{"bad detail", tokenizer.Request{Messages: []tokenizer.Message{{Role: "user", Parts: []tokenizer.Part{tokenizer.ImagePart("u", "huge")}}}}, "detail"},
+		{"user tool calls", tokenizer.Request{Messages: []tokenizer.Message{{Role: "user", ToolCalls: []tokenizer.ToolCall{{Type: "function", Function: tokenizer.FunctionCall{Name: "f"}}}}}}, "only assistant"},
+		{"tool without name", func() tokenizer.Request { r := userReq("x"); r.Tools = []tokenizer.Tool{{}}; return r }(), "tools[0].function.name"},
+		{"bad schema", func() tokenizer.Request {
 			r := userReq("x")
-			r.ResponseFormat = &provider.ResponseFormat{Type: "json_schema"}
+			r.ResponseFormat = &tokenizer.ResponseFormat{Type: "json_schema"}
 			return r
 		}(), "json_schema"},
-		{"unknown extra", func() provider.Request {
+		{"unknown extra", func() tokenizer.Request {
 			r := userReq("x")
 			r.Extra = map[string]json.RawMessage{"grammar": json.RawMessage(`"root ::= x"`)}
 			return r
 		}(), "request.extra.grammar: is not an allowed option"},
-		{"typed extra", func() provider.Request {
+		{"typed extra", func() tokenizer.Request {
 			r := userReq("x")
 			r.Extra = map[string]json.RawMessage{"max_tokens": json.RawMessage(`5`)}
 			return r
 		}(), "is set through Request.MaxTokens"},
-		{"stream extra", func() provider.Request {
+		{"stream extra", func() tokenizer.Request {
 			r := userReq("x")
 			r.Extra = map[string]json.RawMessage{"stream": json.RawMessage(`true`)}
 			return r
 		}(), "is set through Provider.Stream"},
-		{"invalid extra JSON", func() provider.Request {
+		{"invalid extra JSON", func() tokenizer.Request {
 			r := userReq("x")
 			r.Extra = map[string]json.RawMessage{"tool_choice": json.RawMessage(`{`)}
 			return r
 		}(), "not valid JSON"},
-		{"no model", func() provider.Request { return userReq("x") }(), "request.model: must be set"},
+		{"no model", func() tokenizer.Request { return userReq("x") }(), "request.model: must be set"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"math"
 	"sort"
+
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 // ApplyOptions sets generation options given as generic values (decoded
@@ -15,7 +17,7 @@ import (
 //
 // It returns a [*Error] of kind [KindInvalidRequest] naming the first bad
 // option (in key order), leaving r partly updated.
-func (r *Request) ApplyOptions(opts map[string]any) error {
+func ApplyOptions(r *tokenizer.Request, opts map[string]any) error {
 	keys := make([]string, 0, len(opts))
 	for k := range opts {
 		keys = append(keys, k)
@@ -37,16 +39,16 @@ func (r *Request) ApplyOptions(opts map[string]any) error {
 				return invalidf(field, "must be a number (got %v)", v)
 			}
 			if k == "temperature" {
-				r.Temperature = Float(f)
+				r.Temperature = new(f)
 			} else {
-				r.TopP = Float(f)
+				r.TopP = new(f)
 			}
 		case "seed":
 			n, ok := integer(v)
 			if !ok {
 				return invalidf(field, "must be an integer (got %v)", v)
 			}
-			r.Seed = Int(n)
+			r.Seed = new(n)
 		case "stop":
 			switch s := v.(type) {
 			case string:
@@ -67,7 +69,7 @@ func (r *Request) ApplyOptions(opts map[string]any) error {
 			}
 		case "response_format":
 			b, err := json.Marshal(v)
-			var f ResponseFormat
+			var f tokenizer.ResponseFormat
 			if err != nil || json.Unmarshal(b, &f) != nil {
 				return invalidf(field, "must be an object {type, json_schema?}")
 			}

@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/rlmpl/rlmpl/host/provider"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 func TestApplyOptions(t *testing.T) {
-	var r provider.Request
-	err := r.ApplyOptions(map[string]any{
+	var r tokenizer.Request
+	err := provider.ApplyOptions(&r, map[string]any{
 		"max_tokens": 64.0, "temperature": 0, "top_p": float32(0.5), "seed": int64(3), "stop": []any{"\n", "END"},
 		"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "plan", "schema": map[string]any{"type": "object"}}},
 		"tool_choice":     "auto", "reasoning": map[string]any{"effort": "low"},
@@ -19,10 +20,10 @@ func TestApplyOptions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ApplyOptions: %v", err)
 	}
-	want := provider.Request{MaxTokens: 64, Temperature: provider.Float(0), TopP: provider.Float(0.5), Seed: provider.Int(3),
+	want := tokenizer.Request{MaxTokens: 64, Temperature: new(0.0), TopP: new(0.5), Seed: new(int64(3)),
 		Stop: []string{"\n", "END"},
-		ResponseFormat: &provider.ResponseFormat{Type: "json_schema",
-			JSONSchema: &provider.JSONSchema{Name: "plan", Schema: json.RawMessage(`{"type":"object"}`)}},
+		ResponseFormat: &tokenizer.ResponseFormat{Type: "json_schema",
+			JSONSchema: &tokenizer.JSONSchema{Name: "plan", Schema: json.RawMessage(`{"type":"object"}`)}},
 		Extra: map[string]json.RawMessage{"tool_choice": json.RawMessage(`"auto"`), "reasoning": json.RawMessage(`{"effort":"low"}`)},
 	}
 	if !reflect.DeepEqual(r, want) {
@@ -37,8 +38,8 @@ func TestApplyOptions(t *testing.T) {
 		"options.tools: cannot be set as an option":          {"tools": []any{}},
 		"options.stream: cannot be set":                      {"stream": true},
 	} {
-		var r provider.Request
-		err := r.ApplyOptions(msg)
+		var r tokenizer.Request
+		err := provider.ApplyOptions(&r, msg)
 		if err == nil || !strings.Contains(err.Error(), opts) {
 			t.Errorf("ApplyOptions(%v) = %v, want %q", msg, err, opts)
 		}

@@ -12,16 +12,19 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 // record is one line of a recording.
 type record struct {
-	Call     int          `json:"call"`
-	Op       string       `json:"op"` // "complete" or "stream"
-	Request  Request      `json:"request"`
-	Response Response     `json:"response"`
-	Deltas   []Delta      `json:"deltas,omitempty"`
-	Error    *recordError `json:"error,omitempty"`
+	Call     int               `json:"call"`
+	Op       string            `json:"op"` // "complete" or "stream"
+	Request  tokenizer.Request `json:"request"`
+	Body     string            `json:"body,omitempty"` // the bytes sent (Response.RequestBody)
+	Response Response          `json:"response"`
+	Deltas   []Delta           `json:"deltas,omitempty"`
+	Error    *recordError      `json:"error,omitempty"`
 }
 
 // recordError is an error as recorded: the fields of an [*Error], or only
@@ -66,9 +69,24 @@ func (r *recordError) err() error {
 	return e
 }
 
+// body is the RequestBody of a replayed call: the recorded bytes, or for a
+// recording without them the body of req; nil for a failed call.
+func (rec *record) body(req *tokenizer.Request, stream bool) []byte {
+	switch {
+	case rec.Error != nil:
+		return nil
+	case rec.Body != "":
+		return []byte(rec.Body)
+	}
+	b, _ := Body(req, stream)
+	return b
+}
+
 // Recorder is a [Provider] that forwards every call to P and appends the
 // request, the response (with a stream's deltas) and any error to W as one
-// JSON line. Credentials are never written: a [Request] holds none, and the
+// JSON line (the request in its wire form, and the body bytes sent).
+// Credentials are never written:
+// a request holds none, and the
 // errors of [*OpenAI] are redacted before they are recorded. Lines are
 // written in completion order; "call" numbers calls in arrival order.
 //
@@ -109,11 +127,11 @@ func (r *Recorder) write(rec record) error {
 }
 
 // Complete forwards to the wrapped provider and records the exchange.
-func (r *Recorder) Complete(ctx context.Context, req Request) (Response, error) {
+func (r *Recorder) Complete(ctx context.Context, req tokenizer.Request) (Response, error) {
 	call := r.next()
-	req = req.clone()
+	req = req.Clone()
 	resp, err := r.p.Complete(ctx, req)
-	if werr := r.write(record{Call: call, Op: "complete", Request: req, Response: resp, Error: toRecordError(err)}); werr != nil && err == nil {
+	if werr := r.write(record{Call: call, Op: "complete", Request: req, Body: string(resp.RequestBody), Response: resp, Error: toRecordError(err)}); werr != nil && err == nil {
 		return resp, werr
 	}
 	return resp, err
@@ -121,9 +139,9 @@ func (r *Recorder) Complete(ctx context.Context, req Request) (Response, error) 
 
 // Stream forwards to the wrapped provider, recording each delta delivered
 // to fn.
-func (r *Recorder) Stream(ctx context.Context, req Request, fn func(Delta) error) (Response, error) {
+func (r *Recorder) Stream(ctx context.Context, req tokenizer.Request, fn func(Delta) error) (Response, error) {
 	call := r.next()
-	req = req.clone()
+	req = req.Clone()
 	var ds []Delta
 	resp, err := r.p.Stream(ctx, req, func(d Delta) error {
 		ds = append(ds, cloneDelta(d))
@@ -135,7 +153,7 @@ func (r *Recorder) Stream(ctx context.Context, req Request, fn func(Delta) error
 	if ds == nil {
 		ds = []Delta{} // distinguishes "streamed nothing" from a Complete record
 	}
-	if werr := r.write(record{Call: call, Op: "stream", Request: req, Response: resp, Deltas: ds, Error: toRecordError(err)}); werr != nil && err == nil {
+	if werr := r.write(record{Call: call, Op: "stream", Request: req, Body: string(resp.RequestBody), Response: resp, Deltas: ds, Error: toRecordError(err)}); werr != nil && err == nil {
 		return resp, werr
 	}
 	return resp, err
@@ -212,7 +230,7 @@ func (r *Replayer) Remaining() int {
 	return n
 }
 
-func (r *Replayer) take(op string, req Request) (record, error) {
+func (r *Replayer) take(op string, req tokenizer.Request) (record, error) {
 	got, err := canonical(req)
 	if err != nil {
 		return record{}, err
@@ -269,8 +287,9 @@ func (r *Replayer) take(op string, req Request) (record, error) {
 	return record{}, first // the difference from the first unused line
 }
 
-// Complete answers with the matching recorded response or error.
-func (r *Replayer) Complete(ctx context.Context, req Request) (Response, error) {
+// Complete answers with the matching recorded response or error, with
+// the body of req in RequestBody.
+func (r *Replayer) Complete(ctx context.Context, req tokenizer.Request) (Response, error) {
 	if ctx.Err() != nil {
 		return Response{}, canceled(ctx, 0)
 	}
@@ -278,12 +297,13 @@ func (r *Replayer) Complete(ctx context.Context, req Request) (Response, error) 
 	if err != nil {
 		return Response{}, err
 	}
+	rec.Response.RequestBody = rec.body(&req, false)
 	return rec.Response, rec.Error.err()
 }
 
 // Stream delivers the recorded deltas to fn and returns the recorded
 // response or error.
-func (r *Replayer) Stream(ctx context.Context, req Request, fn func(Delta) error) (Response, error) {
+func (r *Replayer) Stream(ctx context.Context, req tokenizer.Request, fn func(Delta) error) (Response, error) {
 	if ctx.Err() != nil {
 		return Response{}, canceled(ctx, 0)
 	}
@@ -291,6 +311,7 @@ func (r *Replayer) Stream(ctx context.Context, req Request, fn func(Delta) error
 	if err != nil {
 		return Response{}, err
 	}
+	rec.Response.RequestBody = rec.body(&req, true)
 	for _, d := range rec.Deltas {
 		if ctx.Err() != nil {
 			return Response{}, canceled(ctx, 0)
@@ -305,7 +326,7 @@ func (r *Replayer) Stream(ctx context.Context, req Request, fn func(Delta) error
 }
 
 // canonical is a request as generic JSON values, for comparison.
-func canonical(req Request) (any, error) {
+func canonical(req tokenizer.Request) (any, error) {
 	b, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("provider: replay: %w", err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rlmpl/rlmpl/host/provider"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 func TestRecordReplay(t *testing.T) {
@@ -103,7 +104,7 @@ func TestReplayMismatch(t *testing.T) {
 	// Unordered: the model step can be matched before the second planner call.
 	rp = open(t, "testdata/replay.jsonl")
 	rp.Unordered = true
-	step := provider.Request{Model: "fake", Messages: []provider.Message{{Role: provider.RoleUser, Content: "summarize chunk 1"}}}
+	step := tokenizer.Request{Model: "fake", Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: "summarize chunk 1"}}}
 	if r, err := rp.Complete(ctx, step); err != nil || r.Content != "FAKE_MODEL_OK" {
 		t.Errorf("unordered replay = %+v, %v", r, err)
 	}
@@ -116,10 +117,10 @@ func TestReplayMismatch(t *testing.T) {
 	}
 }
 
-func planRequest() provider.Request {
-	return provider.Request{Model: "fake", MaxTokens: 512, Temperature: provider.Float(0), Messages: []provider.Message{
-		{Role: provider.RoleSystem, Content: "You write plans."},
-		{Role: provider.RoleUser, Content: "Goal: count the words"},
+func planRequest() tokenizer.Request {
+	return tokenizer.Request{Model: "fake", MaxTokens: 512, Temperature: new(0.0), Messages: []tokenizer.Message{
+		{Role: tokenizer.RoleSystem, Content: "You write plans."},
+		{Role: tokenizer.RoleUser, Content: "Goal: count the words"},
 	}}
 }
 

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 // Provider completes chat requests. Implementations in this package are
@@ -18,26 +21,38 @@ import (
 // Both return [*Error] for provider failures; when ctx is done they return
 // an [*Error] of kind [KindCanceled] that unwraps to ctx.Err().
 type Provider interface {
-	Complete(ctx context.Context, req Request) (Response, error)
-	Stream(ctx context.Context, req Request, fn func(Delta) error) (Response, error)
+	Complete(ctx context.Context, req tokenizer.Request) (Response, error)
+	Stream(ctx context.Context, req tokenizer.Request, fn func(Delta) error) (Response, error)
 }
 
 // Response is a normalized chat completion: the first choice's message,
 // whichever OpenAI-compatible dialect produced it.
 type Response struct {
-	Content      string     `json:"content"`
-	ToolCalls    []ToolCall `json:"tool_calls,omitempty"`
-	Reasoning    string     `json:"reasoning,omitempty"`     // reasoning_content (DeepSeek, vLLM, llama.cpp) or reasoning (OpenRouter, Ollama)
-	FinishReason string     `json:"finish_reason,omitempty"` // "" when the provider sent none
-	Model        string     `json:"model,omitempty"`         // the model that answered (body.model), else the requested one
-	ID           string     `json:"id,omitempty"`            // the provider's response id, "" when absent
-	Usage        Usage      `json:"usage"`
+	Content      string               `json:"content"`
+	ToolCalls    []tokenizer.ToolCall `json:"tool_calls,omitempty"`
+	Reasoning    string               `json:"reasoning,omitempty"`     // reasoning_content (DeepSeek, vLLM, llama.cpp) or reasoning (OpenRouter, Ollama)
+	FinishReason string               `json:"finish_reason,omitempty"` // "" when the provider sent none
+	Model        string               `json:"model,omitempty"`         // the model that answered (body.model), else the requested one
+	ID           string               `json:"id,omitempty"`            // the provider's response id, "" when absent
+	Usage        Usage                `json:"usage"`
+
+	// RequestBody is the exact request body of a successful call ([Body]):
+	// what [OpenAI] sent (every retry sends the same bytes), or what it
+	// would have sent for a scripted or replayed call. A turn receipt hashes
+	// it. It is nil with an error, and not recorded: it follows from the
+	// recorded request.
+	RequestBody []byte `json:"-"`
 }
 
-// Message returns the response as an assistant [Message], ready to append to
+// Message returns the response as an assistant message, ready to append to
 // the next request's history.
-func (r Response) Message() Message {
-	return Message{Role: RoleAssistant, Content: r.Content, ToolCalls: r.ToolCalls, Reasoning: r.Reasoning}
+func (r Response) Message() tokenizer.Message {
+	return tokenizer.Message{Role: tokenizer.RoleAssistant, Content: r.Content, ToolCalls: r.ToolCalls, Reasoning: r.Reasoning}
+}
+
+// toolCall returns a function call as a response carries it.
+func toolCall(id, name, arguments string) tokenizer.ToolCall {
+	return tokenizer.ToolCall{ID: id, Type: "function", Function: tokenizer.FunctionCall{Name: name, Arguments: arguments}}
 }
 
 // Usage is what a call consumed, as the provider reported it. A count is
@@ -196,7 +211,7 @@ type Delta struct {
 // assembles identically.
 type assembler struct {
 	content, reasoning strings.Builder
-	calls              []ToolCall
+	calls              []tokenizer.ToolCall
 	resp               Response
 }
 
@@ -209,16 +224,16 @@ func (a *assembler) add(d Delta) {
 	case DeltaToolCall:
 		tc := d.ToolCall
 		for len(a.calls) <= tc.Index {
-			a.calls = append(a.calls, ToolCall{})
+			a.calls = append(a.calls, toolCall("", "", ""))
 		}
 		c := &a.calls[tc.Index]
 		if c.ID == "" {
 			c.ID = tc.ID
 		}
-		if c.Name == "" {
-			c.Name = tc.Name
+		if c.Function.Name == "" {
+			c.Function.Name = tc.Name
 		}
-		c.Arguments += tc.Arguments
+		c.Function.Arguments += tc.Arguments
 	case DeltaFinish:
 		a.resp.FinishReason = d.FinishReason
 	case DeltaUsage:
@@ -231,7 +246,7 @@ func (a *assembler) response() Response {
 	r.Content = a.content.String()
 	r.Reasoning = a.reasoning.String()
 	if len(a.calls) > 0 {
-		r.ToolCalls = append([]ToolCall(nil), a.calls...)
+		r.ToolCalls = slices.Clone(a.calls)
 	}
 	return r
 }
@@ -248,7 +263,7 @@ func deltasOf(r Response) []Delta {
 		ds = append(ds, Delta{Kind: DeltaText, Text: r.Content})
 	}
 	for i, tc := range r.ToolCalls {
-		ds = append(ds, Delta{Kind: DeltaToolCall, ToolCall: &ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}})
+		ds = append(ds, Delta{Kind: DeltaToolCall, ToolCall: &ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}})
 	}
 	if r.FinishReason != "" {
 		ds = append(ds, Delta{Kind: DeltaFinish, FinishReason: r.FinishReason})

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 // Step is one scripted answer: the response to return, or Err.
@@ -35,12 +37,12 @@ type Step struct {
 // methods are then safe for concurrent use.
 type Scripted struct {
 	Steps  []Step
-	Func   func(call int, req Request) (Response, error)
+	Func   func(call int, req tokenizer.Request) (Response, error)
 	Delay  time.Duration
-	OnCall func(call int, req Request)
+	OnCall func(call int, req tokenizer.Request)
 
 	mu       sync.Mutex // protects the fields below
-	requests []Request
+	requests []tokenizer.Request
 }
 
 var _ Provider = (*Scripted)(nil)
@@ -57,12 +59,12 @@ func NewScripted(responses ...Response) *Scripted {
 
 // Requests returns copies of the requests received so far, in call order.
 // The caller owns the returned slice.
-func (s *Scripted) Requests() []Request {
+func (s *Scripted) Requests() []tokenizer.Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Request, len(s.requests))
+	out := make([]tokenizer.Request, len(s.requests))
 	for i, r := range s.requests {
-		out[i] = r.clone()
+		out[i] = r.Clone()
 	}
 	return out
 }
@@ -74,10 +76,10 @@ func (s *Scripted) Calls() int {
 	return len(s.requests)
 }
 
-func (s *Scripted) begin(ctx context.Context, req Request) (int, Step, error) {
+func (s *Scripted) begin(ctx context.Context, req tokenizer.Request) (int, Step, error) {
 	s.mu.Lock()
 	i := len(s.requests)
-	s.requests = append(s.requests, req.clone())
+	s.requests = append(s.requests, req.Clone())
 	s.mu.Unlock()
 	if s.OnCall != nil {
 		s.OnCall(i, req)
@@ -114,8 +116,10 @@ func (s *Scripted) begin(ctx context.Context, req Request) (int, Step, error) {
 	}
 }
 
-// Complete answers with the next step.
-func (s *Scripted) Complete(ctx context.Context, req Request) (Response, error) {
+// Complete answers with the next step, with the body an [OpenAI] client
+// would send for req in RequestBody (without a default model; nil if req
+// cannot be encoded).
+func (s *Scripted) Complete(ctx context.Context, req tokenizer.Request) (Response, error) {
 	_, st, err := s.begin(ctx, req)
 	if err != nil {
 		return Response{}, err
@@ -123,27 +127,33 @@ func (s *Scripted) Complete(ctx context.Context, req Request) (Response, error) 
 	if st.Err != nil {
 		return Response{}, st.Err
 	}
+	r := st.Response
 	if st.Deltas != nil {
 		var a assembler
 		for _, d := range st.Deltas {
 			a.add(d)
 		}
-		r := a.response()
+		r = a.response()
 		r.Model, r.ID = st.Response.Model, st.Response.ID
-		return r, nil
 	}
-	return st.Response, nil
+	r.RequestBody, _ = Body(&req, false)
+	return r, nil
 }
 
 // Stream answers with the next step, delivering its deltas to fn (which may
-// be nil). A step with both Deltas and Err delivers the deltas and then
-// fails, like a stream broken midway.
-func (s *Scripted) Stream(ctx context.Context, req Request, fn func(Delta) error) (Response, error) {
+// be nil), with req's body in RequestBody as [Scripted.Complete]. A step
+// with both Deltas and Err delivers the deltas and then fails, like a
+// stream broken midway.
+func (s *Scripted) Stream(ctx context.Context, req tokenizer.Request, fn func(Delta) error) (Response, error) {
 	_, st, err := s.begin(ctx, req)
 	if err != nil {
 		return Response{}, err
 	}
-	return playStream(ctx, st, fn)
+	r, err := playStream(ctx, st, fn)
+	if err == nil {
+		r.RequestBody, _ = Body(&req, true)
+	}
+	return r, err
 }
 
 // playStream delivers a step's deltas and assembles the response.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rlmpl/rlmpl/host/provider"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 func TestScripted(t *testing.T) {
@@ -41,7 +42,7 @@ func TestScripted(t *testing.T) {
 func TestScriptedFunc(t *testing.T) {
 	s := &provider.Scripted{
 		Steps: []provider.Step{{Response: provider.Response{Content: "first"}}},
-		Func: func(call int, req provider.Request) (provider.Response, error) {
+		Func: func(call int, req tokenizer.Request) (provider.Response, error) {
 			return provider.Response{Content: req.Messages[0].Content + "!"}, nil
 		},
 	}
@@ -58,7 +59,7 @@ func TestScriptedCancelDuringSlowCall(t *testing.T) {
 	s := &provider.Scripted{
 		Steps:  []provider.Step{{Response: provider.Response{Content: "late"}}},
 		Delay:  5 * time.Second,
-		OnCall: func(call int, _ provider.Request) { started <- call },
+		OnCall: func(call int, _ tokenizer.Request) { started <- call },
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
@@ -83,12 +84,15 @@ func TestScriptedCancelDuringSlowCall(t *testing.T) {
 
 func TestScriptedStream(t *testing.T) {
 	resp := provider.Response{Content: "hi", Reasoning: "r", FinishReason: "tool_calls", Model: "fake",
-		ToolCalls: []provider.ToolCall{{ID: "1", Name: "f", Arguments: "{}"}}, Usage: provider.TokenUsage(2, 1)}
+		ToolCalls: []tokenizer.ToolCall{{ID: "1", Type: "function", Function: tokenizer.FunctionCall{Name: "f", Arguments: "{}"}}}, Usage: provider.TokenUsage(2, 1)}
 	s := provider.NewScripted(resp)
 	var ds []provider.Delta
 	got, err := s.Stream(context.Background(), userReq("q"), collect(&ds))
-	if err != nil || !reflect.DeepEqual(got, resp) {
+	if err != nil || !reflect.DeepEqual(withoutBody(got), resp) {
 		t.Errorf("Stream = %+v, %v; want %+v", got, err, resp)
+	}
+	if w := `{"messages":[{"role":"user","content":"q"}],"stream":true,"stream_options":{"include_usage":true}}`; string(got.RequestBody) != w {
+		t.Errorf("RequestBody = %s, want %s", got.RequestBody, w)
 	}
 	if g, w := deltaString(ds), `reasoning("r") text("hi") tool_call(0,"1","f","{}") finish(tool_calls) usage(prompt=2 completion=1 total=3 cost=?)`; g != w {
 		t.Errorf("deltas = %s\nwant     %s", g, w)

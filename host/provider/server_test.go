@@ -9,6 +9,7 @@ import (
 
 	"github.com/rlmpl/rlmpl/host/provider"
 	"github.com/rlmpl/rlmpl/host/provider/providertest"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 // testKey is the secret the fake environment holds; no error text,
@@ -74,10 +75,17 @@ func newClient(t *testing.T, f *fakeServer, edit func(*provider.Options)) *provi
 	return c
 }
 
-func userReq(text string) provider.Request {
-	return provider.Request{Messages: []provider.Message{{Role: provider.RoleUser, Content: text}}}
+func userReq(text string) tokenizer.Request {
+	return tokenizer.Request{Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: text}}}
 }
 
 const okBody = `{"id":"chatcmpl-1","object":"chat.completion","model":"test-model-0613",
  "choices":[{"index":0,"message":{"role":"assistant","content":"hello"},"finish_reason":"stop"}],
  "usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}}`
+
+// withoutBody returns r without its RequestBody, for comparisons with
+// scripted responses.
+func withoutBody(r provider.Response) provider.Response {
+	r.RequestBody = nil
+	return r
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rlmpl/rlmpl/host/provider"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 // collect returns a callback appending deltas to *ds.
@@ -54,13 +55,16 @@ func TestStream(t *testing.T) {
 	}
 	want := provider.Response{Content: "Hello", Reasoning: "hmm", FinishReason: "stop", Model: "m-1", ID: "c1",
 		Usage: provider.TokenUsage(7, 2).WithCost(0.001)}
-	if !reflect.DeepEqual(resp, want) {
+	if !reflect.DeepEqual(withoutBody(resp), want) {
 		t.Errorf("Stream =\n%+v\nwant\n%+v", resp, want)
 	}
 	if g, w := deltaString(ds), `reasoning("hmm") text("Hel") text("lo") finish(stop) usage(prompt=7 completion=2 total=9 cost=0.001)`; g != w {
 		t.Errorf("deltas = %s\nwant     %s", g, w)
 	}
 	r := f.requests()[0]
+	if string(resp.RequestBody) != r.Raw {
+		t.Errorf("RequestBody =\n%s\nserver received\n%s", resp.RequestBody, r.Raw)
+	}
 	if r.Body["stream"] != true || !reflect.DeepEqual(r.Body["stream_options"], map[string]any{"include_usage": true}) {
 		t.Errorf("stream body = %s", r.Raw)
 	}
@@ -85,7 +89,7 @@ func TestStreamToolCalls(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Stream: %v", err)
 	}
-	wantCalls := []provider.ToolCall{{ID: "call_a", Name: "search", Arguments: `{"q":"go"}`}, {ID: "call_b", Name: "peek", Arguments: "{}"}}
+	wantCalls := []tokenizer.ToolCall{{ID: "call_a", Type: "function", Function: tokenizer.FunctionCall{Name: "search", Arguments: `{"q":"go"}`}}, {ID: "call_b", Type: "function", Function: tokenizer.FunctionCall{Name: "peek", Arguments: "{}"}}}
 	if !reflect.DeepEqual(resp.ToolCalls, wantCalls) || resp.FinishReason != "tool_calls" || resp.Usage != provider.TokenUsage(20, 10) {
 		t.Errorf("Stream = %+v, want calls %+v", resp, wantCalls)
 	}
@@ -102,7 +106,7 @@ func TestStreamToolCalls(t *testing.T) {
 		`[DONE]`,
 	))
 	resp, err = newClient(t, f, nil).Stream(context.Background(), userReq("q"), nil)
-	if want := []provider.ToolCall{{ID: "x1", Name: "a", Arguments: `{"n":1}`}, {ID: "x2", Name: "b", Arguments: "{}"}}; err != nil || !reflect.DeepEqual(resp.ToolCalls, want) {
+	if want := []tokenizer.ToolCall{{ID: "x1", Type: "function", Function: tokenizer.FunctionCall{Name: "a", Arguments: `{"n":1}`}}, {ID: "x2", Type: "function", Function: tokenizer.FunctionCall{Name: "b", Arguments: "{}"}}}; err != nil || !reflect.DeepEqual(resp.ToolCalls, want) {
 		t.Errorf("Stream without indexes = %+v, %v; want %+v", resp.ToolCalls, err, want)
 	}
 }

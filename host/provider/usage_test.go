@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rlmpl/rlmpl/host/provider"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 func TestUsageJSON(t *testing.T) {
@@ -52,12 +53,12 @@ func TestDeltaKindText(t *testing.T) {
 }
 
 func TestResponseMessage(t *testing.T) {
-	r := provider.Response{Content: "c", Reasoning: "r", ToolCalls: []provider.ToolCall{{ID: "1", Name: "f"}}}
+	r := provider.Response{Content: "c", Reasoning: "r", ToolCalls: []tokenizer.ToolCall{{ID: "1", Type: "function", Function: tokenizer.FunctionCall{Name: "f"}}}}
 	m := r.Message()
-	if m.Role != provider.RoleAssistant || m.Content != "c" || m.Reasoning != "r" || len(m.ToolCalls) != 1 {
+	if m.Role != tokenizer.RoleAssistant || m.Content != "c" || m.Reasoning != "r" || len(m.ToolCalls) != 1 {
 		t.Errorf("Message() = %+v", m)
 	}
-	if g := (provider.Message{Parts: []provider.Part{provider.TextPart("a"), provider.ImagePart("u", ""), provider.TextPart("b")}}).Text(); g != "ab" {
+	if g := (tokenizer.Message{Parts: []tokenizer.Part{tokenizer.TextPart("a"), tokenizer.ImagePart("u", ""), tokenizer.TextPart("b")}}).Text(); g != "ab" {
 		t.Errorf("Text() = %q", g)
 	}
 }

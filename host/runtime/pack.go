@@ -207,23 +207,17 @@ func (c Conversation) candidates(total int64, p pack.Policy) ([]store.Record, in
 	return recs, hotStart, err
 }
 
-// ChatMessage is a stored message as the provider sees it. Image parts
-// render as a text placeholder, so every sent token is counted.
+// ChatMessage is a stored message as the provider sees it: text, or
+// content parts, whose images the tokenizer charges by the model's image
+// rule (never as the text of their URL).
 func ChatMessage(m store.Message) tokenizer.Message {
-	tm := tokenizer.Message{Role: m.Role.String(), Name: m.Name, ToolCallID: m.ToolCallID}
-	if m.Content.IsParts() {
-		for i, p := range m.Content.Parts {
-			if i > 0 {
-				tm.Content += "\n"
-			}
-			if p.Type == store.PartText {
-				tm.Content += p.Text
-			} else {
-				tm.Content += "[image: " + p.URL + "]"
-			}
+	tm := tokenizer.Message{Role: m.Role.String(), Name: m.Name, ToolCallID: m.ToolCallID, Content: m.Content.Text}
+	for _, p := range m.Content.Parts {
+		if p.Type == store.PartText {
+			tm.Parts = append(tm.Parts, tokenizer.TextPart(p.Text))
+		} else {
+			tm.Parts = append(tm.Parts, tokenizer.ImagePart(p.URL, p.Detail))
 		}
-	} else {
-		tm.Content = m.Content.Text
 	}
 	for _, tc := range m.ToolCalls {
 		tm.ToolCalls = append(tm.ToolCalls, tokenizer.ToolCall{ID: tc.ID, Type: "function",

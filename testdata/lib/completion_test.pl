@@ -146,3 +146,15 @@ test(declared_usage_is_charged_instead_of_an_estimate,
 
 test(default_budget,
      (   default_completion_budget(B), get_(max_model_calls, B, 4), get_(max_iterations, B, 32) )).
+
+% Handlers see the chat request's messages next to its prompt (the text of
+% the last user message).
+messages_planner_(Req, plan([model(openrouter, literal("ping"), [], r), final(var(r))])) :-
+    get_(messages, Req, [M]), get_(role, M, user), get_(content, M, C), get_(prompt, Req, C).
+messages_model_(Call, "seen") :-
+    get_(messages, Call, [M]), get_(role, M, user), get_(content, M, "ping"), get_(prompt, Call, "ping").
+
+test(handlers_see_the_messages,
+     (   rlm_completion("q", text("c"), [planner_handler(messages_planner_), model_handler(messages_model_)], ok(R)),
+         get_(value, R, V), get_(text, V, T), T == "seen"
+     )).

@@ -109,3 +109,22 @@ test(deterministic,
          conversation_context_pack(C, Opts, ok(P2)),
          get_(request, P1, R), get_(request, P2, R)
      )).
+
+% I7 for images: an image part is charged by the model family's published
+% rule and is exact only where that rule is (a detail-low image for
+% gpt-4o: 85 tokens); otherwise its bound is charged and labelled
+% estimated. The request keeps the parts.
+test(images_are_counted_by_the_model_rule,
+     (   conversation_store_open(memory, ok(S)),
+         conversation_create(S, [id(img)], ok(C)),
+         conversation_append(C, message(user, [text("look"), image_url("http://x/y.png", low)]), ok(_)),
+         conversation_append(C, message(user, [text("look"), image_url("http://x/y.png", high)]), ok(_)),
+         conversation_context_pack(C, [token_options([model('gpt-4o-2024-08-06')]), cold_history_boundary(false),
+                                       policy([min_recent_turns(2)])], ok(P)),
+         get_(ledger, P, L), get_(stages, L, Stages),
+         member(Low, Stages), get_(name, Low, conversation_message_1),
+         get_(method, Low, exact), get_(charged_tokens, Low, TLow), TLow > 85, TLow < 100,
+         member(High, Stages), get_(name, High, conversation_message_2),
+         get_(method, High, estimated), get_(charged_tokens, High, THigh), THigh >= 1445,
+         get_(request, P, [M1, _]), get_(content, M1, [text("look"), image_url("http://x/y.png", low)])
+     )).

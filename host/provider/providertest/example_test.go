@@ -7,6 +7,7 @@ import (
 
 	"github.com/rlmpl/rlmpl/host/provider"
 	"github.com/rlmpl/rlmpl/host/provider/providertest"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 func TestServer(t *testing.T) {
@@ -16,13 +17,17 @@ func TestServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := p.Complete(context.Background(), provider.Request{Messages: []provider.Message{{Role: provider.RoleUser, Content: "goal"}}})
+	resp, err := p.Complete(context.Background(), tokenizer.Request{Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: "goal"}}})
 	if err != nil || resp.Content != "plan" || resp.Usage != provider.TokenUsage(12, 3) {
 		t.Fatalf("Complete = %+v, %v", resp, err)
 	}
 	reqs := srv.Requests()
 	if len(reqs) != 2 || reqs[1].Path != "/v1/chat/completions" || reqs[1].Body["model"] != "m" {
 		t.Errorf("Requests = %+v", reqs)
+	}
+	// Both attempts sent the bytes the response reports.
+	if string(resp.RequestBody) != reqs[0].Raw || reqs[0].Raw != reqs[1].Raw {
+		t.Errorf("RequestBody = %s; the server received %s and %s", resp.RequestBody, reqs[0].Raw, reqs[1].Raw)
 	}
 	msgs := reqs[1].Body["messages"].([]any)
 	if got := msgs[0].(map[string]any)["content"]; got != "goal" {
@@ -34,7 +39,7 @@ func ExampleNewServer() {
 	srv := providertest.NewServer(providertest.Completion("hello", 5, 1))
 	defer srv.Close()
 	p, _ := provider.NewOpenAI(&provider.Options{BaseURL: srv.BaseURL(), Model: "m"})
-	resp, _ := p.Complete(context.Background(), provider.Request{Messages: []provider.Message{{Role: provider.RoleUser, Content: "hi"}}})
+	resp, _ := p.Complete(context.Background(), tokenizer.Request{Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: "hi"}}})
 	fmt.Println(resp.Content, resp.Usage)
 	fmt.Println(srv.Requests()[0].Raw)
 	// Output:
