@@ -98,6 +98,9 @@ type Error struct {
 	RetryAfter time.Duration
 	// Attempts is how many HTTP requests were made (0 when none was sent).
 	Attempts int
+	// Credential names the environment variable that was unset or empty
+	// ([KindMissingCredential]); "" otherwise.
+	Credential string
 	// Err is the cause, when there is one (a redacted transport error,
 	// ctx.Err(), [ErrMissingCredential]).
 	Err error

@@ -35,7 +35,9 @@ type Options struct {
 	BaseURL string
 
 	// Model is the model used when a [tokenizer.Request] names none. Zero
-	// means requests must set Request.Model.
+	// means the request's own: a request with no model is sent without
+	// one, which servers of a single model (llama.cpp's, vLLM's) accept
+	// and others refuse with their own error.
 	Model string
 
 	// Credential is the name of the environment variable that holds the API
@@ -317,7 +319,7 @@ func (c *OpenAI) send(ctx context.Context, body []byte, model string, fn func(De
 	if c.opts.Credential != "" {
 		key = c.opts.Getenv(c.opts.Credential)
 		if key == "" {
-			return Response{}, &Error{Kind: KindMissingCredential,
+			return Response{}, &Error{Kind: KindMissingCredential, Credential: c.opts.Credential,
 				Message: "environment variable " + c.opts.Credential + " is unset or empty", Err: ErrMissingCredential}
 		}
 	}
@@ -401,10 +403,7 @@ func (c *OpenAI) encode(req *tokenizer.Request, stream bool) ([]byte, error) {
 		return nil, err
 	}
 	if req.Model == "" {
-		req.Model = c.opts.Model
-	}
-	if req.Model == "" {
-		return nil, invalidf("model", "must be set (in the request or Options.Model)")
+		req.Model = c.opts.Model // still "" for servers that serve one model
 	}
 	for k := range req.Extra {
 		if !c.allowed[k] {

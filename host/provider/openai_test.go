@@ -202,16 +202,11 @@ func TestInvalidRequests(t *testing.T) {
 			r.Extra = map[string]json.RawMessage{"tool_choice": json.RawMessage(`{`)}
 			return r
 		}(), "not valid JSON"},
-		{"no model", func() tokenizer.Request { return userReq("x") }(), "request.model: must be set"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, reply(200, okBody))
-			c := newClient(t, f, func(o *provider.Options) {
-				if tc.name == "no model" {
-					o.Model = ""
-				}
-			})
+			c := newClient(t, f, nil)
 			_, err := c.Complete(context.Background(), tc.req)
 			pe := asError(t, err)
 			if pe.Kind != provider.KindInvalidRequest || !strings.Contains(err.Error(), tc.want) {
