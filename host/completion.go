@@ -7,63 +7,130 @@ import (
 
 	"github.com/rlmpl/rlmpl/host/plan"
 	"github.com/rlmpl/rlmpl/host/provider"
+	"github.com/rlmpl/rlmpl/prolog"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 // Providers: a completion's planner and model steps reach models through a
-// provider.Provider, resolved by name. Host.Options.Providers wins (tests
-// and embedding programs inject scripted or custom providers there); any
-// other name is a preset of host/provider (openai, openrouter, deepseek,
-// ollama, vllm, llamacpp) whose credential is read with Options.Getenv at
-// request time.
+// provider.Provider. A call names one with provider(Name) or
+// provider(Name, Settings), or names none and gets the default. Resolution
+// (Host.Provider) takes, in order: Options.Providers[Name] (tests and
+// embedding programs inject scripted or custom providers there); else the
+// layers of provider.Resolve: the call's settings, the configuration file
+// (Options.ProviderConfig), the environment's conventions and the preset.
+// Keys are read with Options.Getenv when each request is made, never
+// before and never kept.
 
-// providerFor resolves a provider by name, with an optional model override.
-func (h *Host) providerFor(name string) (provider.Provider, error) {
-	if p, ok := h.opts.Providers[name]; ok {
-		return p, nil
-	}
-	o, ok := provider.Preset(name)
-	if !ok {
-		return nil, fmt.Errorf("host: unknown provider %q (configure it in Options.Providers or use one of %v)", name, provider.PresetNames())
-	}
-	o.Getenv = h.opts.Getenv
-	if o.Getenv == nil {
-		o.Credential = "" // no environment: only local servers work
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if p, ok := h.presets[name]; ok {
-		return p, nil
-	}
-	p, err := provider.NewOpenAI(&o)
-	if err != nil {
-		return nil, err
-	}
-	if h.presets == nil {
-		h.presets = map[string]provider.Provider{}
-	}
-	h.presets[name] = p
-	return p, nil
+// Resolved is a call's provider: its name (what model(Name) steps and
+// capabilities say), the client, and whether planners using it are asked
+// for plans in the plan's JSON schema.
+type Resolved struct {
+	Name             string
+	Provider         provider.Provider
+	StructuredOutput bool
 }
 
-// providerModels answers plan model steps with real providers.
+// Provider resolves the provider called name with the call's settings
+// (name "" means the default: the configuration file's, else the first of
+// lib's default_provider/1 whose key is in the environment). A provider of
+// Options.Providers is used as it is, with call.Model as its model when
+// set. Configuration problems are *provider.ConfigError, in the user's
+// words. The lead's managed turn and the CLI use it as the predicates do.
+func (h *Host) Provider(ctx context.Context, name string, call provider.Settings) (Resolved, error) {
+	if name == "" {
+		defaults, err := h.defaultProviders(ctx)
+		if err != nil {
+			return Resolved{}, err
+		}
+		if name, err = provider.DefaultName(h.opts.ProviderConfig, defaults, h.opts.Getenv); err != nil {
+			return Resolved{}, err
+		}
+	}
+	return h.resolve(name, call)
+}
+
+func (h *Host) resolve(name string, call provider.Settings) (Resolved, error) {
+	if p, ok := h.opts.Providers[name]; ok {
+		if call.Model != "" {
+			p = withModel{p, call.Model}
+		}
+		return Resolved{Name: name, Provider: p}, nil
+	}
+	r, err := provider.Resolve(name, call, h.opts.ProviderConfig, h.opts.Getenv)
+	if err != nil {
+		return Resolved{}, err
+	}
+	// A client per call is cheap (no I/O); connections are pooled by the
+	// shared transport.
+	c, err := provider.NewOpenAI(&r.Options)
+	if err != nil {
+		return Resolved{}, fmt.Errorf("host: provider %s: %w", name, err) // Resolve validated: a bug
+	}
+	return Resolved{Name: name, Provider: c, StructuredOutput: r.StructuredOutput}, nil
+}
+
+// defaultProviders reads lib's default_provider/1 once, for Go callers.
+// Prolog calls read it in their own session (a program may change it).
+func (h *Host) defaultProviders(ctx context.Context) ([]string, error) {
+	h.defaultNames.once.Do(func() {
+		s, err := h.NewSession(ctx)
+		if err == nil {
+			var bs []prolog.Binding
+			if bs, err = s.in.Once(ctx, "findall(N, default_provider(N), Ns)"); err == nil {
+				var v any
+				v, err = prolog.Value(bs[0].Value, nil)
+				for _, n := range v.([]any) {
+					h.defaultNames.names = append(h.defaultNames.names, fmt.Sprint(n))
+				}
+			}
+		}
+		h.defaultNames.err = err
+	})
+	return h.defaultNames.names, h.defaultNames.err
+}
+
+// withModel is an injected provider whose requests name a model by default.
+type withModel struct {
+	provider.Provider
+	model string
+}
+
+func (w withModel) Complete(ctx context.Context, req tokenizer.Request) (provider.Response, error) {
+	if req.Model == "" {
+		req.Model = w.model
+	}
+	return w.Provider.Complete(ctx, req)
+}
+
+func (w withModel) Stream(ctx context.Context, req tokenizer.Request, fn func(provider.Delta) error) (provider.Response, error) {
+	if req.Model == "" {
+		req.Model = w.model
+	}
+	return w.Provider.Stream(ctx, req, fn)
+}
+
+// providerModels answers a call's planner and model steps with its one
+// provider. With onDelta set, calls stream and each delta is passed on.
 type providerModels struct {
-	host  *Host
-	model string // the model name sent, "" for the provider's default
+	r       Resolved
+	onDelta func(provider.Delta) error
 }
 
 func (m providerModels) Complete(ctx context.Context, call plan.ModelCall) (plan.ModelResult, error) {
-	p, err := m.host.providerFor(call.Provider)
-	if err != nil {
-		return plan.ModelResult{}, err
+	if call.Provider != m.r.Name {
+		return plan.ModelResult{}, fmt.Errorf("host: no provider %q in this call (it has %s)", call.Provider, m.r.Name)
 	}
 	req := call.Request.Clone()
-	if m.model != "" {
-		req.Model = m.model
-	}
 	if err := provider.ApplyOptions(&req, withoutKey(call.Options, "max_tokens")); err != nil {
 		return plan.ModelResult{}, err
 	}
-	resp, err := p.Complete(ctx, req)
+	var resp provider.Response
+	var err error
+	if m.onDelta != nil {
+		resp, err = m.r.Provider.Stream(ctx, req, m.onDelta)
+	} else {
+		resp, err = m.r.Provider.Complete(ctx, req)
+	}
 	if err != nil {
 		return plan.ModelResult{}, err
 	}
@@ -83,14 +150,13 @@ func withoutKey(m map[string]any, key string) map[string]any {
 	return out
 }
 
-// providerPlanner asks a provider for the plan.
-type providerPlanner struct {
-	models   providerModels
-	provider string
-}
+// providerPlanner asks the call's provider for the plan, at temperature 0.
+// The request arrives composed (the plan schema already in its
+// response_format when the provider supports structured output).
+type providerPlanner struct{ models providerModels }
 
 func (p providerPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (plan.PlannerReply, error) {
-	res, err := p.models.Complete(ctx, plan.ModelCall{Provider: p.provider, Request: req.Request,
+	res, err := p.models.Complete(ctx, plan.ModelCall{Provider: p.models.r.Name, Request: req.Request,
 		Options: map[string]any{"temperature": 0.0}, Depth: req.Depth, Reason: "planner"})
 	if err != nil {
 		return plan.PlannerReply{}, err

@@ -9,6 +9,9 @@ import (
 
 	"github.com/rlmpl/rlmpl/host/handle"
 	"github.com/rlmpl/rlmpl/host/pack"
+	"github.com/rlmpl/rlmpl/host/plan"
+	"github.com/rlmpl/rlmpl/host/planterm"
+	"github.com/rlmpl/rlmpl/host/provider"
 	"github.com/rlmpl/rlmpl/host/runtime"
 	"github.com/rlmpl/rlmpl/prolog"
 	"github.com/rlmpl/rlmpl/store"
@@ -110,12 +113,24 @@ func (s *Session) reason(phase string, err error, subject []engine.Term) (engine
 		he    *handle.Error
 		se    *runtime.SchemaError
 		we    *warmError
+		ple   *plan.Error
+		fault *faultError
 		named = func(name string) engine.Term { return engine.NewAtom(name).Apply(subject...) }
 		conv  = func(detail engine.Term) (engine.Term, bool) { return convReason(phase, detail, err.Error()), true }
 	)
 	switch {
+	case errors.As(err, &ple):
+		// Before the context cases: a completion's cancellation and time
+		// limit are outcomes (the query's own cancellation is thrown
+		// before this table is asked).
+		return completionReason(ple, subject)
 	case errors.As(err, &iso), errors.As(err, &ex), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return nil, false
+	case isProviderError(err):
+		return providerReason(err, ""), true
+	case errors.As(err, &fault):
+		return record("completion_error", fld("detail", fault.detail), fld("kind", engine.NewAtom("completion_fault")),
+			fld("message", prolog.Chars(fault.msg)), fld("phase", engine.NewAtom("runtime"))), true
 	case errors.Is(err, store.ErrNotFound):
 		return conv(named("not_found"))
 	case errors.Is(err, store.ErrExists):
@@ -221,4 +236,65 @@ func contextReason(e *handle.Error) engine.Term {
 		fields = append(fields, fld(d.Key, goTerm(d.Value)))
 	}
 	return record("context_error", fields...)
+}
+
+// completionReason is a plan or completion error record. A provider's
+// failure passes through as the provider_error it is (upstream's
+// passthrough), with the phase it happened in; a cancelled completion
+// names its token (subject) when it ran under one.
+func completionReason(e *plan.Error, subject []engine.Term) (engine.Term, bool) {
+	if isProviderError(e) {
+		return providerReason(e, string(e.Phase)), true
+	}
+	t, err := planterm.ToTerm(e.Record())
+	if err != nil {
+		return record("internal_error", fld("message", prolog.Chars(err.Error())), fld("phase", engine.NewAtom(string(e.Phase)))), true
+	}
+	if e.Kind == plan.KindCancelled && len(subject) == 1 {
+		t = withField(t, fld("token", subject[0]))
+	}
+	return t, true
+}
+
+func isProviderError(err error) bool {
+	var pe *provider.Error
+	var ce *provider.ConfigError
+	return errors.As(err, &pe) || errors.As(err, &ce)
+}
+
+// providerReason is provider_error([kind(K), message(M), ...]): for a
+// configuration problem field(F) and provider(P) (kind
+// configuration_error); for a failed call attempts(N), status(S) (0 when
+// no response came), retryable(B), and code(C), type(T), credential(env(V))
+// when known. Messages are the provider's, keys already redacted.
+func providerReason(err error, phase string) engine.Term {
+	var (
+		pe *provider.Error
+		ce *provider.ConfigError
+		fs []prolog.Field
+	)
+	if phase != "" {
+		fs = append(fs, fld("phase", engine.NewAtom(phase)))
+	}
+	if errors.As(err, &ce) {
+		fs = append(fs, fld("field", engine.NewAtom(ce.Field)), fld("kind", engine.NewAtom("configuration_error")),
+			fld("message", prolog.Chars(ce.Message)))
+		if ce.Provider != "" {
+			fs = append(fs, fld("provider", engine.NewAtom(ce.Provider)))
+		}
+		return record("provider_error", fs...)
+	}
+	errors.As(err, &pe)
+	fs = append(fs, fld("attempts", engine.Integer(pe.Attempts)), fld("kind", engine.NewAtom(pe.Kind.String())),
+		fld("message", prolog.Chars(pe.Message)), fld("retryable", boolTerm(pe.Retryable)), fld("status", engine.Integer(pe.Status)))
+	if pe.Code != "" {
+		fs = append(fs, fld("code", prolog.Chars(pe.Code)))
+	}
+	if pe.Type != "" {
+		fs = append(fs, fld("type", prolog.Chars(pe.Type)))
+	}
+	if pe.Credential != "" {
+		fs = append(fs, fld("credential", engine.NewAtom("env").Apply(engine.NewAtom(pe.Credential))))
+	}
+	return record("provider_error", fs...)
 }

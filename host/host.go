@@ -40,12 +40,18 @@ type Options struct {
 	// Tokenizers counts tokens. Nil means the built-in registry
 	// (tokenizer.New(nil)).
 	Tokenizers *tokenizer.Registry
-	// Providers are model providers by name (provider(Name) in Prolog).
-	// Names not here resolve to host/provider presets.
+	// Providers are model providers by name (provider(Name) in Prolog),
+	// used as they are. Other names resolve through ProviderConfig, the
+	// environment and host/provider's presets (provider.Resolve).
 	Providers map[string]provider.Provider
-	// Getenv reads credentials at request time (a provider's credential is
-	// an environment variable name, never a key). Nil means no environment:
-	// only providers without credentials work. The CLI passes os.Getenv.
+	// ProviderConfig is the configuration file's providers and default
+	// (provider.ParseConfig). Nil means none.
+	ProviderConfig *provider.Config
+	// Getenv reads the environment: credentials at request time (a
+	// provider's credential is an environment variable name, never a key)
+	// and the conventions that configure providers (OPENAI_BASE_URL, ...).
+	// Nil means no environment: only providers without credentials work.
+	// The CLI passes os.Getenv.
 	Getenv func(string) string
 	// StateDir is the root of persistent conversation stores:
 	// conversation_store_open(persist(Dir), _) with a relative Dir opens
@@ -83,8 +89,13 @@ type Host struct {
 	schema   schemaCache                        // lib's option schemas
 	defaults defaultsCache                      // lib's policy, for Go callers
 
-	mu      sync.Mutex // protects the fields below and serializes addEncoding
-	presets map[string]provider.Provider
+	defaultNames struct { // lib's default_provider/1, for Go callers
+		once  sync.Once
+		names []string
+		err   error
+	}
+
+	mu sync.Mutex // serializes addEncoding
 }
 
 // Close closes every conversation store the host's sessions opened.

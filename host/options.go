@@ -194,6 +194,21 @@ func (s *Session) mustBe(c *prolog.Call, typ, v engine.Term) error {
 				}
 			}
 		}
+	case name == "provider":
+		// A name, or provider(Name, Settings) with Settings checked
+		// against provider/2's schema.
+		if _, isAtom := v.(engine.Atom); isAtom {
+			return nil
+		}
+		p, isCompound := v.(engine.Compound)
+		if !isCompound || p.Functor().String() != "provider" || p.Arity() != 2 {
+			return typeErr()
+		}
+		if _, isAtom := c.Resolve(p.Arg(0)).(engine.Atom); !isAtom {
+			return typeErr()
+		}
+		_, err := s.options(c, "provider/2", p.Arg(1))
+		return err
 	case name == "callable":
 		_, err := c.Callable(v)
 		return err

@@ -1,82 +1,47 @@
 package host
 
 // Completion family: rlm_completion/4 and its direct-call siblings over
-// host/plan. lib/rlm_completion.pl wraps them.
+// host/plan, with providers resolved per call (completion.go). Options are
+// checked against lib's rlm_option/4 rows (throwing ISO errors naming the
+// predicate); what depends on state or data (provider and configuration
+// errors, plan errors, budgets, cancellation) is an error(Reason) outcome
+// from the one table in errors.go.
 //
-//	rlm_complete_(+Query, +Context, +Options, -Outcome) is det.
-//	llm_query_(+Prompt, +Options, -Outcome) is det.
-//	rlm_query_(+Query, +SubContext, +Options, -Outcome) is det.
-//	rlm_cancellation_token_(-Token) is det.
-//	rlm_cancel_(+Token) is det.
-//	default_completion_budget_(-Budget) is det.
+//	rlm_completion(+Query, +Context, +Options, -Outcome) is det.
+//	llm_query(+Prompt, +Options, -Outcome) is det.
+//	rlm_query(+Query, +SubContext, +Options, -Outcome) is det.
+//	rlm_cancellation_token(-Token) is det.
+//	rlm_cancel(+Token) is det.
+//	default_completion_budget(-Budget) is det.
+//	openai_compatible_provider(+Endpoint, +Credential, +Model, -Provider) is det.
+//	openrouter_provider(?Model, -Provider) is det.
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"math"
-	"slices"
-	"strings"
 	"sync"
+	"time"
 
 	"github.com/ichiban/prolog/engine"
 
 	"github.com/rlmpl/rlmpl/host/handle"
 	"github.com/rlmpl/rlmpl/host/plan"
 	"github.com/rlmpl/rlmpl/host/planterm"
+	"github.com/rlmpl/rlmpl/host/provider"
 	"github.com/rlmpl/rlmpl/prolog"
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
-// completionOptions is the closed set of options (an unknown one throws
-// domain_error(completion_option, O): typos surface instead of being
-// ignored as upstream did).
-var completionOptions = map[string]bool{
-	"planner_handler": true, "model_handler": true, "provider": true, "model": true,
-	"capabilities": true, "child_capabilities": true, "tools": true, "context_options": true,
-	"planner_attempts": true, "planner_max_tokens": true, "planner_instruction": true,
-	"budget": true, "cancel_token": true, "depth": true, "max_tokens": true, "temperature": true,
-	"session_id": true, "trace_id": true,
+// faultError is a completion_fault outcome decided here rather than in
+// host/plan: a context that cannot be registered or read.
+type faultError struct {
+	detail engine.Term
+	msg    string
 }
 
-// fault is error(completion_error([... kind(completion_fault), detail(D)])).
-func fault(detail engine.Term, msg string) engine.Term {
-	return atomError.Apply(record("completion_error",
-		fld("detail", detail), fld("kind", engine.NewAtom("completion_fault")),
-		fld("message", prolog.Chars(msg)), fld("phase", engine.NewAtom("runtime"))))
-}
-
-// faultError carries a ready outcome term out of option decoding.
-type faultError struct{ term engine.Term }
-
-func (e *faultError) Error() string { return "host: completion fault" }
-
-func faultf(name string, args []engine.Term, format string, a ...any) error {
-	var d engine.Term = engine.NewAtom(name)
-	if len(args) > 0 {
-		d = engine.NewAtom(name).Apply(args...)
-	}
-	return &faultError{fault(d, fmt.Sprintf(format, a...))}
-}
-
-// options reads a Name(Value) option list, first occurrence winning.
-func optionMap(c *prolog.Call, t engine.Term, allowed map[string]bool, domain string) (map[string]engine.Term, error) {
-	elems, err := c.List(t)
-	if err != nil {
-		return nil, faultf("invalid_options", []engine.Term{prolog.Resolved(t, c.Env)}, "options must be a proper list")
-	}
-	out := map[string]engine.Term{}
-	for _, e := range elems {
-		o, isCompound := c.Resolve(e).(engine.Compound)
-		if !isCompound || o.Arity() != 1 || !allowed[o.Functor().String()] {
-			return nil, prolog.DomainError(domain, prolog.Resolved(e, c.Env))
-		}
-		if _, dup := out[o.Functor().String()]; !dup {
-			out[o.Functor().String()] = c.Resolve(o.Arg(0))
-		}
-	}
-	return out, nil
-}
+func (e *faultError) Error() string { return "host: completion fault: " + e.msg }
 
 // callbacks serializes calls back into Prolog: plan steps may run in
 // parallel goroutines, but the interpreter admits one caller at a time.
@@ -85,15 +50,15 @@ type callbacks struct {
 	c  *prolog.Call
 }
 
-// call runs call(H, Arg, Out) once and returns Out resolved. A Prolog
+// call runs call(H, Args..., Out) once and returns Out resolved. A Prolog
 // exception is returned as a handler_exception error; failure as
-// handler_failed.
-func (cb *callbacks) call(ctx context.Context, h, arg engine.Term) (engine.Term, error) {
+// handler_failed. With out nil, Out is not passed.
+func (cb *callbacks) call(ctx context.Context, h engine.Term, args ...engine.Term) (engine.Term, error) {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
 	out := engine.NewVariable()
 	var result engine.Term
-	goal := engine.NewAtom("call").Apply(h, arg, out)
+	goal := engine.NewAtom("call").Apply(append([]engine.Term{h}, append(args, out)...)...)
 	ok, err := engine.Call(cb.c.VM, goal, func(env *engine.Env) *engine.Promise {
 		result = prolog.Resolved(out, env)
 		return engine.Bool(true)
@@ -120,6 +85,7 @@ func (e *handlerError) Error() string { return "host: " + e.kind + ": " + e.text
 
 // prologPlanner is planner_handler(H): call(H, planner_request([...]), Reply)
 // where Reply is a plan term (trusted, converted directly), text to parse,
+// planner_output([plan(P), usage(U)]) (upstream's reply), reply(P, usage(U)),
 // ok(Reply) or error(E).
 type prologPlanner struct {
 	cb *callbacks
@@ -138,11 +104,22 @@ func (p prologPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (plan.
 	if err != nil {
 		return plan.PlannerReply{}, err
 	}
-	// reply(X, usage([...])) declares what the call used; without it the
-	// budget charges the conservative estimate for unknown usage.
+	// reply(X, usage([...])) and planner_output([plan(X), usage([...])])
+	// declare what the call used; without either the budget charges the
+	// conservative estimate for unknown usage.
 	var usage plan.Usage
-	if c, isCompound := reply.(engine.Compound); isCompound && c.Functor().String() == "reply" && c.Arity() == 2 {
-		reply, usage = c.Arg(0), usageOf(c.Arg(1))
+	if c, isCompound := reply.(engine.Compound); isCompound {
+		switch {
+		case c.Functor().String() == "reply" && c.Arity() == 2:
+			reply, usage = c.Arg(0), usageOf(c.Arg(1), false)
+		case c.Functor().String() == "planner_output" && c.Arity() == 1:
+			f, err := fieldsOf(p.cb.c, c.Arg(0))
+			if err != nil || f["plan"] == nil {
+				return plan.PlannerReply{}, &handlerError{kind: "invalid_handler_reply", text: p.cb.c.In.WriteQ(reply, nil)}
+			}
+			// Upstream's reading: a declared usage's missing counts are 0.
+			reply, usage = f["plan"], usageOf(f["usage"], true)
+		}
 	}
 	if c, isCompound := reply.(engine.Compound); isCompound && c.Functor().String() == "plan" && c.Arity() == 1 {
 		pl, err := plan.FromTerm(planterm.Tree(reply, nil))
@@ -165,13 +142,11 @@ func unwrapOK(t engine.Term) (engine.Term, error) {
 		case "ok":
 			return c.Arg(0), nil
 		case "error":
-			return nil, &handlerError{kind: "handler_error", text: termString(c.Arg(0))}
+			return nil, &handlerError{kind: "handler_error", text: fmt.Sprint(c.Arg(0))}
 		}
 	}
 	return t, nil
 }
-
-func termString(t engine.Term) string { return fmt.Sprint(t) }
 
 // prologModels is model_handler(H), used for llm_query/3, rlm_query/4 and
 // every model step of a plan (upstream bypassed it inside plans):
@@ -196,21 +171,10 @@ func (m prologModels) Complete(ctx context.Context, call plan.ModelCall) (plan.M
 	}
 	if r, isCompound := reply.(engine.Compound); isCompound && r.Functor().String() == "model_response" && r.Arity() == 1 {
 		var res plan.ModelResult
-		it := engine.ListIterator{List: r.Arg(0)}
-		for it.Next() {
-			f, isField := it.Current().(engine.Compound)
-			if !isField || f.Arity() != 1 {
-				continue
-			}
-			switch f.Functor().String() {
-			case "text":
-				res.Text, _ = prolog.TextOf(f.Arg(0), nil)
-			case "model":
-				res.Model, _ = prolog.TextOf(f.Arg(0), nil)
-			case "usage":
-				res.Usage = usageOf(f.Arg(0))
-			}
-		}
+		f, _ := fieldsOf(m.cb.c, r.Arg(0))
+		res.Text, _ = prolog.TextOf(f["text"], nil)
+		res.Model, _ = prolog.TextOf(f["model"], nil)
+		res.Usage = usageOf(f["usage"], false)
 		return res, nil
 	}
 	text, err := prolog.TextOf(reply, nil)
@@ -231,14 +195,21 @@ func messagesTerm(ms []tokenizer.Message) engine.Term {
 	return engine.List(ts...)
 }
 
-// usageOf reads usage([prompt_tokens(P), completion_tokens(C), total_tokens(T), cost(USD)]).
-func usageOf(t engine.Term) plan.Usage {
+// usageOf reads usage([prompt_tokens(P), completion_tokens(C),
+// total_tokens(T), cost(USD)]) or the bare list. With zeroMissing, absent
+// counts are known zeros (upstream's planner_output); otherwise unknown.
+func usageOf(t engine.Term, zeroMissing bool) plan.Usage {
 	var u plan.Usage
-	r, isCompound := t.(engine.Compound)
-	if !isCompound || r.Arity() != 1 {
+	if zeroMissing {
+		u = plan.Usage{PromptKnown: true, CompletionKnown: true, TotalKnown: true, CostKnown: true}
+	}
+	if r, isCompound := t.(engine.Compound); isCompound && r.Arity() == 1 && r.Functor().String() != "." {
+		t = r.Arg(0)
+	}
+	if t == nil {
 		return u
 	}
-	it := engine.ListIterator{List: r.Arg(0)}
+	it := engine.ListIterator{List: t}
 	for it.Next() {
 		f, isField := it.Current().(engine.Compound)
 		if !isField || f.Arity() != 1 {
@@ -260,6 +231,9 @@ func usageOf(t engine.Term) plan.Usage {
 				u.Cost, u.CostKnown = float64(v), true
 			}
 		}
+	}
+	if zeroMissing && u.TotalTokens == 0 {
+		u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	}
 	return u
 }
@@ -287,64 +261,284 @@ func (t prologTools) Call(ctx context.Context, name string, args any) (any, erro
 	return planterm.Value(res, nil)
 }
 
-// spec is a decoded completion request.
+// spec is a decoded completion call.
 type spec struct {
 	in        plan.Input
 	deps      plan.Deps
+	op        opts
 	token     string
 	ephemeral *handle.Ref
-	opts      map[string]engine.Term
+	cb        *callbacks
 }
 
-// decode reads the options shared by the completion family.
-func (s *Session) decode(c *prolog.Call, options engine.Term) (*spec, error) {
-	opts, err := optionMap(c, options, completionOptions, "completion_option")
+// decode checks the options of pred against lib's schema (throwing ISO
+// errors) and reads the parts shared by the family: handlers, the provider,
+// the budget and the cancellation token. Provider resolution may fail with
+// a *provider.ConfigError, an outcome.
+func (s *Session) decode(c *prolog.Call, pred string, options engine.Term) (*spec, error) {
+	op, err := s.options(c, pred, options)
 	if err != nil {
 		return nil, err
 	}
-	sp := &spec{opts: opts}
-	cb := &callbacks{c: c}
+	sp := &spec{op: op, cb: &callbacks{c: c}}
 	sp.deps.Contexts = s.handles
 	sp.deps.Terms = planterm.Reader{}
-	model := ""
-	if m, present := opts["model"]; present {
-		if model, err = prolog.TextOf(m, c.Env); err != nil {
-			return nil, faultf("invalid_option", []engine.Term{engine.NewAtom("model").Apply(m)}, "model must be text")
+	if op.has("model_handler") {
+		sp.deps.Models = prologModels{cb: sp.cb, h: op["model_handler"]}
+	}
+	if op.has("planner_handler") {
+		sp.deps.Planner = prologPlanner{cb: sp.cb, h: op["planner_handler"]}
+	}
+	if op.has("budget") {
+		b, err := budgetOf(c, optionList(c, op["budget"]))
+		if err != nil {
+			return nil, err
+		}
+		sp.in.Budget = &b
+	}
+	sp.token = op.atom("cancel_token")
+	// The provider: the models' and the planner's unless handlers answer
+	// both. Its name is what model steps and capabilities say.
+	name, call, err := s.providerOption(c, op)
+	if err != nil {
+		return nil, err
+	}
+	needPlanner := pred == "rlm_completion/4" && sp.deps.Planner == nil
+	if !needPlanner && sp.deps.Models != nil {
+		if name == "" {
+			name = s.defaultName(c)
+		}
+		sp.in.Providers = []string{name}
+		return sp, nil
+	}
+	r, err := s.resolveProvider(c, name, call)
+	if err != nil && (needPlanner || pred != "rlm_completion/4") {
+		return nil, err
+	}
+	if err != nil {
+		// A planner handler's plan may need no model: the configuration
+		// error is the outcome of the first model step, if any.
+		if name == "" {
+			name = s.defaultName(c)
+		}
+		sp.in.Providers = []string{name}
+		sp.deps.Models = unresolved{err}
+		return sp, nil
+	}
+	sp.in.Providers = []string{r.Name}
+	pm := providerModels{r: r}
+	if op.has("on_delta") {
+		pm.onDelta = s.deltaHandler(c, sp.cb, op["on_delta"])
+	}
+	if sp.deps.Models == nil {
+		sp.deps.Models = pm
+	}
+	if needPlanner {
+		sp.deps.Planner = providerPlanner{models: pm}
+		sp.in.StructuredOutput = r.StructuredOutput
+	}
+	return sp, nil
+}
+
+// unresolved answers every model call with the configuration error that
+// kept its provider from resolving.
+type unresolved struct{ err error }
+
+func (u unresolved) Complete(context.Context, plan.ModelCall) (plan.ModelResult, error) {
+	return plan.ModelResult{}, u.err
+}
+
+// providerOption reads provider(Name) or provider(provider(Name, Settings))
+// and model(M) into the call's layer. Name is "" when the call names none.
+func (s *Session) providerOption(c *prolog.Call, op opts) (string, provider.Settings, error) {
+	var call provider.Settings
+	name := ""
+	switch t := op["provider"].(type) {
+	case engine.Atom:
+		name = t.String()
+	case engine.Compound: // provider(Name, Settings), checked by the option type
+		name = t.Arg(0).(engine.Atom).String()
+		var err error
+		if call, err = s.providerSettings(c, name, t.Arg(1)); err != nil {
+			return "", call, err
 		}
 	}
-	providerName := "openrouter"
-	if p, present := opts["provider"]; present {
-		a, isAtom := p.(engine.Atom)
-		if !isAtom {
-			return nil, faultf("invalid_option", []engine.Term{engine.NewAtom("provider").Apply(p)}, "provider must be a provider name")
-		}
-		providerName = a.String()
+	if op.has("model") {
+		call.Model = op.text("model")
 	}
-	sp.in.Providers = []string{providerName}
-	pm := providerModels{host: s.host, model: model}
-	sp.deps.Models = pm
-	sp.deps.Planner = providerPlanner{models: pm, provider: providerName}
-	if h, present := opts["model_handler"]; present {
-		if _, err := c.Callable(h); err != nil {
-			return nil, faultf("invalid_callable", []engine.Term{engine.NewAtom("model_handler"), h}, "model_handler must be callable")
-		}
-		sp.deps.Models = prologModels{cb: cb, h: h}
+	return name, call, nil
+}
+
+// providerSettings reads the settings of a provider term. Types were
+// checked against provider/2's schema; what is left is what only the
+// configuration can judge: a credential that is not env(V) or none is a
+// configuration error, and the value is never echoed (it is often a key).
+func (s *Session) providerSettings(c *prolog.Call, name string, list engine.Term) (provider.Settings, error) {
+	op, err := s.options(c, "provider/2", list)
+	if err != nil {
+		return provider.Settings{}, err
 	}
-	if h, present := opts["planner_handler"]; present {
-		if _, err := c.Callable(h); err != nil {
-			return nil, faultf("invalid_callable", []engine.Term{engine.NewAtom("planner_handler"), h}, "planner_handler must be callable")
+	st := provider.Settings{Model: op.text("model"), BaseURL: op.text("base_url")}
+	if op.has("endpoint") {
+		if st.BaseURL != "" {
+			return st, &provider.ConfigError{Provider: name, Field: "endpoint", Message: "give base_url or endpoint, not both"}
 		}
-		sp.deps.Planner = prologPlanner{cb: cb, h: h}
+		st.BaseURL = op.text("endpoint")
 	}
+	if op.has("timeout") {
+		st.Timeout = time.Duration(min(op.number("timeout"), 86400) * float64(time.Second))
+	}
+	if op.has("structured_output") {
+		st.StructuredOutput = new(op.bool("structured_output"))
+	}
+	if op.has("headers") {
+		st.Headers = map[string]string{}
+		elems, _ := c.List(op["headers"])
+		for _, e := range elems {
+			pair, isPair := c.Resolve(e).(engine.Compound)
+			if !isPair || pair.Functor().String() != "-" || pair.Arity() != 2 {
+				return st, prolog.TypeError("pair", prolog.Resolved(e, c.Env))
+			}
+			k, err := c.Text(pair.Arg(0))
+			if err != nil {
+				return st, err
+			}
+			v, err := c.Text(pair.Arg(1))
+			if err != nil {
+				return st, err
+			}
+			st.Headers[k] = v
+		}
+	}
+	if op.has("credential") {
+		cred, ok := credentialOf(c, op["credential"])
+		if !ok {
+			return st, &provider.ConfigError{Provider: name, Field: "credential", Message: "a credential is env(VARIABLE) or none; keys are read from the environment, never written in configuration (the value given is not shown)"}
+		}
+		st.Credential, st.NoCredential = cred, cred == ""
+	}
+	return st, nil
+}
+
+// credentialOf reads none ("") or env(Name); ok is false for anything else.
+func credentialOf(c *prolog.Call, t engine.Term) (string, bool) {
+	switch v := c.Resolve(t).(type) {
+	case engine.Atom:
+		return "", v.String() == "none"
+	case engine.Compound:
+		if v.Functor().String() == "env" && v.Arity() == 1 {
+			name, err := c.Text(v.Arg(0))
+			return name, err == nil && name != ""
+		}
+	}
+	return "", false
+}
+
+// resolveProvider resolves name (or the default when it is "") for a
+// Prolog call: the default follows the configuration file, then lib's
+// default_provider/1 as the program has it.
+func (s *Session) resolveProvider(c *prolog.Call, name string, call provider.Settings) (Resolved, error) {
+	h := s.host
+	if name == "" {
+		var err error
+		if name, err = provider.DefaultName(h.opts.ProviderConfig, s.defaultNames(c), h.opts.Getenv); err != nil {
+			return Resolved{}, err
+		}
+	}
+	return h.resolve(name, call)
+}
+
+// defaultNames are lib's default_provider/1 facts, in order.
+func (s *Session) defaultNames(c *prolog.Call) []string {
+	var names []string
+	n := engine.NewVariable()
+	_ = callAll(c, engine.NewAtom("default_provider").Apply(n), func(env *engine.Env) {
+		if a, isAtom := env.Resolve(n).(engine.Atom); isAtom {
+			names = append(names, a.String())
+		}
+	})
+	return names
+}
+
+// defaultName names the provider of a call whose handlers answer every
+// model call: the configured default, else lib's first, without asking for
+// a key.
+func (s *Session) defaultName(c *prolog.Call) string {
+	if cfg := s.host.opts.ProviderConfig; cfg != nil && cfg.Default != "" {
+		return cfg.Default
+	}
+	if names := s.defaultNames(c); len(names) > 0 {
+		return names[0]
+	}
+	return "default"
+}
+
+// deltaHandler is on_delta(Closure): call(Closure, Delta) for each
+// streamed delta, Delta one of text(T), reasoning(T), tool_call(Index, Id,
+// Name, Arguments), finish(Reason) and usage(U). A closure that fails or
+// throws stops the stream.
+func (s *Session) deltaHandler(c *prolog.Call, cb *callbacks, closure engine.Term) func(provider.Delta) error {
+	return func(d provider.Delta) error {
+		var t engine.Term
+		switch d.Kind {
+		case provider.DeltaText, provider.DeltaReasoning:
+			t = engine.NewAtom(d.Kind.String()).Apply(prolog.Chars(d.Text))
+		case provider.DeltaToolCall:
+			tc := d.ToolCall
+			t = engine.NewAtom("tool_call").Apply(engine.Integer(tc.Index), prolog.Chars(tc.ID), prolog.Chars(tc.Name), prolog.Chars(tc.Arguments))
+		case provider.DeltaFinish:
+			t = engine.NewAtom("finish").Apply(engine.NewAtom(d.FinishReason))
+		case provider.DeltaUsage:
+			t = engine.NewAtom("usage").Apply(providerUsageTerm(*d.Usage))
+		default:
+			return nil
+		}
+		cb.mu.Lock()
+		defer cb.mu.Unlock()
+		ok, err := engine.Call(cb.c.VM, engine.NewAtom("call").Apply(closure, t), func(*engine.Env) *engine.Promise {
+			return engine.Bool(true)
+		}, cb.c.Env).Force(c.Ctx)
+		if err != nil {
+			var ex engine.Exception
+			if errors.As(err, &ex) {
+				return &handlerError{kind: "handler_exception", text: cb.c.In.WriteQ(ex.Term(), nil)}
+			}
+			return err
+		}
+		if !ok {
+			return &handlerError{kind: "handler_failed", text: cb.c.In.WriteQ(closure, nil)}
+		}
+		return nil
+	}
+}
+
+// providerUsageTerm is usage([...]) with the fields the provider reported.
+func providerUsageTerm(u provider.Usage) engine.Term {
+	var fs []prolog.Field
+	if u.PromptKnown {
+		fs = append(fs, fld("prompt_tokens", engine.Integer(u.PromptTokens)))
+	}
+	if u.CompletionKnown {
+		fs = append(fs, fld("completion_tokens", engine.Integer(u.CompletionTokens)))
+	}
+	if u.TotalKnown {
+		fs = append(fs, fld("total_tokens", engine.Integer(u.TotalTokens)))
+	}
+	if u.CostKnown {
+		fs = append(fs, fld("cost", engine.Float(u.Cost)))
+	}
+	return record("usage", fs...)
+}
+
+// decodeCompletion adds what only rlm_completion/4 takes: capabilities,
+// tools, context limits and the planner's options.
+func (s *Session) decodeCompletion(c *prolog.Call, sp *spec) error {
+	op := sp.op
 	capsOf := func(key string) ([]plan.Capability, error) {
-		t, present := opts[key]
-		if !present {
+		if !op.has(key) {
 			return nil, nil
 		}
-		elems, err := c.List(t)
-		if err != nil {
-			return nil, faultf("capability_error", []engine.Term{engine.NewAtom("invalid_capabilities")}, "%s must be a list", key)
-		}
+		elems, _ := c.List(op[key])
 		caps := []plan.Capability{}
 		for _, e := range elems {
 			cp, err := plan.ParseCapability(s.in.WriteQ(prolog.Resolved(e, c.Env), nil))
@@ -355,87 +549,60 @@ func (s *Session) decode(c *prolog.Call, options engine.Term) (*spec, error) {
 		}
 		return caps, nil
 	}
+	var err error
 	if sp.in.Capabilities, err = capsOf("capabilities"); err != nil {
-		return nil, err
+		return err
 	}
 	if sp.in.ChildCapabilities, err = capsOf("child_capabilities"); err != nil {
-		return nil, err
+		return err
 	}
-	if t, present := opts["tools"]; present {
-		elems, err := c.List(t)
-		if err != nil {
-			return nil, faultf("invalid_tools", []engine.Term{prolog.Resolved(t, c.Env)}, "tools must be a list of tool(Name, Description, Schema, Handler)")
-		}
-		tools := prologTools{cb: cb, handlers: map[string]engine.Term{}}
+	if op.has("tools") {
+		elems, _ := c.List(op["tools"])
+		tools := prologTools{cb: sp.cb, handlers: map[string]engine.Term{}}
 		for _, e := range elems {
 			tt, isCompound := c.Resolve(e).(engine.Compound)
 			if !isCompound || tt.Functor().String() != "tool" || tt.Arity() != 4 {
-				return nil, faultf("invalid_tools", []engine.Term{prolog.Resolved(e, c.Env)}, "a tool is tool(Name, Description, Schema, Handler)")
+				return prolog.TypeError("tool", prolog.Resolved(e, c.Env))
 			}
-			name, err1 := c.Atom(tt.Arg(0))
-			desc, err2 := c.Text(tt.Arg(1))
-			schema, err3 := c.Text(tt.Arg(2))
-			if err := errors.Join(err1, err2, err3); err != nil {
-				return nil, faultf("invalid_tools", []engine.Term{prolog.Resolved(e, c.Env)}, "tool name must be an atom, description and schema text")
+			name, err := c.Atom(tt.Arg(0))
+			if err != nil {
+				return err
+			}
+			desc, err := c.Text(tt.Arg(1))
+			if err != nil {
+				return err
+			}
+			schema, err := c.Text(tt.Arg(2))
+			if err != nil {
+				return err
+			}
+			if _, err := c.Callable(tt.Arg(3)); err != nil {
+				return err
 			}
 			tools.handlers[name] = prolog.Resolved(tt.Arg(3), c.Env)
 			sp.in.Tools = append(sp.in.Tools, plan.ToolSchema{Name: name, Description: desc, Schema: schema})
 		}
 		sp.deps.Tools = tools
 	}
-	if t, present := opts["context_options"]; present {
-		lim, _, err := s.limits(c, "context_register/3", t)
+	if op.has("context_options") {
+		lim, _, err := s.limits(c, "context_register/3", optionList(c, op["context_options"]))
 		if err != nil {
-			var he *handle.Error
-			if errors.As(err, &he) || errors.As(err, new(*prolog.ISOError)) {
-				return nil, faultf("invalid_context_options", []engine.Term{prolog.Resolved(t, c.Env)}, "%v", err)
-			}
-			return nil, err
+			return err
 		}
 		sp.in.ContextLimits = lim
 	}
-	posInt := func(key string, dst *int) error {
-		t, present := opts[key]
-		if !present {
-			return nil
-		}
-		n, isInt := t.(engine.Integer)
-		if !isInt || n < 1 || n > math.MaxInt32 {
-			return faultf("invalid_positive_integer", []engine.Term{engine.NewAtom(key), prolog.Resolved(t, c.Env)}, "%s must be a positive integer", key)
-		}
-		*dst = int(n)
-		return nil
-	}
-	if err := errors.Join(posInt("planner_attempts", &sp.in.PlannerAttempts), posInt("planner_max_tokens", &sp.in.PlannerMaxTokens)); err != nil {
-		return nil, err
-	}
-	if t, present := opts["planner_instruction"]; present {
-		if sp.in.PlannerInstruction, err = c.Text(t); err != nil {
-			return nil, err
-		}
-	}
-	if t, present := opts["budget"]; present {
-		b, err := budgetOf(c, t)
-		if err != nil {
-			return nil, err
-		}
-		sp.in.Budget = &b
-	}
-	if t, present := opts["cancel_token"]; present {
-		a, isAtom := t.(engine.Atom)
-		if !isAtom {
-			return nil, faultf("invalid_cancel_token", []engine.Term{prolog.Resolved(t, c.Env)}, "cancel_token must be a token from rlm_cancellation_token/1")
-		}
-		sp.token = a.String()
-	}
-	return sp, nil
+	sp.in.PlannerAttempts = int(min(op.int("planner_attempts"), math.MaxInt32))
+	sp.in.PlannerMaxTokens = int(min(op.int("planner_max_tokens"), math.MaxInt32))
+	sp.in.PlannerInstruction = op.text("planner_instruction")
+	return nil
 }
 
-// budgetOf overlays budget([max_model_calls(N), ...]) on the default.
+// budgetOf overlays budget([max_model_calls(N), ...]) (keys and types
+// checked by the completion_budget/1 schema) on the default.
 func budgetOf(c *prolog.Call, t engine.Term) (plan.Budget, error) {
 	props, err := c.Props(t)
 	if err != nil {
-		return plan.Budget{}, faultf("invalid_budget", []engine.Term{prolog.Resolved(t, c.Env)}, "budget must be a list of Key(Value)")
+		return plan.Budget{}, err
 	}
 	fields := map[string]any{}
 	for _, p := range props {
@@ -444,12 +611,6 @@ func budgetOf(c *prolog.Call, t engine.Term) (plan.Budget, error) {
 			fields[p.Key] = int64(v)
 		case engine.Float:
 			fields[p.Key] = float64(v)
-		default:
-			x, err := planterm.Value(v, c.Env)
-			if err != nil {
-				x = plan.Atom(c.In.WriteQ(v, c.Env))
-			}
-			fields[p.Key] = x
 		}
 	}
 	return plan.DefaultBudget().Overlay(fields)
@@ -459,6 +620,9 @@ func budgetOf(c *prolog.Call, t engine.Term) (plan.Budget, error) {
 // record, or a source registered now (and deleted when the call ends).
 func (s *Session) contextOf(c *prolog.Call, t engine.Term, sp *spec) (plan.ContextRef, error) {
 	h := c.Resolve(t)
+	if _, isVar := h.(engine.Variable); isVar {
+		return plan.ContextRef{}, prolog.InstantiationError()
+	}
 	if r, isCompound := h.(engine.Compound); isCompound && r.Functor().String() == "context_ref" && r.Arity() == 1 {
 		f, err := fieldsOf(c, r.Arg(0))
 		if err == nil && f["handle"] != nil {
@@ -468,13 +632,13 @@ func (s *Session) contextOf(c *prolog.Call, t engine.Term, sp *spec) (plan.Conte
 	if ref, err := handleArg(c, h); err == nil {
 		meta, err := s.handles.Metadata(ref)
 		if err != nil {
-			return plan.ContextRef{}, faultf("context_metadata_failed", []engine.Term{atomError.Apply(contextReason(asHandleError(err)))}, "%v", err)
+			return plan.ContextRef{}, &faultError{engine.NewAtom("context_metadata_failed").Apply(atomError.Apply(contextReason(asHandleError(err)))), err.Error()}
 		}
 		return plan.ContextRef{Ref: ref, Metadata: meta}, nil
 	}
 	ref, meta, err := s.registerSource(c, h, handle.Limits{})
 	if err != nil {
-		return plan.ContextRef{}, faultf("context_registration_failed", []engine.Term{atomError.Apply(contextReason(asHandleError(err)))}, "%v", err)
+		return plan.ContextRef{}, &faultError{engine.NewAtom("context_registration_failed").Apply(atomError.Apply(contextReason(asHandleError(err)))), err.Error()}
 	}
 	sp.ephemeral = &ref
 	return plan.ContextRef{Ref: ref, Metadata: meta}, nil
@@ -488,66 +652,48 @@ func asHandleError(err error) *handle.Error {
 	return &handle.Error{Kind: "internal", Message: err.Error()}
 }
 
-// outcomeErr renders a completion failure as an outcome, or returns the Go
-// error to throw (ISO errors, engine exceptions).
-func (s *Session) outcomeErr(c *prolog.Call, out engine.Term, err error, sp *spec) (bool, error) {
-	var fe *faultError
-	var pe *plan.Error
-	var he *handlerError
-	switch {
-	case errors.As(err, &fe):
-		return c.Unify(out, fe.term), nil
-	case errors.As(err, &pe):
-		rec := pe.Record()
-		if sp != nil && sp.token != "" && pe.Kind == plan.KindCancelled {
-			rec.Fields = append(rec.Fields, plan.Field{Key: "token", Value: plan.Atom(sp.token)})
-			slices.SortStableFunc(rec.Fields, func(a, b plan.Field) int { return strings.Compare(a.Key, b.Key) })
-		}
-		t, terr := planterm.ToTerm(rec)
-		if terr != nil {
-			return false, terr
-		}
-		return c.Unify(out, atomError.Apply(t)), nil
-	case errors.As(err, &he):
-		return c.Unify(out, atomError.Apply(record("completion_error",
-			fld("exception", prolog.Chars(he.text)), fld("kind", engine.NewAtom(he.kind)),
-			fld("message", prolog.Chars(he.Error())), fld("phase", engine.NewAtom("handler"))))), nil
-	case errors.As(err, new(*prolog.ISOError)), errors.As(err, new(engine.Exception)):
-		return false, err
+// done ends a completion call: the query's own cancellation is thrown (it
+// stops the program), a failure is an outcome through the one table (with
+// the token of a cancelled call).
+func (s *Session) done(c *prolog.Call, out engine.Term, phase string, err error, sp *spec) (bool, error) {
+	if c.Ctx.Err() != nil {
+		return false, c.Ctx.Err()
 	}
-	return c.Unify(out, atomError.Apply(record("completion_error",
-		fld("exception", prolog.Chars(err.Error())), fld("kind", engine.NewAtom("exception")),
-		fld("message", prolog.Chars(err.Error())), fld("phase", engine.NewAtom("runtime"))))), nil
+	var subject []engine.Term
+	if sp != nil && sp.token != "" {
+		subject = []engine.Term{engine.NewAtom(sp.token)}
+	}
+	return s.fail(c, out, phase, err, subject...)
 }
 
-func (s *Session) rlmComplete(c *prolog.Call, query, context_, options, out engine.Term) (bool, error) {
-	sp, err := s.decode(c, options)
+func (s *Session) rlmCompletion(c *prolog.Call, query, context_, options, out engine.Term) (bool, error) {
+	q, err := c.Text(query)
 	if err != nil {
-		return s.outcomeErr(c, out, err, nil)
+		return false, err
 	}
-	q, err := prolog.TextOf(query, c.Env)
+	sp, err := s.decode(c, "rlm_completion/4", options)
 	if err != nil {
-		return s.outcomeErr(c, out, faultf("expected_text", []engine.Term{prolog.Resolved(query, c.Env)}, "the query must be text"), sp)
+		return s.done(c, out, "completion", err, nil)
+	}
+	if err := s.decodeCompletion(c, sp); err != nil {
+		return s.done(c, out, "completion", err, sp)
 	}
 	sp.in.Query = q
 	cref, err := s.contextOf(c, context_, sp)
 	if err != nil {
-		return s.outcomeErr(c, out, err, sp)
+		return s.done(c, out, "completion", err, sp)
 	}
 	sp.in.Context = cref
-	ctx, done := s.tokens.watch(c.Ctx, sp.token)
-	defer done()
+	ctx, stop := s.tokens.watch(c.Ctx, sp.token)
+	defer stop()
 	sp.in.OnExit = func(*plan.Outcome, error) {
 		if sp.ephemeral != nil {
 			_ = s.handles.Delete(*sp.ephemeral)
 		}
 	}
 	res, err := plan.Complete(ctx, sp.in, sp.deps)
-	if c.Ctx.Err() != nil {
-		return false, c.Ctx.Err() // the query itself was cancelled: stop, do not report
-	}
 	if err != nil {
-		return s.outcomeErr(c, out, err, sp)
+		return s.done(c, out, "completion", err, sp)
 	}
 	value, err := planterm.ToTerm(res.Value)
 	if err != nil {
@@ -615,31 +761,16 @@ func trajectoryTerm(t plan.Trajectory) engine.Term {
 // queryCall runs llm_query/3 (depth 0) and rlm_query/4 (prompt from the
 // sub-context's metadata, depth from depth(N), default 1).
 func (s *Session) queryCall(c *prolog.Call, prompt string, sp *spec, depth int, out engine.Term, tag string) (bool, error) {
-	qi := plan.QueryInput{Prompt: prompt, Provider: sp.in.Providers[0], Budget: sp.in.Budget, Depth: depth}
-	if t, present := sp.opts["max_tokens"]; present {
-		if n, isInt := t.(engine.Integer); isInt && n > 0 && n <= math.MaxInt32 {
-			qi.MaxTokens = int(n)
-		} else {
-			return s.outcomeErr(c, out, faultf("invalid_positive_integer", []engine.Term{engine.NewAtom("max_tokens"), t}, "max_tokens must be a positive integer"), sp)
-		}
-	} else if sp.in.PlannerMaxTokens > 0 {
-		qi.MaxTokens = sp.in.PlannerMaxTokens
+	qi := plan.QueryInput{Prompt: prompt, Provider: sp.in.Providers[0], Budget: sp.in.Budget, Depth: depth,
+		MaxTokens: int(min(sp.op.int("max_tokens"), math.MaxInt32))}
+	if sp.op.has("temperature") {
+		qi.Options = map[string]any{"temperature": sp.op.number("temperature")}
 	}
-	if t, present := sp.opts["temperature"]; present {
-		f, err := c.Number(t)
-		if err != nil {
-			return s.outcomeErr(c, out, faultf("invalid_option", []engine.Term{engine.NewAtom("temperature").Apply(t)}, "temperature must be a number"), sp)
-		}
-		qi.Options = map[string]any{"temperature": f}
-	}
-	ctx, done := s.tokens.watch(c.Ctx, sp.token)
-	defer done()
+	ctx, stop := s.tokens.watch(c.Ctx, sp.token)
+	defer stop()
 	res, err := plan.Query(ctx, qi, sp.deps.Models)
-	if c.Ctx.Err() != nil {
-		return false, c.Ctx.Err()
-	}
 	if err != nil {
-		return s.outcomeErr(c, out, err, sp)
+		return s.done(c, out, "query", err, sp)
 	}
 	fs := []prolog.Field{
 		fld("elapsed_ms", engine.Float(float64(res.Elapsed.Microseconds())/1000)),
@@ -654,41 +785,34 @@ func (s *Session) queryCall(c *prolog.Call, prompt string, sp *spec, depth int, 
 }
 
 func (s *Session) llmQuery(c *prolog.Call, prompt, options, out engine.Term) (bool, error) {
-	sp, err := s.decode(c, options)
+	p, err := c.Text(prompt)
 	if err != nil {
-		return s.outcomeErr(c, out, err, nil)
+		return false, err
 	}
-	p, err := prolog.TextOf(prompt, c.Env)
+	sp, err := s.decode(c, "llm_query/3", options)
 	if err != nil {
-		return s.outcomeErr(c, out, faultf("expected_text", []engine.Term{prolog.Resolved(prompt, c.Env)}, "the prompt must be text"), sp)
+		return s.done(c, out, "query", err, nil)
 	}
 	return s.queryCall(c, p, sp, 0, out, "llm_result")
 }
 
 func (s *Session) rlmQuery(c *prolog.Call, query, sub, options, out engine.Term) (bool, error) {
-	sp, err := s.decode(c, options)
+	q, err := c.Text(query)
 	if err != nil {
-		return s.outcomeErr(c, out, err, nil)
+		return false, err
 	}
-	q, err := prolog.TextOf(query, c.Env)
+	sp, err := s.decode(c, "rlm_query/4", options)
 	if err != nil {
-		return s.outcomeErr(c, out, faultf("expected_text", []engine.Term{prolog.Resolved(query, c.Env)}, "the query must be text"), sp)
+		return s.done(c, out, "query", err, nil)
 	}
 	cref, err := s.contextOf(c, sub, sp)
 	if err != nil {
-		return s.outcomeErr(c, out, err, sp)
+		return s.done(c, out, "query", err, sp)
 	}
 	if sp.ephemeral != nil {
 		defer s.handles.Delete(*sp.ephemeral)
 	}
-	depth := 1
-	if t, present := sp.opts["depth"]; present {
-		n, isInt := t.(engine.Integer)
-		if !isInt || n < 0 || n > math.MaxInt32 {
-			return s.outcomeErr(c, out, faultf("invalid_nonnegative_integer", []engine.Term{engine.NewAtom("depth"), t}, "depth must be a non-negative integer"), sp)
-		}
-		depth = int(n)
-	}
+	depth := int(min(sp.op.int("depth"), math.MaxInt32))
 	return s.queryCall(c, plan.RLMQueryPrompt(q, depth, cref.Metadata), sp, depth, out, "rlm_query_result")
 }
 
@@ -720,4 +844,58 @@ func (s *Session) defaultBudget(c *prolog.Call, t engine.Term) (bool, error) {
 		fld("time_limit", engine.Float(b.TimeLimit.Seconds())),
 		fld("unknown_call_cost_usd", engine.Float(b.UnknownCallCostUSD)),
 	)), nil
+}
+
+// openaiCompatibleProvider builds upstream's
+// provider(openai_compatible, [endpoint(E), credential(C), model(M),
+// timeout(30)]). A credential that is not env(Name) or none is a domain
+// error whose culprit is not shown: it is often a pasted key.
+func (s *Session) openaiCompatibleProvider(c *prolog.Call, endpoint, credential, model, out engine.Term) (bool, error) {
+	e, err := c.Text(endpoint)
+	if err != nil {
+		return false, err
+	}
+	if _, isVar := c.Resolve(credential).(engine.Variable); isVar {
+		return false, prolog.InstantiationError()
+	}
+	if _, ok := credentialOf(c, credential); !ok {
+		return false, prolog.DomainError("credential", engine.NewAtom("<not shown>"))
+	}
+	m, err := c.Text(model)
+	if err != nil {
+		return false, err
+	}
+	return c.Unify(out, engine.NewAtom("provider").Apply(engine.NewAtom("openai_compatible"), engine.List(
+		engine.NewAtom("endpoint").Apply(prolog.Chars(e)),
+		engine.NewAtom("credential").Apply(prolog.Resolved(credential, c.Env)),
+		engine.NewAtom("model").Apply(engine.NewAtom(m)),
+		engine.NewAtom("timeout").Apply(engine.Integer(30))))), nil
+}
+
+// openrouterProvider builds upstream's openrouter provider term. An unbound
+// Model is $OPENROUTER_TEST_MODEL when set (upstream's convention), else
+// openrouter/free; it is bound to the model chosen.
+func (s *Session) openrouterProvider(c *prolog.Call, model, out engine.Term) (bool, error) {
+	m := ""
+	if _, isVar := c.Resolve(model).(engine.Variable); isVar {
+		if g := s.host.opts.Getenv; g != nil {
+			m = g("OPENROUTER_TEST_MODEL")
+		}
+		if m == "" {
+			m = "openrouter/free"
+		}
+		if !c.Unify(model, engine.NewAtom(m)) {
+			return false, nil
+		}
+	} else {
+		var err error
+		if m, err = c.Text(model); err != nil {
+			return false, err
+		}
+	}
+	return c.Unify(out, engine.NewAtom("provider").Apply(engine.NewAtom("openrouter"), engine.List(
+		engine.NewAtom("endpoint").Apply(prolog.Chars("https://openrouter.ai/api/v1/chat/completions")),
+		engine.NewAtom("credential").Apply(engine.NewAtom("env").Apply(engine.NewAtom("OPENROUTER_API_KEY"))),
+		engine.NewAtom("model").Apply(engine.NewAtom(m)),
+		engine.NewAtom("timeout").Apply(engine.Integer(30))))), nil
 }

@@ -33,12 +33,14 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred4("token_register_encoding", "token_register_encoding(+Name, +RanksFile, +Options, -Outcome) is det", s.tokenRegisterEncoding),
 
 		// Completion (pred_completion.go)
-		prolog.Pred4("rlm_complete_", "rlm_complete_(+Query, +Context, +Options, -Outcome) is det", s.rlmComplete),
-		prolog.Pred3("llm_query_", "llm_query_(+Prompt, +Options, -Outcome) is det", s.llmQuery),
-		prolog.Pred4("rlm_query_", "rlm_query_(+Query, +SubContext, +Options, -Outcome) is det", s.rlmQuery),
-		prolog.Pred1("rlm_cancellation_token_", "rlm_cancellation_token_(-Token) is det", s.cancellationToken),
-		prolog.Pred1("rlm_cancel_", "rlm_cancel_(+Token) is det", s.cancel),
-		prolog.Pred1("default_completion_budget_", "default_completion_budget_(-Budget) is det", s.defaultBudget),
+		prolog.Pred4("rlm_completion", "rlm_completion(+Query, +Context, +Options, -Outcome) is det", s.rlmCompletion),
+		prolog.Pred3("llm_query", "llm_query(+Prompt, +Options, -Outcome) is det", s.llmQuery),
+		prolog.Pred4("rlm_query", "rlm_query(+Query, +SubContext, +Options, -Outcome) is det", s.rlmQuery),
+		prolog.Pred1("rlm_cancellation_token", "rlm_cancellation_token(-Token) is det", s.cancellationToken),
+		prolog.Pred1("rlm_cancel", "rlm_cancel(+Token) is det", s.cancel),
+		prolog.Pred1("default_completion_budget", "default_completion_budget(-Budget) is det", s.defaultBudget),
+		prolog.Pred4("openai_compatible_provider", "openai_compatible_provider(+Endpoint, +Credential, +Model, -Provider) is det", s.openaiCompatibleProvider),
+		prolog.Pred2("openrouter_provider", "openrouter_provider(?Model, -Provider) is det", s.openrouterProvider),
 
 		// Conversations (pred_conversation.go)
 		prolog.Pred2("conversation_store_open", "conversation_store_open(+Spec, -Outcome) is det", s.conversationStoreOpen),

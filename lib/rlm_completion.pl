@@ -9,24 +9,25 @@ and the plan grammar with an example; it may answer in JSON or as a term
 plan([...]) (read by a restricted reader: no variables, bounded size,
 never called). A parse or validation failure is retried with the error fed
 back. Cancellation and time limits always win and always run cleanup.
+The predicates are defined in Go (host/pred_completion.go over host/plan).
 
-Options (an unknown one throws domain_error(completion_option, O)):
+Options (schemas: rlm_option/4 in rlm_policy.pl; an unknown one throws
+domain_error(Pred_option, O), a wrong value the error must_be/2 would):
 
   - planner_handler(H): call(H, planner_request([attempt(A), depth(D),
     max_tokens(M), messages(Ms), prompt(P)]), Reply), where Ms is the chat
     request, [message([content(C), role(R)]), ...], and P the text of its
     last user message; Reply a plan term, plan text,
-    reply(PlanOrText, usage([total_tokens(N), ...])) to declare what the
-    call used (without it the budget charges a conservative estimate),
-    ok(Reply) or error(E). Default: the provider's model plans.
+    planner_output([plan(P), usage(U)]) (upstream's reply: counts U leaves
+    out are 0), reply(PlanOrText, usage([total_tokens(N), ...])) (counts it
+    leaves out are unknown, and charged a conservative estimate), ok(Reply)
+    or error(E). Default: the provider's model plans.
   - model_handler(H): call(H, model_call([depth, max_tokens, messages,
-    prompt, provider, reason]), Reply) answers llm_query/3, rlm_query/4 and every
-    model step of a plan; Reply is text or model_response([text(T),
+    prompt, provider, reason]), Reply) answers llm_query/3, rlm_query/4 and
+    every model step of a plan; Reply is text or model_response([text(T),
     usage(usage([prompt_tokens(P), completion_tokens(C), cost(USD)]))]).
-  - provider(Name), model(M): the OpenAI-compatible provider (a host
-    configured name or a preset: openai, openrouter, deepseek, ollama,
-    vllm, llamacpp; credentials are read from the environment at request
-    time and never logged).
+  - provider(P), model(M): the OpenAI-compatible provider, P a name or a
+    provider term (below); model(M) overrides its model.
   - capabilities(L), child_capabilities(L): rlm, parallel, retry,
     checkpoint, context(Op), model(P), tool(N). Children are narrowed,
     never widened.
@@ -34,9 +35,40 @@ Options (an unknown one throws domain_error(completion_option, O)):
     Args, Result).
   - context_options(L): max_results, max_bytes, time_limit of context steps.
   - planner_attempts(N), planner_max_tokens(N), planner_instruction(Text).
-  - budget(L): overlay on default_completion_budget/1 (unknown keys are a
-    completion_fault).
+  - budget(L): overlay on default_completion_budget/1.
   - cancel_token(T): from rlm_cancellation_token/1.
+  - llm_query/3 and rlm_query/4 also take max_tokens(N), temperature(T)
+    and on_delta(Closure): the call streams, and call(Closure, Delta) runs
+    for each Delta, one of text(T), reasoning(T), tool_call(Index, Id,
+    Name, ArgumentsText), finish(Reason), usage(usage([...])); a closure
+    that fails or throws stops the stream. rlm_query/4 takes depth(N).
+
+Providers. A provider is a name or provider(Name, Settings), Settings a
+list of base_url(URL) or endpoint(URL) (the API root, or the full
+.../chat/completions URL), credential(env(Variable)) or credential(none),
+model(M), timeout(Seconds), headers([Name-Value, ...]) and
+structured_output(Bool). Each setting is looked up, in order, in the call
+(the provider term, model(M)), the configuration file
+($XDG_CONFIG_HOME/rlmpl/providers.toml, which the CLI reads), the
+environment's conventions (OPENAI_BASE_URL for openai, OLLAMA_HOST for
+ollama) and the preset of that name: openai, openrouter (model
+openrouter/free), deepseek (deepseek-chat), ollama, vllm and llamacpp
+(the last three local, with no key). Keys are read from the environment
+when each request is made and appear in no outcome, trace or recording; a
+credential written as anything but env(Variable) or none is refused
+without being shown. A call that names no provider uses the file's
+default, else the first default_provider/1 whose key is in the
+environment. structured_output(true) (the default for openai, ollama,
+vllm and llamacpp) makes planner requests carry the plan's JSON schema as
+their response_format, so the server samples only well-formed plans.
+
+Errors. error(provider_error([field(F), kind(configuration_error),
+message(M), provider(P)])) for configuration; error(provider_error([
+attempts(N), kind(K), message(M), phase(P), retryable(B), status(S), ...]))
+when a call fails (K one of http_status, provider_error, transport,
+timeout, malformed_response, missing_credential (with
+credential(env(V))), invalid_request); completion_error and plan_error
+records otherwise (upstream's catalogue).
 
 Exports:
     rlm_completion/4             % +Query, +Context, +Options, -Outcome
@@ -45,10 +77,14 @@ Exports:
     rlm_cancellation_token/1     % -Token
     rlm_cancel/1                 % +Token
     default_completion_budget/1  % -Budget
+    openai_compatible_provider/4 % +Endpoint, +Credential, +Model, -Provider
+    openrouter_provider/2        % ?Model, -Provider
+    default_provider/1           % ?Name
 */
 :- set_prolog_flag(double_quotes, chars).
+:- dynamic(default_provider/1).
 
-/* --- Public API --- */
+/* --- Public API (defined in Go) --- */
 
 %!  rlm_completion(+Query, +Context, +Options, -Outcome) is det.
 %
@@ -56,39 +92,34 @@ Exports:
 %   after), a context_handle(Id, V) or a context_ref record (the caller's,
 %   kept). Outcome is ok(completion_result([checkpoints, child_capabilities,
 %   plan, planner_attempts, remaining, trajectory, usage, used, value(V)]))
-%   or error(E) with E a completion_error or plan_error record.
+%   or error(E) with E a completion_error, plan_error or provider_error
+%   record.
 %
 %   ?- rlm_completion("say hi", text("..."), [planner_handler(p)], ok(R)).
-rlm_completion(Query, Context, Options, Outcome) :-
-    rlm_complete_(Query, Context, Options, Outcome).
 
 %!  llm_query(+Prompt, +Options, -Outcome) is det.
 %
 %   One bounded direct model call: ok(llm_result([elapsed_ms, response(
-%   model_response([model, reasoning, text])), usage(U)])).
-llm_query(Prompt, Options, Outcome) :-
-    llm_query_(Prompt, Options, Outcome).
+%   model_response([model, reasoning, text])), usage(U)])). With
+%   on_delta(Closure) the answer streams through Closure as it comes.
+%
+%   ?- llm_query("hi", [provider(llamacpp), on_delta(print_delta)], O).
 
 %!  rlm_query(+Query, +SubContext, +Options, -Outcome) is det.
 %
 %   A recursive subquery: one model call whose prompt names the depth
 %   (depth(N), default 1, at most the budget's max_recursion_depth), the
 %   goal and the sub-context's metadata — never its payload.
-rlm_query(Query, SubContext, Options, Outcome) :-
-    rlm_query_(Query, SubContext, Options, Outcome).
 
 %!  rlm_cancellation_token(-Token) is det.
 %
 %   A new active token for the cancel_token(T) option.
-rlm_cancellation_token(Token) :-
-    rlm_cancellation_token_(Token).
 
 %!  rlm_cancel(+Token) is det.
 %
 %   Cancels Token: completions running under it stop (outcome
-%   completion_error kind cancelled) and later ones do not start.
-rlm_cancel(Token) :-
-    rlm_cancel_(Token).
+%   completion_error kind cancelled, with token(Token)) and later ones do
+%   not start.
 
 %!  default_completion_budget(-Budget) is det.
 %
@@ -96,5 +127,34 @@ rlm_cancel(Token) :-
 %   max_cost_usd(0.25), max_iterations(32), max_model_calls(4),
 %   max_output_bytes(32768), max_recursion_depth(1), max_tool_calls(4),
 %   max_total_tokens(8192), time_limit(30.0), unknown_call_cost_usd(0.0)]).
-default_completion_budget(Budget) :-
-    default_completion_budget_(Budget).
+
+%!  openai_compatible_provider(+Endpoint, +Credential, +Model, -Provider) is det.
+%
+%   Provider is upstream's provider(openai_compatible, [endpoint(Endpoint),
+%   credential(Credential), model(Model), timeout(30)]). Credential is
+%   env(Variable) or none; anything else throws domain_error(credential, _)
+%   without showing it (it is often a pasted key).
+%
+%   ?- openai_compatible_provider("http://127.0.0.1:8080/v1", none, tiny, P).
+
+%!  openrouter_provider(?Model, -Provider) is det.
+%
+%   Provider is upstream's provider(openrouter, [endpoint(URL),
+%   credential(env('OPENROUTER_API_KEY')), model(Model), timeout(30)]). An
+%   unbound Model is bound to $OPENROUTER_TEST_MODEL when that is set, else
+%   openrouter/free.
+
+/* --- Providers --- */
+
+%!  default_provider(?Name) is nondet.
+%
+%   The providers a call that names none may use, in order: the first
+%   whose key is in the environment, unless the configuration file names a
+%   default. With none of them, the outcome is
+%   error(provider_error([field(provider), kind(configuration_error),
+%   message(M)])), M saying how to configure one: nothing is sent to a
+%   provider the user did not choose. openrouter first, as upstream.
+%   Dynamic: a program may put its own first.
+default_provider(openrouter).
+default_provider(openai).
+default_provider(deepseek).

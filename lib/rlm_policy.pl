@@ -16,7 +16,11 @@ a name wins and an absent one takes its default, as option/3 does.
 Types: atom, text (atom, chars or codes), boolean, integer, nonneg,
 positive_integer, number, positive_number, oneof(List), list, list(Type),
 callable, limit (a positive integer or all), options(Pred) (an option list,
-or a record Tag(List), checked against Pred's schema) and any.
+or a record Tag(List), checked against Pred's schema), provider (a
+provider name, or provider(Name, Settings) with Settings checked against
+provider/2's schema; what only configuration can judge, such as a
+credential that is not env(V) or none, is a configuration_error outcome)
+and any.
 
 Exports:
     rlm_option/4                  % ?Predicate, ?Name, ?Type, ?Default
@@ -97,6 +101,60 @@ rlm_option(Pred, Name, Type, Default) :-
 rlm_option(context_search/4, case_sensitive, boolean, default(false)).
 rlm_option(context_search/4, exact, boolean, default(false)).
 rlm_option(context_search/4, cursor, nonneg, default(0)).
+
+rlm_option(Pred, Name, Type, Default) :-
+    completion_predicate_(Pred),
+    completion_option_(Pred, Name, Type, Default).
+rlm_option(completion_budget/1, Name, Type, optional) :-
+    completion_budget_field_(Name, Type).
+rlm_option(provider/2, base_url, text, optional).
+rlm_option(provider/2, endpoint, text, optional).
+rlm_option(provider/2, credential, any, optional).
+rlm_option(provider/2, model, text, optional).
+rlm_option(provider/2, timeout, positive_number, optional).
+rlm_option(provider/2, headers, list, optional).
+rlm_option(provider/2, structured_output, boolean, optional).
+
+completion_predicate_(rlm_completion/4).
+completion_predicate_(llm_query/3).
+completion_predicate_(rlm_query/4).
+
+completion_option_(_, provider, provider, optional).
+completion_option_(_, model, text, optional).
+completion_option_(_, model_handler, callable, optional).
+completion_option_(_, budget, options(completion_budget/1), optional).
+completion_option_(_, cancel_token, atom, optional).
+completion_option_(_, session_id, any, optional).
+completion_option_(_, trace_id, any, optional).
+completion_option_(rlm_completion/4, planner_handler, callable, optional).
+completion_option_(rlm_completion/4, capabilities, list, optional).
+completion_option_(rlm_completion/4, child_capabilities, list, optional).
+completion_option_(rlm_completion/4, tools, list, optional).
+completion_option_(rlm_completion/4, context_options, options(context_register/3), optional).
+completion_option_(rlm_completion/4, planner_attempts, positive_integer, optional).
+completion_option_(rlm_completion/4, planner_max_tokens, positive_integer, optional).
+completion_option_(rlm_completion/4, planner_instruction, text, optional).
+completion_option_(Pred, Name, Type, optional) :-
+    Pred \== rlm_completion/4,
+    query_option_(Name, Type).
+completion_option_(rlm_query/4, depth, nonneg, default(1)).
+
+query_option_(max_tokens, positive_integer).
+query_option_(temperature, number).
+query_option_(on_delta, callable).
+
+% The overlay of default_completion_budget/1; absent fields keep it.
+completion_budget_field_(max_iterations, positive_integer).
+completion_budget_field_(max_recursion_depth, nonneg).
+completion_budget_field_(max_concurrent_subcalls, positive_integer).
+completion_budget_field_(max_model_calls, positive_integer).
+completion_budget_field_(max_tool_calls, nonneg).
+completion_budget_field_(max_context_ops, nonneg).
+completion_budget_field_(max_total_tokens, positive_integer).
+completion_budget_field_(max_cost_usd, number).
+completion_budget_field_(max_output_bytes, positive_integer).
+completion_budget_field_(time_limit, positive_number).
+completion_budget_field_(unknown_call_cost_usd, number).
 
 context_operation_(context_peek/4).
 context_operation_(context_slice/5).

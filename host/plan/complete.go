@@ -55,6 +55,12 @@ type Input struct {
 	ContextLimits handle.Limits
 	// MaxTrajectory bounds the events recorded. Zero means 256.
 	MaxTrajectory int
+	// StructuredOutput asks every planner call for a plan in the JSON
+	// schema of its capabilities ([SchemaFormat], the request's
+	// response_format). Set it when the provider constrains sampling with
+	// it; the format is part of the request, so it is counted and hashed
+	// with it.
+	StructuredOutput bool
 	// OnExit, when set, is called exactly once just before Complete
 	// returns, whatever the outcome, cancellation and time limits included
 	// (release handles, unregister tokens here).
@@ -292,6 +298,9 @@ func (r *run) planLoop(ctx context.Context, pd PromptData, pol Policy, f *frame)
 		prompt := RenderPrompt(pd)
 		ev := Event{Op: "planner", Input: fmt.Sprintf("attempt %d, prompt %d bytes", a, len(prompt))}
 		req := PlannerRequest{Request: userRequest(prompt, limit), Attempt: a, Depth: f.depth}
+		if r.in.StructuredOutput {
+			req.Request.ResponseFormat = SchemaFormat(pol.Capabilities, pol.Providers, pol.Tools, pol.Budget)
+		}
 		reply, err := guard(ctx, func(ctx context.Context) (PlannerReply, error) { return r.deps.Planner.Plan(ctx, req) })
 		if err != nil {
 			if ctl := control(ctx); ctl != nil {

@@ -87,8 +87,8 @@ test(model_call_budget_is_enforced,
          get_(kind, E, K), memberchk(K, [budget_exceeded, budget_exhausted, model_call_budget_exhausted])
      )).
 
-test(unknown_budget_key_is_a_fault,
-     (   rlm_completion("q", text("c"), [planner_handler(direct_planner_), budget([max_tokens(5)])], error(E)),
+test(negative_budget_cost_is_a_fault,
+     (   rlm_completion("q", text("c"), [planner_handler(direct_planner_), budget([max_cost_usd(-1)])], error(E)),
          get_(kind, E, completion_fault)
      )).
 
@@ -111,7 +111,7 @@ test(unsupported_context_source,
      )).
 
 test(unknown_option_throws,
-     [throws(error(domain_error(completion_option, colour(red)), _))],
+     [throws(error(domain_error(rlm_completion_option, colour(red)), rlm_completion/4))],
      rlm_completion("q", text("c"), [colour(red)], _)).
 
 test(ephemeral_context_is_deleted,
@@ -158,3 +158,65 @@ test(handlers_see_the_messages,
      (   rlm_completion("q", text("c"), [planner_handler(messages_planner_), model_handler(messages_model_)], ok(R)),
          get_(value, R, V), get_(text, V, T), T == "seen"
      )).
+
+% Upstream's planner reply: planner_output([plan(P), usage(U)]); counts it
+% leaves out are 0.
+upstream_planner_(_, planner_output([plan(plan([final(literal("up"))])), usage(usage([prompt_tokens(1), completion_tokens(1)]))])).
+upstream_text_planner_(_, ok(planner_output([plan('{"steps":[{"op":"final","value":"json up"}]}'), usage([total_tokens(7)])]))).
+
+test(planner_output_reply,
+     (   rlm_completion("q", text("c"), [planner_handler(upstream_planner_)], ok(R)),
+         get_(value, R, V), V == "up",
+         get_(usage, R, U), get_(total_tokens, U, 2), get_(tokens_known, U, true), get_(estimated_tokens, U, 0)
+     )).
+
+test(planner_output_reply_with_json_text,
+     (   rlm_completion("q", text("c"), [planner_handler(upstream_text_planner_)], ok(R)),
+         get_(value, R, V), V == "json up",
+         get_(usage, R, U), get_(total_tokens, U, 7)
+     )).
+
+% Providers: configuration problems are outcomes that name the field and
+% never show a key; nothing configured says how to configure one.
+test(nothing_configured_names_how,
+     (   llm_query("hi", [], error(E)),
+         get_(kind, E, configuration_error), get_(field, E, provider),
+         get_(message, E, M), atom_chars(A, M), sub_atom(A, _, _, _, 'providers.toml')
+     )).
+
+test(unknown_provider_needs_a_base_url,
+     (   llm_query("hi", [provider(nowhere)], error(E)),
+         get_(kind, E, configuration_error), get_(field, E, base_url), get_(provider, E, nowhere)
+     )).
+
+test(raw_secret_is_refused_unshown,
+     (   llm_query("hi", [provider(provider(mine, [base_url("http://127.0.0.1:9/v1"), credential("sk-live-secret-1234")]))], error(E)),
+         get_(kind, E, configuration_error), get_(field, E, credential),
+         \+ ( term_to_atom(E, A), sub_atom(A, _, _, _, 'sk-live') )
+     )).
+
+test(hosted_preset_needs_a_model,
+     (   llm_query("hi", [provider(openai)], error(E)),
+         get_(field, E, model), get_(provider, E, openai)
+     )).
+
+test(missing_key_is_named,
+     (   llm_query("hi", [provider(openai), model('gpt-4o')], error(E)),
+         get_(kind, E, missing_credential), get_(credential, E, env('OPENAI_API_KEY')), get_(phase, E, model)
+     )).
+
+test(planner_handler_needs_no_provider,
+     (   rlm_completion("q", text("c"), [planner_handler(direct_planner_)], ok(_)) )).
+
+test(openai_compatible_builder,
+     (   openai_compatible_provider("http://127.0.0.1:8080/v1", none, tiny, P),
+         P = provider(openai_compatible, S), memberchk(credential(none), S), memberchk(timeout(30), S)
+     )).
+
+test(openrouter_builder_default_model,
+     (   openrouter_provider(M, provider(openrouter, S)), M == 'openrouter/free',
+         memberchk(credential(env('OPENROUTER_API_KEY')), S)
+     )).
+
+test(default_provider_order,
+     (   findall(N, default_provider(N), Ns), Ns = [openrouter|_] )).

@@ -113,3 +113,53 @@ test(limit_value, [throws(error(type_error(positive_number, 0), context_slice/5)
      (   handle_(H), context_slice(H, 0, 1, [time_limit(0)], _) )).
 test(unsupported_source_is_an_outcome,
      (   context_register(file('/etc/passwd'), [], error(E)), get_(kind, E, unsupported_source) )).
+
+% Completions.
+test(completion_query_unbound, [throws(error(instantiation_error, rlm_completion/4))],
+     rlm_completion(_, text("c"), [], _)).
+test(completion_query_type, [throws(error(type_error(text, f(x)), rlm_completion/4))],
+     rlm_completion(f(x), text("c"), [], _)).
+test(completion_options_type, [throws(error(type_error(list, foo), rlm_completion/4))],
+     rlm_completion("q", text("c"), foo, _)).
+test(completion_unknown_option, [throws(error(domain_error(rlm_completion_option, colour(red)), rlm_completion/4))],
+     rlm_completion("q", text("c"), [colour(red)], _)).
+test(completion_option_value, [throws(error(type_error(positive_integer, 0), rlm_completion/4))],
+     rlm_completion("q", text("c"), [planner_attempts(0)], _)).
+test(completion_handler_type, [throws(error(type_error(callable, 42), rlm_completion/4))],
+     rlm_completion("q", text("c"), [planner_handler(42)], _)).
+test(completion_provider_type, [throws(error(type_error(provider, 42), rlm_completion/4))],
+     rlm_completion("q", text("c"), [provider(42)], _)).
+test(completion_provider_setting, [throws(error(domain_error(provider_option, colour(red)), rlm_completion/4))],
+     rlm_completion("q", text("c"), [provider(provider(x, [colour(red)]))], _)).
+test(completion_provider_setting_type, [throws(error(type_error(positive_number, 0), llm_query/3))],
+     llm_query("q", [provider(provider(x, [timeout(0)]))], _)).
+test(completion_budget_key, [throws(error(domain_error(completion_budget_option, max_tokens(5)), rlm_completion/4))],
+     rlm_completion("q", text("c"), [budget([max_tokens(5)])], _)).
+test(completion_tool_type, [throws(error(type_error(tool, foo), rlm_completion/4))],
+     rlm_completion("q", text("c"), [planner_handler(p), tools([foo])], _)).
+test(completion_cancel_token_type, [throws(error(type_error(atom, 7), rlm_completion/4))],
+     rlm_completion("q", text("c"), [cancel_token(7)], _)).
+test(llm_query_prompt_unbound, [throws(error(instantiation_error, llm_query/3))],
+     llm_query(_, [], _)).
+test(llm_query_option_value, [throws(error(type_error(positive_integer, 0), llm_query/3))],
+     llm_query("q", [max_tokens(0)], _)).
+test(llm_query_planner_option, [throws(error(domain_error(llm_query_option, planner_attempts(2)), llm_query/3))],
+     llm_query("q", [planner_attempts(2)], _)).
+test(rlm_query_depth_type, [throws(error(type_error(nonneg, -1), rlm_query/4))],
+     rlm_query("q", text("c"), [depth(-1)], _)).
+test(cancel_unbound, [throws(error(instantiation_error, rlm_cancel/1))],
+     rlm_cancel(_)).
+test(cancel_type, [throws(error(type_error(atom, 7), rlm_cancel/1))],
+     rlm_cancel(7)).
+test(builder_endpoint_unbound, [throws(error(instantiation_error, openai_compatible_provider/4))],
+     openai_compatible_provider(_, none, m, _)).
+test(builder_credential_not_shown, [throws(error(domain_error(credential, '<not shown>'), openai_compatible_provider/4))],
+     openai_compatible_provider("http://x/v1", "sk-live-secret", m, _)).
+test(provider_configuration_is_an_outcome,
+     (   llm_query("q", [provider(provider(x, [base_url("ftp://x")]))], error(E)),
+         E = provider_error(_), get_(kind, E, configuration_error), get_(field, E, base_url)
+     )).
+test(unsupported_completion_context_is_an_outcome,
+     (   rlm_completion("q", file('/etc/passwd'), [planner_handler(p)], error(E)),
+         get_(kind, E, completion_fault)
+     )).
