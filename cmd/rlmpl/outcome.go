@@ -57,6 +57,9 @@ func outcome(ctx context.Context, cmd string, opts *host.Options, goal func(*pro
 func reportError(cmd string, rec prolog.Record, stderr io.Writer) int {
 	kind, _ := rec.Get("kind")
 	msg, _ := rec.Get("message")
+	if field, ok := rec.Get("field"); ok {
+		kind = fmt.Sprintf("%v (%v)", kind, field)
+	}
 	fmt.Fprintf(stderr, "rlmpl %s: %v: %s\n", cmd, kind, valueText(msg))
 	return 1
 }

@@ -35,13 +35,18 @@ func openSession(ctx context.Context, file string, argv []string, stdin io.Reade
 	if file != "" {
 		dir = filepath.Dir(file)
 	}
-	h, err := host.New(&host.Options{
+	opts := &host.Options{
 		Stdin:    stdin,
 		Stdout:   stdout,
 		FS:       os.DirFS(dir),
 		Argv:     append([]string{"rlmpl"}, argv...),
 		StateDir: defaultStateDir(),
-	})
+	}
+	if err := providerSetup(opts); err != nil {
+		fmt.Fprintf(stderr, "rlmpl: %v\n", err)
+		return nil, 1
+	}
+	h, err := host.New(opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl: %v\n", err)
 		return nil, 1

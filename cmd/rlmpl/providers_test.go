@@ -1,0 +1,195 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rlmpl/rlmpl/host/provider/providertest"
+)
+
+const testKey = "sk-cli-SECRET-51e0c7d9a2"
+
+// isolate gives the test an empty configuration directory and environment
+// for the conventions providers read, so the machine's own settings do not
+// leak in. It returns the configuration directory.
+func isolate(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	for _, v := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "OLLAMA_HOST", "OPENROUTER_TEST_MODEL"} {
+		t.Setenv(v, "")
+	}
+	return dir
+}
+
+func writeFile(t *testing.T, path, text string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestRunReadsKeysAtRequestTime: a script run by `rlmpl run` reaches a
+// cloud preset moved by OPENAI_BASE_URL with the key of OPENAI_API_KEY in
+// its Authorization header, and sends none with credential(none). The key
+// is in no output, not even when the server echoes it in an error.
+func TestRunReadsKeysAtRequestTime(t *testing.T) {
+	isolate(t)
+	srv := providertest.NewServer(
+		providertest.Completion("hello from openai", 5, 2),
+		providertest.Completion("hello from local", 5, 2),
+		providertest.Reply(401, `{"error":{"message":"invalid key `+testKey+`","type":"auth","code":"invalid_api_key"}}`),
+	)
+	defer srv.Close()
+	t.Setenv("OPENAI_BASE_URL", srv.BaseURL())
+	t.Setenv("OPENAI_API_KEY", testKey)
+	script := writeFile(t, filepath.Join(t.TempDir(), "keys.pl"), `
+:- initialization(main, main).
+text_of(ok(llm_result(R)), T) :- memberchk(response(model_response(F)), R), memberchk(text(T0), F), atom_chars(T, T0).
+main :-
+    llm_query("hi", [provider(openai), model('gpt-4o')], O1), text_of(O1, T1), write(T1), nl,
+    llm_query("hi", [provider(provider(local, [base_url("`+srv.BaseURL()+`"), credential(none)]))], O2), text_of(O2, T2), write(T2), nl,
+    llm_query("hi", [provider(openai), model('gpt-4o')], error(E)), print(E), nl.
+`)
+	out, errOut, code := rlmpl(t, "run", script)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if !strings.HasPrefix(out, "hello from openai\nhello from local\nprovider_error(") {
+		t.Fatalf("stdout: %s", out)
+	}
+	reqs := srv.Requests()
+	if got := reqs[0].Header.Get("Authorization"); got != "Bearer "+testKey {
+		t.Errorf("openai request Authorization = %q, want the key of OPENAI_API_KEY", got)
+	}
+	if got, has := reqs[1].Header["Authorization"]; has {
+		t.Errorf("credential(none) request sent Authorization %q", got)
+	}
+	if reqs[0].Body["model"] != "gpt-4o" {
+		t.Errorf("model = %v", reqs[0].Body["model"])
+	}
+	if strings.Contains(out+errOut, testKey) || !strings.Contains(out, "<,r,e,d,a,c,t,e,d,>") {
+		t.Errorf("the key leaked or was not redacted: %s %s", out, errOut)
+	}
+}
+
+// TestCompleteBaseURLAlone: --base-url without --provider talks to a local
+// server with no key and no model, even when keys are in the environment.
+func TestCompleteBaseURLAlone(t *testing.T) {
+	isolate(t)
+	t.Setenv("OPENROUTER_API_KEY", testKey)
+	t.Setenv("OPENAI_API_KEY", testKey)
+	srv := providertest.NewServer(providertest.Completion(`{"steps":[{"op":"final","value":"local ok"}]}`, 10, 5))
+	defer srv.Close()
+	ctxFile := writeFile(t, filepath.Join(t.TempDir(), "c.txt"), "some text")
+	out, errOut, code := rlmpl(t, "complete", "--query", "q", "--context-file", ctxFile, "--base-url", srv.BaseURL())
+	if code != 0 || !strings.HasPrefix(out, "local ok\n") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	req := srv.Requests()[0]
+	if _, has := req.Header["Authorization"]; has {
+		t.Errorf("a key was sent to the local server")
+	}
+	if _, has := req.Body["model"]; has {
+		t.Errorf("a model was sent: %s", req.Raw)
+	}
+}
+
+// TestProviderPrecedenceCLI: flags over the configuration file, the file
+// over the environment, the environment over the preset.
+func TestProviderPrecedenceCLI(t *testing.T) {
+	cfgDir := isolate(t)
+	plan := `{"steps":[{"op":"final","value":"ok"}]}`
+	fileSrv := providertest.NewServer(providertest.Completion(plan, 1, 1))
+	defer fileSrv.Close()
+	envSrv := providertest.NewServer(providertest.Completion(plan, 1, 1))
+	defer envSrv.Close()
+	flagSrv := providertest.NewServer(providertest.Completion(plan, 1, 1))
+	defer flagSrv.Close()
+	ctxFile := writeFile(t, filepath.Join(t.TempDir(), "c.txt"), "text")
+	t.Setenv("OPENAI_BASE_URL", envSrv.BaseURL())
+	t.Setenv("OPENAI_API_KEY", testKey)
+	complete := func(extra ...string) {
+		t.Helper()
+		_, errOut, code := rlmpl(t, append([]string{"complete", "--query", "q", "--context-file", ctxFile}, extra...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+	}
+	// Environment over preset: openai goes to OPENAI_BASE_URL.
+	complete("--provider", "openai", "--model", "gpt-4o")
+	// The file over the environment, and it names the default.
+	writeFile(t, filepath.Join(cfgDir, "rlmpl", "providers.toml"), `
+default = "openai"
+[providers.openai]
+base_url = "`+fileSrv.BaseURL()+`"
+model = "gpt-file"
+`)
+	complete()
+	// Flags over the file.
+	complete("--provider", "openai", "--base-url", flagSrv.BaseURL(), "--model", "gpt-flag")
+	got := func(s *providertest.Server) []string {
+		var ms []string
+		for _, r := range s.Requests() {
+			ms = append(ms, r.Body["model"].(string)+" "+r.Header.Get("Authorization"))
+		}
+		return ms
+	}
+	want := "Bearer " + testKey
+	if g := got(envSrv); len(g) != 1 || g[0] != "gpt-4o "+want {
+		t.Errorf("environment server got %v", g)
+	}
+	if g := got(fileSrv); len(g) != 1 || g[0] != "gpt-file "+want {
+		t.Errorf("file server got %v", g)
+	}
+	if g := got(flagSrv); len(g) != 1 || g[0] != "gpt-flag "+want {
+		t.Errorf("flag server got %v", g)
+	}
+}
+
+// TestProviderConfigurationErrorsCLI: errors speak flags and settings, not
+// Go fields, and never show a key.
+func TestProviderConfigurationErrorsCLI(t *testing.T) {
+	cfgDir := isolate(t)
+	ctxFile := writeFile(t, filepath.Join(t.TempDir(), "c.txt"), "text")
+	cases := []struct {
+		name  string
+		file  string
+		args  []string
+		wants []string
+	}{
+		{"nothing configured", "", nil, []string{"configuration_error (provider)", "--provider", "OPENAI_API_KEY", "providers.toml"}},
+		{"no model", "", []string{"--provider", "openai"}, []string{"configuration_error (model)", "--model"}},
+		{"missing key", "", []string{"--provider", "openai", "--model", "gpt-4o"}, []string{"missing_credential", "OPENAI_API_KEY"}},
+		{"key as credential", "", []string{"--base-url", "http://127.0.0.1:9/v1", "--credential", testKey}, []string{"configuration_error (credential)"}},
+		{"key in the file", "[providers.x]\napi_key = \"" + testKey + "\"\n", nil, []string{"credential", "keys are never configuration"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(cfgDir, "rlmpl", "providers.toml")
+			os.Remove(path)
+			if tc.file != "" {
+				writeFile(t, path, tc.file)
+			}
+			out, errOut, code := rlmpl(t, append([]string{"complete", "--query", "q", "--context-file", ctxFile}, tc.args...)...)
+			if code == 0 {
+				t.Fatalf("exit 0: %s", out)
+			}
+			for _, w := range tc.wants {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr lacks %q: %s", w, errOut)
+				}
+			}
+			if strings.Contains(errOut, testKey) || strings.Contains(errOut, "Options.") {
+				t.Errorf("stderr leaks a key or a Go field: %s", errOut)
+			}
+		})
+	}
+}
