@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"errors"
 	"io/fs"
+	"strings"
 
 	"github.com/ichiban/prolog/engine"
 
@@ -144,7 +145,8 @@ func (s *Session) tokenRegisterEncoding(c *prolog.Call, name, file, options, out
 	if err != nil {
 		return false, prolog.ExistenceError("source_sink", file)
 	}
-	enc, err := tokenizer.NewEncoding(tokenizer.EncodingSpec{Name: n, Ranks: bytes.NewReader(b), Pattern: patterns[op.atom("pattern")], SpecialTokens: sp})
+	enc, err := tokenizer.NewEncoding(tokenizer.EncodingSpec{Name: n, Ranks: bytes.NewReader(b), Pattern: patterns[op.atom("pattern")], SpecialTokens: sp,
+		ChatFormat: strings.TrimPrefix(op.atom("chat_format"), "none")})
 	if err == nil {
 		err = s.host.addEncoding(enc)
 	}

@@ -93,6 +93,7 @@ rlm_option(token_count_text/3, encoding, atom, optional).
 rlm_option(token_count_text/3, token_counter, callable, optional).
 rlm_option(token_register_encoding/4, pattern, oneof([cl100k, o200k, r50k]), default(cl100k)).
 rlm_option(token_register_encoding/4, specials, list, default([])).
+rlm_option(token_register_encoding/4, chat_format, oneof([none, llama3]), default(none)).
 rlm_option(context_register/3, Name, Type, Default) :-
     context_limit_option_(Name, Type, Default).
 rlm_option(Pred, Name, Type, Default) :-

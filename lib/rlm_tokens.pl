@@ -50,5 +50,9 @@ Exports:
 %   "base64-token rank" pair per line, as in a Llama 3 tokenizer.model)
 %   read from the program's directory. Options: pattern(P) with P one of
 %   cl100k (default), o200k, r50k; specials(["<|begin_of_text|>"-128000,
-%   ...]). Outcome is ok(registered(Name)). No vocabulary is downloaded or
+%   ...]); chat_format(F) with F none (default: requests counted with the
+%   encoding are framed by the OpenAI cookbook's rule, estimated) or llama3
+%   (Llama 3's template as llama.cpp renders it, verified against its
+%   usage.prompt_tokens: requests count exactly). Outcome is
+%   ok(registered(Name)). No vocabulary is downloaded or
 %   shipped beyond the built-in ones.

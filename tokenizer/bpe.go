@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/dlclark/regexp2/v2"
 )
@@ -43,6 +44,11 @@ type EncodingSpec struct {
 	// SpecialTokens maps special-token names to IDs outside the ranks.
 	// Optional.
 	SpecialTokens map[string]int
+
+	// ChatFormat names the chat template of the encoding's models (see
+	// [ChatFormat]): counters made for the encoding frame requests by it,
+	// exactly. Zero means none: [DefaultFraming], Estimated.
+	ChatFormat string
 }
 
 // NewEncoding builds an encoding from spec. It reads spec.Ranks to the end
@@ -93,6 +99,13 @@ func NewEncoding(spec EncodingSpec) (*Encoding, error) {
 		specials = append(specials, special{n, id})
 	}
 	e := newEncoding(spec.Name, func() codec { return b }, specials)
+	if spec.ChatFormat != "" {
+		f, ok := ChatFormat(spec.ChatFormat)
+		if !ok {
+			return fail("ChatFormat", fmt.Errorf("unknown chat format %q (known: %s)", spec.ChatFormat, strings.Join(ChatFormats(), ", ")))
+		}
+		e.framing = &f
+	}
 	e.ready()
 	return e, nil
 }

@@ -25,6 +25,19 @@ type Framing struct {
 	// framing and reply-priming stages labelled Exact.
 	Verified bool
 
+	// TrimContent: the template trims each message's text (Llama 3's
+	// "| trim"), so content is counted trimmed.
+	TrimContent bool
+	// DropsNames: the template renders no name. A message with one is
+	// still charged its name's tokens and PerName, conservatively, and its
+	// framing is Estimated.
+	DropsNames bool
+	// SchemaFree: the server applies a json_schema response format as a
+	// sampling grammar and shows none of it to the model (llama.cpp, vLLM,
+	// Ollama), so it costs no prompt tokens, exactly. Otherwise the
+	// schema's JSON text is charged, Estimated: OpenAI publishes no rule.
+	SchemaFree bool
+
 	// Tool-schema constants of num_tokens_for_tools: FuncInit per tool,
 	// PropInit per tool with properties, PropKey per property, EnumInit per
 	// property with an enum, EnumItem per enum value (plus its tokens),
@@ -66,6 +79,29 @@ func DefaultFraming(encoding string) Framing {
 	return f
 }
 
+// ChatFormat returns the framing of a chat template that is not OpenAI's,
+// by name, for encodings registered with one (the chat_format option of
+// token_register_encoding/4): "llama3" is Llama 3's template as llama.cpp
+// applies it, each message <|start_header_id|>ROLE<|end_header_id|>\n\n
+// + trim(content) + <|eot_id|> (4 tokens + the role's), one
+// <|begin_of_text|> per request and the reply primed with
+// <|start_header_id|>assistant<|end_header_id|>\n\n (4 tokens), verified
+// against llama-server's usage.prompt_tokens. ok is false for an unknown
+// name.
+func ChatFormat(name string) (f Framing, ok bool) {
+	switch name {
+	case "llama3":
+		f = DefaultFraming("") // the tool rules: estimates either way
+		f.PerMessage, f.PerName, f.ReplyPriming = 4, 0, 1+4
+		f.Verified, f.TrimContent, f.DropsNames, f.SchemaFree = true, true, true, true
+		return f, true
+	}
+	return Framing{}, false
+}
+
+// ChatFormats returns the names [ChatFormat] knows, sorted.
+func ChatFormats() []string { return []string{"llama3"} }
+
 // StageKind names a part of a rendered request.
 type StageKind int
 
@@ -83,8 +119,12 @@ const (
 	StageTool
 	// StageToolsEnd is the closing overhead of the tool block.
 	StageToolsEnd
-	// StageReplyPriming primes the assistant's reply.
+	// StageReplyPriming primes the assistant's reply (and holds any
+	// once-per-request token, such as Llama 3's <|begin_of_text|>).
 	StageReplyPriming
+	// StageResponseFormat is the request's response_format (see
+	// [Framing].SchemaFree).
+	StageResponseFormat
 )
 
 // String returns the stage kind's name, e.g. "content".
@@ -102,6 +142,8 @@ func (k StageKind) String() string {
 		return "tools_end"
 	case StageReplyPriming:
 		return "reply_priming"
+	case StageResponseFormat:
+		return "response_format"
 	default:
 		return fmt.Sprintf("StageKind(%d)", int(k))
 	}
@@ -183,7 +225,7 @@ func (c Counter) CountRequestCached(req *Request, cached func(i int) (Count, boo
 		}
 		b.Stages = append(b.Stages, Stage{StageContent, i, content})
 
-		fr := fixed(f.PerMessage, textExact && f.Verified && m.ToolCallID == "", BasisMessageFraming)
+		fr := fixed(f.PerMessage, textExact && f.Verified && m.ToolCallID == "" && !(f.DropsNames && m.Name != ""), BasisMessageFraming)
 		fr.add(c.Count(m.Role))
 		if m.Name != "" {
 			fr.add(c.Count(m.Name))
@@ -215,6 +257,15 @@ func (c Counter) CountRequestCached(req *Request, cached func(i int) (Count, boo
 	}
 	b.Stages = append(b.Stages, Stage{StageReplyPriming, -1,
 		fixed(f.ReplyPriming, textExact && f.Verified, BasisReplyPriming)})
+	if rf := req.ResponseFormat; rf != nil {
+		n := fixed(0, textExact && f.SchemaFree, BasisResponseFormat)
+		if !f.SchemaFree {
+			js, _ := json.Marshal(rf)
+			n.add(c.Count(string(js)))
+			n.Method, n.Basis, n.Encoding = Estimated, BasisResponseFormat, c.encodingName()
+		}
+		b.Stages = append(b.Stages, Stage{StageResponseFormat, -1, n})
+	}
 
 	b.Total = Count{Basis: BasisSum, Encoding: c.encodingName()}
 	for _, s := range b.Stages {
@@ -231,6 +282,9 @@ func (c Counter) CountRequestCached(req *Request, cached func(i int) (Count, boo
 // sum).
 func (c Counter) countContent(f Framing, m *Message) Count {
 	if len(m.Parts) == 0 {
+		if f.TrimContent {
+			return c.Count(strings.TrimSpace(m.Content))
+		}
 		return c.Count(m.Content)
 	}
 	n := Count{Method: Exact}

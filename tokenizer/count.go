@@ -69,6 +69,9 @@ const (
 	// BasisParts: multi-part content, text parts tokenized as text and
 	// image parts charged by the model's [ImageRule].
 	BasisParts = "rlmpl:content_parts"
+	// BasisResponseFormat: a request's response_format, by its framing's
+	// rule ([Framing].SchemaFree).
+	BasisResponseFormat = "rlmpl:response_format"
 	// BasisSum: the total of a [Breakdown]'s stages.
 	BasisSum = "sum"
 )

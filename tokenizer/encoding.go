@@ -37,6 +37,8 @@ type Encoding struct {
 
 	special   map[string]int // name → id
 	specialID map[int]string // id → text it decodes to
+
+	framing *Framing // the chat format of EncodingSpec.ChatFormat, nil for none
 }
 
 // codec is the tokenizing engine behind an Encoding: the tiktoken-go codec

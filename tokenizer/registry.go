@@ -213,14 +213,20 @@ func (r *Registry) Counter(model string) (Counter, error) {
 
 // CounterForEncoding returns a counter that tokenizes with the named
 // encoding when no model is known: its text counts are Exact for that
-// encoding, and its framing is [DefaultFraming] (Estimated). It returns an
-// error wrapping [ErrUnknownEncoding] if there is no such encoding.
+// encoding, and its framing is the encoding's chat format when it was
+// registered with one ([EncodingSpec].ChatFormat, verified, so Exact),
+// else [DefaultFraming] (Estimated). It returns an error wrapping
+// [ErrUnknownEncoding] if there is no such encoding.
 func (r *Registry) CounterForEncoding(encoding string) (Counter, error) {
 	e, err := r.Encoding(encoding)
 	if err != nil {
 		return Counter{}, err
 	}
-	return Counter{enc: e, framing: DefaultFraming(e.name), set: true}, nil
+	f := DefaultFraming(e.name)
+	if e.framing != nil {
+		f = *e.framing
+	}
+	return Counter{enc: e, framing: f, set: true}, nil
 }
 
 // Estimator returns the counter for a model whose tokenizer is unknown:

@@ -404,3 +404,74 @@ func TestConcurrent(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// TestChatFormatLlama3: an encoding registered with chat_format llama3
+// counts a request as llama.cpp renders it: 4 + role per message on the
+// trimmed content, 5 for BOS and the reply's priming, a json_schema
+// response format free (it is a sampling grammar); a name makes the
+// framing an estimate. The figures are the template's arithmetic; the e2e
+// test checks them against a real llama-server.
+func TestChatFormatLlama3(t *testing.T) {
+	r := newTestRegistry(t)
+	base, _ := r.Encoding(Cl100kBase)
+	enc, err := NewEncoding(EncodingSpec{Name: "l3", Ranks: bytes.NewReader(ranksFile(t, base)), Pattern: PatternCl100k, ChatFormat: "llama3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := r.With(&Options{Encodings: []*Encoding{enc}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := r2.CounterForEncoding("l3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := Request{Messages: []Message{{Role: "system", Content: "You are terse."}, {Role: "user", Content: "  hello world\n"}}}
+	want := 1 + (4 + enc.Count("system") + enc.Count("You are terse.")) + (4 + enc.Count("user") + enc.Count("hello world")) + 4
+	b := c.CountRequest(&req)
+	if b.Total.Tokens != want || b.Total.Method != Exact {
+		t.Errorf("llama3 request = %v, want %d exact", b.Total, want)
+	}
+	req.ResponseFormat = &ResponseFormat{Type: "json_schema", JSONSchema: &JSONSchema{Name: "plan", Schema: []byte(`{"type":"object"}`)}}
+	if b := c.CountRequest(&req); b.Total.Tokens != want || b.Total.Method != Exact || b.Stages[len(b.Stages)-1].Kind != StageResponseFormat {
+		t.Errorf("with a schema = %v, %v", b.Total, b.Stages)
+	}
+	req.Messages[1].Name = "alice"
+	if b := c.CountRequest(&req); b.Total.Method != Estimated {
+		t.Errorf("a dropped name is counted exact: %v", b.Total)
+	}
+	// OpenAI framing: the schema is charged, estimated.
+	oc, _ := r.CounterForEncoding(Cl100kBase)
+	req.Messages[1].Name = ""
+	if b := oc.CountRequest(&req); b.Stages[len(b.Stages)-1].Count.Tokens == 0 || b.Total.Method != Estimated {
+		t.Errorf("OpenAI response format = %v", b.Stages[len(b.Stages)-1])
+	}
+	if _, err := NewEncoding(EncodingSpec{Name: "x", Ranks: bytes.NewReader(ranksFile(t, base)), Pattern: PatternCl100k, ChatFormat: "chatml"}); err == nil {
+		t.Error("unknown chat format accepted")
+	}
+}
+
+// TestUndatedAliasesAreEstimated: gpt-4o, gpt-4.1 and their kin use their
+// family's published framing but were never verified against a provider's
+// usage.prompt_tokens, so their framing is labelled Estimated; the dated
+// snapshots the cookbook verified are Exact.
+func TestUndatedAliasesAreEstimated(t *testing.T) {
+	r := newTestRegistry(t)
+	req := Request{Messages: []Message{{Role: "user", Content: "hi"}}}
+	for _, m := range []string{"gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini", "gpt-5", "o3", "openai/gpt-4o"} {
+		c, err := r.Counter(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := c.Framing(); f.Verified || f.PerMessage != 3 || f.ReplyPriming != 3 {
+			t.Errorf("%s framing = %+v, want the cookbook's 3/3, unverified", m, f)
+		}
+		if b := c.CountRequest(&req); b.Total.Method != Estimated {
+			t.Errorf("%s request counted %v", m, b.Total)
+		}
+	}
+	c, _ := r.Counter("gpt-4o-2024-08-06")
+	if b := c.CountRequest(&req); b.Total.Method != Exact {
+		t.Errorf("verified snapshot counted %v", b.Total)
+	}
+}
