@@ -77,10 +77,13 @@ func (h *Host) defaultProviders(ctx context.Context) ([]string, error) {
 		if err == nil {
 			var bs []prolog.Binding
 			if bs, err = s.in.Once(ctx, "findall(N, default_provider(N), Ns)"); err == nil {
-				var v any
-				v, err = prolog.Value(bs[0].Value, nil)
-				for _, n := range v.([]any) {
-					h.defaultNames.names = append(h.defaultNames.names, fmt.Sprint(n))
+				for _, b := range bs {
+					if v, _ := prolog.Value(b.Value, nil); b.Name == "Ns" {
+						ns, _ := v.([]any)
+						for _, n := range ns {
+							h.defaultNames.names = append(h.defaultNames.names, fmt.Sprint(n))
+						}
+					}
 				}
 			}
 		}

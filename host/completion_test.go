@@ -2,6 +2,8 @@ package host_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -102,5 +104,124 @@ func TestBoundaryTeachesValidPlanSteps(t *testing.T) {
 	}
 	if _, err := plan.ParseJSON(`{"steps":[` + js + `,{"op":"final","value":{"ref":"var","name":"r"}}]}`); err != nil {
 		t.Fatalf("JSON form: %v", err)
+	}
+}
+
+// TestStructuredPlanRequests: a provider that supports structured output
+// (the llamacpp preset) gets planner requests whose response_format is the
+// plan schema of the call's capabilities; one that does not (a bare
+// openai_compatible server) gets none, unless its settings turn it on.
+func TestStructuredPlanRequests(t *testing.T) {
+	plan := `{"steps":[{"op":"final","value":"ok"}]}`
+	for _, tc := range []struct {
+		name, provider string
+		schema         bool
+	}{
+		{"preset that constrains sampling", "provider(llamacpp, [base_url(%q)])", true},
+		{"unknown server", "provider(mine, [base_url(%q)])", false},
+		{"unknown server, turned on", "provider(mine, [base_url(%q), structured_output(true)])", true},
+		{"preset, turned off", "provider(llamacpp, [base_url(%q), structured_output(false)])", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := providertest.NewServer(providertest.Completion(plan, 1, 1))
+			defer srv.Close()
+			h, _ := host.New(nil)
+			s, _ := h.NewSession(context.Background())
+			goal := fmt.Sprintf(`rlm_completion("q", text("c"), [provider(`+tc.provider+`), capabilities([context(search)])], ok(_))`, srv.BaseURL())
+			if _, err := s.Once(context.Background(), goal); err != nil {
+				t.Fatal(err)
+			}
+			body := srv.Requests()[0].Body
+			rf, has := body["response_format"].(map[string]any)
+			if has != tc.schema {
+				t.Fatalf("response_format present = %v, want %v", has, tc.schema)
+			}
+			if has {
+				js, _ := json.Marshal(rf)
+				if !strings.Contains(string(js), `"json_schema"`) || !strings.Contains(string(js), `"search"`) || strings.Contains(string(js), `"slice"`) {
+					t.Errorf("schema does not follow the capabilities: %s", js)
+				}
+			}
+		})
+	}
+}
+
+// TestLLMQueryStreams: on_delta makes llm_query/3 stream, and the closure
+// sees each delta in order, usage included.
+func TestLLMQueryStreams(t *testing.T) {
+	srv := providertest.NewServer(providertest.SSE(
+		`{"choices":[{"index":0,"delta":{"content":"Hel"}}]}`,
+		`{"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":"stop"}]}`,
+		`{"choices":[],"usage":{"prompt_tokens":4,"completion_tokens":2,"total_tokens":6}}`,
+		"[DONE]"))
+	defer srv.Close()
+	h, _ := host.New(nil)
+	ctx := context.Background()
+	s, _ := h.NewSession(ctx)
+	if err := s.Consult(ctx, "d.pl", ":- dynamic(seen_/1).\nsee_(D) :- assertz(seen_(D)).\nnever_(_) :- fail.\n"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Once(ctx, fmt.Sprintf(`llm_query("hi", [provider(provider(local, [base_url(%q)])), on_delta(see_)], ok(_)), findall(D, seen_(D), Ds)`, srv.BaseURL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[text(['H',e,l]),text([l,o]),finish(stop),usage(usage([completion_tokens(2),prompt_tokens(4),total_tokens(6)]))]`
+	if got["Ds"] != want {
+		t.Errorf("deltas = %s\nwant %s", got["Ds"], want)
+	}
+	if b := srv.Requests()[0].Body; b["stream"] != true {
+		t.Errorf("not a stream request: %v", b)
+	}
+	// A closure that fails stops the stream: an outcome, not an exception.
+	got, err = s.Once(ctx, fmt.Sprintf(`llm_query("hi", [provider(provider(local, [base_url(%q)])), on_delta(never_)], error(E))`, srv.BaseURL()))
+	if err != nil || !strings.Contains(got["E"], "h,a,n,d,l,e,r,'_',f,a,i,l,e,d") {
+		t.Errorf("failing closure: %v %v", got, err)
+	}
+}
+
+// TestKeysStayOutOfTrajectories: a server that echoes the key in an error
+// body during a plan's model step leaves no trace of it in the outcome,
+// the trajectory included.
+func TestKeysStayOutOfTrajectories(t *testing.T) {
+	const key = "sk-traj-SECRET-0a9b8c7d"
+	srv := providertest.NewServer(
+		providertest.Completion(`{"steps":[{"op":"model","provider":"local","prompt":"x","bind":"m"},{"op":"final","value":{"ref":"var","name":"m"}}]}`, 1, 1),
+		providertest.Reply(400, `{"error":{"message":"bad key `+key+`"}}`))
+	defer srv.Close()
+	h, _ := host.New(&host.Options{Getenv: func(v string) string {
+		if v == "LOCAL_KEY" {
+			return key
+		}
+		return ""
+	}})
+	ctx := context.Background()
+	s, _ := h.NewSession(ctx)
+	got, err := s.Once(ctx, fmt.Sprintf(`rlm_completion("q", text("c"), [provider(provider(local, [base_url(%q), credential(env('LOCAL_KEY'))]))], O)`, srv.BaseURL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(got["O"], key) || !strings.Contains(got["O"], "error(") {
+		t.Fatalf("outcome = %s", got["O"])
+	}
+	if srv.Requests()[1].Header.Get("Authorization") != "Bearer "+key {
+		t.Fatal("the key was not sent")
+	}
+}
+
+// TestHostProviderForGoCallers: Host.Provider resolves for Go callers (the
+// managed turn, the CLI) by the same rules, the default included.
+func TestHostProviderForGoCallers(t *testing.T) {
+	cfg, err := provider.ParseConfig("p.toml", []byte("default = \"local\"\n[providers.local]\nbase_url = \"http://127.0.0.1:9/v1\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := host.New(&host.Options{ProviderConfig: cfg})
+	r, err := h.Provider(context.Background(), "", provider.Settings{})
+	if err != nil || r.Name != "local" || r.StructuredOutput {
+		t.Fatalf("default = %+v, %v", r, err)
+	}
+	h, _ = host.New(nil)
+	if _, err := h.Provider(context.Background(), "", provider.Settings{}); err == nil || !strings.Contains(err.Error(), "no provider configured") {
+		t.Fatalf("nothing configured: %v", err)
 	}
 }
