@@ -67,7 +67,8 @@ func (m providerModels) Complete(ctx context.Context, call plan.ModelCall) (plan
 	if err != nil {
 		return plan.ModelResult{}, err
 	}
-	return plan.ModelResult{Text: resp.Content, Reasoning: resp.Reasoning, Model: resp.Model, Usage: plan.Usage(resp.Usage)}, nil
+	return plan.ModelResult{Text: resp.Content, Reasoning: resp.Reasoning, Model: resp.Model, Usage: plan.Usage(resp.Usage),
+		RequestBody: resp.RequestBody}, nil
 }
 
 func withoutKey(m map[string]any, key string) map[string]any {
@@ -95,7 +96,7 @@ func (p providerPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (pla
 	if err != nil {
 		return plan.PlannerReply{}, err
 	}
-	return plan.PlannerReply{Text: res.Text, Usage: res.Usage}, nil
+	return plan.PlannerReply{Text: res.Text, Usage: res.Usage, RequestBody: res.RequestBody}, nil
 }
 
 // cancelTokens are the session's cancellation tokens: rlm_cancel/1 marks a

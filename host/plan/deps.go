@@ -66,6 +66,9 @@ type ModelResult struct {
 	Reasoning string
 	Model     string // the model that answered, "" when unknown
 	Usage     Usage
+	// RequestBody is the exact body the provider sent, when it sent one
+	// over HTTP (a turn receipt records its SHA-256); nil otherwise.
+	RequestBody []byte
 }
 
 // Usage is what one call consumed, as reported. A count is meaningful only
@@ -117,6 +120,8 @@ type PlannerReply struct {
 	Text  string
 	Plan  *Plan
 	Usage Usage
+	// RequestBody is the exact body sent, as in [ModelResult].
+	RequestBody []byte
 }
 
 // ToolSchema describes a tool to the planner. Schema is rendered verbatim
