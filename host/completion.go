@@ -63,7 +63,17 @@ func (m providerModels) Complete(ctx context.Context, call plan.ModelCall) (plan
 	if err := provider.ApplyOptions(&req, withoutKey(call.Options, "max_tokens")); err != nil {
 		return plan.ModelResult{}, err
 	}
-	resp, err := p.Complete(ctx, req)
+	var resp provider.Response
+	if call.OnDelta != nil {
+		resp, err = p.Stream(ctx, req, func(d provider.Delta) error {
+			if d.Kind == provider.DeltaText {
+				call.OnDelta(d.Text)
+			}
+			return nil
+		})
+	} else {
+		resp, err = p.Complete(ctx, req)
+	}
 	if err != nil {
 		return plan.ModelResult{}, err
 	}

@@ -65,6 +65,11 @@ type Input struct {
 	ContextLimits handle.Limits
 	// MaxTrajectory bounds the events recorded. Zero means 256.
 	MaxTrajectory int
+	// OnEvent, when set, sees each step start (Status "started") and each
+	// trajectory event as it is recorded (a planner call, a finished step).
+	// It runs on the goroutine of the step (parallel branches call it
+	// concurrently) and must not block.
+	OnEvent func(Event)
 	// OnExit, when set, is called exactly once just before Complete
 	// returns, whatever the outcome, cancellation and time limits included
 	// (release handles, unregister tokens here).

@@ -39,6 +39,9 @@ type ModelCall struct {
 	Options map[string]any // the step's options, max_tokens already capped
 	Depth   int            // recursion depth of the plan running the step (root 0)
 	Reason  string         // direct_plan_model, nested_rlm_model, parallel_model or retry_model
+	// OnDelta, when set, receives the answer's text as it streams (an
+	// implementation that cannot stream calls it once with the whole text).
+	OnDelta func(text string)
 }
 
 // Prompt returns the text of the request's last user message, for
