@@ -41,10 +41,10 @@ type Receipt struct {
 	Counter      CounterID     `json:"counter"`
 	// Context is the pack of the last request composed from the
 	// conversation: what went in, in which representation, and the ledger.
-	Context    *ReceiptPack  `json:"context,omitempty"`
-	Calls      []ReceiptCall `json:"calls"`
-	Plan       string        `json:"plan,omitempty"`
-	Trajectory []ReceiptStep `json:"trajectory,omitempty"`
+	Context    *ReceiptPack     `json:"context,omitempty"`
+	Calls      []ReceiptCall    `json:"calls"`
+	Plan       string           `json:"plan,omitempty"`
+	Trajectory []ReceiptStep    `json:"trajectory,omitempty"`
 	Usage      plan.UsageTotals `json:"usage"`
 	Timings    ReceiptTimings   `json:"timings"`
 	CreatedAt  int64            `json:"created_at_ms,omitempty"`

@@ -90,9 +90,9 @@ type TurnResult struct {
 type TurnError struct {
 	Kind    string // turn_requires_user_message, context_budget_failed, completion_failed, receipt_failed
 	TurnID  string
-	User    *store.Record  // the stored user message, when it was stored
-	Ledger  *pack.Ledger   // the last request's ledger, when one was compiled
-	Receipt *Receipt       // the failed receipt, when it was stored
+	User    *store.Record // the stored user message, when it was stored
+	Ledger  *pack.Ledger  // the last request's ledger, when one was compiled
+	Receipt *Receipt      // the failed receipt, when it was stored
 	Cause   error
 }
 
