@@ -294,6 +294,7 @@ type spec struct {
 	token     string
 	ephemeral *handle.Ref
 	opts      map[string]engine.Term
+	cb        *callbacks // the lock every call back into Prolog takes
 }
 
 // decode reads the options shared by the completion family.
@@ -304,6 +305,7 @@ func (s *Session) decode(c *prolog.Call, options engine.Term) (*spec, error) {
 	}
 	sp := &spec{opts: opts}
 	cb := &callbacks{c: c}
+	sp.cb = cb
 	sp.deps.Contexts = s.handles
 	sp.deps.Terms = planterm.Reader{}
 	model := ""
