@@ -129,15 +129,24 @@ func (m providerModels) Complete(ctx context.Context, call plan.ModelCall) (plan
 	}
 	var resp provider.Response
 	var err error
-	if m.onDelta != nil {
-		resp, err = m.r.Provider.Stream(ctx, req, m.onDelta)
+	if m.onDelta != nil || call.OnDelta != nil {
+		resp, err = m.r.Provider.Stream(ctx, req, func(d provider.Delta) error {
+			if call.OnDelta != nil && d.Kind == provider.DeltaText {
+				call.OnDelta(d.Text)
+			}
+			if m.onDelta != nil {
+				return m.onDelta(d)
+			}
+			return nil
+		})
 	} else {
 		resp, err = m.r.Provider.Complete(ctx, req)
 	}
 	if err != nil {
 		return plan.ModelResult{}, err
 	}
-	return plan.ModelResult{Text: resp.Content, Reasoning: resp.Reasoning, Model: resp.Model, Usage: plan.Usage(resp.Usage)}, nil
+	return plan.ModelResult{Text: resp.Content, Reasoning: resp.Reasoning, Model: resp.Model, Usage: plan.Usage(resp.Usage),
+		RequestBody: resp.RequestBody}, nil
 }
 
 func withoutKey(m map[string]any, key string) map[string]any {
@@ -164,7 +173,7 @@ func (p providerPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (pla
 	if err != nil {
 		return plan.PlannerReply{}, err
 	}
-	return plan.PlannerReply{Text: res.Text, Usage: res.Usage}, nil
+	return plan.PlannerReply{Text: res.Text, Usage: res.Usage, RequestBody: res.RequestBody}, nil
 }
 
 // cancelTokens are the session's cancellation tokens: rlm_cancel/1 marks a

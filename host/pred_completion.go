@@ -268,13 +268,13 @@ type spec struct {
 	op        opts
 	token     string
 	ephemeral *handle.Ref
-	cb        *callbacks
+	cb        *callbacks // the lock every call back into Prolog takes
 }
 
 // decode checks the options of pred against lib's schema (throwing ISO
 // errors) and reads the parts shared by the family: handlers, the provider,
-// the budget and the cancellation token. Provider resolution may fail with
-// a *provider.ConfigError, an outcome.
+// the budget and the cancellation token. A provider that does not resolve
+// fails the first call that needs it, with its *provider.ConfigError.
 func (s *Session) decode(c *prolog.Call, pred string, options engine.Term) (*spec, error) {
 	op, err := s.options(c, pred, options)
 	if err != nil {
@@ -312,17 +312,20 @@ func (s *Session) decode(c *prolog.Call, pred string, options engine.Term) (*spe
 		return sp, nil
 	}
 	r, err := s.resolveProvider(c, name, call)
-	if err != nil && (needPlanner || pred != "rlm_completion/4") {
-		return nil, err
-	}
 	if err != nil {
-		// A planner handler's plan may need no model: the configuration
-		// error is the outcome of the first model step, if any.
+		// The configuration error is the outcome of the first call that
+		// needs the provider, if any (a planner handler's plan may need no
+		// model; a turn checks its message first).
 		if name == "" {
 			name = s.defaultName(c)
 		}
 		sp.in.Providers = []string{name}
-		sp.deps.Models = unresolved{err}
+		if sp.deps.Models == nil {
+			sp.deps.Models = unresolved{err}
+		}
+		if needPlanner {
+			sp.deps.Planner = unresolved{err}
+		}
 		return sp, nil
 	}
 	sp.in.Providers = []string{r.Name}
@@ -340,12 +343,16 @@ func (s *Session) decode(c *prolog.Call, pred string, options engine.Term) (*spe
 	return sp, nil
 }
 
-// unresolved answers every model call with the configuration error that
-// kept its provider from resolving.
+// unresolved answers every model and planner call with the configuration
+// error that kept its provider from resolving.
 type unresolved struct{ err error }
 
 func (u unresolved) Complete(context.Context, plan.ModelCall) (plan.ModelResult, error) {
 	return plan.ModelResult{}, u.err
+}
+
+func (u unresolved) Plan(context.Context, plan.PlannerRequest) (plan.PlannerReply, error) {
+	return plan.PlannerReply{}, u.err
 }
 
 // providerOption reads provider(Name) or provider(provider(Name, Settings))

@@ -58,6 +58,11 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred3("conversation_export", "conversation_export(+Conversation, +Format, -Outcome) is det", s.conversationExport),
 		prolog.Pred3("conversation_import", "conversation_import(+Conversation, +File, -Outcome) is det", s.conversationImport),
 
+		// Managed turns (pred_turn.go)
+		prolog.Pred4("conversation_turn", "conversation_turn(+Conversation, +Message, +Options, -Outcome) is det", s.conversationTurn),
+		prolog.Pred3("conversation_turn_receipt", "conversation_turn_receipt(+Conversation, +TurnId, -Outcome) is det", s.conversationTurnReceipt),
+		prolog.Pred3("conversation_receipts", "conversation_receipts(+Conversation, +Options, -Outcome) is det", s.conversationReceipts),
+
 		// Warm context (pred_warm.go)
 		prolog.Pred4("conversation_warm_derive", "conversation_warm_derive(+Conversation, +Range, +Options, -Outcome) is det", s.conversationWarmDerive),
 		prolog.Pred5("conversation_warm_publish", "conversation_warm_publish(+Conversation, +Store, +Range, +Options, -Outcome) is det", s.conversationWarmPublish),

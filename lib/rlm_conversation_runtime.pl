@@ -22,6 +22,9 @@ Exports:
     rlm_ready/0
     conversation_context_pack/3  % +Conversation, +Options, -Outcome
     conversation_token_ledger/3  % +Conversation, +Options, -Outcome
+    conversation_turn/4          % +Conversation, +Message, +Options, -Outcome
+    conversation_turn_receipt/3  % +Conversation, +TurnId, -Outcome
+    conversation_receipts/3      % +Conversation, +Options, -Outcome
 
 Policy lives in lib/rlm_policy.pl, as data Go reads once per session:
 the value model (context_utility/3), the boundary text, the encodings
@@ -85,3 +88,62 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
         Outcome = ok(Ledger)
     ;   Outcome = Packed
     ).
+
+/* --- Managed turns (defined in Go: host/pred_turn.go over host/runtime) --- */
+
+%!  conversation_turn(+Conversation, +Message, +Options, -Outcome) is det.
+%
+%   One managed turn. Message must be a user message (else
+%   detail(turn_requires_user_message(_)) and nothing is stored). The turn
+%   stores it durably under the turn's key, compiles the planner's request
+%   from the transcript under the hard ceiling — its instructions, the plan
+%   grammar, the capabilities, the tool schemas and the budget as leading
+%   messages (each a ledger stage), the packed conversation (the hot tail
+%   with the new message, older turns, warm summaries, the cold-history
+%   boundary) and the goal last — and runs rlm_completion/4 over an
+%   ephemeral cold-history handle of this conversation, which it always
+%   deletes. Every model step of the plan continues the conversation: its
+%   request is the packed conversation and the step's prompt, under the
+%   same ceiling. Nothing is ever sent over the ceiling (an overflow fails
+%   the turn before any call). On success the assistant message (the value
+%   as text, or its canonical JSON for a structured value) and a receipt
+%   are stored in one transaction. Options:
+%
+%     - context_options(L): as conversation_context_pack/3, warm_store(S)
+%       included;
+%     - completion_options(L): as rlm_completion/4 (capabilities default to
+%       context(peek), context(slice), context(search) and model(P) for the
+%       provider; explicit ones are never widened);
+%     - cold_context_options(L): the cold handle's limits;
+%     - turn_id(Id): idempotency — the same id after a success returns the
+%       stored result with replayed(true) and calls no model; after a
+%       failure it reuses the stored user message. Default: a fresh id;
+%     - on_event(Closure): call(Closure, turn_event([kind(K), turn_id(T),
+%       ...])) for started, context (with the ledger), step (with
+%       step([depth, op, status])), delta (model text as it streams,
+%       text(T)), finished and failed;
+%     - receipt(Bool): include the receipt in the result (default true).
+%
+%   Outcome is ok(conversation_turn_result([assistant(Rec), receipt(R),
+%   replayed(B), turn_id(T), user(Rec), value(V)])) or
+%   error(conversation_error([detail(Kind(Reason)), kind(conversation_error),
+%   ledger(L), message(M), phase(turn), turn_id(T), user(Rec)])) with Kind
+%   context_budget_failed, completion_failed or receipt_failed: the user
+%   message stays stored and a failed receipt names the cause.
+
+%!  conversation_turn_receipt(+Conversation, +TurnId, -Outcome) is det.
+%
+%   ok(turn_receipt([...])): what the latest run of the turn saw — status,
+%   attempt, user_seq, assistant_seq, the counter (encoding, model, method),
+%   the context (selected units with their representation, ledger stages,
+%   solver status, boundary and warm status), every call (kind,
+%   request_sha256 of the exact body sent, local_prompt_tokens and method,
+%   provider_prompt_tokens and difference, the recipe that renders it again
+%   from the store), the plan, the trajectory, usage and timings. Never a
+%   credential. detail(not_found(TurnId)) for a turn that never ran.
+
+%!  conversation_receipts(+Conversation, +Options, -Outcome) is det.
+%
+%   ok(Receipts) in the order of their user messages: the latest run of
+%   each turn, or every run with history(true); status(completed|failed)
+%   keeps those (default any).

@@ -70,6 +70,14 @@ rlm_option(conversation_context_pack/3, cold_history_boundary, boolean, default(
 rlm_option(conversation_context_pack/3, warm_store, any, optional).
 rlm_option(conversation_context_pack/3, warm_signals, list, default([])).
 rlm_option(conversation_context_pack/3, warm_options, options(conversation_warm_context_units/5), default([])).
+rlm_option(conversation_turn/4, context_options, list, default([])).
+rlm_option(conversation_turn/4, completion_options, list, default([])).
+rlm_option(conversation_turn/4, cold_context_options, list, default([])).
+rlm_option(conversation_turn/4, turn_id, text, optional).
+rlm_option(conversation_turn/4, on_event, callable, optional).
+rlm_option(conversation_turn/4, receipt, boolean, default(true)).
+rlm_option(conversation_receipts/3, history, boolean, default(false)).
+rlm_option(conversation_receipts/3, status, oneof([any, completed, failed]), default(any)).
 rlm_option(conversation_warm_derive/4, Name, Type, Default) :-
     warm_generation_option_(Name, Type, Default).
 rlm_option(conversation_warm_publish/5, Name, Type, Default) :-

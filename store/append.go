@@ -31,10 +31,11 @@ type AppendOptions struct {
 	// TokenCounts are content token counts per encoding, recorded with the
 	// message (see [DB.SetTokenCount] for counts computed later).
 	TokenCounts map[string]int
-	// Docs are document versions written in the same transaction as the
-	// message (a turn's assistant message and its receipt): both are
-	// durable, or neither. A retry under IdempotencyKey writes none.
-	Docs []DocPut
+	// Docs, when set, gives document versions written in the same
+	// transaction as the message, from the record about to be written (a
+	// turn's receipt names its assistant message): both are durable, or
+	// neither. A retry under IdempotencyKey writes none.
+	Docs func(Record) ([]DocPut, error)
 }
 
 func checkTokenCounts(tc map[string]int) error {
@@ -71,11 +72,6 @@ func (db *DB) Append(conv string, m Message, opts AppendOptions) (Record, error)
 	}
 	if err := checkTokenCounts(opts.TokenCounts); err != nil {
 		return Record{}, err
-	}
-	for _, d := range opts.Docs {
-		if err := d.validate(); err != nil {
-			return Record{}, err
-		}
 	}
 	if err := db.enter(); err != nil {
 		return Record{}, err
@@ -118,9 +114,18 @@ func (db *DB) Append(conv string, m Message, opts AppendOptions) (Record, error)
 		if err != nil {
 			return err
 		}
-		for _, d := range opts.Docs {
-			if _, err := db.putDoc(t, cs, d); err != nil {
+		if opts.Docs != nil {
+			docs, err := opts.Docs(r)
+			if err != nil {
 				return err
+			}
+			for _, d := range docs {
+				if err := d.validate(); err != nil {
+					return err
+				}
+				if _, err := db.putDoc(t, cs, d); err != nil {
+					return err
+				}
 			}
 		}
 		if err := t.Set(headKey(cs.num), encodeHead(h)); err != nil {

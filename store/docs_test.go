@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 )
@@ -64,20 +65,24 @@ func TestDocsAreVersionedAndDurable(t *testing.T) {
 func TestAppendWritesDocsAtomically(t *testing.T) {
 	db := openMem(t)
 	mustCreate(t, db, "c")
-	if _, err := db.Append("c", user("x"), AppendOptions{Docs: []DocPut{{"receipt", "", []byte("r")}}}); err == nil {
+	bad := func(Record) ([]DocPut, error) { return []DocPut{{"receipt", "", []byte("r")}}, nil }
+	if _, err := db.Append("c", user("x"), AppendOptions{Docs: bad}); err == nil {
 		t.Fatal("a document without a key was accepted")
 	}
 	if st, _ := db.Stats("c"); st.Messages != 0 {
 		t.Fatalf("a rejected append wrote %d messages", st.Messages)
 	}
-	opts := AppendOptions{IdempotencyKey: "turn_1/assistant", Docs: []DocPut{{"receipt", "turn_1", []byte("ok")}}}
+	receipt := func(r Record) ([]DocPut, error) {
+		return []DocPut{{"receipt", "turn_1", []byte(fmt.Sprintf("assistant %d", r.Seq))}}, nil
+	}
+	opts := AppendOptions{IdempotencyKey: "turn_1/assistant", Docs: receipt}
 	for range 2 {
 		if _, err := db.Append("c", user("answer"), opts); err != nil {
 			t.Fatal(err)
 		}
 	}
 	docs, _ := db.Docs("c", "receipt", true)
-	if len(docs) != 1 || string(docs[0].Body) != "ok" {
+	if len(docs) != 1 || string(docs[0].Body) != "assistant 1" {
 		t.Fatalf("receipts = %+v", docs)
 	}
 	if _, err := db.PutDoc("nobody", DocPut{"receipt", "k", nil}); !errors.Is(err, ErrNotFound) {

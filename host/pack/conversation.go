@@ -32,11 +32,21 @@ type Utilities struct {
 }
 
 // TextSection is a fixed section given as text; model sections render as
-// system messages, host sections are measured only.
+// messages of Role ("" is system), host sections are measured only.
 type TextSection struct {
 	Name       string
 	Visibility Visibility
 	Text       string
+	Role       string
+}
+
+// Message is the section as it renders.
+func (s TextSection) Message() tokenizer.Message {
+	role := s.Role
+	if role == "" {
+		role = tokenizer.RoleSystem
+	}
+	return tokenizer.Message{Role: role, Content: s.Text}
 }
 
 // ConversationInput is one conversation pack.
@@ -53,6 +63,9 @@ type ConversationInput struct {
 	Turns    []Turn
 	Policy   Policy
 	Sections []TextSection
+	// Trailer are fixed sections rendered after the conversation (a turn's
+	// goal for the planner, a plan step's prompt), charged like Sections.
+	Trailer []TextSection
 	// Extra are explicit and warm units; their variant values are the
 	// tokenizer.Message each renders, charged at its full cost (framing
 	// included). A variant's Count, when set, is its content's count under
@@ -149,12 +162,16 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 	}
 	hotStart = max(1, hotStart)
 	var sections []Section
-	var sectionMsgs []tokenizer.Message
-	for _, s := range in.Sections {
-		m := tokenizer.Message{Role: "system", Content: s.Text}
+	var sectionMsgs, trailerMsgs []tokenizer.Message
+	for i, s := range append(slices.Clone(in.Sections), in.Trailer...) {
+		m := s.Message()
 		sections = append(sections, Section{Name: s.Name, Visibility: s.Visibility, Count: messageCost(in.Counter, m, nil), Value: m})
-		if s.Visibility == Model {
+		switch {
+		case s.Visibility != Model:
+		case i < len(in.Sections):
 			sectionMsgs = append(sectionMsgs, m)
+		default:
+			trailerMsgs = append(trailerMsgs, m)
 		}
 	}
 	f := in.Counter.Framing()
@@ -245,6 +262,7 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 			kept = append(kept, u.Order)
 		}
 	}
+	req.Messages = append(req.Messages, trailerMsgs...)
 	out.Request = req
 	out.Counted = in.Counter.CountRequestCached(&req, func(i int) (tokenizer.Count, bool) {
 		c, ok := cached[i]

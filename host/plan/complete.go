@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rlmpl/rlmpl/host/handle"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 // ContextRef is the completion's context: a handle and its metadata (the
@@ -50,6 +51,15 @@ type Input struct {
 	PlannerMaxTokens int
 	// PlannerInstruction is appended to the planner prompt.
 	PlannerInstruction string
+	// Goal, when set, is what the prompt's Goal line says instead of the
+	// Query (input(query) stays the Query): a managed turn's goal refers to
+	// the conversation it sends.
+	Goal string
+	// Compose, when set, builds each root planner call's request from the
+	// prompt's parts and the generation cap (a managed turn puts the packed
+	// conversation among them and checks the ceiling). An error it returns
+	// ends the completion as it is, before anything is sent.
+	Compose func(ctx context.Context, parts []PromptPart, maxTokens int) (tokenizer.Request, error)
 	// ContextLimits bound every context step. Zero fields mean upstream's
 	// context_options defaults: 16 results, 4096 bytes, 1s.
 	ContextLimits handle.Limits
@@ -57,10 +67,16 @@ type Input struct {
 	MaxTrajectory int
 	// StructuredOutput asks every planner call for a plan in the JSON
 	// schema of its capabilities ([SchemaFormat], the request's
-	// response_format). Set it when the provider constrains sampling with
-	// it; the format is part of the request, so it is counted and hashed
-	// with it.
+	// response_format), unless Compose set a format itself. Set it when
+	// the provider constrains sampling with it; the format is part of the
+	// request, so it is counted and hashed with it (a Compose that counts
+	// its request should set SchemaFormat itself).
 	StructuredOutput bool
+	// OnEvent, when set, sees each step start (Status "started") and each
+	// trajectory event as it is recorded (a planner call, a finished step).
+	// It runs on the goroutine of the step (parallel branches call it
+	// concurrently) and must not block.
+	OnEvent func(Event)
 	// OnExit, when set, is called exactly once just before Complete
 	// returns, whatever the outcome, cancellation and time limits included
 	// (release handles, unregister tokens here).
@@ -245,7 +261,7 @@ func Complete(ctx context.Context, in Input, deps Deps) (out *Outcome, err error
 	}
 	pd := PromptData{Query: in.Query, Metadata: in.Context.Metadata, Capabilities: in.Capabilities,
 		ChildCapabilities: in.ChildCapabilities, Tools: grantedTools(in.Tools, in.Capabilities), Budget: b,
-		Instruction: in.PlannerInstruction}
+		Instruction: in.PlannerInstruction, Goal: in.Goal}
 	// Without a Models or Tools dependency nothing is callable: preflight
 	// rejects such steps before any side effect.
 	if deps.Models == nil {
@@ -295,12 +311,17 @@ func (r *run) planLoop(ctx context.Context, pd PromptData, pol Policy, f *frame)
 		if err != nil {
 			return nil, Stats{}, a - 1, err
 		}
-		prompt := RenderPrompt(pd)
-		ev := Event{Op: "planner", Input: fmt.Sprintf("attempt %d, prompt %d bytes", a, len(prompt))}
-		req := PlannerRequest{Request: userRequest(prompt, limit), Attempt: a, Depth: f.depth}
-		if r.in.StructuredOutput {
+		req := PlannerRequest{Request: userRequest(RenderPrompt(pd), limit), Attempt: a, Depth: f.depth}
+		if r.in.Compose != nil && f.depth == 0 {
+			if req.Request, err = r.in.Compose(ctx, PromptParts(pd), limit); err != nil {
+				return nil, Stats{}, a - 1, err
+			}
+		}
+		if r.in.StructuredOutput && req.Request.ResponseFormat == nil {
 			req.Request.ResponseFormat = SchemaFormat(pol.Capabilities, pol.Providers, pol.Tools, pol.Budget)
 		}
+		prompt := promptBytes(&req.Request)
+		ev := Event{Op: "planner", Input: fmt.Sprintf("attempt %d, prompt %d bytes", a, prompt)}
 		reply, err := guard(ctx, func(ctx context.Context) (PlannerReply, error) { return r.deps.Planner.Plan(ctx, req) })
 		if err != nil {
 			if ctl := control(ctx); ctl != nil {
@@ -311,7 +332,7 @@ func (r *run) planLoop(ctx context.Context, pd PromptData, pol Policy, f *frame)
 			r.recordErr(f, ev, e)
 			return nil, Stats{}, a, e
 		}
-		if err := r.meter.endCall(reply.Usage, len(prompt), limit); err != nil {
+		if err := r.meter.endCall(reply.Usage, prompt, limit); err != nil {
 			r.recordErr(f, ev, err)
 			return nil, Stats{}, a, err
 		}

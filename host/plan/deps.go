@@ -39,6 +39,9 @@ type ModelCall struct {
 	Options map[string]any // the step's options, max_tokens already capped
 	Depth   int            // recursion depth of the plan running the step (root 0)
 	Reason  string         // direct_plan_model, nested_rlm_model, parallel_model or retry_model
+	// OnDelta, when set, receives the answer's text as it streams (an
+	// implementation that cannot stream calls it once with the whole text).
+	OnDelta func(text string)
 }
 
 // Prompt returns the text of the request's last user message, for
@@ -66,6 +69,9 @@ type ModelResult struct {
 	Reasoning string
 	Model     string // the model that answered, "" when unknown
 	Usage     Usage
+	// RequestBody is the exact body the provider sent, when it sent one
+	// over HTTP (a turn receipt records its SHA-256); nil otherwise.
+	RequestBody []byte
 }
 
 // Usage is what one call consumed, as reported. A count is meaningful only
@@ -117,6 +123,8 @@ type PlannerReply struct {
 	Text  string
 	Plan  *Plan
 	Usage Usage
+	// RequestBody is the exact body sent, as in [ModelResult].
+	RequestBody []byte
 }
 
 // ToolSchema describes a tool to the planner. Schema is rendered verbatim

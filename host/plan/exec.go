@@ -85,6 +85,9 @@ func (r *run) record(f *frame, ev Event) {
 	ev.Counters = r.meter.snapshot()
 	ev.Depth = f.depth
 	*f.events = append(*f.events, ev)
+	if r.in.OnEvent != nil {
+		r.in.OnEvent(ev)
+	}
 }
 
 // exec runs a validated plan in f and returns its final value.
@@ -94,6 +97,9 @@ func (r *run) exec(ctx context.Context, p *Plan, f *frame) (any, error) {
 			return nil, ctl
 		}
 		ev := Event{Op: opName(s)}
+		if r.in.OnEvent != nil {
+			r.in.OnEvent(Event{Op: ev.Op, Status: "started", Depth: f.depth})
+		}
 		v, final, err := r.step(ctx, s, f, &ev)
 		if err != nil {
 			if ctl := control(ctx); ctl != nil {

@@ -18,6 +18,9 @@ type PromptData struct {
 	Depth             int    // 0 for the root planner
 	Instruction       string // appended verbatim
 	Feedback          string // why the previous answer was rejected ("" on the first attempt)
+	// Goal is what the Goal line says, when not the Query itself (a
+	// managed turn's goal refers to the conversation it sends).
+	Goal string
 }
 
 // grammar is the plan language as the planner reads it: both syntaxes
@@ -67,49 +70,78 @@ Example: find the lines mentioning "needle" and answer with them.
   plan([context(input(context), search("needle"), hits), final(var(hits))])
   {"steps":[{"op":"context","handle":{"ref":"input","name":"context"},"action":{"type":"search","pattern":"needle"},"bind":"hits"},{"op":"final","value":{"ref":"var","name":"hits"}}]}`
 
-// RenderPrompt renders a planner prompt. It is deterministic: the same
-// data renders byte for byte the same text (a golden test pins it).
-func RenderPrompt(d PromptData) string {
-	var sb strings.Builder
+// PromptPart is one named part of a planner prompt. A managed turn sends
+// the parts as separate messages so that each is a stage of its ledger and
+// the stable ones form a cacheable prefix.
+type PromptPart struct {
+	Name string // instructions, plan_grammar, goal, capabilities, tool_schemas, budget, instruction, feedback
+	Text string
+}
+
+// PromptParts splits a planner prompt into its parts, in the order of
+// [RenderPrompt], which joins them: the instructions and the grammar (never
+// change), the goal and the context metadata, the capabilities, the tools
+// and the budget (fixed for a completion), the caller's instruction and, on
+// a retry, the feedback. Empty parts are left out.
+func PromptParts(d PromptData) []PromptPart {
+	var intro strings.Builder
 	if d.Depth == 0 {
-		sb.WriteString("You are the root planner of a bounded recursive language-model runtime.\n")
+		intro.WriteString("You are the root planner of a bounded recursive language-model runtime.\n")
 	} else {
-		fmt.Fprintf(&sb, "You are a child planner at recursion depth %d of a bounded recursive language-model runtime.\n", d.Depth)
+		fmt.Fprintf(&intro, "You are a child planner at recursion depth %d of a bounded recursive language-model runtime.\n", d.Depth)
 	}
-	sb.WriteString("Answer with exactly one plan, in either the Prolog term syntax plan([...]) or the JSON syntax {\"steps\":[...]}, and nothing else.\n")
-	sb.WriteString("The context is opaque: you see only its metadata below, and reach its content only through context steps on input(context). Never invent content from the metadata.\n\n")
-	sb.WriteString(grammar)
-	sb.WriteString("\n\n")
-	fmt.Fprintf(&sb, "Goal: %s\n", d.Query)
-	fmt.Fprintf(&sb, "Context metadata: %s\n", d.Metadata.Describe())
-	fmt.Fprintf(&sb, "Capabilities: [%s]\n", strings.Join(capStrings(d.Capabilities), ", "))
-	fmt.Fprintf(&sb, "Child capabilities (for rlm steps): [%s]\n", strings.Join(capStrings(d.ChildCapabilities), ", "))
+	intro.WriteString("Answer with exactly one plan, in either the Prolog term syntax plan([...]) or the JSON syntax {\"steps\":[...]}, and nothing else.\n")
+	intro.WriteString("The context is opaque: you see only its metadata below, and reach its content only through context steps on input(context). Never invent content from the metadata.\n\n")
+	caps := fmt.Sprintf("Capabilities: [%s]\nChild capabilities (for rlm steps): [%s]\n",
+		strings.Join(capStrings(d.Capabilities), ", "), strings.Join(capStrings(d.ChildCapabilities), ", "))
+	b := d.Budget
+	budget := fmt.Sprintf("Budget for everything (planner calls included): %d steps, %d model calls, %d tool calls, %d context operations, recursion depth %d, %d output bytes, %d tokens.\n",
+		b.MaxIterations, b.MaxModelCalls, b.MaxToolCalls, b.MaxContextOps, b.MaxRecursionDepth, b.MaxOutputBytes, b.MaxTotalTokens) +
+		"Every step needs its capability: context(Action), model(Provider), tool(Name), rlm, parallel, retry, checkpoint; final needs none. Recursion is optional.\n"
+	var tools strings.Builder
 	if len(d.Tools) == 0 {
-		sb.WriteString("Tools: none\n")
+		tools.WriteString("Tools: none\n")
 	} else {
-		sb.WriteString("Tools:\n")
+		tools.WriteString("Tools:\n")
 		for _, t := range d.Tools {
-			fmt.Fprintf(&sb, "  %s", t.Name)
+			fmt.Fprintf(&tools, "  %s", t.Name)
 			if t.Description != "" {
-				fmt.Fprintf(&sb, ": %s", t.Description)
+				fmt.Fprintf(&tools, ": %s", t.Description)
 			}
 			if t.Schema != "" {
-				fmt.Fprintf(&sb, "\n    args schema: %s", t.Schema)
+				fmt.Fprintf(&tools, "\n    args schema: %s", t.Schema)
 			}
-			sb.WriteString("\n")
+			tools.WriteString("\n")
 		}
 	}
-	b := d.Budget
-	fmt.Fprintf(&sb, "Budget for everything (planner calls included): %d steps, %d model calls, %d tool calls, %d context operations, recursion depth %d, %d output bytes, %d tokens.\n",
-		b.MaxIterations, b.MaxModelCalls, b.MaxToolCalls, b.MaxContextOps, b.MaxRecursionDepth, b.MaxOutputBytes, b.MaxTotalTokens)
-	sb.WriteString("Every step needs its capability: context(Action), model(Provider), tool(Name), rlm, parallel, retry, checkpoint; final needs none. Recursion is optional.\n")
+	goal := d.Goal
+	if goal == "" {
+		goal = d.Query
+	}
+	parts := []PromptPart{
+		{"instructions", intro.String()},
+		{"plan_grammar", grammar + "\n\n"},
+		{"goal", fmt.Sprintf("Goal: %s\nContext metadata: %s\n", goal, d.Metadata.Describe())},
+		{"capabilities", caps},
+		{"tool_schemas", tools.String()},
+		{"budget", budget},
+	}
 	if d.Instruction != "" {
-		sb.WriteString("\n")
-		sb.WriteString(d.Instruction)
-		sb.WriteString("\n")
+		parts = append(parts, PromptPart{"instruction", "\n" + d.Instruction + "\n"})
 	}
 	if d.Feedback != "" {
-		fmt.Fprintf(&sb, "\nYour previous answer was rejected: %s\nAnswer again with one corrected plan.\n", d.Feedback)
+		parts = append(parts, PromptPart{"feedback", fmt.Sprintf("\nYour previous answer was rejected: %s\nAnswer again with one corrected plan.\n", d.Feedback)})
+	}
+	return parts
+}
+
+// RenderPrompt renders a planner prompt as one text: its parts joined. It
+// is deterministic: the same data renders byte for byte the same text (a
+// golden test pins it).
+func RenderPrompt(d PromptData) string {
+	var sb strings.Builder
+	for _, p := range PromptParts(d) {
+		sb.WriteString(p.Text)
 	}
 	return sb.String()
 }

@@ -33,6 +33,9 @@ type AppendOptions struct {
 	// choice: lib's conversation_count_encoding/1). Unknown names are an
 	// error and nothing is written.
 	Encodings []string
+	// Docs, when set, gives documents written in the same transaction as
+	// the message (a turn's receipt), from the record (see store).
+	Docs func(store.Record) ([]store.DocPut, error)
 }
 
 // Append normalizes m, counts its content in every encoding of opts, and
@@ -46,7 +49,7 @@ func (c Conversation) Append(m store.Message, opts AppendOptions) (store.Record,
 	if err != nil {
 		return store.Record{}, err
 	}
-	return c.st.db.Append(c.id, m, store.AppendOptions{IdempotencyKey: opts.IdempotencyKey, TokenCounts: counts})
+	return c.st.db.Append(c.id, m, store.AppendOptions{IdempotencyKey: opts.IdempotencyKey, TokenCounts: counts, Docs: opts.Docs})
 }
 
 // contentCounts counts m's content text in each encoding.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/solver"
@@ -20,8 +21,10 @@ type PackOptions struct {
 	// with the conservative estimator and the ledger says estimated.
 	Model, Encoding string
 	// Sections are fixed text: model sections are rendered and charged,
-	// host sections measured only.
+	// host sections measured only. Trailer sections render after the
+	// conversation.
 	Sections []pack.TextSection
+	Trailer  []pack.TextSection
 	// Units are explicit units (variant values tokenizer.Message) with
 	// their constraints.
 	Units       []pack.Unit
@@ -76,7 +79,7 @@ func (r *Runtime) packCounter(opts *PackOptions) (tokenizer.Counter, error) {
 			}
 		}
 	}
-	for _, s := range opts.Sections {
+	for _, s := range append(slices.Clone(opts.Sections), opts.Trailer...) {
 		if s.Visibility != pack.Model && s.Visibility != pack.Host {
 			return tokenizer.Counter{}, &pack.FieldError{Field: "sections", Value: s.Visibility, Msg: "visibility must be model or host"}
 		}
@@ -122,7 +125,7 @@ func (c Conversation) Pack(ctx context.Context, opts PackOptions) (Packed, error
 		return Packed{}, err
 	}
 	in := pack.ConversationInput{ConversationID: c.id, Total: st.Messages, HotStart: hotStart, Policy: opts.Policy,
-		Sections: opts.Sections, Extra: opts.Units, Constraints: opts.Constraints, Boundary: opts.Boundary,
+		Sections: opts.Sections, Trailer: opts.Trailer, Extra: opts.Units, Constraints: opts.Constraints, Boundary: opts.Boundary,
 		BoundaryTemplate: opts.BoundaryTemplate, Counter: counter, Utilities: opts.Utilities, Solver: opts.Solver}
 	enc := ""
 	if e := counter.Encoding(); e != nil {
@@ -145,13 +148,17 @@ func (c Conversation) Pack(ctx context.Context, opts PackOptions) (Packed, error
 		}
 		in.Turns = append(in.Turns, t)
 	}
-	var warm WarmStatus
+	var out Packed
 	if opts.Warm != nil {
-		units, cons, st, err := c.warmUnits(*opts.Warm, in.Turns, hotStart, counter, opts.Utilities)
+		units, arts, cons, st, err := c.warmUnits(*opts.Warm, in.Turns, hotStart, counter, opts.Utilities)
 		if err != nil {
 			return Packed{}, err
 		}
-		in.Extra, in.Constraints, warm = append(units, in.Extra...), append(in.Constraints, cons...), st
+		in.Extra, in.Constraints, out.Warm = append(units, in.Extra...), append(in.Constraints, cons...), st
+		out.WarmVersions = make(map[string]int, len(arts))
+		for _, a := range arts {
+			out.WarmVersions[a.Key] = a.Version
+		}
 	}
 	if opts.Hook != nil {
 		units := make([]HookUnit, len(in.Turns))
@@ -173,13 +180,15 @@ func (c Conversation) Pack(ctx context.Context, opts PackOptions) (Packed, error
 			return Packed{}, fmt.Errorf("runtime: recording the %s count of message %d: %w", enc, f.seq, err)
 		}
 	}
-	return Packed{ConversationPack: cp, Warm: warm}, nil
+	out.ConversationPack = cp
+	return out, nil
 }
 
 // Packed is a conversation pack and what warm context contributed.
 type Packed struct {
 	pack.ConversationPack
-	Warm WarmStatus
+	Warm         WarmStatus
+	WarmVersions map[string]int // the version of each warm unit offered, by key
 }
 
 // candidates reads the hot tail and at most p.MaxCandidates older messages

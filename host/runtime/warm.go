@@ -466,7 +466,7 @@ func (c Conversation) WarmUnits(w WarmOptions, counter tokenizer.Counter, u pack
 // raw messages it covers among the candidates (instead of deleting them
 // beforehand: when the summary is left out they compete normally). Hot
 // messages win on overlap.
-func (c Conversation) warmUnits(w WarmOptions, turns []pack.Turn, hotStart int64, counter tokenizer.Counter, u pack.Utilities) ([]pack.Unit, []solver.Constraint, WarmStatus, error) {
+func (c Conversation) warmUnits(w WarmOptions, turns []pack.Turn, hotStart int64, counter tokenizer.Counter, u pack.Utilities) ([]pack.Unit, []WarmArtifact, []solver.Constraint, WarmStatus, error) {
 	units, arts, st, err := c.WarmUnits(w, counter, u)
 	var cons []solver.Constraint
 	for _, a := range arts {
@@ -476,7 +476,7 @@ func (c Conversation) warmUnits(w WarmOptions, turns []pack.Turn, hotStart int64
 			}
 		}
 	}
-	return units, cons, st, err
+	return units, arts, cons, st, err
 }
 
 func cmpInt64(a, b int64) int {

@@ -1,0 +1,236 @@
+package host
+
+// Turn family: the managed turn (host/runtime) and its receipts.
+//
+//	conversation_turn(+Conversation, +Message, +Options, -Outcome) is det.
+//	conversation_turn_receipt(+Conversation, +TurnId, -Outcome) is det.
+//	conversation_receipts(+Conversation, +Options, -Outcome) is det.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/ichiban/prolog/engine"
+
+	"github.com/rlmpl/rlmpl/host/pack"
+	"github.com/rlmpl/rlmpl/host/plan"
+	"github.com/rlmpl/rlmpl/host/planterm"
+	"github.com/rlmpl/rlmpl/host/runtime"
+	"github.com/rlmpl/rlmpl/prolog"
+	"github.com/rlmpl/rlmpl/solver"
+)
+
+// conversationTurn runs one managed turn. Options are checked whole, and
+// the message too, before anything is stored.
+func (s *Session) conversationTurn(c *prolog.Call, conv, msg, options, out engine.Term) (bool, error) {
+	cv, err := s.convArg(c, conv)
+	if err != nil {
+		return s.fail(c, out, "turn", err)
+	}
+	m, err := messageOf(c, msg)
+	if err != nil {
+		return s.fail(c, out, "turn", err)
+	}
+	op, err := s.options(c, "conversation_turn/4", options)
+	if err != nil {
+		return false, err
+	}
+	to, sp, err := s.turnOptions(c, cv, op)
+	if err != nil {
+		return s.fail(c, out, "turn", err)
+	}
+	ctx, done := s.tokens.watch(c.Ctx, sp.token)
+	defer done()
+	res, err := cv.Turn(ctx, m, to)
+	if c.Ctx.Err() != nil {
+		return false, c.Ctx.Err() // the query itself was cancelled: stop, do not report
+	}
+	if err != nil {
+		return s.turnFailure(c, out, err)
+	}
+	return c.Unify(out, ok(s.turnResultTerm(res, op.bool("receipt")))), nil
+}
+
+// turnOptions decodes a turn's options: context_options as
+// conversation_context_pack/3 takes them, completion_options as
+// rlm_completion/4 does, cold_context_options as limits.
+func (s *Session) turnOptions(c *prolog.Call, cv runtime.Conversation, op opts) (runtime.TurnOptions, *spec, error) {
+	cop, err := s.options(c, "conversation_context_pack/3", op["context_options"])
+	if err != nil {
+		return runtime.TurnOptions{}, nil, err
+	}
+	po, err := s.packOptions(c, cv, cop)
+	if err != nil {
+		return runtime.TurnOptions{}, nil, err
+	}
+	sp, err := s.decode(c, "rlm_completion/4", op["completion_options"])
+	if err == nil {
+		err = s.decodeCompletion(c, sp)
+	}
+	if err != nil {
+		return runtime.TurnOptions{}, nil, err
+	}
+	lim, _, err := s.limits(c, "conversation_cold_context/3", op["cold_context_options"])
+	if err != nil {
+		return runtime.TurnOptions{}, nil, err
+	}
+	pol, err := s.policy(c)
+	if err != nil {
+		return runtime.TurnOptions{}, nil, err
+	}
+	// Model steps run in parallel goroutines: the program's pack hook is a
+	// call back into Prolog like any handler, under the same lock.
+	if hook := po.Hook; hook != nil {
+		po.Hook = func(ctx context.Context, units []runtime.HookUnit) ([]pack.Adjustment, []solver.Constraint, error) {
+			sp.cb.mu.Lock()
+			defer sp.cb.mu.Unlock()
+			return hook(ctx, units)
+		}
+	}
+	to := runtime.TurnOptions{TurnID: op.text("turn_id"), Pack: po, Encodings: pol.encodings,
+		Completion: sp.in, Deps: sp.deps, Handles: s.handles, Cold: lim}
+	if op.has("on_event") {
+		closure := op["on_event"]
+		to.OnEvent = func(ev runtime.TurnEvent) {
+			sp.cb.mu.Lock()
+			defer sp.cb.mu.Unlock()
+			// An event handler's failure or exception does not stop the
+			// turn: events are for watching it.
+			_, _ = callOnce(sp.cb.c, engine.NewAtom("call").Apply(closure, turnEventTerm(ev)))
+		}
+	}
+	return to, sp, nil
+}
+
+// turnFailure renders a failed turn as error(conversation_error([...,
+// detail(Kind(Reason)), ledger(L), turn_id(T), user(Ref)])): the user
+// message stays stored and the failed receipt names the cause.
+func (s *Session) turnFailure(c *prolog.Call, out engine.Term, err error) (bool, error) {
+	var te *runtime.TurnError
+	if !errors.As(err, &te) {
+		return s.fail(c, out, "turn", err)
+	}
+	var cause engine.Term = prolog.Chars(te.Cause.Error())
+	var pe *plan.Error
+	switch {
+	case errors.As(te.Cause, &pe):
+		if t, terr := planterm.ToTerm(pe.Record()); terr == nil {
+			cause = t
+		}
+	default:
+		if r, isOutcome := s.reason("turn", te.Cause, nil); isOutcome {
+			cause = r
+		}
+	}
+	fields := []prolog.Field{
+		fld("detail", engine.NewAtom(te.Kind).Apply(cause)),
+		fld("kind", engine.NewAtom("conversation_error")),
+		fld("message", prolog.Chars(te.Error())),
+		fld("phase", engine.NewAtom("turn")),
+		fld("turn_id", engine.NewAtom(te.TurnID)),
+	}
+	if te.User != nil {
+		fields = append(fields, fld("user", recordTerm(*te.User)))
+	}
+	if te.Ledger != nil {
+		fields = append(fields, fld("ledger", ledgerTerm(*te.Ledger)))
+	}
+	return c.Unify(out, atomError.Apply(record("conversation_error", fields...))), nil
+}
+
+func (s *Session) turnResultTerm(res runtime.TurnResult, withReceipt bool) engine.Term {
+	value := prolog.Chars(res.Assistant.Message.Content.PlainText())
+	if res.Value != nil {
+		if v, err := planterm.ToTerm(res.Value); err == nil {
+			value = v
+		}
+	}
+	fields := []prolog.Field{
+		fld("assistant", recordTerm(res.Assistant)),
+		fld("replayed", boolTerm(res.Replayed)),
+		fld("turn_id", engine.NewAtom(res.TurnID)),
+		fld("user", recordTerm(res.User)),
+		fld("value", value),
+	}
+	if withReceipt {
+		fields = append(fields, fld("receipt", receiptTerm(res.Receipt)))
+	}
+	return record("conversation_turn_result", fields...)
+}
+
+// receiptTerm renders a receipt as turn_receipt([...]) with its JSON
+// field names (nested objects are json([...]) records).
+func receiptTerm(r runtime.Receipt) engine.Term {
+	return jsonRecord("turn_receipt", r)
+}
+
+// jsonRecord renders v through its JSON form as Tag([key(Value), ...]).
+func jsonRecord(tag string, v any) engine.Term {
+	b, err := json.Marshal(v)
+	var m map[string]any
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil {
+		return record(tag)
+	}
+	inner := jsonTerm(m).(engine.Compound)
+	return engine.NewAtom(tag).Apply(inner.Arg(0))
+}
+
+func turnEventTerm(ev runtime.TurnEvent) engine.Term {
+	fields := []prolog.Field{fld("kind", engine.NewAtom(ev.Kind)), fld("turn_id", engine.NewAtom(ev.TurnID))}
+	if ev.Ledger != nil {
+		fields = append(fields, fld("ledger", ledgerTerm(*ev.Ledger)))
+	}
+	if ev.Step != nil {
+		fields = append(fields, fld("step", record("step", fld("depth", engine.Integer(ev.Step.Depth)),
+			fld("op", engine.NewAtom(ev.Step.Op)), fld("status", engine.NewAtom(ev.Step.Status)))))
+	}
+	if ev.Kind == "delta" {
+		fields = append(fields, fld("text", prolog.Chars(ev.Text)))
+	}
+	if ev.Err != nil {
+		fields = append(fields, fld("message", prolog.Chars(ev.Err.Error())))
+	}
+	return record("turn_event", fields...)
+}
+
+func (s *Session) conversationTurnReceipt(c *prolog.Call, conv, id, out engine.Term) (bool, error) {
+	cv, err := s.convArg(c, conv)
+	if err != nil {
+		return s.fail(c, out, "receipt", err)
+	}
+	turnID, err := c.Text(id)
+	if err != nil {
+		return false, err
+	}
+	r, err := cv.Receipt(turnID)
+	if err != nil {
+		return s.fail(c, out, "receipt", err, engine.NewAtom(turnID))
+	}
+	return c.Unify(out, ok(receiptTerm(r))), nil
+}
+
+func (s *Session) conversationReceipts(c *prolog.Call, conv, options, out engine.Term) (bool, error) {
+	cv, err := s.convArg(c, conv)
+	if err != nil {
+		return s.fail(c, out, "receipts", err)
+	}
+	op, err := s.options(c, "conversation_receipts/3", options)
+	if err != nil {
+		return false, err
+	}
+	rs, err := cv.Receipts(op.bool("history"))
+	if err != nil {
+		return s.fail(c, out, "receipts", err)
+	}
+	var ts []engine.Term
+	for _, r := range rs {
+		if st := op.atom("status"); st == "any" || st == r.Status {
+			ts = append(ts, receiptTerm(r))
+		}
+	}
+	return c.Unify(out, ok(engine.List(ts...))), nil
+}

@@ -1,0 +1,392 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/rlmpl/rlmpl/host/pack"
+	"github.com/rlmpl/rlmpl/host/plan"
+	"github.com/rlmpl/rlmpl/host/provider"
+	"github.com/rlmpl/rlmpl/store"
+	"github.com/rlmpl/rlmpl/tokenizer"
+)
+
+// receiptCollection is the store collection of turn receipts, keyed by
+// turn id; each run of a turn is a new version.
+const receiptCollection = "receipt"
+
+// Receipt statuses.
+const (
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+)
+
+// Receipt is what a turn leaves for audit and replay: what the model saw,
+// how it was counted and what it cost — never a credential (requests carry
+// none: keys travel in headers, which are not recorded).
+type Receipt struct {
+	TurnID       string        `json:"turn_id"`
+	Version      int           `json:"version,omitempty"` // the store version: one per run of the turn
+	Status       string        `json:"status"`
+	Attempt      int           `json:"attempt"` // 1, or n after n-1 failed runs
+	UserSeq      int64         `json:"user_seq"`
+	AssistantSeq int64         `json:"assistant_seq,omitempty"`
+	ValueType    string        `json:"value_type,omitempty"` // text, or json for a structured value
+	Error        *ReceiptError `json:"error,omitempty"`
+	Counter      CounterID     `json:"counter"`
+	// Context is the pack of the last request composed from the
+	// conversation: what went in, in which representation, and the ledger.
+	Context    *ReceiptPack     `json:"context,omitempty"`
+	Calls      []ReceiptCall    `json:"calls"`
+	Plan       string           `json:"plan,omitempty"`
+	Trajectory []ReceiptStep    `json:"trajectory,omitempty"`
+	Usage      plan.UsageTotals `json:"usage"`
+	Timings    ReceiptTimings   `json:"timings"`
+	CreatedAt  int64            `json:"created_at_ms,omitempty"`
+}
+
+// ReceiptError is why a run failed.
+type ReceiptError struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// CounterID names the counter of a turn: its encoding (empty for the
+// estimator), the model asked for, and whether counts are exact.
+type CounterID struct {
+	Encoding string `json:"encoding,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Method   string `json:"method"`
+}
+
+func counterID(c tokenizer.Counter, model string) CounterID {
+	id := CounterID{Model: model, Method: tokenizer.Estimated.String()}
+	if e := c.Encoding(); e != nil {
+		id.Encoding, id.Method = e.Name(), tokenizer.Exact.String()
+	}
+	return id
+}
+
+// ReceiptPack is a pack as a receipt keeps it.
+type ReceiptPack struct {
+	Selected []ReceiptUnit   `json:"selected"`
+	Stages   []ReceiptStage  `json:"stages"`
+	Total    int64           `json:"total_tokens"`
+	Limit    int64           `json:"limit"`
+	Method   string          `json:"method"`
+	Solver   ReceiptSolver   `json:"solver"`
+	Boundary ReceiptBoundary `json:"boundary"`
+	Warm     WarmStatus      `json:"warm"`
+}
+
+// ReceiptUnit is one selected unit and its representation.
+type ReceiptUnit struct {
+	ID             string `json:"id"`
+	Section        string `json:"section"`
+	Representation string `json:"representation"`
+	Tokens         int    `json:"tokens"`
+}
+
+// ReceiptStage is one ledger stage.
+type ReceiptStage struct {
+	Name    string `json:"name"`
+	Kind    string `json:"kind"`
+	Charged int64  `json:"charged"`
+	Method  string `json:"method"`
+}
+
+// ReceiptSolver is how the selection was proven.
+type ReceiptSolver struct {
+	Status  string `json:"status"`
+	Bound   int64  `json:"bound"`
+	Utility int64  `json:"utility"`
+}
+
+// ReceiptBoundary is the cold-history boundary's status.
+type ReceiptBoundary struct {
+	Active      bool         `json:"active"`
+	ColdThrough int64        `json:"cold_through,omitempty"`
+	Omitted     []pack.Range `json:"omitted,omitempty"`
+}
+
+// ReceiptStep is one trajectory event, summarized.
+type ReceiptStep struct {
+	Op     string `json:"op"`
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+	Depth  int    `json:"depth,omitempty"`
+}
+
+// ReceiptTimings are wall times in milliseconds.
+type ReceiptTimings struct {
+	PackMS       float64 `json:"pack_ms"`
+	CompletionMS float64 `json:"completion_ms"`
+	TotalMS      float64 `json:"total_ms"`
+}
+
+// ReceiptCall is one model or planner call of a turn: the SHA-256 of the
+// exact body sent (for a provider over HTTP, the bytes on the wire; for an
+// in-process handler, the body a provider would have sent), the local count
+// of its prompt next to the provider's, and the recipe that renders it
+// again from the store (Replay).
+type ReceiptCall struct {
+	Kind              string `json:"kind"` // planner or model
+	Depth             int    `json:"depth,omitempty"`
+	RequestSHA256     string `json:"request_sha256"`
+	LocalPromptTokens int    `json:"local_prompt_tokens"`
+	Method            string `json:"method"`
+	// ProviderPromptTokens is usage.prompt_tokens as reported (nil when
+	// not), and Difference provider − local.
+	ProviderPromptTokens *int   `json:"provider_prompt_tokens,omitempty"`
+	Difference           *int   `json:"difference,omitempty"`
+	Recipe               Recipe `json:"recipe"`
+}
+
+// Recipe renders a call's request from the store: its parameters as sent
+// (model, max_tokens, ...; no messages) and its messages, each a stored
+// message (by sequence), a warm representation (by key, version, kind) or
+// literal text (sections, the boundary, the planner's parts).
+type Recipe struct {
+	Params   json.RawMessage `json:"params"`
+	Stream   bool            `json:"stream,omitempty"`
+	Messages []RecipeMessage `json:"messages"`
+}
+
+// RecipeMessage is one message of a Recipe.
+type RecipeMessage struct {
+	Seq  int64    `json:"seq,omitempty"`
+	Warm *WarmRef `json:"warm,omitempty"`
+	Role string   `json:"role,omitempty"`
+	Text string   `json:"text,omitempty"`
+	// Message is a literal message that text cannot carry (tool calls,
+	// parts): a plan step's request as the plan built it.
+	Message *tokenizer.Message `json:"message,omitempty"`
+}
+
+// WarmRef names one representation of one artifact version.
+type WarmRef struct {
+	Key     string `json:"key"`
+	Version int    `json:"version"`
+	Kind    string `json:"kind"`
+}
+
+// receiptPack keeps what a receipt needs of a pack.
+func receiptPack(cp Packed) *ReceiptPack {
+	rp := &ReceiptPack{Total: cp.Ledger.Total, Limit: cp.Ledger.Limit, Method: cp.Ledger.Method.String(),
+		Solver:   ReceiptSolver{Status: cp.Status.String(), Bound: cp.Bound, Utility: cp.Utility},
+		Boundary: ReceiptBoundary{Active: cp.Boundary.Active, ColdThrough: cp.Boundary.ColdThrough, Omitted: cp.Boundary.Omitted},
+		Warm:     cp.Warm}
+	for _, s := range cp.Selected {
+		u := cp.Units[s.Unit]
+		v := u.Variants[s.Variant]
+		rp.Selected = append(rp.Selected, ReceiptUnit{ID: u.ID, Section: u.Section, Representation: v.Kind, Tokens: v.Count.Tokens})
+	}
+	for _, s := range cp.Ledger.Stages {
+		rp.Stages = append(rp.Stages, ReceiptStage{Name: s.Name, Kind: s.Kind, Charged: s.Charged, Method: s.Count.Method.String()})
+	}
+	return rp
+}
+
+// recipeOf is the recipe of a composed request: the model sections, the
+// selected units in render order and the trailer, as the pack rendered
+// them.
+func recipeOf(cp Packed, sections, trailer []pack.TextSection) []RecipeMessage {
+	var out []RecipeMessage
+	lit := func(ss []pack.TextSection) {
+		for _, s := range ss {
+			if s.Visibility == pack.Model {
+				m := s.Message()
+				out = append(out, RecipeMessage{Role: m.Role, Text: m.Content})
+			}
+		}
+	}
+	lit(sections)
+	for _, s := range cp.Selected {
+		u := cp.Units[s.Unit]
+		v := u.Variants[s.Variant]
+		switch u.Section {
+		case "conversation":
+			out = append(out, RecipeMessage{Seq: u.Order})
+		case "warm":
+			out = append(out, RecipeMessage{Warm: &WarmRef{Key: u.ID, Version: cp.WarmVersions[u.ID], Kind: v.Kind}})
+		default:
+			m := v.Value.(tokenizer.Message)
+			out = append(out, RecipeMessage{Role: m.Role, Text: m.Content})
+		}
+	}
+	lit(trailer)
+	return out
+}
+
+// literalRecipe is the recipe of a request built outside a pack.
+func literalRecipe(msgs []tokenizer.Message) []RecipeMessage {
+	out := make([]RecipeMessage, len(msgs))
+	for i := range msgs {
+		out[i] = RecipeMessage{Message: &msgs[i]}
+	}
+	return out
+}
+
+// callRecord is a call's receipt entry: body is what was sent (nil when no
+// HTTP provider sent it: then the body a provider would send).
+func callRecord(kind string, depth int, req tokenizer.Request, body []byte, local tokenizer.Count, usage plan.Usage, msgs []RecipeMessage) (ReceiptCall, error) {
+	stream := false
+	if body == nil {
+		b, err := provider.Body(&req, false)
+		if err != nil {
+			return ReceiptCall{}, err
+		}
+		body = b
+	} else {
+		var probe struct{ Stream bool }
+		if err := json.Unmarshal(body, &probe); err != nil {
+			return ReceiptCall{}, err
+		}
+		stream = probe.Stream
+	}
+	var sent tokenizer.Request // the parameters as sent (model and all), without messages
+	if err := json.Unmarshal(body, &sent); err != nil {
+		return ReceiptCall{}, err
+	}
+	sent.Messages = nil
+	params, err := json.Marshal(sent)
+	if err != nil {
+		return ReceiptCall{}, err
+	}
+	sum := sha256.Sum256(body)
+	rc := ReceiptCall{Kind: kind, Depth: depth, RequestSHA256: hex.EncodeToString(sum[:]), LocalPromptTokens: local.Tokens,
+		Method: local.Method.String(), Recipe: Recipe{Params: params, Stream: stream, Messages: msgs}}
+	if usage.PromptKnown {
+		p, d := usage.PromptTokens, usage.PromptTokens-local.Tokens
+		rc.ProviderPromptTokens, rc.Difference = &p, &d
+	}
+	return rc, nil
+}
+
+// Receipt reads the latest receipt of a turn ([store.ErrNotFound] when
+// the turn never ran).
+func (c Conversation) Receipt(turnID string) (Receipt, error) {
+	d, err := c.st.db.GetDoc(c.id, receiptCollection, turnID, 0)
+	if err != nil {
+		return Receipt{}, err
+	}
+	return decodeReceipt(d)
+}
+
+func decodeReceipt(d store.Doc) (Receipt, error) {
+	var r Receipt
+	if err := json.Unmarshal(d.Body, &r); err != nil {
+		return r, fmt.Errorf("%w: receipt %s v%d: %v", store.ErrCorrupt, d.Key, d.Version, err)
+	}
+	r.Version, r.CreatedAt = d.Version, d.CreatedAt.UnixMilli()
+	return r, nil
+}
+
+// Receipts lists the conversation's receipts, the latest of each turn (or
+// every run with history), in the order of their user messages.
+func (c Conversation) Receipts(history bool) ([]Receipt, error) {
+	docs, err := c.st.db.Docs(c.id, receiptCollection, history)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Receipt, len(docs))
+	for i, d := range docs {
+		if out[i], err = decodeReceipt(d); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Receipt) int { return cmpInt64(a.UserSeq, b.UserSeq) })
+	return out, nil
+}
+
+// storedTurn is the result of a turn that completed before.
+func (c Conversation) storedTurn(r Receipt) (TurnResult, error) {
+	user, err := c.Message(r.UserSeq)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	asst, err := c.Message(r.AssistantSeq)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	return TurnResult{TurnID: r.TurnID, User: user, Assistant: asst, Receipt: r, Replayed: true}, nil
+}
+
+// ErrReplayMismatch is returned when a call rendered again from the store
+// does not hash to what was sent.
+var ErrReplayMismatch = errors.New("runtime: replayed request differs from the one sent")
+
+// Replay renders every call of a turn's receipt again from the store —
+// stored messages by sequence, warm representations by key and version,
+// the recorded literal parts — and checks each body's SHA-256 against the
+// receipt's, byte for byte (I10). It returns the bodies.
+func (c Conversation) Replay(ctx context.Context, turnID string) ([][]byte, error) {
+	r, err := c.Receipt(turnID)
+	if err != nil {
+		return nil, err
+	}
+	warm := map[string]WarmArtifact{}
+	var bodies [][]byte
+	for i, call := range r.Calls {
+		var req tokenizer.Request
+		if err := json.Unmarshal(call.Recipe.Params, &req); err != nil {
+			return nil, err
+		}
+		req.Messages = nil
+		for _, m := range call.Recipe.Messages {
+			msg, err := c.recipeMessage(m, warm)
+			if err != nil {
+				return nil, fmt.Errorf("call %d: %w", i+1, err)
+			}
+			req.Messages = append(req.Messages, msg)
+		}
+		body, err := provider.Body(&req, call.Recipe.Stream)
+		if err != nil {
+			return nil, err
+		}
+		if sum := sha256.Sum256(body); hex.EncodeToString(sum[:]) != call.RequestSHA256 {
+			return nil, fmt.Errorf("%w: call %d (%s)", ErrReplayMismatch, i+1, call.Kind)
+		}
+		bodies = append(bodies, body)
+	}
+	return bodies, nil
+}
+
+// recipeMessage renders one recipe message from the store.
+func (c Conversation) recipeMessage(m RecipeMessage, warm map[string]WarmArtifact) (tokenizer.Message, error) {
+	switch {
+	case m.Message != nil:
+		return *m.Message, nil
+	case m.Seq > 0:
+		r, err := c.Message(m.Seq)
+		if err != nil {
+			return tokenizer.Message{}, err
+		}
+		return ChatMessage(r.Message), nil
+	case m.Warm != nil:
+		id := fmt.Sprintf("%s@%d", m.Warm.Key, m.Warm.Version)
+		a, ok := warm[id]
+		if !ok {
+			d, err := c.st.db.GetDoc(c.id, warmCollection, m.Warm.Key, m.Warm.Version)
+			if err != nil {
+				return tokenizer.Message{}, err
+			}
+			if a, err = decodeArtifact(d); err != nil {
+				return tokenizer.Message{}, err
+			}
+			warm[id] = a
+		}
+		for _, v := range a.Variants {
+			if v.Kind == m.Warm.Kind {
+				return tokenizer.Message{Role: tokenizer.RoleSystem, Content: v.Text}, nil
+			}
+		}
+		return tokenizer.Message{}, fmt.Errorf("warm %s has no %s", id, m.Warm.Kind)
+	}
+	return tokenizer.Message{Role: m.Role, Content: m.Text}, nil
+}

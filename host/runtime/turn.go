@@ -1,0 +1,467 @@
+package runtime
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rlmpl/rlmpl/host/handle"
+	"github.com/rlmpl/rlmpl/host/pack"
+	"github.com/rlmpl/rlmpl/host/plan"
+	"github.com/rlmpl/rlmpl/store"
+	"github.com/rlmpl/rlmpl/tokenizer"
+)
+
+// A managed turn: the user message is stored durably, every request of the
+// turn is compiled from the transcript under the hard ceiling (the
+// planner's, with its instructions as ledger stages, and every model step
+// the plan makes), a completion runs over an ephemeral cold-history handle
+// with minimal authority, and the assistant message is stored with a
+// receipt of what the model saw, in one transaction. A turn never
+// rewrites, deletes, summarizes or compacts anything.
+
+// TurnOptions are one turn's options; Handles is required.
+type TurnOptions struct {
+	// TurnID makes the turn idempotent: called again with the same id after
+	// a success it returns the stored result without calling any model;
+	// after a failure it reuses the stored user message and runs again.
+	// Empty means a fresh id (returned in the result).
+	TurnID string
+	// Pack is the managed context: policy, counter, sections (a system
+	// prompt, project instructions, skills), warm context, the boundary.
+	// Its hot tail always holds the new user message.
+	Pack PackOptions
+	// Encodings are counted at append for the user and assistant messages.
+	Encodings []string
+	// Completion is the rlm_completion of the turn: capabilities (nil means
+	// context(peek), context(slice), context(search) and model(P) for each
+	// of its Providers; explicit ones are never widened), budget, tools,
+	// planner options. The turn sets Query, Goal, Context and Compose.
+	Completion plan.Input
+	// Deps are the planner, models, tools and term reader; the turn adds
+	// the context registry and wraps the planner and models to compose,
+	// check and record every request.
+	Deps plan.Deps
+	// Handles is the registry of the turn's ephemeral cold-history handle;
+	// Cold its limits.
+	Handles *handle.Registry
+	Cold    handle.Limits
+	// OnEvent, when set, sees the turn as it happens (see TurnEvent). It
+	// must not block; plan steps of parallel branches call it concurrently.
+	OnEvent func(TurnEvent)
+}
+
+// TurnEvent is a moment of a turn: started (after the user message is
+// stored), context (a request composed: Ledger), step (a plan step started
+// or finished: Step), delta (model text as it streams: Text), finished or
+// failed (Err).
+type TurnEvent struct {
+	Kind   string
+	TurnID string
+	Ledger *pack.Ledger
+	Step   *plan.Event
+	Text   string
+	Err    error
+}
+
+// TurnResult is a completed turn.
+type TurnResult struct {
+	TurnID    string
+	User      store.Record
+	Assistant store.Record
+	Receipt   Receipt
+	// Value is the completion's value (nil when Replayed: the assistant
+	// record holds it).
+	Value any
+	// Replayed is true when the turn had completed before under this id and
+	// nothing was run.
+	Replayed bool
+}
+
+// TurnError is a failed turn: the user message stays stored, marked by a
+// failed receipt naming the cause.
+type TurnError struct {
+	Kind    string // turn_requires_user_message, context_budget_failed, completion_failed, receipt_failed
+	TurnID  string
+	User    *store.Record // the stored user message, when it was stored
+	Ledger  *pack.Ledger  // the last request's ledger, when one was compiled
+	Receipt *Receipt      // the failed receipt, when it was stored
+	Cause   error
+}
+
+func (e *TurnError) Error() string {
+	return fmt.Sprintf("runtime: turn %s: %s: %v", e.TurnID, e.Kind, e.Cause)
+}
+
+func (e *TurnError) Unwrap() error { return e.Cause }
+
+// ErrNotUserMessage is the cause of a turn given a message of another role.
+var ErrNotUserMessage = errors.New("runtime: a turn takes a user message")
+
+// newTurnID is a fresh turn id.
+func newTurnID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return "turn_" + hex.EncodeToString(b[:])
+}
+
+// turnKey is the idempotency key of one of a turn's messages.
+func turnKey(id, role string) string { return "turn/" + id + "/" + role }
+
+// Turn runs one managed turn (see TurnOptions). Nothing is written before
+// the message and the options are checked; from the user message on,
+// every outcome is recorded in a receipt.
+func (c Conversation) Turn(ctx context.Context, msg store.Message, opts TurnOptions) (TurnResult, error) {
+	started := time.Now()
+	id := opts.TurnID
+	if id == "" {
+		id = newTurnID()
+	}
+	msg, err := msg.Normalize()
+	if err != nil {
+		return TurnResult{}, err
+	}
+	if msg.Role != store.RoleUser {
+		return TurnResult{}, &TurnError{Kind: "turn_requires_user_message", TurnID: id, Cause: fmt.Errorf("%w (got %s)", ErrNotUserMessage, msg.Role)}
+	}
+	if opts.Handles == nil {
+		return TurnResult{}, errors.New("runtime: TurnOptions.Handles is required")
+	}
+	if opts.Deps.Planner == nil {
+		return TurnResult{}, errors.New("runtime: TurnOptions.Deps.Planner is required")
+	}
+	opts.Pack.Policy.MinRecentTurns = max(1, opts.Pack.Policy.MinRecentTurns) // the new message is hot
+	counter, err := c.st.rt.packCounter(&opts.Pack)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	if len(id) > 256 || strings.ContainsAny(id, "\x00\n") {
+		return TurnResult{}, &store.ValidationError{Kind: store.ErrInvalid, Field: "turn_id", Reason: "must be at most 256 bytes, one line"}
+	}
+	prev, err := c.Receipt(id)
+	switch {
+	case err == nil && prev.Status == StatusCompleted:
+		return c.storedTurn(prev)
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return TurnResult{}, err
+	}
+	user, err := c.Append(msg, AppendOptions{IdempotencyKey: turnKey(id, "user"), Encodings: opts.Encodings})
+	if err != nil {
+		return TurnResult{}, err
+	}
+	t := &turn{c: c, opts: opts, id: id, counter: counter, user: user,
+		receipt: Receipt{TurnID: id, Attempt: prev.Attempt + 1, UserSeq: user.Seq, Counter: counterID(counter, opts.Pack.Model)}}
+	t.emit(TurnEvent{Kind: "started"})
+	res, err := t.run(ctx)
+	t.receipt.Timings.TotalMS = ms(time.Since(started))
+	if err != nil {
+		return TurnResult{}, t.fail(err)
+	}
+	return res, nil
+}
+
+// turn is the state of one running turn.
+type turn struct {
+	c       Conversation
+	opts    TurnOptions
+	id      string
+	counter tokenizer.Counter
+	user    store.Record
+
+	mu       sync.Mutex // protects the fields below: plan steps run in parallel
+	receipt  Receipt
+	ledger   *pack.Ledger
+	composed *composedCall // the root planner request Compose just built
+}
+
+func (t *turn) emit(ev TurnEvent) {
+	if t.opts.OnEvent != nil {
+		ev.TurnID = t.id
+		t.opts.OnEvent(ev)
+	}
+}
+
+func (t *turn) run(ctx context.Context) (TurnResult, error) {
+	ref, meta, err := t.c.ColdContext(ctx, t.opts.Handles, t.opts.Cold)
+	if err != nil {
+		return TurnResult{}, &TurnError{Kind: "completion_failed", Cause: err}
+	}
+	defer t.opts.Handles.Delete(ref) // exactly this handle, whatever happens
+	in := t.opts.Completion
+	in.Query = t.user.Message.Content.PlainText()
+	in.Goal = fmt.Sprintf("write the assistant's reply to the user's last message (sequence %d) of the conversation above.", t.user.Seq)
+	in.Context = plan.ContextRef{Ref: ref, Metadata: meta}
+	if in.Capabilities == nil {
+		in.Capabilities = []plan.Capability{{Kind: "context", Name: "peek"}, {Kind: "context", Name: "slice"}, {Kind: "context", Name: "search"}}
+		for _, p := range in.Providers {
+			in.Capabilities = append(in.Capabilities, plan.Capability{Kind: "model", Name: p})
+		}
+	}
+	in.Compose = t.composePlanner
+	onEvent := in.OnEvent
+	in.OnEvent = func(ev plan.Event) {
+		if onEvent != nil {
+			onEvent(ev)
+		}
+		t.emit(TurnEvent{Kind: "step", Step: &ev})
+	}
+	deps := t.opts.Deps
+	deps.Contexts = t.opts.Handles
+	deps.Planner = recordingPlanner{t: t, inner: deps.Planner}
+	if deps.Models != nil {
+		deps.Models = turnModels{t: t, inner: deps.Models}
+	}
+	began := time.Now()
+	out, err := plan.Complete(ctx, in, deps)
+	t.receipt.Timings.CompletionMS = ms(time.Since(began))
+	if out != nil {
+		t.receipt.Usage = out.Usage
+		if out.Plan != nil {
+			t.receipt.Plan = out.Plan.String()
+		}
+		for _, e := range out.Trajectory.Events {
+			t.receipt.Trajectory = append(t.receipt.Trajectory, ReceiptStep{Op: e.Op, Status: e.Status, Error: string(e.Error), Depth: e.Depth})
+		}
+	}
+	if err != nil {
+		var te *TurnError
+		if errors.As(err, &te) {
+			return TurnResult{}, te
+		}
+		return TurnResult{}, &TurnError{Kind: "completion_failed", Cause: err}
+	}
+	text, kind := assistantText(out.Value)
+	t.mu.Lock()
+	t.receipt.Status, t.receipt.ValueType = StatusCompleted, kind
+	t.mu.Unlock()
+	asst := store.Message{Role: store.RoleAssistant, Content: store.TextContent(text)}
+	receiptFor := func(r store.Record) ([]store.DocPut, error) {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		t.receipt.AssistantSeq = r.Seq
+		body, err := json.Marshal(t.receipt)
+		return []store.DocPut{{Collection: receiptCollection, Key: t.id, Body: body}}, err
+	}
+	rec, err := t.c.Append(asst, AppendOptions{IdempotencyKey: turnKey(t.id, "assistant"), Encodings: t.opts.Encodings, Docs: receiptFor})
+	if err != nil {
+		return TurnResult{}, &TurnError{Kind: "receipt_failed", Cause: err}
+	}
+	t.emit(TurnEvent{Kind: "finished"})
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return TurnResult{TurnID: t.id, User: t.user, Assistant: rec, Receipt: t.receipt, Value: out.Value}, nil
+}
+
+// fail stores a failed receipt for err and returns the TurnError.
+func (t *turn) fail(err error) error {
+	te := &TurnError{Kind: "completion_failed", Cause: err}
+	errors.As(err, &te)
+	te.TurnID, te.User = t.id, &t.user
+	t.mu.Lock()
+	te.Ledger = t.ledger
+	t.receipt.Status = StatusFailed
+	t.receipt.Error = &ReceiptError{Kind: te.Kind, Message: te.Cause.Error()}
+	r := t.receipt
+	t.mu.Unlock()
+	if body, jerr := json.Marshal(r); jerr == nil {
+		if _, perr := t.c.st.db.PutDoc(t.c.id, store.DocPut{Collection: receiptCollection, Key: t.id, Body: body}); perr == nil {
+			te.Receipt = &r
+		}
+	}
+	t.emit(TurnEvent{Kind: "failed", Err: te})
+	return te
+}
+
+// assistantText is the stored form of a completion's value: text as is,
+// anything else its canonical JSON (never a lossy term string).
+func assistantText(v any) (string, string) {
+	switch v := v.(type) {
+	case string:
+		return v, "text"
+	case plan.Atom:
+		return string(v), "text"
+	}
+	return plan.Encode(v), "json"
+}
+
+// composePlanner is the planner's request: the prompt's stable parts as
+// leading system messages, the packed conversation, and the goal (with
+// the caller's instruction and any feedback) as the final user message —
+// one pack, so the whole request is under the ceiling and each part is a
+// ledger stage.
+func (t *turn) composePlanner(ctx context.Context, parts []plan.PromptPart, maxTokens int) (tokenizer.Request, error) {
+	var head, trailer []pack.TextSection
+	for _, p := range parts {
+		s := pack.TextSection{Name: p.Name, Visibility: pack.Model, Text: p.Text}
+		switch p.Name {
+		case "goal", "instruction", "feedback":
+			s.Role = tokenizer.RoleUser
+			trailer = append(trailer, s)
+		default:
+			head = append(head, s)
+		}
+	}
+	// The planner's instructions and grammar lead (the same for every turn:
+	// a cacheable prefix), then the caller's sections, then what this
+	// completion fixes.
+	n := min(2, len(head)) // instructions, plan_grammar
+	sections := slices.Concat(head[:n], t.opts.Pack.Sections, head[n:])
+	req, recipe, count, err := t.compose(ctx, sections, mergeUser(trailer), maxTokens)
+	if err != nil {
+		return req, err
+	}
+	t.mu.Lock()
+	t.composed = &composedCall{count: count, recipe: recipe}
+	t.mu.Unlock()
+	return req, nil
+}
+
+// composedCall is what the planner wrapper needs of the request Compose
+// built for the call it is about to send.
+type composedCall struct {
+	count  tokenizer.Count
+	recipe []RecipeMessage
+}
+
+// mergeUser joins consecutive user sections into one message: the goal,
+// the instruction and the feedback are one request to the planner.
+func mergeUser(ss []pack.TextSection) []pack.TextSection {
+	if len(ss) == 0 {
+		return nil
+	}
+	var sb strings.Builder
+	names := make([]string, len(ss))
+	for i, s := range ss {
+		sb.WriteString(s.Text)
+		names[i] = s.Name
+	}
+	return []pack.TextSection{{Name: strings.Join(names, "+"), Visibility: pack.Model, Role: tokenizer.RoleUser, Text: sb.String()}}
+}
+
+// compose packs the conversation between sections and trailer under the
+// turn's ceiling: the request and the recipe that renders it again.
+func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection, maxTokens int) (tokenizer.Request, []RecipeMessage, tokenizer.Count, error) {
+	po := t.opts.Pack
+	po.Sections, po.Trailer = sections, trailer
+	began := time.Now()
+	cp, err := t.c.Pack(ctx, po)
+	t.mu.Lock()
+	t.receipt.Timings.PackMS += ms(time.Since(began))
+	if err == nil {
+		t.ledger = &cp.Ledger
+		t.receipt.Context = receiptPack(cp)
+	}
+	t.mu.Unlock()
+	if err != nil {
+		return tokenizer.Request{}, nil, tokenizer.Count{}, &TurnError{Kind: "context_budget_failed", Cause: err}
+	}
+	t.emit(TurnEvent{Kind: "context", Ledger: &cp.Ledger})
+	req := cp.Request
+	if r := po.Policy.ReserveOutputTokens; r > 0 && int64(maxTokens) > r {
+		maxTokens = int(r) // the reply must fit in the reserve the ceiling kept
+	}
+	req.MaxTokens = maxTokens
+	return req, recipeOf(cp, sections, trailer), cp.Counted.Total, nil
+}
+
+// record adds a call to the receipt.
+func (t *turn) record(kind string, depth int, req tokenizer.Request, body []byte, local tokenizer.Count, usage plan.Usage, recipe []RecipeMessage) error {
+	rc, err := callRecord(kind, depth, req, body, local, usage, recipe)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	t.receipt.Calls = append(t.receipt.Calls, rc)
+	t.mu.Unlock()
+	return nil
+}
+
+// checked counts a request composed outside a pack (a child planner's) and
+// refuses it over the ceiling: no request of a turn exceeds it (I6).
+func (t *turn) checked(req tokenizer.Request) (tokenizer.Count, error) {
+	p := t.opts.Pack.Policy
+	n := t.counter.CountRequest(&req).Total
+	if limit := p.Effective() - p.ReserveOutputTokens - p.SafetyMarginTokens; int64(n.Tokens) > limit {
+		return n, &TurnError{Kind: "context_budget_failed", Cause: &pack.Error{Kind: pack.KindFixedExceeds,
+			Base: int64(n.Tokens) + p.ReserveOutputTokens + p.SafetyMarginTokens, Effective: p.Effective(), Excess: int64(n.Tokens) - limit}}
+	}
+	return n, nil
+}
+
+// recordingPlanner sends the planner's requests as composed and records
+// each call; a child planner's request (not composed) is checked against
+// the ceiling first.
+type recordingPlanner struct {
+	t     *turn
+	inner plan.Planner
+}
+
+func (p recordingPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (plan.PlannerReply, error) {
+	t := p.t
+	t.mu.Lock()
+	composed := t.composed
+	t.composed = nil
+	t.mu.Unlock()
+	var local tokenizer.Count
+	var recipe []RecipeMessage
+	if composed != nil && req.Depth == 0 {
+		local, recipe = composed.count, composed.recipe
+	} else {
+		n, err := t.checked(req.Request)
+		if err != nil {
+			return plan.PlannerReply{}, err
+		}
+		local, recipe = n, literalRecipe(req.Request.Messages)
+	}
+	reply, err := p.inner.Plan(ctx, req)
+	if err != nil {
+		return reply, err
+	}
+	return reply, t.record("planner", req.Depth, req.Request, reply.RequestBody, local, reply.Usage, recipe)
+}
+
+// turnModels runs a plan's model steps inside the conversation: each
+// step's request is the packed conversation (with the caller's sections)
+// followed by the step's own messages, under the ceiling, and streams its
+// text as turn events.
+type turnModels struct {
+	t     *turn
+	inner plan.Models
+}
+
+func (m turnModels) Complete(ctx context.Context, call plan.ModelCall) (plan.ModelResult, error) {
+	t := m.t
+	var trailer []pack.TextSection
+	for _, msg := range call.Request.Messages {
+		trailer = append(trailer, pack.TextSection{Name: "step_" + msg.Role, Visibility: pack.Model, Role: msg.Role, Text: msg.Text()})
+	}
+	req, recipe, local, err := t.compose(ctx, t.opts.Pack.Sections, trailer, call.Request.MaxTokens)
+	if err != nil {
+		return plan.ModelResult{}, err
+	}
+	gen := call.Request // the step's parameters, with the composed messages
+	gen.Messages, gen.MaxTokens = req.Messages, req.MaxTokens
+	call.Request = gen
+	streamed := false
+	call.OnDelta = func(text string) {
+		streamed = true
+		t.emit(TurnEvent{Kind: "delta", Text: text})
+	}
+	res, err := m.inner.Complete(ctx, call)
+	if err != nil {
+		return res, err
+	}
+	if !streamed && res.Text != "" {
+		t.emit(TurnEvent{Kind: "delta", Text: res.Text})
+	}
+	return res, t.record("model", call.Depth, call.Request, res.RequestBody, local, res.Usage, recipe)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

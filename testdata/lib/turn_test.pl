@@ -1,0 +1,133 @@
+% Suite for conversation_turn/4: the upstream runtime and cold turn cases
+% with trusted Prolog planners, plus idempotency, receipts and events.
+:- set_prolog_flag(double_quotes, chars).
+:- dynamic(event_/1).
+:- dynamic(calls_/1).
+
+get_(Key, Record, Value) :-
+    Record =.. [_, Props],
+    P =.. [Key, Value],
+    memberchk(P, Props).
+
+conv_(Id, Texts, S, C) :-
+    conversation_store_open(memory, ok(S)),
+    conversation_create(S, [id(Id)], ok(C)),
+    forall(member(T, Texts), conversation_append(C, message(user, T), ok(_))).
+
+% Some message of the planner's request contains Text.
+sees_(Req, Text) :-
+    get_(messages, Req, Ms), member(M, Ms), get_(content, M, C),
+    contains_(C, Text), !.
+
+contains_(Chars, Part) :- append(_, Rest, Chars), append(Part, _, Rest), !.
+
+boundary_planner_(Req, plan([final(literal("BOUNDARY_OK"))])) :-
+    sees_(Req, "Cold history boundary:"),
+    sees_(Req, "Sequences 1..2 may be absent"),
+    sees_(Req, "context(input(context), search").
+
+warm_planner_(Req, plan([final(literal("WARM_OK"))])) :-
+    sees_(Req, "Summary: compact useful summary").
+
+cold_planner_(Req, plan([context(input(context), search("ancient-needle"), found), final(var(found))])) :-
+    \+ sees_(Req, "ancient-needle"),
+    sees_(Req, "adapter=conversation").
+
+counting_planner_(_, plan([final(literal("counted"))])) :-
+    retract(calls_(N)), N1 is N + 1, assertz(calls_(N1)).
+
+failing_planner_(_, error(provider_down)).
+
+useful_(_, _, warm_context([summary("compact useful summary"), decisions(["d"]), facts(["f"]),
+                            unresolved(["next task"]), entities([]), topics([]), files([]), symbols([])])).
+
+record_event_(E) :- get_(kind, E, K), assertz(event_(K)).
+
+% A long text of N words.
+words_(N, T) :- length(Ws, N), maplist(=("word "), Ws), append(Ws, T).
+
+needle_(T) :- words_(800, W), append(W, "ancient-needle", T).
+
+boundary_policy_([policy([min_recent_turns(1), max_context_tokens(8000), provider_context_tokens(8000),
+                          reserve_output_tokens(200), safety_margin_tokens(10)])]).
+
+test(managed_turn_exposes_boundary_without_mutating_old_messages,
+     (   conv_(t1, ["old one", "old two"], _, C),
+         conversation_message(C, 1, ok(M1)),
+         boundary_policy_(P),
+         conversation_turn(C, message(user, "refer to something old if needed"),
+                           [context_options(P), completion_options([planner_handler(boundary_planner_)])], ok(R)),
+         get_(assistant, R, A), get_(content, A, "BOUNDARY_OK"),
+         get_(receipt, R, Rc), get_(context, Rc, Ctx), get_(boundary, Ctx, B), get_(active, B, true),
+         conversation_message(C, 1, ok(M1again)), M1 == M1again
+     )).
+
+test(managed_turn_reuses_warm_but_never_auto_compacts,
+     (   words_(400, La), words_(400, Lb),
+         conv_(t2, [La, Lb], S, C),
+         conversation_warm_publish(C, S, range(1, 2), [generator(useful_)], ok(_)),
+         conversation_turn(C, message(user, "continue using the old architecture"),
+                           [context_options([warm_store(S), token_options([model('gpt-4o-2024-08-06')]),
+                                             policy([min_recent_turns(1), max_context_tokens(1700), provider_context_tokens(1700),
+                                                     reserve_output_tokens(100), safety_margin_tokens(0)])]),
+                            completion_options([planner_handler(warm_planner_)])], ok(R)),
+         get_(assistant, R, A), get_(content, A, "WARM_OK"),
+         get_(receipt, R, Rc), get_(context, Rc, Ctx), get_(warm, Ctx, W), get_('Loaded', W, 1),
+         conversation_warm_list(C, S, [history(true)], ok(All)), length(All, 1)
+     )).
+
+test(managed_turn_keeps_old_history_out_of_planner_prompt_but_can_search_it,
+     (   needle_(Old),
+         conv_(t3, [Old, "middle"], _, C),
+         conversation_turn(C, message(user, "find the old marker"),
+                           [context_options([policy([min_recent_turns(2), max_context_tokens(1700), provider_context_tokens(1700),
+                                                     reserve_output_tokens(100), safety_margin_tokens(0)]),
+                                             token_options([model('gpt-4o-2024-08-06')])]),
+                            completion_options([planner_handler(cold_planner_),
+                                                context_options([max_results(4), max_bytes(4096)])])], ok(R)),
+         get_(assistant, R, A), get_(content, A, Content),
+         contains_(Content, "ancient-needle"),
+         conversation_stats(C, ok(St)), get_(messages, St, 4)
+     )).
+
+test(retried_turn_reuses_the_user_message,
+     (   conv_(t4, [], _, C),
+         conversation_turn(C, message(user, "hello"), [turn_id(once), completion_options([planner_handler(failing_planner_)])], error(E)),
+         get_(detail, E, completion_failed(_)), get_(turn_id, E, once), get_(user, E, U), get_(sequence, U, 1),
+         conversation_turn_receipt(C, once, ok(F)), get_(status, F, "failed"),
+         retractall(calls_(_)), assertz(calls_(0)),
+         conversation_turn(C, message(user, "hello"), [turn_id(once), completion_options([planner_handler(counting_planner_)])], ok(R1)),
+         get_(replayed, R1, false),
+         conversation_turn(C, message(user, "hello"), [turn_id(once), completion_options([planner_handler(counting_planner_)])], ok(R2)),
+         get_(replayed, R2, true), calls_(1),
+         conversation_stats(C, ok(St)), get_(messages, St, 2), get_(user_messages, St, 1)
+     )).
+
+test(receipts_record_what_the_model_saw,
+     (   conv_(t5, ["a"], _, C),
+         conversation_turn(C, message(user, "hi"), [turn_id(r1), completion_options([planner_handler(counting_planner_)])], ok(_)),
+         conversation_turn_receipt(C, r1, ok(R)),
+         get_(status, R, "completed"), get_(calls, R, [Call]),
+         get_(request_sha256, Call, Sha), length(Sha, 64),
+         get_(context, R, Ctx), get_(stages, Ctx, Stages), length(Stages, N), N > 5,
+         conversation_receipts(C, [], ok([_])),
+         conversation_receipts(C, [status(failed)], ok([]))
+     )).
+
+test(events_are_reported,
+     (   retractall(event_(_)),
+         conv_(t6, [], _, C),
+         conversation_turn(C, message(user, "hi"), [on_event(record_event_), completion_options([planner_handler(counting_planner_)])], ok(_)),
+         event_(started), event_(context), event_(step), event_(finished)
+     )).
+
+test(turn_requires_a_user_message,
+     (   conv_(t7, [], _, C),
+         conversation_turn(C, message(assistant, "hi"), [], error(E)),
+         get_(detail, E, turn_requires_user_message(_)),
+         conversation_stats(C, ok(St)), get_(messages, St, 0)
+     )).
+
+test(unknown_turn_option_throws,
+     [throws(error(domain_error(conversation_turn_option, colour(red)), conversation_turn/4))],
+     (   conv_(t8, [], _, C), conversation_turn(C, message(user, "x"), [colour(red)], _) )).
