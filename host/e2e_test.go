@@ -92,6 +92,20 @@ text_(D, T) :- D = text(T).
 		t.Fatal(err)
 	}
 
+	// A managed turn: its planner request is composed from the
+	// conversation (several messages), and still counted exactly.
+	got, err = s.Once(ctx, `conversation_store_open(memory, ok(S)), conversation_create(S, [], ok(C)),
+		conversation_append(C, message(user, "Earlier question."), ok(_)),
+		conversation_append(C, message(assistant, "Earlier answer."), ok(_)),
+		conversation_turn(C, message(user, "Hello there."), [completion_options([provider(`+prov+`),
+			capabilities([]), planner_max_tokens(384), planner_attempts(1)])], O)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got["O"], "ok(") {
+		t.Errorf("conversation_turn = %s", got["O"])
+	}
+
 	// (c) Local count = server count, per request.
 	enc := llama3(t, dir)
 	reg, err := tokenizer.New(&tokenizer.Options{Encodings: []*tokenizer.Encoding{enc}})
@@ -103,7 +117,7 @@ text_(D, T) :- D = text(T).
 		t.Fatal(err)
 	}
 	calls := rec.calls()
-	if len(calls) < 3 {
+	if len(calls) < 4 {
 		t.Fatalf("%d requests recorded", len(calls))
 	}
 	for i, c := range calls {
@@ -200,6 +214,8 @@ func newRecorder(t *testing.T, base string) *recorder {
 		w.Write(resp)
 		kind := "model"
 		switch {
+		case bytes.Contains(body, []byte(`"response_format"`)) && bytes.Contains(body, []byte("Earlier answer")):
+			kind = "turn planner (json_schema)"
 		case bytes.Contains(body, []byte(`"response_format"`)):
 			kind = "planner (json_schema)"
 		case bytes.Contains(body, []byte(`"stream":true`)):
