@@ -8,7 +8,7 @@ Usage:
 	                           goals, exit with their status
 	rlmpl repl [FILE...]       interactive top level (after consulting FILEs)
 	rlmpl complete --query Q --context-file F [--provider P] [--base-url URL]
-	               [--model M] [--credential ENV]
+	               [--model M] [--credential ENV|none]
 	                           one bounded completion over F's text; prints
 	                           the answer, the trajectory and the usage
 	rlmpl conv list|show|search|export|import [--store DIR] ...
@@ -30,6 +30,14 @@ the file system is reachable, and nothing can be written.
 
 Conversations live in $XDG_STATE_HOME/rlmpl (~/.local/state/rlmpl) unless
 --store says otherwise.
+
+Providers are named once for every command and script: in
+$XDG_CONFIG_HOME/rlmpl/providers.toml (~/.config/rlmpl/providers.toml) and
+in the environment (OPENAI_API_KEY, OPENAI_BASE_URL, OPENROUTER_API_KEY,
+DEEPSEEK_API_KEY, OLLAMA_HOST). Flags and a program's own provider settings
+win over the file, the file over the environment, the environment over the
+presets (openai, openrouter, deepseek, ollama, vllm, llamacpp). Keys are
+read from the environment when each request is made, never from the file.
 
 Exit status: 0 when the program ends normally, N after halt(N), 1 on a syntax
 error, an uncaught exception or a failed main goal, 2 on a usage error.
