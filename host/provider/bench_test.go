@@ -153,3 +153,46 @@ func BenchmarkClientNoNetwork(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkResolvedOverhead is BenchmarkCompleteOverhead for the host's
+// path: every call resolves its provider through the layers (call settings,
+// a configuration file, the environment, the preset) and builds its client
+// before sending.
+func BenchmarkResolvedOverhead(b *testing.B) {
+	e := newBenchEnv(b)
+	cfg, err := provider.ParseConfig("p.toml", []byte("[providers.openai]\nmodel = \"bench\"\n"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	getenv := func(k string) string {
+		switch k {
+		case "OPENAI_API_KEY":
+			return testKey
+		case "OPENAI_BASE_URL":
+			return e.srv.URL + "/v1"
+		}
+		return ""
+	}
+	var raw, client time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		e.raw(b)
+		t1 := time.Now()
+		r, err := provider.Resolve("openai", provider.Settings{}, cfg, getenv)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r.Options.HTTPClient = e.hc
+		c, err := provider.NewOpenAI(&r.Options)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Complete(context.Background(), e.req); err != nil {
+			b.Fatal(err)
+		}
+		client += time.Since(t1)
+		raw += t1.Sub(t0)
+	}
+	b.ReportMetric(float64(client)/float64(raw), "x-raw")
+	b.ReportMetric(float64(client-raw)/float64(b.N), "overhead-ns/op")
+}

@@ -27,6 +27,12 @@
 //     missing-credential error; a canceled call unwraps to ctx.Err().
 //   - Presets ([Preset]) for the known endpoints (openai, openrouter, deepseek,
 //     ollama, vllm, llamacpp).
+//   - Configuration in layers ([Resolve]): a call's [Settings] over a
+//     configuration file ([ParseConfig], TOML) over the environment's
+//     conventions (OPENAI_BASE_URL, OLLAMA_HOST) over the preset, field
+//     by field; the default provider ([DefaultName]); problems as
+//     [*ConfigError]s in the words users write (base_url, credential,
+//     model), never a Go field, never a key.
 //   - Server-sent-event streaming ([Provider.Stream]) with usage
 //     (stream_options.include_usage) and tool-call deltas assembled by
 //     index.
@@ -36,8 +42,8 @@
 // (upstream-contract §7.1 item 10), and the Known flags exist so that the
 // completion engine can.
 //
-// It leaves to the caller: which provider to use and with which options
-// (the host reads configuration; [Options] only receives it), prompt
+// It leaves to the caller: reading the configuration file and the
+// environment (the CLI reads both and passes bytes and a Getenv), prompt
 // construction, budgets, and any retry that is a policy decision rather
 // than a transport one (a planner re-prompted after a bad plan).
 //
