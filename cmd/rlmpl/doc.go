@@ -11,6 +11,9 @@ Usage:
 	               [--model M] [--credential ENV|none]
 	                           one bounded completion over F's text; prints
 	                           the answer, the trajectory and the usage
+	rlmpl providers            the providers a call may name, as they resolve
+	                           here (settings and their sources, whether each
+	                           key is set), and the default
 	rlmpl conv list|show|search|export|import [--store DIR] ...
 	                           inspect and load conversations: show ID
 	                           [--recent N], search ID QUERY [--max N]

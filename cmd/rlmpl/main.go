@@ -46,6 +46,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runWarm(ctx, args[1:], stdout, stderr)
 	case "complete":
 		return runComplete(ctx, args[1:], stdout, stderr)
+	case "providers":
+		return runProviders(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "rlmpl %s\n", host.Version)
 		return 0

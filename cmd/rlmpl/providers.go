@@ -1,10 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"flag"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/rlmpl/rlmpl/host"
 	"github.com/rlmpl/rlmpl/host/provider"
@@ -50,4 +57,81 @@ func providerSetup(opts *host.Options) error {
 	}
 	opts.ProviderConfig, err = provider.ParseConfig(path, data)
 	return err
+}
+
+// runProviders implements `rlmpl providers`: every provider a call may
+// name (the presets and the file's), as it resolves here, where each
+// setting comes from, whether its key is set (never the key), and the
+// default.
+func runProviders(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("providers", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "usage: rlmpl providers")
+		return 2
+	}
+	opts := &host.Options{}
+	if err := providerSetup(opts); err != nil {
+		fmt.Fprintf(stderr, "rlmpl providers: %v\n", err)
+		return 1
+	}
+	names := provider.PresetNames()
+	if cfg := opts.ProviderConfig; cfg != nil {
+		fmt.Fprintf(stdout, "configuration: %s\n", cfg.Path)
+		for n := range cfg.Providers {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	} else {
+		fmt.Fprintf(stdout, "configuration: none (%s)\n", providerConfigPath())
+	}
+	slices.Sort(names)
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tBASE URL\tMODEL\tKEY\tSTRUCTURED")
+	for _, n := range names {
+		r, err := provider.Resolve(n, provider.Settings{}, opts.ProviderConfig, opts.Getenv)
+		var ce *provider.ConfigError
+		needsModel := errors.As(err, &ce) && ce.Field == "model"
+		if needsModel { // show the rest of what resolves
+			r, err = provider.Resolve(n, provider.Settings{Model: "-"}, opts.ProviderConfig, opts.Getenv)
+		}
+		if errors.As(err, &ce) {
+			fmt.Fprintf(tw, "%s\t(%s: %s)\t\t\t\n", n, ce.Field, strings.SplitN(ce.Message, ":", 2)[0])
+			continue
+		}
+		if err != nil {
+			fmt.Fprintf(tw, "%s\t(%v)\t\t\t\n", n, err)
+			continue
+		}
+		o, from := r.Options, func(f string) string { return " (" + r.From[f] + ")" }
+		model, key := "-", "none"
+		switch {
+		case needsModel:
+			model = "(none: give one)"
+		case o.Model != "":
+			model = o.Model + from("model")
+		}
+		if o.Credential != "" {
+			state := "unset"
+			if os.Getenv(o.Credential) != "" {
+				state = "set"
+			}
+			key = o.Credential + " (" + state + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\n", n, o.BaseURL+from("base_url"), model, key, r.StructuredOutput)
+	}
+	tw.Flush()
+	h, err := host.New(opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "rlmpl providers: %v\n", err)
+		return 1
+	}
+	defer h.Close()
+	if d, err := h.Provider(ctx, "", provider.Settings{}); err == nil {
+		fmt.Fprintf(stdout, "default: %s\n", d.Name)
+	} else {
+		fmt.Fprintf(stdout, "default: none: %v\n", err)
+	}
+	return 0
 }

@@ -193,3 +193,26 @@ func TestProviderConfigurationErrorsCLI(t *testing.T) {
 		})
 	}
 }
+
+// TestProvidersCommand: `rlmpl providers` shows each provider as it
+// resolves, where each setting comes from and whether its key is set, but
+// never the key.
+func TestProvidersCommand(t *testing.T) {
+	cfgDir := isolate(t)
+	writeFile(t, filepath.Join(cfgDir, "rlmpl", "providers.toml"), "default = \"local\"\n[providers.local]\nbase_url = \"http://127.0.0.1:9/v1\"\ncredential = \"env:LOCAL_KEY\"\n[providers.openai]\nmodel = \"gpt-file\"\n")
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:7/v1")
+	t.Setenv("OPENAI_API_KEY", testKey)
+	out, errOut, code := rlmpl(t, "providers")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"http://127.0.0.1:9/v1 (file)", "LOCAL_KEY (unset)", "http://127.0.0.1:7/v1 (environment)",
+		"gpt-file (file)", "OPENAI_API_KEY (set)", "ollama      http://127.0.0.1:11434/v1 (preset)", "default: local\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, testKey) {
+		t.Errorf("the key leaked:\n%s", out)
+	}
+}
