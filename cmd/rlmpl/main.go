@@ -44,6 +44,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runPack(ctx, args[1:], stdout, stderr)
 	case "warm":
 		return runWarm(ctx, args[1:], stdout, stderr)
+	case "chat":
+		return runChat(ctx, args[1:], stdin, stdout, stderr)
 	case "complete":
 		return runComplete(ctx, args[1:], stdout, stderr)
 	case "version":
