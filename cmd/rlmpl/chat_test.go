@@ -84,3 +84,42 @@ func TestChatJSONEvents(t *testing.T) {
 		t.Fatalf("%d %v\n%s\n%s", code, kinds, stdout.String(), stderr.String())
 	}
 }
+
+// TestReceiptCommands: after two turns, `receipt list` shows both,
+// `receipt diff` names the units that entered, and `turn replay` renders
+// each request again from the store, byte for byte.
+func TestReceiptCommands(t *testing.T) {
+	srv := providertest.NewServer(providertest.Completion(`{"steps":[{"op":"final","value":"noted"}]}`, 10, 5))
+	defer srv.Close()
+	state := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"chat", "--json", "--state", state, "--conv", "demo", "--provider", "local",
+		"--base-url", srv.BaseURL(), "--model", "tiny"}, strings.NewReader("first\nsecond\n"), &stdout, &stderr); code != 0 {
+		t.Fatalf("chat: %s", stderr.String())
+	}
+	var turns []string
+	for _, l := range strings.Split(stdout.String(), "\n") {
+		var e map[string]any
+		if json.Unmarshal([]byte(l), &e) == nil && e["event"] == "answer" {
+			turns = append(turns, e["turn_id"].(string))
+		}
+	}
+	if len(turns) != 2 {
+		t.Fatalf("turns %v", turns)
+	}
+	out, _, code := rlmpl(t, "receipt", "list", "--state", state, "--conv", "demo")
+	if code != 0 || !strings.Contains(out, turns[0]) || !strings.Contains(out, "completed  1→2") || !strings.Contains(out, "3→4") {
+		t.Fatalf("list: %d %s", code, out)
+	}
+	out, _, code = rlmpl(t, "receipt", "diff", turns[0], turns[1], "--state", state, "--conv", "demo")
+	if code != 0 || !strings.Contains(out, "entered: conversation_message_3 (verbatim)") {
+		t.Fatalf("diff: %d %s", code, out)
+	}
+	out, errs, code := rlmpl(t, "turn", "replay", turns[1], "--state", state, "--conv", "demo")
+	if code != 0 || !strings.Contains(out, "1 requests rendered again from the store, byte for byte") {
+		t.Fatalf("replay: %d %s %s", code, out, errs)
+	}
+	if _, errs, code := rlmpl(t, "receipt", "show", "nope", "--state", state, "--conv", "demo"); code != 1 || !strings.Contains(errs, "not found") {
+		t.Fatalf("show missing: %d %s", code, errs)
+	}
+}
