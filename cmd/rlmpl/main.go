@@ -44,6 +44,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runPack(ctx, args[1:], stdout, stderr)
 	case "warm":
 		return runWarm(ctx, args[1:], stdout, stderr)
+	case "chat":
+		return runChat(ctx, args[1:], stdin, stdout, stderr)
+	case "receipt", "turn":
+		if len(args) < 2 {
+			fmt.Fprintln(stderr, "usage: rlmpl receipt list|show|diff ..., or rlmpl turn replay TURN --conv ID")
+			return 2
+		}
+		return runReceipt(ctx, args[0]+" "+args[1], args[2:], stdout, stderr)
 	case "complete":
 		return runComplete(ctx, args[1:], stdout, stderr)
 	case "providers":

@@ -93,7 +93,10 @@ type Adjustment struct {
 }
 
 // Range is an inclusive range of sequences.
-type Range struct{ From, To int64 }
+type Range struct {
+	From int64 `json:"from"`
+	To   int64 `json:"to"`
+}
 
 // BoundaryStatus says whether the cold-history boundary is in the pack and
 // what it covers. Omitted lists the stored sequences the pack does not

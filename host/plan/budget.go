@@ -284,14 +284,14 @@ type Counters struct {
 // report its tokens or cost; EstimatedTokens is what was charged in their
 // place (see the package doc's budget rules).
 type UsageTotals struct {
-	ModelCalls       int
-	PromptTokens     int
-	CompletionTokens int
-	TotalTokens      int
-	CostUSD          float64
-	TokensKnown      bool
-	CostKnown        bool
-	EstimatedTokens  int
+	ModelCalls       int     `json:"model_calls"`
+	PromptTokens     int     `json:"prompt_tokens"`
+	CompletionTokens int     `json:"completion_tokens"`
+	TotalTokens      int     `json:"total_tokens"`
+	CostUSD          float64 `json:"cost_usd"`
+	TokensKnown      bool    `json:"tokens_known"`
+	CostKnown        bool    `json:"cost_known"`
+	EstimatedTokens  int     `json:"estimated_tokens"`
 }
 
 // meter holds the global counters of one completion. Safe for concurrent

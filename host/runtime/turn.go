@@ -287,6 +287,8 @@ func assistantText(v any) (string, string) {
 		return v, "text"
 	case plan.Atom:
 		return string(v), "text"
+	case plan.ModelResult:
+		return v.Text, "text" // a model step's answer, as the final value
 	}
 	return plan.Encode(v), "json"
 }
@@ -313,7 +315,7 @@ func (t *turn) composePlanner(ctx context.Context, parts []plan.PromptPart, maxT
 	// completion fixes.
 	n := min(2, len(head)) // instructions, plan_grammar
 	sections := slices.Concat(head[:n], t.opts.Pack.Sections, head[n:])
-	req, recipe, count, err := t.compose(ctx, sections, mergeUser(trailer), maxTokens)
+	req, recipe, count, err := t.compose(ctx, sections, mergeUser(trailer), maxTokens, true)
 	if err != nil {
 		return req, err
 	}
@@ -346,15 +348,16 @@ func mergeUser(ss []pack.TextSection) []pack.TextSection {
 }
 
 // compose packs the conversation between sections and trailer under the
-// turn's ceiling: the request and the recipe that renders it again.
-func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection, maxTokens int) (tokenizer.Request, []RecipeMessage, tokenizer.Count, error) {
+// turn's ceiling: the request and the recipe that renders it again. The
+// planner's pack is the receipt's context (what decided the turn).
+func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection, maxTokens int, planner bool) (tokenizer.Request, []RecipeMessage, tokenizer.Count, error) {
 	po := t.opts.Pack
 	po.Sections, po.Trailer = sections, trailer
 	began := time.Now()
 	cp, err := t.c.Pack(ctx, po)
 	t.mu.Lock()
 	t.receipt.Timings.PackMS += ms(time.Since(began))
-	if err == nil {
+	if err == nil && planner {
 		t.ledger = &cp.Ledger
 		t.receipt.Context = receiptPack(cp)
 	}
@@ -442,7 +445,7 @@ func (m turnModels) Complete(ctx context.Context, call plan.ModelCall) (plan.Mod
 	for _, msg := range call.Request.Messages {
 		trailer = append(trailer, pack.TextSection{Name: "step_" + msg.Role, Visibility: pack.Model, Role: msg.Role, Text: msg.Text()})
 	}
-	req, recipe, local, err := t.compose(ctx, t.opts.Pack.Sections, trailer, call.Request.MaxTokens)
+	req, recipe, local, err := t.compose(ctx, t.opts.Pack.Sections, trailer, call.Request.MaxTokens, false)
 	if err != nil {
 		return plan.ModelResult{}, err
 	}

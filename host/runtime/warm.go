@@ -374,10 +374,10 @@ type WarmOptions struct {
 
 // WarmStatus says what a pack did with warm context.
 type WarmStatus struct {
-	Configured bool
-	Available  int // artifacts published (latest versions)
-	Stale      int // left out because their source changed
-	Loaded     int // offered to the optimizer (at most MaxCandidates)
+	Configured bool `json:"configured"`
+	Available  int  `json:"available"` // artifacts published (latest versions)
+	Stale      int  `json:"stale"`     // left out because their source changed
+	Loaded     int  `json:"loaded"`    // offered to the optimizer (at most MaxCandidates)
 }
 
 // ErrUnsupportedSignal is a warm signal whose kind the policy does not

@@ -72,7 +72,7 @@ test(managed_turn_reuses_warm_but_never_auto_compacts,
                                                      reserve_output_tokens(100), safety_margin_tokens(0)])]),
                             completion_options([planner_handler(warm_planner_)])], ok(R)),
          get_(assistant, R, A), get_(content, A, "WARM_OK"),
-         get_(receipt, R, Rc), get_(context, Rc, Ctx), get_(warm, Ctx, W), get_('Loaded', W, 1),
+         get_(receipt, R, Rc), get_(context, Rc, Ctx), get_(warm, Ctx, W), get_(loaded, W, 1),
          conversation_warm_list(C, S, [history(true)], ok(All)), length(All, 1)
      )).
 

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/rlmpl/rlmpl/host/provider/providertest"
+)
+
+// plannerAnswer is a provider's chat completion whose text is a plan: a
+// model step, then its answer as the final value.
+const plannerAnswer = `{"steps":[{"op":"model","provider":"local","prompt":{"ref":"input","name":"query"},"bind":"a"},{"op":"final","value":{"ref":"var","name":"a"}}]}`
+
+// TestChatStreamsTurnsOverARealClient: `rlmpl chat` against an in-process
+// OpenAI-compatible server: each line is a managed turn (a planner call,
+// then a streamed model step), the answer streams, /ledger and /receipt
+// show the last turn, and each recorded request_sha256 is the SHA-256 of
+// the body the server received.
+func TestChatStreamsTurnsOverARealClient(t *testing.T) {
+	srv := providertest.NewServer(
+		providertest.Completion(plannerAnswer, 900, 40),
+		providertest.SSE(`{"choices":[{"index":0,"delta":{"content":"Hello"}}]}`, `{"choices":[{"index":0,"delta":{"content":" there"}}]}`,
+			`{"choices":[],"usage":{"prompt_tokens":120,"completion_tokens":2,"total_tokens":122}}`, "[DONE]"),
+	)
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	stdin := strings.NewReader("hi\n/ledger\n/receipt\n/quit\n")
+	code := run(context.Background(), []string{"chat", "--state", t.TempDir(), "--conv", "demo", "--provider", "local",
+		"--base-url", srv.BaseURL(), "--model", "gpt-4o-2024-08-06", "--max-context", "16000"}, stdin, &stdout, &stderr)
+	out := stdout.String()
+	if code != 0 || !strings.HasPrefix(out, "Hello there\n") || !strings.Contains(out, "plan_grammar") {
+		t.Fatalf("chat: %d\n%s\n%s", code, out, stderr.String())
+	}
+	var receipt struct {
+		Status string
+		Calls  []struct {
+			Kind          string
+			RequestSHA256 string `json:"request_sha256"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &receipt); err != nil {
+		t.Fatalf("receipt: %v\n%s", err, out)
+	}
+	reqs := srv.Requests()
+	if receipt.Status != "completed" || len(receipt.Calls) != 2 || len(reqs) != 2 {
+		t.Fatalf("receipt %+v, %d requests", receipt, len(reqs))
+	}
+	for i, r := range reqs {
+		sum := sha256.Sum256([]byte(r.Raw))
+		if receipt.Calls[i].RequestSHA256 != hex.EncodeToString(sum[:]) {
+			t.Fatalf("call %d (%s): request_sha256 is not the hash of the body received", i, receipt.Calls[i].Kind)
+		}
+	}
+	// The model step's request continues the conversation: it ends with the
+	// user's message as the step's prompt.
+	if !strings.Contains(reqs[1].Raw, `"content":"hi"}],"max_tokens"`) {
+		t.Fatalf("model step body: %s", reqs[1].Raw)
+	}
+}
+
+// TestChatJSONEvents: --json prints one event per line, ending with the
+// answer.
+func TestChatJSONEvents(t *testing.T) {
+	srv := providertest.NewServer(providertest.Completion(`{"steps":[{"op":"final","value":"done"}]}`, 10, 5))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"chat", "--json", "--state", t.TempDir(), "--conv", "demo", "--provider", "local",
+		"--base-url", srv.BaseURL(), "--model", "tiny"}, strings.NewReader("hello\n"), &stdout, &stderr)
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	var kinds []string
+	for _, l := range lines {
+		var e map[string]any
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("not NDJSON: %q", l)
+		}
+		kinds = append(kinds, e["event"].(string))
+	}
+	if code != 0 || kinds[0] != "started" || kinds[len(kinds)-1] != "answer" || !strings.Contains(stdout.String(), `"text":"done"`) {
+		t.Fatalf("%d %v\n%s\n%s", code, kinds, stdout.String(), stderr.String())
+	}
+}
+
+// TestReceiptCommands: after two turns, `receipt list` shows both,
+// `receipt diff` names the units that entered, and `turn replay` renders
+// each request again from the store, byte for byte.
+func TestReceiptCommands(t *testing.T) {
+	srv := providertest.NewServer(providertest.Completion(`{"steps":[{"op":"final","value":"noted"}]}`, 10, 5))
+	defer srv.Close()
+	state := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"chat", "--json", "--state", state, "--conv", "demo", "--provider", "local",
+		"--base-url", srv.BaseURL(), "--model", "tiny"}, strings.NewReader("first\nsecond\n"), &stdout, &stderr); code != 0 {
+		t.Fatalf("chat: %s", stderr.String())
+	}
+	var turns []string
+	for _, l := range strings.Split(stdout.String(), "\n") {
+		var e map[string]any
+		if json.Unmarshal([]byte(l), &e) == nil && e["event"] == "answer" {
+			turns = append(turns, e["turn_id"].(string))
+		}
+	}
+	if len(turns) != 2 {
+		t.Fatalf("turns %v", turns)
+	}
+	out, _, code := rlmpl(t, "receipt", "list", "--state", state, "--conv", "demo")
+	if code != 0 || !strings.Contains(out, turns[0]) || !strings.Contains(out, "completed  1→2") || !strings.Contains(out, "3→4") {
+		t.Fatalf("list: %d %s", code, out)
+	}
+	out, _, code = rlmpl(t, "receipt", "diff", turns[0], turns[1], "--state", state, "--conv", "demo")
+	if code != 0 || !strings.Contains(out, "entered: conversation_message_3 (verbatim)") {
+		t.Fatalf("diff: %d %s", code, out)
+	}
+	out, errs, code := rlmpl(t, "turn", "replay", turns[1], "--state", state, "--conv", "demo")
+	if code != 0 || !strings.Contains(out, "1 requests rendered again from the store, byte for byte") {
+		t.Fatalf("replay: %d %s %s", code, out, errs)
+	}
+	if _, errs, code := rlmpl(t, "receipt", "show", "nope", "--state", state, "--conv", "demo"); code != 1 || !strings.Contains(errs, "not found") {
+		t.Fatalf("show missing: %d %s", code, errs)
+	}
+}

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/rlmpl/rlmpl/host/runtime"
+)
+
+// runReceipt implements `rlmpl receipt list|show|diff` and `rlmpl turn
+// replay`: what each managed turn saw, and the proof that it renders again.
+func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
+	name := fs.String("store", defaultStore, "store: a name under the state directory, or an absolute directory")
+	conv := fs.String("conv", "", "conversation id (required)")
+	history := fs.Bool("history", false, "list: every run of each turn")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	need := map[string]int{"receipt list": 0, "receipt show": 1, "receipt diff": 2, "turn replay": 1}
+	if n, known := need[cmd]; !known || len(pos) != n || *conv == "" {
+		fmt.Fprintf(stderr, "usage: rlmpl receipt list|show TURN|diff TURN_A TURN_B --conv ID, or rlmpl turn replay TURN --conv ID\n")
+		return 2
+	}
+	h, st, err := openStore(*state, *name)
+	if err != nil {
+		fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
+		return 1
+	}
+	defer h.Close()
+	cv := st.Conversation(*conv)
+	switch cmd {
+	case "receipt list":
+		rs, err := cv.Receipts(*history)
+		if err != nil {
+			fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
+			return 1
+		}
+		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "turn\trun\tstatus\tmessages\ttokens\tcalls")
+		for _, r := range rs {
+			tokens := "-"
+			if r.Context != nil {
+				tokens = fmt.Sprintf("%d/%d %s", r.Context.Total, r.Context.Limit, r.Context.Method)
+			}
+			msgs := fmt.Sprint(r.UserSeq)
+			if r.AssistantSeq > 0 {
+				msgs += fmt.Sprintf("→%d", r.AssistantSeq)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\n", r.TurnID, r.Version, r.Status, msgs, tokens, len(r.Calls))
+		}
+		tw.Flush()
+	case "receipt show":
+		r, err := cv.Receipt(pos[0])
+		if err != nil {
+			fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
+			return 1
+		}
+		b, _ := json.MarshalIndent(r, "", "  ")
+		fmt.Fprintln(stdout, string(b))
+	case "receipt diff":
+		a, err1 := cv.Receipt(pos[0])
+		b, err2 := cv.Receipt(pos[1])
+		if err := firstErr(err1, err2); err != nil {
+			fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
+			return 1
+		}
+		diffReceipts(a, b, stdout)
+	case "turn replay":
+		bodies, err := cv.Replay(ctx, pos[0])
+		if err != nil {
+			fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "turn %s: %d requests rendered again from the store, byte for byte (SHA-256 verified)\n", pos[0], len(bodies))
+	}
+	return 0
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// diffReceipts prints which units entered or left the context from turn a
+// to turn b, and the token change of each ledger stage.
+func diffReceipts(a, b runtime.Receipt, w io.Writer) {
+	units := func(r runtime.Receipt) map[string]string {
+		m := map[string]string{}
+		if r.Context != nil {
+			for _, u := range r.Context.Selected {
+				m[u.ID] = u.Representation
+			}
+		}
+		return m
+	}
+	ua, ub := units(a), units(b)
+	var entered, left, changed []string
+	for id, rep := range ub {
+		switch old, ok := ua[id]; {
+		case !ok:
+			entered = append(entered, id+" ("+rep+")")
+		case old != rep:
+			changed = append(changed, id+" ("+old+" → "+rep+")")
+		}
+	}
+	for id, rep := range ua {
+		if _, ok := ub[id]; !ok {
+			left = append(left, id+" ("+rep+")")
+		}
+	}
+	for _, l := range [][]string{entered, left, changed} {
+		slices.Sort(l)
+	}
+	fmt.Fprintf(w, "%s → %s\n", a.TurnID, b.TurnID)
+	for _, g := range []struct {
+		name string
+		ids  []string
+	}{{"entered", entered}, {"left", left}, {"representation changed", changed}} {
+		for _, id := range g.ids {
+			fmt.Fprintf(w, "  %s: %s\n", g.name, id)
+		}
+	}
+	charged := func(r runtime.Receipt) map[string]int64 {
+		m := map[string]int64{}
+		if r.Context != nil {
+			for _, s := range r.Context.Stages {
+				m[s.Name] = s.Charged
+			}
+		}
+		return m
+	}
+	ca, cb := charged(a), charged(b)
+	names := map[string]bool{}
+	for n := range ca {
+		names[n] = true
+	}
+	for n := range cb {
+		names[n] = true
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	slices.Sort(sorted)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  stage\tbefore\tafter\tdelta")
+	for _, n := range sorted {
+		if ca[n] != cb[n] {
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%+d\n", n, ca[n], cb[n], cb[n]-ca[n])
+		}
+	}
+	var ta, tb int64
+	if a.Context != nil {
+		ta = a.Context.Total
+	}
+	if b.Context != nil {
+		tb = b.Context.Total
+	}
+	fmt.Fprintf(tw, "  total\t%d\t%d\t%+d\n", ta, tb, tb-ta)
+	tw.Flush()
+}

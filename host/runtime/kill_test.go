@@ -1,0 +1,138 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rlmpl/rlmpl/host/handle"
+	"github.com/rlmpl/rlmpl/store"
+)
+
+// The turn kill -9 test re-executes the test binary as a process that
+// takes managed turns (TestTurnKillChild) on a persistent store, kills it
+// at a random moment, reopens the store and checks the turn's promise:
+// every user message of a turn is durable; a turn has either its assistant
+// message and a completed receipt — both, never one without the other — or
+// a failed or absent receipt; no message is duplicated.
+// RLMPL_TURN_KILL_CYCLES sets the cycles (default 3).
+
+const envTurnKillDir = "RLMPL_TURN_KILL_DIR"
+
+func TestTurnKillChild(t *testing.T) {
+	dir := os.Getenv(envTurnKillDir)
+	if dir == "" {
+		t.Skip("only run as TestTurnKill's child")
+	}
+	rt, err := New(&Options{StateDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := rt.OpenStore(StoreSpec{Dir: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Create("c", nil) // exists after the first cycle
+	c := st.Conversation("c")
+	reg := handle.New(nil)
+	for i := 0; ; i++ {
+		opts := turnOpts(&planner{answers: []string{final("ok")}}, reg)
+		// A retried id (the same one every other turn) exercises the
+		// failed-then-retried path across kills.
+		opts.TurnID = fmt.Sprintf("p%d-t%d", os.Getpid(), i/2)
+		if _, err := c.Turn(context.Background(), user(opts.TurnID), opts); err != nil {
+			fmt.Fprintln(os.Stderr, "turn:", err)
+			os.Exit(3)
+		}
+	}
+}
+
+func TestTurnKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	cycles := 3
+	if s := os.Getenv("RLMPL_TURN_KILL_CYCLES"); s != "" {
+		cycles, _ = strconv.Atoi(s)
+	}
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(7, 7))
+	for cycle := range cycles {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestTurnKillChild$")
+		cmd.Env = append(os.Environ(), envTurnKillDir+"="+dir)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(300+r.IntN(900)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		checkTurns(t, dir, cycle)
+	}
+}
+
+// checkTurns reopens the store and checks every turn's messages against
+// its receipts.
+func checkTurns(t *testing.T, dir string, cycle int) {
+	t.Helper()
+	rt, err := New(&Options{StateDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	st, err := rt.OpenStore(StoreSpec{Dir: "s"})
+	if err != nil {
+		t.Fatalf("cycle %d: reopen: %v", cycle, err)
+	}
+	c := st.Conversation("c")
+	recs, err := c.Messages(store.All(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := map[string]int64{}
+	assistants := map[int64]bool{}
+	for i, r := range recs {
+		if r.Seq != int64(i+1) {
+			t.Fatalf("cycle %d: sequences not dense at %d", cycle, r.Seq)
+		}
+		switch r.Message.Role {
+		case store.RoleUser:
+			if _, dup := users[r.Message.Content.Text]; dup {
+				t.Fatalf("cycle %d: user message %q stored twice", cycle, r.Message.Content.Text)
+			}
+			users[r.Message.Content.Text] = r.Seq
+		case store.RoleAssistant:
+			assistants[r.Seq] = true
+		}
+	}
+	rs, err := c.Receipts(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withReceipt := map[int64]bool{}
+	for _, r := range rs {
+		if users[r.TurnID] != r.UserSeq {
+			t.Fatalf("cycle %d: receipt %s names user message %d, stored at %d", cycle, r.TurnID, r.UserSeq, users[r.TurnID])
+		}
+		if r.Status == StatusCompleted {
+			if !assistants[r.AssistantSeq] {
+				t.Fatalf("cycle %d: completed receipt %s without its assistant message %d", cycle, r.TurnID, r.AssistantSeq)
+			}
+			withReceipt[r.AssistantSeq] = true
+		}
+	}
+	for seq := range assistants {
+		if !withReceipt[seq] {
+			t.Fatalf("cycle %d: assistant message %d has no completed receipt", cycle, seq)
+		}
+	}
+	if len(recs) == 0 {
+		t.Fatalf("cycle %d: the child stored nothing", cycle)
+	}
+}
