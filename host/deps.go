@@ -1,16 +1,34 @@
 package host
 
 import (
+	"context"
+
 	"github.com/rlmpl/rlmpl/host/plan"
 	"github.com/rlmpl/rlmpl/host/planterm"
+	"github.com/rlmpl/rlmpl/host/provider"
 )
 
-// CompletionDeps are the planner and the models through which a Go caller
-// (the CLI's chat, an embedding program) reaches the provider named
-// providerName, as rlm_completion/4 does with provider(P): the planner at
-// temperature 0, model steps with model ("" for the provider's default),
-// plans in either syntax. The caller adds the context registry.
+// ProviderDeps are the planner and the models through which a Go caller
+// (the CLI's chat, an embedding program) reaches a provider, resolved as
+// rlm_completion/4 resolves provider(P) (Host.Provider: name "" is the
+// default; call holds the caller's own settings, such as flags): the
+// planner at temperature 0, plans in either syntax. The caller adds the
+// context registry, names r.Name in plan.Input.Providers and sets
+// plan.Input.StructuredOutput to r.StructuredOutput. A configuration
+// error is returned, and is also what every call of the deps returns, so
+// that a caller may report it first or let the first call fail.
+func (h *Host) ProviderDeps(ctx context.Context, name string, call provider.Settings) (plan.Deps, Resolved, error) {
+	r, err := h.Provider(ctx, name, call)
+	if err != nil {
+		return plan.Deps{Models: unresolved{err}, Planner: unresolved{err}, Terms: planterm.Reader{}}, Resolved{Name: name}, err
+	}
+	pm := providerModels{r: r}
+	return plan.Deps{Models: pm, Planner: providerPlanner{models: pm}, Terms: planterm.Reader{}}, r, nil
+}
+
+// CompletionDeps is ProviderDeps for a provider name and a model, its
+// error left to the first call.
 func (h *Host) CompletionDeps(providerName, model string) plan.Deps {
-	pm := providerModels{host: h, model: model}
-	return plan.Deps{Models: pm, Planner: providerPlanner{models: pm, provider: providerName}, Terms: planterm.Reader{}}
+	d, _, _ := h.ProviderDeps(context.Background(), providerName, provider.Settings{Model: model})
+	return d
 }
