@@ -50,33 +50,42 @@ type callbacks struct {
 	c  *prolog.Call
 }
 
-// call runs call(H, Args..., Out) once and returns Out resolved. A Prolog
-// exception is returned as a handler_exception error; failure as
-// handler_failed. With out nil, Out is not passed.
-func (cb *callbacks) call(ctx context.Context, h engine.Term, args ...engine.Term) (engine.Term, error) {
-	cb.mu.Lock()
-	defer cb.mu.Unlock()
+// call runs call(H, Arg, Out) once and returns Out resolved.
+func (cb *callbacks) call(ctx context.Context, h, arg engine.Term) (engine.Term, error) {
 	out := engine.NewVariable()
 	var result engine.Term
-	goal := engine.NewAtom("call").Apply(append([]engine.Term{h}, append(args, out)...)...)
-	ok, err := engine.Call(cb.c.VM, goal, func(env *engine.Env) *engine.Promise {
+	err := cb.run(ctx, engine.NewAtom("call").Apply(h, arg, out), h, func(env *engine.Env) {
 		result = prolog.Resolved(out, env)
+	})
+	return result, err
+}
+
+// run runs goal once under the lock, calling each with its solution. A
+// Prolog exception is returned as a handler_exception error, failure as
+// handler_failed naming h.
+func (cb *callbacks) run(ctx context.Context, goal, h engine.Term, each func(*engine.Env)) error {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	ok, err := engine.Call(cb.c.VM, goal, func(env *engine.Env) *engine.Promise {
+		if each != nil {
+			each(env)
+		}
 		return engine.Bool(true)
 	}, cb.c.Env).Force(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, context.Cause(ctx)
+			return context.Cause(ctx)
 		}
 		var ex engine.Exception
 		if errors.As(err, &ex) {
-			return nil, &handlerError{kind: "handler_exception", text: cb.c.In.WriteQ(ex.Term(), nil)}
+			return &handlerError{kind: "handler_exception", text: cb.c.In.WriteQ(ex.Term(), nil)}
 		}
-		return nil, err
+		return err
 	}
 	if !ok {
-		return nil, &handlerError{kind: "handler_failed", text: cb.c.In.WriteQ(h, nil)}
+		return &handlerError{kind: "handler_failed", text: cb.c.In.WriteQ(h, nil)}
 	}
-	return result, nil
+	return nil
 }
 
 type handlerError struct{ kind, text string }
@@ -500,22 +509,7 @@ func (s *Session) deltaHandler(c *prolog.Call, cb *callbacks, closure engine.Ter
 		default:
 			return nil
 		}
-		cb.mu.Lock()
-		defer cb.mu.Unlock()
-		ok, err := engine.Call(cb.c.VM, engine.NewAtom("call").Apply(closure, t), func(*engine.Env) *engine.Promise {
-			return engine.Bool(true)
-		}, cb.c.Env).Force(c.Ctx)
-		if err != nil {
-			var ex engine.Exception
-			if errors.As(err, &ex) {
-				return &handlerError{kind: "handler_exception", text: cb.c.In.WriteQ(ex.Term(), nil)}
-			}
-			return err
-		}
-		if !ok {
-			return &handlerError{kind: "handler_failed", text: cb.c.In.WriteQ(closure, nil)}
-		}
-		return nil
+		return cb.run(c.Ctx, engine.NewAtom("call").Apply(closure, t), closure, nil)
 	}
 }
 
