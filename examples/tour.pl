@@ -4,9 +4,11 @@
 % $XDG_STATE_HOME/rlmpl, or --state DIR), imports a
 % shipped transcript once, reads it back by range, counts and searches it,
 % compiles a bounded context under a tight ceiling with exact token counts,
-% and retrieves an evicted turn through the cold-history handle with a
-% plan — the planner here is a trusted Prolog handler, so the tour runs
-% offline.
+% retrieves an evicted turn through the cold-history handle with a plan,
+% and takes a managed turn: the question is stored, the planner's request
+% is compiled from the transcript under a ceiling, and the reply is stored
+% with a receipt. The planner here is a trusted Prolog handler, so the tour
+% runs offline (rlmpl chat and provider(P) reach real models).
 :- initialization(main, main).
 
 get_(Key, Record, Value) :-
@@ -29,6 +31,7 @@ main :-
     format("~nbest match for 'fencing tokens lease': message ~d~n", [HitSeq]),
     pack_(C),
     cold_(C),
+    turn_(C),
     conversation_store_close(Store, ok(closed)).
 
 % Creates and fills the conversation on the first run only.
@@ -70,3 +73,26 @@ cold_(C) :-
     format("~na plan found message ~d in cold history: ~s~n", [S, T]),
     get_(handle, Ref, H),
     context_delete(H, ok(_)).
+
+% A managed turn, idempotent under its id: a later run of the tour replays
+% the stored result instead of asking again.
+turn_(C) :-
+    conversation_turn(C, message(user, "How do we sign releases again?"),
+                      [turn_id(tour_release_question),
+                       context_options([policy([max_context_tokens(3000), provider_context_tokens(128000),
+                                                reserve_output_tokens(200), safety_margin_tokens(20),
+                                                min_recent_turns(6)]),
+                                        token_options([model('gpt-4o-2024-08-06')])]),
+                       completion_options([planner_handler(turn_planner_)])],
+                      ok(R)),
+    get_(user, R, U), get_(sequence, U, US), get_(assistant, R, A), get_(sequence, A, AS),
+    get_(content, A, Reply),
+    get_(receipt, R, Receipt), get_(calls, Receipt, Calls), length(Calls, N),
+    get_(trajectory, Receipt, Steps), length(Steps, K),
+    get_(context, Receipt, Ctx), get_(total_tokens, Ctx, Total), get_(limit, Ctx, Limit),
+    format("~na managed turn stored question ~d and reply ~d: ~s~n", [US, AS, Reply]),
+    format("its receipt: ~d planner call, ~d steps, ~d of ~d tokens~n", [N, K, Total, Limit]).
+
+% The turn's planner searches the cold history, then answers.
+turn_planner_(_, plan([context(input(context), search("cosign"), hits),
+                       final(literal("We sign releases with cosign (message 15).")) ])).

@@ -38,6 +38,9 @@ type TextSection struct {
 	Visibility Visibility
 	Text       string
 	Role       string
+	// Content, when set, is the count of Text under the pack's counter
+	// (a caller's cache: the same sections recur in every request).
+	Content tokenizer.Count
 }
 
 // Message is the section as it renders.
@@ -166,15 +169,20 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 	hotStart = max(1, hotStart)
 	var sections []Section
 	var sectionMsgs, trailerMsgs []tokenizer.Message
+	var sectionCounts, trailerCounts []*tokenizer.Count // cached content counts, by message
 	for i, s := range append(slices.Clone(in.Sections), in.Trailer...) {
 		m := s.Message()
-		sections = append(sections, Section{Name: s.Name, Visibility: s.Visibility, Count: messageCost(in.Counter, m, nil), Value: m})
+		var content *tokenizer.Count
+		if s.Content.Method != 0 {
+			content = &s.Content
+		}
+		sections = append(sections, Section{Name: s.Name, Visibility: s.Visibility, Count: messageCost(in.Counter, m, content), Value: m})
 		switch {
 		case s.Visibility != Model:
 		case i < len(in.Sections):
-			sectionMsgs = append(sectionMsgs, m)
+			sectionMsgs, sectionCounts = append(sectionMsgs, m), append(sectionCounts, content)
 		default:
-			trailerMsgs = append(trailerMsgs, m)
+			trailerMsgs, trailerCounts = append(trailerMsgs, m), append(trailerCounts, content)
 		}
 	}
 	f := in.Counter.Framing()
@@ -250,6 +258,11 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 	}
 	req := tokenizer.Request{Messages: slices.Clone(sectionMsgs)}
 	cached := map[int]tokenizer.Count{}
+	for i, c := range sectionCounts {
+		if c != nil {
+			cached[i] = *c
+		}
+	}
 	var kept []int64
 	for i, u := range units {
 		vi, ok := variant[i]
@@ -263,6 +276,11 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 		req.Messages = append(req.Messages, m)
 		if u.Section == "conversation" {
 			kept = append(kept, u.Order)
+		}
+	}
+	for i, c := range trailerCounts {
+		if c != nil {
+			cached[len(req.Messages)+i] = *c
 		}
 	}
 	req.Messages = append(req.Messages, trailerMsgs...)

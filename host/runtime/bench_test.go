@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rlmpl/rlmpl/host/handle"
 	"github.com/rlmpl/rlmpl/host/pack"
+	"github.com/rlmpl/rlmpl/host/plan"
 )
 
 // BenchmarkWarmPack: a pack of a 100k-message conversation with 64 warm
@@ -79,4 +81,82 @@ func BenchmarkWarmPack(b *testing.B) {
 			b.ReportMetric(100*float64(optimal)/float64(len(samples)), "optimal-%")
 		})
 	}
+}
+
+// BenchmarkTurn: the host overhead of a managed turn — everything but the
+// model: the receipt lookup, the synced user append, the cold handle, the
+// pack of the planner's request under the default policy, a scripted
+// planner answering at once, the synced assistant append with its receipt —
+// at 1k, 10k and 100k stored messages, beside rlm_completion alone
+// (plan.Complete over the same cold handle with the same planner).
+func BenchmarkTurn(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		rt, err := New(&Options{StateDir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, _ := rt.OpenStore(StoreSpec{Dir: "bench"})
+		st.Create("c", nil)
+		c := st.Conversation("c")
+		var sb strings.Builder
+		for i := range n {
+			fmt.Fprintf(&sb, `{"role":%q,"content":"message %d about the lease path and topic%d; %s"}`+"\n",
+				[]string{"user", "assistant"}[i%2], i, i%997, strings.Repeat("detail ", 20+i%40))
+		}
+		if _, err := c.Import(strings.NewReader(sb.String()), ImportOptions{Encodings: []string{"o200k_base"}, WaitIndexed: time.Minute}); err != nil {
+			b.Fatal(err)
+		}
+		reg := handle.New(nil)
+		opts := TurnOptions{
+			Pack: PackOptions{Policy: pack.Policy{MaxContextTokens: 131072, ProviderContextTokens: 131072, ReserveOutputTokens: 16384,
+				SafetyMarginTokens: 4096, MinRecentTurns: 12, MaxCandidates: 512, Overflow: "deny", Window: pack.Contiguous},
+				Model: "gpt-4o-2024-08-06", Boundary: true, BoundaryTemplate: "Sequences 1..{cold_through} may be absent.",
+				Utilities: pack.Utilities{HotBase: 1_000_000, HotPerSeq: 1, OlderBase: 1_000, OlderPerSeq: 1, Boundary: 2_000_000}},
+			Encodings: []string{"o200k_base"},
+			Deps:      plan.Deps{Planner: instantPlanner{}},
+			Handles:   reg,
+		}
+		b.Run(fmt.Sprintf("messages=%d/turn", n), func(b *testing.B) {
+			latency(b, func() {
+				if _, err := c.Turn(context.Background(), user("what did we decide about the lease path?"), opts); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+		b.Run(fmt.Sprintf("messages=%d/rlm_completion", n), func(b *testing.B) {
+			latency(b, func() {
+				ref, meta, err := c.ColdContext(context.Background(), reg, handle.Limits{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, err = plan.Complete(context.Background(), plan.Input{Query: "what did we decide?", Context: plan.ContextRef{Ref: ref, Metadata: meta}},
+					plan.Deps{Planner: instantPlanner{}, Contexts: reg})
+				reg.Delete(ref)
+				if err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+		rt.Close()
+	}
+}
+
+// instantPlanner answers every request with a final plan, at once.
+type instantPlanner struct{}
+
+func (instantPlanner) Plan(context.Context, plan.PlannerRequest) (plan.PlannerReply, error) {
+	return plan.PlannerReply{Text: `{"steps":[{"op":"final","value":"noted"}]}`}, nil
+}
+
+// latency runs f b.N times and reports p50 and p99.
+func latency(b *testing.B, f func()) {
+	var samples []time.Duration
+	for b.Loop() {
+		t := time.Now()
+		f()
+		samples = append(samples, time.Since(t))
+	}
+	slices.Sort(samples)
+	b.ReportMetric(float64(samples[len(samples)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(samples[len(samples)*99/100].Microseconds())/1000, "p99-ms")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/solver"
@@ -125,7 +126,7 @@ func (c Conversation) Pack(ctx context.Context, opts PackOptions) (Packed, error
 		return Packed{}, err
 	}
 	in := pack.ConversationInput{ConversationID: c.id, Total: st.Messages, HotStart: hotStart, Policy: opts.Policy,
-		Sections: opts.Sections, Trailer: opts.Trailer, Extra: opts.Units, Constraints: opts.Constraints, Boundary: opts.Boundary,
+		Sections: c.st.rt.sectionCounts.fill(opts.Sections, counter), Trailer: c.st.rt.sectionCounts.fill(opts.Trailer, counter), Extra: opts.Units, Constraints: opts.Constraints, Boundary: opts.Boundary,
 		BoundaryTemplate: opts.BoundaryTemplate, Counter: counter, Utilities: opts.Utilities, Solver: opts.Solver}
 	enc := ""
 	if e := counter.Encoding(); e != nil {
@@ -233,4 +234,39 @@ func ChatMessage(m store.Message) tokenizer.Message {
 			Function: tokenizer.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
 	}
 	return tm
+}
+
+// countCache remembers the counts of section texts per encoding: the same
+// sections (a system prompt, the planner's instructions and grammar) recur
+// in every request of every turn. Bounded: it starts over when full.
+type countCache struct {
+	mu sync.Mutex // protects m
+	m  map[string]int
+}
+
+const countCacheSize = 1024
+
+// fill returns ss with each section's content count set, from the cache
+// or counted now (exact counters only: the estimator is cheap).
+func (cc *countCache) fill(ss []pack.TextSection, counter tokenizer.Counter) []pack.TextSection {
+	enc := counter.Encoding()
+	if enc == nil || len(ss) == 0 {
+		return ss
+	}
+	out := slices.Clone(ss)
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.m == nil || len(cc.m) >= countCacheSize {
+		cc.m = make(map[string]int, countCacheSize)
+	}
+	for i := range out {
+		key := enc.Name() + "\x00" + out[i].Text
+		n, ok := cc.m[key]
+		if !ok {
+			n = counter.Count(out[i].Text).Tokens
+			cc.m[key] = n
+		}
+		out[i].Content = tokenizer.Count{Tokens: n, Method: tokenizer.Exact, Basis: tokenizer.BasisBPE, Encoding: enc.Name()}
+	}
+	return out
 }

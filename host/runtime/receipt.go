@@ -235,7 +235,8 @@ func literalRecipe(msgs []tokenizer.Message) []RecipeMessage {
 // callRecord is a call's receipt entry: body is what was sent (nil when no
 // HTTP provider sent it: then the body a provider would send).
 func callRecord(kind string, depth int, req tokenizer.Request, body []byte, local tokenizer.Count, usage plan.Usage, msgs []RecipeMessage) (ReceiptCall, error) {
-	stream := false
+	params, stream := req, false // the parameters as sent (model and all), without messages
+	params.Messages = nil
 	if body == nil {
 		b, err := provider.Body(&req, false)
 		if err != nil {
@@ -243,27 +244,29 @@ func callRecord(kind string, depth int, req tokenizer.Request, body []byte, loca
 		}
 		body = b
 	} else {
-		var probe struct{ Stream bool }
-		if err := json.Unmarshal(body, &probe); err != nil {
+		// Read the fields a provider set (its default model, its options)
+		// from the body, without decoding the messages.
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(body, &fields); err != nil {
 			return ReceiptCall{}, err
 		}
-		stream = probe.Stream
+		stream = string(fields["stream"]) == "true"
+		delete(fields, "messages")
+		rest, _ := json.Marshal(fields)
+		if err := json.Unmarshal(rest, &params); err != nil {
+			return ReceiptCall{}, err
+		}
 	}
-	var sent tokenizer.Request // the parameters as sent (model and all), without messages
-	if err := json.Unmarshal(body, &sent); err != nil {
-		return ReceiptCall{}, err
-	}
-	sent.Messages = nil
-	params, err := json.Marshal(sent)
+	p, err := json.Marshal(params)
 	if err != nil {
 		return ReceiptCall{}, err
 	}
 	sum := sha256.Sum256(body)
 	rc := ReceiptCall{Kind: kind, Depth: depth, RequestSHA256: hex.EncodeToString(sum[:]), LocalPromptTokens: local.Tokens,
-		Method: local.Method.String(), Recipe: Recipe{Params: params, Stream: stream, Messages: msgs}}
+		Method: local.Method.String(), Recipe: Recipe{Params: p, Stream: stream, Messages: msgs}}
 	if usage.PromptKnown {
-		p, d := usage.PromptTokens, usage.PromptTokens-local.Tokens
-		rc.ProviderPromptTokens, rc.Difference = &p, &d
+		pt, d := usage.PromptTokens, usage.PromptTokens-local.Tokens
+		rc.ProviderPromptTokens, rc.Difference = &pt, &d
 	}
 	return rc, nil
 }

@@ -44,7 +44,8 @@ type Runtime struct {
 	byDir  map[string]*Store
 	closed bool
 
-	stale staleCache // warm artifacts checked against their source
+	stale         staleCache // warm artifacts checked against their source
+	sectionCounts countCache // counts of recurring section texts
 }
 
 // New validates opts and returns a Runtime.

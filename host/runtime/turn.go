@@ -205,6 +205,13 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 		}
 	}
 	in.Compose = t.composePlanner
+	if in.Budget == nil {
+		// Every call of a turn may carry the whole context: the default token
+		// budget is the ceiling times the model calls the budget allows.
+		b := plan.DefaultBudget()
+		b.MaxTotalTokens = max(b.MaxTotalTokens, b.MaxModelCalls*int(t.opts.Pack.Policy.Effective()))
+		in.Budget = &b
+	}
 	onEvent := in.OnEvent
 	in.OnEvent = func(ev plan.Event) {
 		if onEvent != nil {
@@ -427,7 +434,14 @@ func (p recordingPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (pl
 	if err != nil {
 		return reply, err
 	}
-	return reply, t.record("planner", req.Depth, req.Request, reply.RequestBody, local, reply.Usage, recipe)
+	err = t.record("planner", req.Depth, req.Request, reply.RequestBody, local, reply.Usage, recipe)
+	if !reply.Usage.PromptKnown {
+		// The budget charges our own count of the prompt, not the crude
+		// bytes/3 of an unknown one; the receipt still says the provider
+		// reported nothing.
+		reply.Usage.PromptTokens, reply.Usage.PromptKnown = local.Tokens, true
+	}
+	return reply, err
 }
 
 // turnModels runs a plan's model steps inside the conversation: each
@@ -464,7 +478,11 @@ func (m turnModels) Complete(ctx context.Context, call plan.ModelCall) (plan.Mod
 	if !streamed && res.Text != "" {
 		t.emit(TurnEvent{Kind: "delta", Text: res.Text})
 	}
-	return res, t.record("model", call.Depth, call.Request, res.RequestBody, local, res.Usage, recipe)
+	err = t.record("model", call.Depth, call.Request, res.RequestBody, local, res.Usage, recipe)
+	if !res.Usage.PromptKnown {
+		res.Usage.PromptTokens, res.Usage.PromptKnown = local.Tokens, true
+	}
+	return res, err
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
