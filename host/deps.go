@@ -25,10 +25,3 @@ func (h *Host) ProviderDeps(ctx context.Context, name string, call provider.Sett
 	pm := providerModels{r: r}
 	return plan.Deps{Models: pm, Planner: providerPlanner{models: pm}, Terms: planterm.Reader{}}, r, nil
 }
-
-// CompletionDeps is ProviderDeps for a provider name and a model, its
-// error left to the first call.
-func (h *Host) CompletionDeps(providerName, model string) plan.Deps {
-	d, _, _ := h.ProviderDeps(context.Background(), providerName, provider.Settings{Model: model})
-	return d
-}

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -31,10 +30,10 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
 	name := fs.String("store", defaultStore, "store: a name under the state directory, or an absolute directory")
 	conv := fs.String("conv", "", "conversation id (required; created when missing)")
-	providerName := fs.String("provider", "openrouter", "provider preset (openai, openrouter, deepseek, ollama, vllm, llamacpp)")
-	baseURL := fs.String("base-url", "", "an OpenAI-compatible endpoint, instead of the preset's")
-	model := fs.String("model", "", "model name, for the provider and the tokenizer (default: the provider's; counts estimated)")
-	credential := fs.String("credential", "", "environment variable holding the API key (default: the preset's)")
+	providerName := fs.String("provider", "", "provider: a preset (openai, openrouter, deepseek, ollama, vllm, llamacpp) or one of providers.toml (default: the configured default)")
+	baseURL := fs.String("base-url", "", "an OpenAI-compatible endpoint (alone: a keyless local server)")
+	model := fs.String("model", "", "model name, for the provider and the tokenizer (counts are exact for a model whose tokenizer is known)")
+	credential := fs.String("credential", "", "environment variable holding the API key, or none")
 	system := fs.String("system", "", "a system prompt, sent with every turn")
 	maxContext := fs.Int64("max-context", 0, "operator cap on every request (default: the policy's)")
 	asJSON := fs.Bool("json", false, "print one NDJSON event per line")
@@ -45,22 +44,10 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintln(stderr, "rlmpl chat: --conv is required")
 		return 2
 	}
-	opts := &host.Options{StateDir: *state, Getenv: os.Getenv}
-	if *baseURL != "" || *credential != "" {
-		po, _ := provider.Preset(*providerName)
-		if *baseURL != "" {
-			po.BaseURL, po.Credential = *baseURL, "" // a named endpoint takes no key unless told
-		}
-		if *credential != "" {
-			po.Credential = *credential
-		}
-		po.Getenv = os.Getenv
-		p, err := provider.NewOpenAI(&po)
-		if err != nil {
-			fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
-			return 2
-		}
-		opts.Providers = map[string]provider.Provider{*providerName: p}
+	opts := &host.Options{StateDir: *state}
+	if err := providerSetup(opts); err != nil {
+		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
+		return 2
 	}
 	h, err := host.New(opts)
 	if err != nil {
@@ -92,12 +79,24 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		p.ReserveOutputTokens = min(p.ReserveOutputTokens, *maxContext/8)
 		p.SafetyMarginTokens = min(p.SafetyMarginTokens, *maxContext/32)
 	}
+	settings := provider.Settings{BaseURL: *baseURL, Model: *model, NoCredential: *credential == "none"}
+	if *credential != "none" {
+		settings.Credential = *credential
+	}
+	if *baseURL != "" && *providerName == "" {
+		*providerName = "openai_compatible"
+	}
+	deps, resolved, err := h.ProviderDeps(ctx, *providerName, settings)
+	if err != nil {
+		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
+		return 2
+	}
 	to := runtime.TurnOptions{
 		Pack: runtime.PackOptions{Policy: p, Model: *model, Boundary: true, BoundaryTemplate: d.BoundaryTemplate,
 			Utilities: d.Utilities, Warm: &runtime.WarmOptions{Policy: d.Warm}},
 		Encodings:  d.CountEncodings,
-		Completion: plan.Input{Providers: []string{*providerName}},
-		Deps:       h.CompletionDeps(*providerName, *model),
+		Completion: plan.Input{Providers: []string{resolved.Name}, StructuredOutput: resolved.StructuredOutput},
+		Deps:       deps,
 		Handles:    handle.New(nil),
 	}
 	if *system != "" {

@@ -69,6 +69,11 @@ type ConversationInput struct {
 	// Trailer are fixed sections rendered after the conversation (a turn's
 	// goal for the planner, a plan step's prompt), charged like Sections.
 	Trailer []TextSection
+	// Tools and Format are the request's tool definitions and response
+	// format, sent with it and charged as the fixed stages tool_definitions
+	// and response_format by the tokenizer's own rules.
+	Tools  []tokenizer.Tool
+	Format *tokenizer.ResponseFormat
 	// Extra are explicit and warm units; their variant values are the
 	// tokenizer.Message each renders, charged at its full cost (framing
 	// included). A variant's Count, when set, is its content's count under
@@ -191,6 +196,7 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 		priming.Method = tokenizer.Exact
 	}
 	sections = append(sections, Section{Name: "reply_priming", Visibility: Model, Count: priming})
+	sections = append(sections, requestExtras(in.Counter, in.Tools, in.Format)...)
 
 	units := make([]Unit, len(in.Extra))
 	for i, u := range in.Extra {
@@ -256,7 +262,7 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 	for _, sel := range pk.Selected {
 		variant[sel.Unit] = sel.Variant
 	}
-	req := tokenizer.Request{Messages: slices.Clone(sectionMsgs)}
+	req := tokenizer.Request{Messages: slices.Clone(sectionMsgs), Tools: in.Tools, ResponseFormat: in.Format}
 	cached := map[int]tokenizer.Count{}
 	for i, c := range sectionCounts {
 		if c != nil {
@@ -351,6 +357,36 @@ func conversationUnits(in ConversationInput, hotStart int64) ([]Unit, []solver.C
 		}
 	}
 	return units, cons, counts, nil
+}
+
+// requestExtras are the fixed stages of a request's tool definitions and
+// response format.
+func requestExtras(c tokenizer.Counter, tools []tokenizer.Tool, format *tokenizer.ResponseFormat) []Section {
+	if len(tools) == 0 && format == nil {
+		return nil
+	}
+	b := c.CountRequest(&tokenizer.Request{Tools: tools, ResponseFormat: format})
+	sum := map[string]tokenizer.Count{}
+	for _, st := range b.Stages {
+		name := map[tokenizer.StageKind]string{tokenizer.StageTool: "tool_definitions", tokenizer.StageToolsEnd: "tool_definitions",
+			tokenizer.StageResponseFormat: "response_format"}[st.Kind]
+		if name == "" {
+			continue
+		}
+		n, seen := sum[name]
+		n.Tokens += st.Count.Tokens
+		if !seen || st.Count.Method == tokenizer.Estimated {
+			n.Method, n.Basis, n.Encoding = st.Count.Method, st.Count.Basis, st.Count.Encoding
+		}
+		sum[name] = n
+	}
+	var out []Section
+	for _, name := range []string{"tool_definitions", "response_format"} {
+		if n, ok := sum[name]; ok {
+			out = append(out, Section{Name: name, Visibility: Model, Count: n})
+		}
+	}
+	return out
 }
 
 // relevant drops the exclusions that name a unit not in the pack (a warm

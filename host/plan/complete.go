@@ -56,10 +56,12 @@ type Input struct {
 	// the conversation it sends.
 	Goal string
 	// Compose, when set, builds each root planner call's request from the
-	// prompt's parts and the generation cap (a managed turn puts the packed
-	// conversation among them and checks the ceiling). An error it returns
-	// ends the completion as it is, before anything is sent.
-	Compose func(ctx context.Context, parts []PromptPart, maxTokens int) (tokenizer.Request, error)
+	// prompt's parts and the request the completion would send (one user
+	// message under the generation cap, with the plan schema as its
+	// response format when StructuredOutput): a managed turn puts the packed
+	// conversation among the parts and checks the ceiling. An error it
+	// returns ends the completion as it is, before anything is sent.
+	Compose func(ctx context.Context, parts []PromptPart, base tokenizer.Request) (tokenizer.Request, error)
 	// ContextLimits bound every context step. Zero fields mean upstream's
 	// context_options defaults: 16 results, 4096 bytes, 1s.
 	ContextLimits handle.Limits
@@ -67,10 +69,9 @@ type Input struct {
 	MaxTrajectory int
 	// StructuredOutput asks every planner call for a plan in the JSON
 	// schema of its capabilities ([SchemaFormat], the request's
-	// response_format), unless Compose set a format itself. Set it when
-	// the provider constrains sampling with it; the format is part of the
-	// request, so it is counted and hashed with it (a Compose that counts
-	// its request should set SchemaFormat itself).
+	// response_format). Set it when the provider constrains sampling with
+	// it; the format is part of the request, so it is counted and hashed
+	// with it (Compose receives it in the base request).
 	StructuredOutput bool
 	// OnEvent, when set, sees each step start (Status "started") and each
 	// trajectory event as it is recorded (a planner call, a finished step).
@@ -312,13 +313,13 @@ func (r *run) planLoop(ctx context.Context, pd PromptData, pol Policy, f *frame)
 			return nil, Stats{}, a - 1, err
 		}
 		req := PlannerRequest{Request: userRequest(RenderPrompt(pd), limit), Attempt: a, Depth: f.depth}
+		if r.in.StructuredOutput {
+			req.Request.ResponseFormat = SchemaFormat(pol.Capabilities, pol.Providers, pol.Tools, pol.Budget)
+		}
 		if r.in.Compose != nil && f.depth == 0 {
-			if req.Request, err = r.in.Compose(ctx, PromptParts(pd), limit); err != nil {
+			if req.Request, err = r.in.Compose(ctx, PromptParts(pd), req.Request); err != nil {
 				return nil, Stats{}, a - 1, err
 			}
-		}
-		if r.in.StructuredOutput && req.Request.ResponseFormat == nil {
-			req.Request.ResponseFormat = SchemaFormat(pol.Capabilities, pol.Providers, pol.Tools, pol.Budget)
 		}
 		prompt := promptBytes(&req.Request)
 		ev := Event{Op: "planner", Input: fmt.Sprintf("attempt %d, prompt %d bytes", a, prompt)}

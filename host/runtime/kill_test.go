@@ -41,6 +41,7 @@ func TestTurnKillChild(t *testing.T) {
 	st.Create("c", nil) // exists after the first cycle
 	c := st.Conversation("c")
 	reg := handle.New(nil)
+	ready := false
 	for i := 0; ; i++ {
 		opts := turnOpts(&planner{answers: []string{final("ok")}}, reg)
 		// A retried id (the same one every other turn) exercises the
@@ -49,6 +50,10 @@ func TestTurnKillChild(t *testing.T) {
 		if _, err := c.Turn(context.Background(), user(opts.TurnID), opts); err != nil {
 			fmt.Fprintln(os.Stderr, "turn:", err)
 			os.Exit(3)
+		}
+		if !ready { // tell the parent turns are under way: the kill comes after
+			ready = true
+			os.WriteFile(dir+"/ready", nil, 0o644)
 		}
 	}
 }
@@ -64,13 +69,23 @@ func TestTurnKill(t *testing.T) {
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(7, 7))
 	for cycle := range cycles {
+		os.Remove(dir + "/ready")
 		cmd := exec.Command(os.Args[0], "-test.run=^TestTurnKillChild$")
 		cmd.Env = append(os.Environ(), envTurnKillDir+"="+dir)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(300+r.IntN(900)) * time.Millisecond)
+		for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(dir + "/ready"); err == nil {
+				break
+			}
+			if time.Since(start) > time.Minute {
+				cmd.Process.Kill()
+				t.Fatal("the child took no turn in a minute")
+			}
+		}
+		time.Sleep(time.Duration(r.IntN(500)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 		checkTurns(t, dir, cycle)

@@ -26,6 +26,11 @@ type PackOptions struct {
 	// conversation.
 	Sections []pack.TextSection
 	Trailer  []pack.TextSection
+	// Tools and Format are sent with the request and charged as fixed
+	// stages: the function definitions a provider receives, a response
+	// format (a turn's plan schema).
+	Tools  []tokenizer.Tool
+	Format *tokenizer.ResponseFormat
 	// Units are explicit units (variant values tokenizer.Message) with
 	// their constraints.
 	Units       []pack.Unit
@@ -126,7 +131,7 @@ func (c Conversation) Pack(ctx context.Context, opts PackOptions) (Packed, error
 		return Packed{}, err
 	}
 	in := pack.ConversationInput{ConversationID: c.id, Total: st.Messages, HotStart: hotStart, Policy: opts.Policy,
-		Sections: c.st.rt.sectionCounts.fill(opts.Sections, counter), Trailer: c.st.rt.sectionCounts.fill(opts.Trailer, counter), Extra: opts.Units, Constraints: opts.Constraints, Boundary: opts.Boundary,
+		Sections: c.st.rt.sectionCounts.fill(opts.Sections, counter), Trailer: c.st.rt.sectionCounts.fill(opts.Trailer, counter), Tools: opts.Tools, Format: opts.Format, Extra: opts.Units, Constraints: opts.Constraints, Boundary: opts.Boundary,
 		BoundaryTemplate: opts.BoundaryTemplate, Counter: counter, Utilities: opts.Utilities, Solver: opts.Solver}
 	enc := ""
 	if e := counter.Encoding(); e != nil {

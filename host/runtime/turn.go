@@ -305,7 +305,7 @@ func assistantText(v any) (string, string) {
 // the caller's instruction and any feedback) as the final user message —
 // one pack, so the whole request is under the ceiling and each part is a
 // ledger stage.
-func (t *turn) composePlanner(ctx context.Context, parts []plan.PromptPart, maxTokens int) (tokenizer.Request, error) {
+func (t *turn) composePlanner(ctx context.Context, parts []plan.PromptPart, base tokenizer.Request) (tokenizer.Request, error) {
 	var head, trailer []pack.TextSection
 	for _, p := range parts {
 		s := pack.TextSection{Name: p.Name, Visibility: pack.Model, Text: p.Text}
@@ -322,7 +322,7 @@ func (t *turn) composePlanner(ctx context.Context, parts []plan.PromptPart, maxT
 	// completion fixes.
 	n := min(2, len(head)) // instructions, plan_grammar
 	sections := slices.Concat(head[:n], t.opts.Pack.Sections, head[n:])
-	req, recipe, count, err := t.compose(ctx, sections, mergeUser(trailer), maxTokens, true)
+	req, recipe, count, err := t.compose(ctx, sections, mergeUser(trailer), base, true)
 	if err != nil {
 		return req, err
 	}
@@ -355,11 +355,16 @@ func mergeUser(ss []pack.TextSection) []pack.TextSection {
 }
 
 // compose packs the conversation between sections and trailer under the
-// turn's ceiling: the request and the recipe that renders it again. The
-// planner's pack is the receipt's context (what decided the turn).
-func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection, maxTokens int, planner bool) (tokenizer.Request, []RecipeMessage, tokenizer.Count, error) {
+// turn's ceiling, with base's response format and generation cap: the
+// request and the recipe that renders it again. The planner's pack is the
+// receipt's context (what decided the turn).
+func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection, base tokenizer.Request, planner bool) (tokenizer.Request, []RecipeMessage, tokenizer.Count, error) {
 	po := t.opts.Pack
 	po.Sections, po.Trailer = sections, trailer
+	if base.ResponseFormat != nil {
+		po.Format = base.ResponseFormat
+	}
+	maxTokens := base.MaxTokens
 	began := time.Now()
 	cp, err := t.c.Pack(ctx, po)
 	t.mu.Lock()
@@ -459,7 +464,7 @@ func (m turnModels) Complete(ctx context.Context, call plan.ModelCall) (plan.Mod
 	for _, msg := range call.Request.Messages {
 		trailer = append(trailer, pack.TextSection{Name: "step_" + msg.Role, Visibility: pack.Model, Role: msg.Role, Text: msg.Text()})
 	}
-	req, recipe, local, err := t.compose(ctx, t.opts.Pack.Sections, trailer, call.Request.MaxTokens, false)
+	req, recipe, local, err := t.compose(ctx, t.opts.Pack.Sections, trailer, tokenizer.Request{MaxTokens: call.Request.MaxTokens}, false)
 	if err != nil {
 		return plan.ModelResult{}, err
 	}
