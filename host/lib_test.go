@@ -61,7 +61,9 @@ func TestLibSuites(t *testing.T) {
 
 func runSuite(t *testing.T, file string) {
 	ctx := context.Background()
-	h, err := host.New(nil)
+	// Suites read their fixtures (testdata/lib/fixtures) as a program reads
+	// the files of its directory.
+	h, err := host.New(&host.Options{FS: os.DirFS(filepath.Dir(file))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,13 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
 
 	"github.com/ichiban/prolog/engine"
 
@@ -35,6 +41,8 @@ func (s *Session) policyOf(c *prolog.Call, t engine.Term) (pack.Policy, error) {
 		ReserveOutputTokens: op.int("reserve_output_tokens"), SafetyMarginTokens: op.int("safety_margin_tokens"),
 		MinRecentTurns: int(min(op.int("min_recent_turns"), 1<<30)), MaxCandidates: int(min(op.int("max_candidates"), 1<<30)),
 		Overflow: op.atom("overflow"), Window: pack.Window(op.atom("window")),
+		CategoryLimits: map[string]int64{"instructions": op.int("max_instruction_tokens"), "skills": op.int("max_skill_tokens"),
+			"tools": op.int("max_tool_tokens")},
 	}
 	return p, p.Validate()
 }
@@ -47,6 +55,9 @@ func policyTerm(p pack.Policy) engine.Term {
 		fld("min_recent_turns", engine.Integer(p.MinRecentTurns)),
 		fld("overflow", engine.NewAtom(p.Overflow)),
 		fld("window", engine.NewAtom(string(p.Window))),
+		fld("max_instruction_tokens", engine.Integer(p.CategoryLimits["instructions"])),
+		fld("max_skill_tokens", engine.Integer(p.CategoryLimits["skills"])),
+		fld("max_tool_tokens", engine.Integer(p.CategoryLimits["tools"])),
 		fld("provider_context_tokens", engine.Integer(p.ProviderContextTokens)),
 		fld("reserve_output_tokens", engine.Integer(p.ReserveOutputTokens)),
 		fld("safety_margin_tokens", engine.Integer(p.SafetyMarginTokens)),
@@ -285,6 +296,11 @@ func (s *Session) packOptions(c *prolog.Call, cv runtime.Conversation, op opts) 
 		}
 		po.Sections = append(po.Sections, pack.TextSection{Name: name, Visibility: pack.Visibility(vis), Text: text})
 	}
+	more, tools, err := s.promptParts(c, op)
+	if err != nil {
+		return po, err
+	}
+	po.Sections, po.Tools = append(po.Sections, more...), tools
 	us, err := c.List(op["context_units"])
 	if err != nil {
 		return po, err
@@ -506,3 +522,120 @@ func storeParts(ps []tokenizer.Part) []store.Part {
 	}
 	return out
 }
+
+// promptParts reads the prompt compiler's parts from the program's files
+// and options, in a cache-stable order: project instructions, then skills
+// (a directory's files, by name), as system sections of their categories;
+// tool definitions (tools(L) and an MCP tools/list file) as the request's
+// tools, by name.
+func (s *Session) promptParts(c *prolog.Call, op opts) ([]pack.TextSection, []tokenizer.Tool, error) {
+	var secs []pack.TextSection
+	if op.has("project_instructions") {
+		text, err := s.readFile(c, op["project_instructions"])
+		if err != nil {
+			return nil, nil, err
+		}
+		secs = append(secs, pack.TextSection{Name: "project_instructions", Visibility: pack.Model, Text: text, Category: "instructions"})
+	}
+	if op.has("skills") {
+		dir := op.text("skills")
+		entries, err := fs.ReadDir(s.fsys(), dir)
+		if err != nil {
+			return nil, nil, prolog.ExistenceError("directory", op["skills"])
+		}
+		for _, e := range entries { // ReadDir sorts by name
+			if e.IsDir() {
+				continue
+			}
+			b, err := fs.ReadFile(s.fsys(), path.Join(dir, e.Name()))
+			if err != nil {
+				return nil, nil, prolog.ExistenceError("source_sink", prolog.Chars(path.Join(dir, e.Name())))
+			}
+			secs = append(secs, pack.TextSection{Name: "skill:" + e.Name(), Visibility: pack.Model, Text: string(b), Category: "skills"})
+		}
+	}
+	elems, err := c.List(op["tools"])
+	if err != nil {
+		return nil, nil, err
+	}
+	var tools []tokenizer.Tool
+	for _, e := range elems {
+		t, isCompound := c.Resolve(e).(engine.Compound)
+		if !isCompound || t.Functor().String() != "tool" || t.Arity() != 3 {
+			return nil, nil, prolog.TypeError("tool_definition", prolog.Resolved(e, c.Env))
+		}
+		name, err1 := c.Text(t.Arg(0))
+		desc, err2 := c.Text(t.Arg(1))
+		schema, err3 := c.Text(t.Arg(2))
+		if err := errors.Join(err1, err2, err3); err != nil || !json.Valid([]byte(schema)) {
+			return nil, nil, prolog.TypeError("tool_definition", prolog.Resolved(e, c.Env))
+		}
+		tools = append(tools, tokenizer.Tool{Type: "function", Function: tokenizer.FunctionDef{Name: name, Description: desc, Parameters: json.RawMessage(schema)}})
+	}
+	if op.has("mcp_tools") {
+		text, err := s.readFile(c, op["mcp_tools"])
+		if err != nil {
+			return nil, nil, err
+		}
+		mcp, err := mcpTools([]byte(text))
+		if err != nil {
+			return nil, nil, prolog.DomainError("mcp_tools_list", op["mcp_tools"])
+		}
+		tools = append(tools, mcp...)
+	}
+	slices.SortStableFunc(tools, func(a, b tokenizer.Tool) int { return strings.Compare(a.Function.Name, b.Function.Name) })
+	return secs, tools, nil
+}
+
+// mcpTools reads an MCP tools/list result ({"tools": [{"name",
+// "description", "inputSchema"}]}, or the bare list) as tool definitions.
+func mcpTools(b []byte) ([]tokenizer.Tool, error) {
+	type mcpTool struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	var list []mcpTool
+	var wrapped struct {
+		Tools []mcpTool `json:"tools"`
+	}
+	if err := json.Unmarshal(b, &wrapped); err == nil && wrapped.Tools != nil {
+		list = wrapped.Tools
+	} else if err := json.Unmarshal(b, &list); err != nil {
+		return nil, err
+	}
+	out := make([]tokenizer.Tool, len(list))
+	for i, t := range list {
+		if t.Name == "" {
+			return nil, fmt.Errorf("tool %d has no name", i)
+		}
+		out[i] = tokenizer.Tool{Type: "function", Function: tokenizer.FunctionDef{Name: t.Name, Description: t.Description, Parameters: t.InputSchema}}
+	}
+	return out, nil
+}
+
+// fsys is the program's read-only file system (nil reads fail).
+func (s *Session) fsys() fs.FS {
+	if s.host.opts.FS == nil {
+		return emptyFS{}
+	}
+	return s.host.opts.FS
+}
+
+// readFile reads a text file of the program's directory.
+func (s *Session) readFile(c *prolog.Call, name engine.Term) (string, error) {
+	n, err := c.Text(name)
+	if err != nil {
+		return "", err
+	}
+	b, err := fs.ReadFile(s.fsys(), n)
+	if err != nil {
+		return "", prolog.ExistenceError("source_sink", prolog.Resolved(name, c.Env))
+	}
+	return string(b), nil
+}
+
+// emptyFS has no files.
+type emptyFS struct{}
+
+func (emptyFS) Open(name string) (fs.File, error) { return nil, fs.ErrNotExist }

@@ -67,6 +67,10 @@ rlm_option(conversation_context_pack/3, token_options, options(token_count_text/
 rlm_option(conversation_context_pack/3, visible_sections, list, default([])).
 rlm_option(conversation_context_pack/3, context_units, list, default([])).
 rlm_option(conversation_context_pack/3, cold_history_boundary, boolean, default(true)).
+rlm_option(conversation_context_pack/3, tools, list, default([])).
+rlm_option(conversation_context_pack/3, mcp_tools, text, optional).
+rlm_option(conversation_context_pack/3, project_instructions, text, optional).
+rlm_option(conversation_context_pack/3, skills, text, optional).
 rlm_option(conversation_context_pack/3, warm_store, any, optional).
 rlm_option(conversation_context_pack/3, warm_signals, list, default([])).
 rlm_option(conversation_context_pack/3, warm_options, options(conversation_warm_context_units/5), default([])).
@@ -96,6 +100,9 @@ rlm_option(context_policy/2, max_candidates, nonneg, default(512)).
 rlm_option(context_policy/2, overflow, oneof([deny]), default(deny)).
 rlm_option(context_policy/2, window, oneof([contiguous, most_turns]), default(contiguous)).
 rlm_option(context_policy/2, effective_context_tokens, integer, optional).
+rlm_option(context_policy/2, max_instruction_tokens, nonneg, default(0)).
+rlm_option(context_policy/2, max_skill_tokens, nonneg, default(0)).
+rlm_option(context_policy/2, max_tool_tokens, nonneg, default(0)).
 rlm_option(token_count_text/3, model, atom, optional).
 rlm_option(token_count_text/3, encoding, atom, optional).
 rlm_option(token_count_text/3, token_counter, callable, optional).

@@ -41,6 +41,9 @@ type TextSection struct {
 	// Content, when set, is the count of Text under the pack's counter
 	// (a caller's cache: the same sections recur in every request).
 	Content tokenizer.Count
+	// Category groups sections under one of Policy.CategoryLimits
+	// (instructions, skills).
+	Category string
 }
 
 // Message is the section as it renders.
@@ -197,6 +200,9 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 	}
 	sections = append(sections, Section{Name: "reply_priming", Visibility: Model, Count: priming})
 	sections = append(sections, requestExtras(in.Counter, in.Tools, in.Format)...)
+	if err := checkCategories(p.CategoryLimits, append(slices.Clone(in.Sections), in.Trailer...), sections); err != nil {
+		return ConversationPack{}, err
+	}
 
 	units := make([]Unit, len(in.Extra))
 	for i, u := range in.Extra {
@@ -357,6 +363,34 @@ func conversationUnits(in ConversationInput, hotStart int64) ([]Unit, []solver.C
 		}
 	}
 	return units, cons, counts, nil
+}
+
+// checkCategories fails closed when the sections of a category (tools:
+// the tool definitions) take more than its limit.
+func checkCategories(limits map[string]int64, texts []TextSection, sections []Section) error {
+	if len(limits) == 0 {
+		return nil
+	}
+	used := map[string]int64{}
+	for i, s := range sections {
+		switch {
+		case i < len(texts):
+			used[texts[i].Category] += int64(s.Count.Tokens)
+		case s.Name == "tool_definitions":
+			used["tools"] += int64(s.Count.Tokens)
+		}
+	}
+	cats := make([]string, 0, len(limits))
+	for cat := range limits {
+		cats = append(cats, cat)
+	}
+	slices.Sort(cats)
+	for _, cat := range cats {
+		if limit := limits[cat]; limit > 0 && used[cat] > limit {
+			return &Error{Kind: KindCategoryExceeds, Units: []string{cat}, Base: used[cat], Effective: limit, Excess: used[cat] - limit}
+		}
+	}
+	return nil
 }
 
 // requestExtras are the fixed stages of a request's tool definitions and

@@ -33,6 +33,9 @@ type Policy struct {
 	MaxCandidates         int    // older messages considered beyond the tail
 	Overflow              string // "deny": fail closed, the only mode
 	Window                Window // how older turns are chosen
+	// CategoryLimits cap the fixed sections of a category (instructions,
+	// skills, tools), in tokens; zero or absent means no cap of its own.
+	CategoryLimits map[string]int64
 }
 
 // Window is how a conversation pack chooses its optional older turns.
@@ -155,6 +158,7 @@ const (
 	KindMandatoryExceeds = "mandatory_context_exceeds_limit"
 	KindNoFeasible       = "no_feasible_context_pack"
 	KindEmptyVariants    = "empty_variants"
+	KindCategoryExceeds  = "section_category_exceeds_limit"
 )
 
 // Error is a typed pack failure: what does not fit, and by how much.
@@ -174,6 +178,8 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("pack: %s: fixed content %d > limit %d", e.Kind, e.Base, e.Effective)
 	case KindMandatoryExceeds:
 		return fmt.Sprintf("pack: %s: units %v exceed the %d available tokens by %d", e.Kind, e.Units, e.Available, e.Excess)
+	case KindCategoryExceeds:
+		return fmt.Sprintf("pack: %s: %v sections take %d tokens, %d over their limit %d", e.Kind, e.Units, e.Base, e.Excess, e.Effective)
 	}
 	return fmt.Sprintf("pack: %s: units %v constraints %v available %d", e.Kind, e.Units, e.Constraints, e.Available)
 }

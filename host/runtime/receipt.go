@@ -41,13 +41,17 @@ type Receipt struct {
 	Counter      CounterID     `json:"counter"`
 	// Context is the pack of the last request composed from the
 	// conversation: what went in, in which representation, and the ledger.
-	Context    *ReceiptPack     `json:"context,omitempty"`
-	Calls      []ReceiptCall    `json:"calls"`
-	Plan       string           `json:"plan,omitempty"`
-	Trajectory []ReceiptStep    `json:"trajectory,omitempty"`
-	Usage      plan.UsageTotals `json:"usage"`
-	Timings    ReceiptTimings   `json:"timings"`
-	CreatedAt  int64            `json:"created_at_ms,omitempty"`
+	Context *ReceiptPack `json:"context,omitempty"`
+	// CachePrefixTokens are the tokens of the leading messages the
+	// planner's request shares with the previous turn's: what a provider's
+	// prompt cache can reuse.
+	CachePrefixTokens int              `json:"cache_prefix_tokens"`
+	Calls             []ReceiptCall    `json:"calls"`
+	Plan              string           `json:"plan,omitempty"`
+	Trajectory        []ReceiptStep    `json:"trajectory,omitempty"`
+	Usage             plan.UsageTotals `json:"usage"`
+	Timings           ReceiptTimings   `json:"timings"`
+	CreatedAt         int64            `json:"created_at_ms,omitempty"`
 }
 
 // ReceiptError is why a run failed.
@@ -166,6 +170,28 @@ type RecipeMessage struct {
 	// Message is a literal message that text cannot carry (tool calls,
 	// parts): a plan step's request as the plan built it.
 	Message *tokenizer.Message `json:"message,omitempty"`
+	// Tokens are the message's tokens in the request (content and framing).
+	Tokens int `json:"tokens,omitempty"`
+}
+
+// same reports whether two recipe messages render the same message.
+func (m RecipeMessage) same(o RecipeMessage) bool {
+	switch {
+	case m.Message != nil || o.Message != nil:
+		return false // literal messages of plan steps are not compared
+	case m.Warm != nil || o.Warm != nil:
+		return m.Warm != nil && o.Warm != nil && *m.Warm == *o.Warm
+	}
+	return m.Seq == o.Seq && m.Role == o.Role && m.Text == o.Text
+}
+
+// prefixTokens are the tokens of the leading messages a and b share.
+func prefixTokens(a, b []RecipeMessage) int {
+	n := 0
+	for i := 0; i < len(a) && i < len(b) && a[i].same(b[i]); i++ {
+		n += b[i].Tokens
+	}
+	return n
 }
 
 // WarmRef names one representation of one artifact version.
@@ -220,6 +246,9 @@ func recipeOf(cp Packed, sections, trailer []pack.TextSection) []RecipeMessage {
 		}
 	}
 	lit(trailer)
+	for i := range out {
+		out[i].Tokens = cp.Counted.Message(i).Tokens
+	}
 	return out
 }
 

@@ -328,8 +328,34 @@ func (t *turn) composePlanner(ctx context.Context, parts []plan.PromptPart, base
 	}
 	t.mu.Lock()
 	t.composed = &composedCall{count: count, recipe: recipe}
+	if t.receipt.CachePrefixTokens == 0 {
+		t.receipt.CachePrefixTokens = prefixTokens(t.previousPlannerRecipe(), recipe)
+	}
 	t.mu.Unlock()
 	return req, nil
+}
+
+// previousPlannerRecipe is the first planner request of the turn before
+// this one: the turn whose assistant message precedes this user message.
+func (t *turn) previousPlannerRecipe() []RecipeMessage {
+	prev, err := t.c.Message(t.user.Seq - 1)
+	if err != nil {
+		return nil
+	}
+	id, ok := strings.CutPrefix(prev.IdempotencyKey, "turn/")
+	if id, ok = strings.CutSuffix(id, "/assistant"); !ok {
+		return nil
+	}
+	r, err := t.c.Receipt(id)
+	if err != nil {
+		return nil
+	}
+	for _, call := range r.Calls {
+		if call.Kind == "planner" && call.Depth == 0 {
+			return call.Recipe.Messages
+		}
+	}
+	return nil
 }
 
 // composedCall is what the planner wrapper needs of the request Compose
@@ -360,7 +386,9 @@ func mergeUser(ss []pack.TextSection) []pack.TextSection {
 // receipt's context (what decided the turn).
 func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection, base tokenizer.Request, planner bool) (tokenizer.Request, []RecipeMessage, tokenizer.Count, error) {
 	po := t.opts.Pack
-	po.Sections, po.Trailer = sections, trailer
+	// A plan's tools are described to the planner in text (tool_schemas);
+	// no request of a turn offers native function calls.
+	po.Sections, po.Trailer, po.Tools = sections, trailer, nil
 	if base.ResponseFormat != nil {
 		po.Format = base.ResponseFormat
 	}

@@ -359,3 +359,26 @@ func TestReplayDetectsADifference(t *testing.T) {
 		t.Fatalf("replay of an edited recipe: %v", err)
 	}
 }
+
+// TestCachePrefixIsReported: the second turn's planner request shares its
+// leading messages (instructions, grammar, capabilities, ..., the first
+// turns) with the first's, and the receipt says how many tokens.
+func TestCachePrefixIsReported(t *testing.T) {
+	c := memConv(t)
+	reg := handle.New(nil)
+	first, err := c.Turn(context.Background(), user("hello"), turnOpts(&planner{answers: []string{final("hi")}}, reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.Turn(context.Background(), user("again"), turnOpts(&planner{answers: []string{final("hi")}}, reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Receipt.CachePrefixTokens != 0 {
+		t.Fatalf("first turn prefix %d", first.Receipt.CachePrefixTokens)
+	}
+	got, total := second.Receipt.CachePrefixTokens, second.Receipt.Calls[0].LocalPromptTokens
+	if got < 800 || got >= total {
+		t.Fatalf("prefix %d of %d tokens", got, total)
+	}
+}
