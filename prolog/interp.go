@@ -94,6 +94,7 @@ func New(opts *Options) *Interpreter {
 		panic("prolog: New: " + err.Error())
 	}
 	in.Install(edgeDefs...)
+	in.registerControl()
 	in.registerFlags()
 	in.Install(preludeDefs...)
 	if err := in.consultText(context.Background(), "prelude.pl", preludeSource); err != nil {
