@@ -3,6 +3,7 @@ package prolog_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"testing"
 
 	ichiban "github.com/ichiban/prolog"
@@ -94,5 +95,53 @@ func BenchmarkCatch(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/call")
 			})
 		}
+	}
+}
+
+// TestLastSolution: Query.Last tells a deterministic answer from one that
+// left a choice point, as SWI's top level does (without clause indexing:
+// a predicate whose other clauses cannot match still leaves one).
+func TestLastSolution(t *testing.T) {
+	in := prolog.New(nil)
+	ctx := context.Background()
+	if err := in.Consult(ctx, "p.pl", "p(1).\np(2).\nq(1) :- !.\nq(2).\n"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		goal string
+		last []bool // per solution
+	}{
+		{"X = 1", []bool{true}},
+		{"X is 2 + 2", []bool{true}},
+		{"true", []bool{true}},
+		{"fail", nil},
+		{"p(X)", []bool{false, true}},
+		{"member(X, [a, b])", []bool{false, false}},
+		{"X = 1 ; X = 2", []bool{false, true}},
+		{"q(X)", []bool{true}},
+		{"once(p(X))", []bool{true}},
+		{"catch(true, _, true)", []bool{true}},
+		{"catch(p(X), _, true)", []bool{false, true}},
+		{"findall(X, p(X), L)", []bool{true}},
+		{"between(1, 3, X)", []bool{false, false, true}},
+		{"repeat, !", []bool{true}},
+	} {
+		t.Run(tc.goal, func(t *testing.T) {
+			q, err := in.Query(ctx, tc.goal)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer q.Close()
+			var got []bool
+			for q.Next() {
+				got = append(got, q.Last())
+			}
+			if err := q.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.last) {
+				t.Errorf("Last per solution = %v, want %v", got, tc.last)
+			}
+		})
 	}
 }
