@@ -3,6 +3,7 @@ package prolog
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -165,8 +166,13 @@ func scanQuoted(src string, i int, escape bool, emit func(int, string)) (int, er
 		c := src[j]
 		switch {
 		case c == '\\' && j+1 < len(src):
-			emit(j, src[j:j+2])
-			j += 2
+			n := escapeLen(src[j:])
+			if r, ok := unicodeEscape(src[j : j+n]); ok {
+				emit(j, fmt.Sprintf(`\x%X\`, r))
+			} else {
+				emit(j, src[j:j+n])
+			}
+			j += n
 		case c == q && j+1 < len(src) && src[j+1] == q:
 			emit(j, src[j:j+2])
 			j += 2
@@ -187,6 +193,50 @@ func scanQuoted(src string, i int, escape bool, emit func(int, string)) (int, er
 		}
 	}
 	return 0, &SyntaxError{Pos: position(src, i), Msg: fmt.Sprintf("unterminated quoted %s", quoteKind(q))}
+}
+
+// escapeLen returns the length of the escape sequence that starts with the
+// backslash s[0]: \xHEX\ and \OCTAL\ run to their closing backslash (so
+// that "\x41\" ends at its quote), \uXXXX and \UXXXXXXXX take their
+// digits, any other escape is two bytes.
+func escapeLen(s string) int {
+	switch {
+	case len(s) < 2:
+		return len(s)
+	case s[1] == 'u' || s[1] == 'U':
+		n := 6
+		if s[1] == 'U' {
+			n = 10
+		}
+		if len(s) >= n && isHex(s[2:n]) {
+			return n
+		}
+	case s[1] == 'x' || s[1] >= '0' && s[1] <= '7':
+		return skipEscape(s, 0) + 1
+	}
+	return 2
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// unicodeEscape decodes SWI-Prolog's \uXXXX and \UXXXXXXXX escapes, which
+// ichiban's lexer lacks; the reader hands them on as \xHEX\.
+func unicodeEscape(esc string) (rune, bool) {
+	if len(esc) < 6 || esc[1] != 'u' && esc[1] != 'U' {
+		return 0, false
+	}
+	r, err := strconv.ParseUint(esc[2:], 16, 32)
+	if err != nil || r > utf8.MaxRune || r >= 0xD800 && r < 0xE000 {
+		return 0, false
+	}
+	return rune(r), true
 }
 
 func quoteKind(q byte) string {
