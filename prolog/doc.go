@@ -23,6 +23,27 @@
 //     even when the engine is stuck in a Go builtin ([ErrAbandoned]);
 //   - the compatibility prelude: SWI-Prolog predicates ichiban lacks.
 //
+// # Text
+//
+// There is no string type: text is a chars list (double_quotes=chars), so
+// "hello" and [h,e,l,l,o] are the same term and every list predicate works
+// on text. What differs is how text is written. A chars list that carries
+// text — one that ends in a Go-backed chars list (engine.CharList), which
+// is what "..." literals, atom_chars/2, the string and format predicates
+// and the host's foreign predicates produce, and what append/3 onto them
+// keeps — is written as text: "hello" by the quoted writers (writeq/1,
+// print/1, write_term/2,3 with quoted(true), format's ~p and ~q, messages,
+// [Interpreter.WriteQ] and the top level), which reads back as the same
+// list, and hello by the unquoted ones (write/1, ~w, [Interpreter.Write]),
+// as SWI-Prolog writes a string; write_canonical/1 and ~k keep the list.
+// A list built cell by cell ([a,b], msort/2, findall/3) is written as a
+// list even when its elements are characters: portray_text-style guessing
+// would print [a,b] or the result of msort([b,a], L) as "ab", which is
+// wrong far more often in list code than a text built that way is
+// unreadable. The empty text is [] and is written so. Quoted output falls
+// back to lists while a program sets double_quotes to codes or atom, so it
+// always reads back. See write.go.
+//
 // # Concurrency
 //
 // An [Interpreter] is not safe for concurrent use. ichiban's VM mutates

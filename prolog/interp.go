@@ -52,6 +52,7 @@ type Interpreter struct {
 
 	mains   []engine.Term // initialization(Goal, main) goals, run by RunMain
 	globals map[string]engine.Term
+	dqChars bool // double_quotes is chars (write.go)
 }
 
 // ErrAbandoned is returned when a cancelled query did not stop within
@@ -95,6 +96,7 @@ func New(opts *Options) *Interpreter {
 	}
 	in.Install(edgeDefs...)
 	in.registerControl()
+	in.registerWrite()
 	in.registerFlags()
 	in.Install(preludeDefs...)
 	if err := in.consultText(context.Background(), "prelude.pl", preludeSource); err != nil {

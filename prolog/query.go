@@ -204,13 +204,8 @@ func (in *Interpreter) Write(t engine.Term, env *engine.Env) string {
 }
 
 func (in *Interpreter) write(t engine.Term, env *engine.Env, quoted bool) string {
-	var sb strings.Builder
-	s := engine.NewOutputTextStream(&sb)
-	q := engine.NewAtom("false")
 	if quoted {
-		q = atomTrue
+		return in.writeText(t, env, optsWriteQ)
 	}
-	opts := engine.List(engine.NewAtom("quoted").Apply(q), engine.NewAtom("numbervars").Apply(atomTrue))
-	_, _ = engine.WriteTerm(&in.ip.VM, s, t, opts, engine.Success, env).Force(context.Background())
-	return sb.String()
+	return in.writeText(t, env, optsWrite)
 }

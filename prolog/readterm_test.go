@@ -13,13 +13,13 @@ func TestReadTerm(t *testing.T) {
 		name, text, want string // want: writeq of the term, or "error: <substring>"
 	}{
 		{"plan", `plan([context(input(context), search("needle"), r), final(var(r))])`,
-			`plan([context(input(context),search([n,e,e,d,l,e]),r),final(var(r))])`},
+			`plan([context(input(context),search("needle"),r),final(var(r))])`},
 		{"full stop optional", "foo(1).", "foo(1)"},
 		{"trailing layout", "foo(1)  \n", "foo(1)"},
 		{"trailing comment", "foo(1) % done", "foo(1)"},
 		{"operators standard", "a-b", "a-b"},
 		{"non-ascii atom", "'café'", "café"},
-		{"non-ascii string", `s("naïve — ok")`, "s([n,a,ï,v,e, ,—, ,o,k])"},
+		{"non-ascii string", `s("naïve — ok")`, `s("naïve — ok")`},
 		{"symbol end", "f(=..)", "f(=..)"},
 		{"variable", "foo(X)", "error: variables are not allowed (found X)"},
 		{"anonymous variable", "foo(_)", "error: variables are not allowed"},
@@ -53,7 +53,7 @@ func TestReadTerm(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ReadTerm(%q): %v", tc.text, err)
 			}
-			if got := writer.Write(term, nil); got != tc.want {
+			if got := writer.WriteQ(term, nil); got != tc.want {
 				t.Fatalf("ReadTerm(%q) = %s, want %s", tc.text, got, tc.want)
 			}
 		})
