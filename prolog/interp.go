@@ -96,6 +96,7 @@ func New(opts *Options) *Interpreter {
 	}
 	in.Install(edgeDefs...)
 	in.registerControl()
+	in.registerFast()
 	in.registerWrite()
 	in.registerFlags()
 	in.Install(preludeDefs...)

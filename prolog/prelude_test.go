@@ -121,6 +121,13 @@ func TestSorting(t *testing.T) {
 
 func TestLists(t *testing.T) {
 	runCases(t, []solveCase{
+		{"findall(X, member(X, [a,b,c]), R)", "[a,b,c]"},
+		{"findall(X, member(X, [a|b]), R)", "[a]"},
+		{"findall(X, member(X, \"ab\"), R)", "[a,b]"},
+		{"member(x, R), R = [a|_], !", "[a,x|_G]"},
+		{"findall(X-Y, (member(X, [1,2]), member(Y, [X,3])), R)", "[1-1,1-3,2-2,2-3]"},
+		{"member(_, foo)", "false"},
+		{"numlist(1, 20000, L), findall(X, member(X, L), Xs), length(Xs, R)", "20000"},
 		{"sum_list([1,2.5,3], R)", "6.5"},
 		{"sum_list([], R)", "0"},
 		{"sum_list([1+1], R)", "2"},

@@ -46,6 +46,7 @@ type source struct {
 	clauses []clauseSpan
 	orig    []int32 // orig[i] = byte offset in the original of escaped byte i
 	src     string
+	end     int // offset in src where scanning stopped
 }
 
 // isSymbolChar reports whether r is an ISO symbol char, which glues onto a
@@ -60,7 +61,11 @@ func isLayout(r byte) bool {
 
 // scan prepares src. It fails on unterminated quotes, block comments and
 // clauses, which would otherwise surface from ichiban as a bare "EOF".
-func scan(src string) (*source, error) {
+func scan(src string) (*source, error) { return scanClauses(src, -1) }
+
+// scanClauses is scan that stops after max clauses (max < 0: all); end is
+// then the offset in src just after the last one's full stop.
+func scanClauses(src string, max int) (*source, error) {
 	var (
 		b       strings.Builder
 		orig    = make([]int32, 0, len(src)+16)
@@ -131,6 +136,11 @@ func scan(src string) (*source, error) {
 			emit(i, ".")
 			i++
 			endClause()
+			if len(s.clauses) == max {
+				s.end = i
+				s.text, s.orig = b.String(), orig
+				return s, nil
+			}
 		case isLayout(c):
 			emit(i, src[i:i+1])
 			i++
@@ -149,7 +159,27 @@ func scan(src string) (*source, error) {
 	}
 	s.text = b.String()
 	s.orig = orig
+	s.end = len(src)
 	return s, nil
+}
+
+// NextClause splits text after the full stop that ends its first clause
+// (quotes, 0'c and comments taken into account), for a reader that gets
+// Prolog text piece by piece, such as a top level reading lines. It returns
+// ok=false when text does not hold a complete clause yet: more input may
+// complete it.
+func NextClause(text string) (clause, rest string, ok bool) {
+	s, err := scanClauses(text, 1)
+	if err != nil || len(s.clauses) == 0 {
+		return "", text, false
+	}
+	return text[:s.end], text[s.end:], true
+}
+
+// Blank reports whether text holds only layout and comments.
+func Blank(text string) bool {
+	s, err := scan(text)
+	return err == nil && len(s.clauses) == 0
 }
 
 func isAlnum(c byte) bool {

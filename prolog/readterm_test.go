@@ -144,3 +144,31 @@ func TestReadTermEscapes(t *testing.T) {
 		t.Errorf("character codes: %v", err)
 	}
 }
+
+func TestNextClause(t *testing.T) {
+	for _, tc := range []struct{ text, clause string }{
+		{"X = 1.\n", "X = 1."},
+		{"X = 1. Y = 2.\n", "X = 1."},
+		{"X = 'a. b'.\n", "X = 'a. b'."},
+		{"X = \"a.\nb\".\n", "X = \"a.\nb\"."},
+		{"X = 0'., Y = 1.\n", "X = 0'., Y = 1."},
+		{"X =.. Y.\n", "X =.. Y."},
+		{"% c.\nX = 1.", "% c.\nX = 1."},
+		{"X = [1,\n2]", ""},
+		{"X = 'abc.\n", ""},
+		{"/* x. */", ""},
+	} {
+		clause, rest, ok := NextClause(tc.text)
+		if !ok {
+			clause = ""
+		}
+		if clause != tc.clause || ok && clause+rest != tc.text {
+			t.Errorf("NextClause(%q) = %q, %q, %v; want %q", tc.text, clause, rest, ok, tc.clause)
+		}
+	}
+	for text, want := range map[string]bool{"": true, " \n% c\n/* d */\n": true, "a": false, "'": false} {
+		if got := Blank(text); got != want {
+			t.Errorf("Blank(%q) = %v", text, got)
+		}
+	}
+}
