@@ -11,6 +11,7 @@ require (
 	github.com/go-air/gini v1.0.4
 	github.com/ichiban/prolog v1.2.2
 	github.com/tiktoken-go/tokenizer v0.10.0
+	golang.org/x/term v0.40.0
 )
 
 require (

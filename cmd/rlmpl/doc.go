@@ -21,8 +21,9 @@ Usage:
 	           [--min-recent N] [--max-candidates N] [--explain] [--json]
 	                           the context the conversation would send: what
 	                           went in, what was left out, tokens per stage
-	rlmpl version              print the runtime version
-	rlmpl help                 print this text
+	rlmpl version              print the runtime version (also --version)
+	rlmpl help                 print this text (also -h, --help); rlmpl run
+	                           --help and rlmpl repl --help tell more
 
 Scripts see ARGS in current_prolog_flag(argv, [rlmpl|ARGS]). They may
 consult and open for reading the files of FILE's directory; nothing else of
@@ -32,9 +33,11 @@ Conversations live in $XDG_STATE_HOME/rlmpl (~/.local/state/rlmpl) unless
 --store says otherwise.
 
 Exit status: 0 when the program ends normally, N after halt(N), 1 on a syntax
-error, an uncaught exception or a failed main goal, 2 on a usage error.
+error, an uncaught exception or a failed main goal, 2 on a usage error, 130
+when interrupted (SIGINT).
 
-In the top level, type a goal ending with a full stop. After a solution,
-type ; for the next one or press return to stop. halt. leaves.
+In the top level, type a goal ending with a full stop. A deterministic answer
+ends with "."; after one that left a choice point, type ; for the next one or
+press return to stop. halt. leaves.
 */
 package main
