@@ -52,7 +52,8 @@ type Interpreter struct {
 
 	mains   []engine.Term // initialization(Goal, main) goals, run by RunMain
 	globals map[string]engine.Term
-	dqChars bool // double_quotes is chars (write.go)
+	dqChars bool        // double_quotes is chars (write.go)
+	sources []consulted // the texts consulted, for listing/1 and help/1
 }
 
 // ErrAbandoned is returned when a cancelled query did not stop within
@@ -183,6 +184,7 @@ func (in *Interpreter) ConsultFS(ctx context.Context, fsys fs.FS, pattern string
 }
 
 func (in *Interpreter) consultText(ctx context.Context, name, text string) error {
+	in.remember(name, text)
 	src, err := scan(text)
 	if err != nil {
 		var se *SyntaxError

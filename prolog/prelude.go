@@ -157,6 +157,12 @@ var preludeDefs = []Def{
 	// Engine: the directive in prelude.pl runs this once (see fastCall).
 	Pred0("prelude_fast_call_", "prelude_fast_call_ is det", installFastCall),
 
+	// Showing code (listing.go) and documentation (help.go)
+	Pred1("portray_clause", "portray_clause(+Clause) is det", portrayClause1),
+	Pred2("portray_clause", "portray_clause(+Stream, +Clause) is det", portrayClause2),
+	Pred1("listing", "listing(:Spec) is det", listing1),
+	Pred3("numbervars", "numbervars(?Term, +Start, -End) is det", numbervars3),
+
 	// Records
 	Pred3("record_get", "record_get(+Record, +Key, -Value) is semidet", recordGet),
 	Pred4("record_put", "record_put(+Record, +Key, +Value, -Record2) is det", recordPut),

@@ -44,8 +44,9 @@ func runREPL(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		first = files[0]
 	}
 	// The program's user_input is the top level's own input: a goal reading
-	// it consumes what follows, as in SWI-Prolog.
-	sess, code := openSession(ctx, first, nil, t, stdout, stderr)
+	// it consumes what follows, as in SWI-Prolog. Its user_output is the top
+	// level's, which tracks whether a line is open.
+	sess, code := openSession(ctx, first, nil, t, t.out, stderr)
 	if sess == nil {
 		return code
 	}
@@ -60,15 +61,16 @@ func runREPL(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 
 // toplevel reads goals and replies from its input and prints answers.
 type toplevel struct {
-	in          *bufio.Reader
-	buf         string // input read but not consumed yet
-	out, errOut io.Writer
-	fd          int            // the terminal's file descriptor, or -1
-	interrupts  chan os.Signal // SIGINT, on a terminal
+	in         *bufio.Reader
+	buf        string // input read but not consumed yet
+	out        *lineWriter
+	errOut     io.Writer
+	fd         int            // the terminal's file descriptor, or -1
+	interrupts chan os.Signal // SIGINT, on a terminal
 }
 
 func newToplevel(stdin io.Reader, stdout, stderr io.Writer) *toplevel {
-	t := &toplevel{in: bufio.NewReader(stdin), out: stdout, errOut: stderr, fd: -1}
+	t := &toplevel{in: bufio.NewReader(stdin), out: &lineWriter{w: stdout, bol: true}, errOut: stderr, fd: -1}
 	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		t.fd = int(f.Fd())
 	}
@@ -102,6 +104,7 @@ func (t *toplevel) loop(ctx context.Context, sess *host.Session) int {
 			}
 			return 0
 		}
+		t.out.bol = true // the goal's line ended (the terminal echoed it)
 		if code, done := t.solve(ctx, sess, goal); done {
 			return code
 		}
@@ -205,6 +208,7 @@ func (t *toplevel) solve(ctx context.Context, sess *host.Session, goal string) (
 	}
 	defer q.Close()
 	for q.Next() {
+		t.out.endLine()
 		answer := q.Answer()
 		if q.Last() {
 			fmt.Fprintf(t.out, "%s.\n\n", answer)
@@ -233,11 +237,34 @@ func (t *toplevel) solve(ctx context.Context, sess *host.Session, goal string) (
 		return 0, false
 	default:
 	}
+	t.out.endLine()
 	if err := q.Err(); err != nil {
 		return t.report(ctx, err)
 	}
 	fmt.Fprint(t.out, "false.\n\n")
 	return 0, false
+}
+
+// lineWriter remembers whether the last byte written ended a line, so that
+// an answer after output such as write(hi) starts on a line of its own, as
+// in SWI-Prolog.
+type lineWriter struct {
+	w   io.Writer
+	bol bool // at the beginning of a line
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		l.bol = p[len(p)-1] == '\n'
+	}
+	return l.w.Write(p)
+}
+
+// endLine ends the open line, if any.
+func (l *lineWriter) endLine() {
+	if !l.bol {
+		fmt.Fprintln(l)
+	}
 }
 
 // report prints a goal's error as SWI-Prolog does and reports done when
