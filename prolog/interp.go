@@ -21,6 +21,8 @@ type Options struct {
 	// Stdout is user_output (and user_error, which ichiban lacks). Nil
 	// discards output.
 	Stdout io.Writer
+	// Stderr is where print_message/2 writes. Nil means user_output.
+	Stderr io.Writer
 	// FS is what consult/1, include/1, ensure_loaded/1 and open/3,4 in read
 	// mode see. Nil means no files at all. Writing files is never allowed.
 	FS fs.FS

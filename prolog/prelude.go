@@ -162,6 +162,10 @@ var preludeDefs = []Def{
 	Pred2("portray_clause", "portray_clause(+Stream, +Clause) is det", portrayClause2),
 	Pred1("listing", "listing(:Spec) is det", listing1),
 	Pred3("numbervars", "numbervars(?Term, +Start, -End) is det", numbervars3),
+	Pred1("help", "help(+Spec) is det", help1),
+	Pred2("print_message", "print_message(+Kind, +Term) is det", printMessage),
+	Pred3("message_to_codes", "message_to_codes(+Term, +Kind, -Codes) is det", messageToCodes),
+	Pred1("apropos", "apropos(+Text) is det", apropos1),
 
 	// Records
 	Pred3("record_get", "record_get(+Record, +Key, -Value) is semidet", recordGet),
