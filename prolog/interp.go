@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"path"
 	"strings"
 	"time"
@@ -31,6 +32,11 @@ type Options struct {
 	// MapError maps Go errors returned by foreign predicates to ISO formals.
 	// Nil maps none: unknown errors throw error(rlm_error(internal, Msg), PI).
 	MapError ErrorMapper
+	// Now is the clock of get_time/1. Nil means time.Now.
+	Now func() time.Time
+	// Seed seeds the generator of random/1, random_between/3 and the
+	// like. Zero means a random seed; set_random(seed(N)) reseeds.
+	Seed uint64
 	// Grace is how long a cancelled query may keep running inside a Go
 	// builtin that ignores its context before the watchdog abandons it.
 	// Zero means 2s.
@@ -56,6 +62,7 @@ type Interpreter struct {
 	globals map[string]engine.Term
 	dqChars bool        // double_quotes is chars (write.go)
 	sources []consulted // the texts consulted, for listing/1 and help/1
+	rng     *rand.Rand  // random/1 and friends (library.go)
 }
 
 // ErrAbandoned is returned when a cancelled query did not stop within
@@ -101,6 +108,7 @@ func New(opts *Options) *Interpreter {
 	in.registerControl()
 	in.registerFast()
 	in.registerWrite()
+	in.registerLibrary()
 	in.registerFlags()
 	in.Install(preludeDefs...)
 	if err := in.consultText(context.Background(), "prelude.pl", preludeSource); err != nil {

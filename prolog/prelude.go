@@ -167,6 +167,22 @@ var preludeDefs = []Def{
 	Pred3("message_to_codes", "message_to_codes(+Term, +Kind, -Codes) is det", messageToCodes),
 	Pred1("apropos", "apropos(+Text) is det", apropos1),
 
+	// More of SWI's libraries (library.go)
+	Pred1("string", "string(@Term) is semidet", string1),
+	Pred3("union", "union(+Set1, +Set2, -Set3) is det", union3),
+	Pred3("intersection", "intersection(+Set1, +Set2, -Set3) is det", intersection3),
+	Pred3("random_between", "random_between(+Low, +High, -Random) is det", randomBetween),
+	Pred1("random", "random(-Float) is det", random1),
+	Pred2("random_member", "random_member(-Elem, +List) is semidet", randomMember),
+	Pred2("random_permutation", "random_permutation(+List, -Permutation) is det", randomPermutation),
+	Pred1("set_random", "set_random(+Option) is det", setRandom),
+	Pred1("get_time", "get_time(-Stamp) is det", getTime),
+	Pred3("format_time", "format_time(+Out, +Format, +Stamp) is det", formatTime),
+	Pred3("get_assoc", "get_assoc(+Key, +Assoc, -Value) is semidet", getAssoc),
+	Pred4("put_assoc", "put_assoc(+Key, +Assoc0, +Value, -Assoc) is det", putAssoc),
+	Pred2("list_to_assoc", "list_to_assoc(+Pairs, -Assoc) is det", listToAssoc),
+	Pred1("nb_keys_", "nb_keys_(-Keys) is det", nbKeys),
+
 	// Records
 	Pred3("record_get", "record_get(+Record, +Key, -Value) is semidet", recordGet),
 	Pred4("record_put", "record_put(+Record, +Key, +Value, -Record2) is det", recordPut),
@@ -1154,6 +1170,20 @@ func nbSetval(c *Call, key, value engine.Term) (bool, error) {
 	}
 	c.In.globals[k] = freshCopy(value, c.Env, map[engine.Variable]engine.Variable{})
 	return true, nil
+}
+
+// nbKeys lists the names of the global variables, sorted (nb_current/2).
+func nbKeys(c *Call, keys engine.Term) (bool, error) {
+	ks := make([]string, 0, len(c.In.globals))
+	for k := range c.In.globals {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	ts := make([]engine.Term, len(ks))
+	for i, k := range ks {
+		ts[i] = engine.NewAtom(k)
+	}
+	return c.Unify(keys, engine.List(ts...)), nil
 }
 
 func nbGetval(c *Call, key, value engine.Term) (bool, error) {
