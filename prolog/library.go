@@ -53,6 +53,49 @@ func (in *Interpreter) registerLibrary() {
 	vm := &in.ip.VM
 	vm.Register5(engine.NewAtom("sub_string"), subString)
 	vm.Register1(engine.NewAtom("current_predicate"), currentPredicate)
+	vm.Register3(engine.NewAtom("record_get"), recordGet)
+}
+
+var piRecordGet = engine.NewAtom("/").Apply(engine.NewAtom("record_get"), engine.Integer(3))
+
+// recordGet is record_get(+Record, ?Key, ?Value), the get_dict/3 of
+// record terms (prelude.go): Key's first field, each field in turn when
+// Key is unbound, or a path K1/K2/... into nested records.
+func recordGet(vm *engine.VM, record, key, value engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
+	c := &Call{VM: vm, Env: env}
+	_, fields, err := recordFields(c, record)
+	if err != nil {
+		return raise(err, piRecordGet, env)
+	}
+	switch kt := env.Resolve(key).(type) {
+	case engine.Variable:
+		pair := engine.NewAtom("-")
+		ks := make([]func(context.Context) *engine.Promise, 0, len(fields))
+		for _, f := range fields {
+			if fk, ok := fieldKey(c, f); ok {
+				v := env.Resolve(f).(engine.Compound).Arg(0)
+				ks = append(ks, func(context.Context) *engine.Promise {
+					return engine.Unify(vm, pair.Apply(kt, value), pair.Apply(fk, v), k, env)
+				})
+			}
+		}
+		return engine.Delay(ks...)
+	case engine.Atom:
+		for _, f := range fields {
+			if fk, ok := fieldKey(c, f); ok && fk == kt {
+				return engine.Unify(vm, value, env.Resolve(f).(engine.Compound).Arg(0), k, env)
+			}
+		}
+		return engine.Bool(false)
+	case engine.Compound:
+		if kt.Functor() == atomSlash && kt.Arity() == 2 {
+			inner := engine.NewVariable()
+			return recordGet(vm, record, kt.Arg(0), inner, func(env *engine.Env) *engine.Promise {
+				return recordGet(vm, inner, kt.Arg(1), value, k, env)
+			}, env)
+		}
+	}
+	return raise(TypeError("record_key", key), piRecordGet, env)
 }
 
 var piSubString = engine.NewAtom("/").Apply(engine.NewAtom("sub_string"), engine.Integer(5))
@@ -60,12 +103,7 @@ var piSubString = engine.NewAtom("/").Apply(engine.NewAtom("sub_string"), engine
 // subString enumerates the substrings of String as sub_atom/5 does, by
 // Before, then Length.
 func subString(vm *engine.VM, str, before, length, after, sub engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-	fail := func(err error) *engine.Promise {
-		if ie, ok := err.(*ISOError); ok {
-			err = engine.NewException(engine.NewAtom("error").Apply(ie.Formal, piSubString), env)
-		}
-		return engine.Error(err)
-	}
+	fail := func(err error) *engine.Promise { return raise(err, piSubString, env) }
 	s, err := TextOf(str, env)
 	if err != nil {
 		return fail(err)
@@ -135,6 +173,15 @@ func subString(vm *engine.VM, str, before, length, after, sub engine.Term, k eng
 		return engine.Bool(false)
 	}
 	return from(bLo, 0)
+}
+
+// raise throws err from a continuation-passing predicate: an *ISOError
+// becomes error(Formal, PI).
+func raise(err error, pi engine.Term, env *engine.Env) *engine.Promise {
+	if ie, ok := err.(*ISOError); ok {
+		err = engine.NewException(engine.NewAtom("error").Apply(ie.Formal, pi), env)
+	}
+	return engine.Error(err)
 }
 
 func string1(c *Call, t engine.Term) (bool, error) {

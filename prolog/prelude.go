@@ -45,7 +45,7 @@ package prolog
 //	%!  option(?Option, +Options, +Default) is semidet.
 //	%!  select_option(?Option, +Options, -Rest) is semidet.
 //	%!  select_option(?Option, +Options, -Rest, +Default) is det.
-//	%!  record_get(+Record, +Key, -Value) is semidet.
+//	%!  record_get(+Record, ?Key, ?Value) is nondet.
 //	%!  record_put(+Record, +Key, +Value, -Record2) is det.
 //	%!  record_tag(+Record, -Tag) is det.
 //
@@ -54,9 +54,17 @@ package prolog
 // prelude.pl: with only S3 bound it enumerates the splits.
 //
 // Records are Tag([key(Value), ...]) with keys in standard order (DESIGN.md
-// §3). record_get/3 reads the first field named Key and fails when there is
-// none; record_put/4 replaces that field, or inserts key(Value) before the
-// first greater key; record_tag/2 reads Tag.
+// §3). record_get/3 is their get_dict/3: it reads the first field named
+// Key (semidet: it fails when there is none), enumerates the fields when
+// Key is unbound, and follows a path K1/K2/... into nested records, so
+// reading a field needs no hand-written accessor:
+//
+//	?- record_get(pack([ledger(ledger([total_tokens(95)]))]), ledger/total_tokens, N).
+//	N = 95.
+//
+// record_put/4 replaces the first field named Key, or inserts key(Value)
+// before the first greater key; record_tag/2 reads Tag. (record_get/3 is
+// in library.go: it is nondeterministic.)
 //
 // The prelude also replaces ichiban's call/1..8 (see fastCall): a goal
 // that is not a control construct is called directly instead of being
@@ -184,7 +192,6 @@ var preludeDefs = []Def{
 	Pred1("nb_keys_", "nb_keys_(-Keys) is det", nbKeys),
 
 	// Records
-	Pred3("record_get", "record_get(+Record, +Key, -Value) is semidet", recordGet),
 	Pred4("record_put", "record_put(+Record, +Key, +Value, -Record2) is det", recordPut),
 	Pred2("record_tag", "record_tag(+Record, -Tag) is det", recordTag),
 }
@@ -1677,24 +1684,6 @@ func fieldKey(c *Call, f engine.Term) (engine.Atom, bool) {
 		return 0, false
 	}
 	return v.Functor(), true
-}
-
-func recordGet(c *Call, r, key, value engine.Term) (bool, error) {
-	_, fields, err := recordFields(c, r)
-	if err != nil {
-		return false, err
-	}
-	k, err := c.Atom(key)
-	if err != nil {
-		return false, err
-	}
-	ka := engine.NewAtom(k)
-	for _, f := range fields {
-		if fk, ok := fieldKey(c, f); ok && fk == ka {
-			return c.Unify(value, c.Resolve(f).(engine.Compound).Arg(0)), nil
-		}
-	}
-	return false, nil
 }
 
 func recordPut(c *Call, r, key, value, r2 engine.Term) (bool, error) {
