@@ -10,9 +10,15 @@
 //     os.Exit, and catch/3 cannot swallow it); open/3,4 reads only
 //     [Options.FS] and never writes; consult/1 uses the host's reader;
 //   - the host's reader: syntax errors carry file:line:column
-//     ([*SyntaxError]; ichiban reports none), and non-ASCII runes inside
+//     ([*SyntaxError]; ichiban reports none), non-ASCII runes inside
 //     quoted atoms are escaped as \xHEX\ so ordinary typography (dashes,
-//     curly quotes, emoji) loads — ichiban's lexer rejects it;
+//     curly quotes, emoji) loads — ichiban's lexer rejects it — and SWI's
+//     \uXXXX escapes read; [NextClause] splits text at a clause's end;
+//   - control that ichiban gets wrong: catch/3 is active only while its
+//     goal runs (ichiban's catches exceptions raised after the goal exited,
+//     and runs the continuation twice; control.go), and fail/0, \+/1,
+//     member/2 and the type tests are Go predicates that leave no spurious
+//     choice point (fast.go);
 //   - typed foreign predicates ([Pred0] … [Pred8], arity checked at compile
 //     time) installed by [Interpreter.Install], which panics on a duplicate;
 //     a panic in a predicate becomes error(system_error, _), a Go error is
@@ -20,8 +26,16 @@
 //   - term ↔ Go conversion ([ToTerm], [Value], [Record], the argument
 //     readers on [Call]) and ISO error constructors ([TypeError], …);
 //   - queries under a context with a watchdog: a cancelled query returns
-//     even when the engine is stuck in a Go builtin ([ErrAbandoned]);
-//   - the compatibility prelude: SWI-Prolog predicates ichiban lacks.
+//     even when the engine is stuck in a Go builtin ([ErrAbandoned]); the
+//     host drives ichiban's trampoline itself, so [Query.Last] knows whether
+//     a choice point remains, and [Query.Answer] renders a solution as
+//     SWI-Prolog's top level does (solve.go, answer.go);
+//   - writing text as text (see Text below), and record terms read with
+//     record_get/3, the get_dict/3 of Tag([key(Value), ...]);
+//   - the compatibility prelude: SWI-Prolog predicates ichiban lacks (lists,
+//     strings, format, assoc, pairs, ordsets, random, time, messages,
+//     setup_call_cleanup/3), and help/1, apropos/1, listing/1 and
+//     portray_clause/1 for the top level.
 //
 // # Text
 //

@@ -129,3 +129,33 @@ func TestREPLTerminal(t *testing.T) {
 		t.Fatalf("exit: %v, want status 130", err)
 	}
 }
+
+// TestInterruptExitStatus: SIGINT ends a running script, and a top level
+// reading from a pipe, with status 130.
+func TestInterruptExitStatus(t *testing.T) {
+	script := t.TempDir() + "/loop.pl"
+	if err := os.WriteFile(script, []byte(":- initialization(main, main).\nmain :- repeat, fail.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"run", script}, {"repl"}} {
+		t.Run(args[0], func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], args...)
+			cmd.Env = append(os.Environ(), "RLMPL_TEST_MAIN=1")
+			cmd.Stdin = strings.NewReader("repeat, fail.\n")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(500 * time.Millisecond) // let the goal start looping
+			if err := cmd.Process.Signal(os.Interrupt); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+				t.Fatalf("exit: %v (stderr %q), want status 130", err, stderr.String())
+			}
+		})
+	}
+}
