@@ -103,6 +103,9 @@ func (t *toplevel) loop(ctx context.Context, sess *host.Session) int {
 				fmt.Fprintln(t.out)
 			}
 			return 0
+		case err != nil:
+			fmt.Fprintf(t.errOut, "rlmpl repl: reading input: %v\n", err)
+			return 1
 		}
 		t.out.bol = true // the goal's line ended (the terminal echoed it)
 		if code, done := t.solve(ctx, sess, goal); done {
