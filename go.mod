@@ -7,11 +7,13 @@ require (
 	github.com/blevesearch/bleve/v2 v2.5.7
 	github.com/blevesearch/bleve_index_api v1.2.11
 	github.com/cockroachdb/datadriven v1.0.3
+	github.com/creack/pty v1.1.24
 	github.com/dgraph-io/badger/v4 v4.9.6
 	github.com/dlclark/regexp2/v2 v2.5.1
 	github.com/go-air/gini v1.0.4
 	github.com/ichiban/prolog v1.2.2
 	github.com/tiktoken-go/tokenizer v0.10.0
+	golang.org/x/term v0.40.0
 )
 
 require (

@@ -2,6 +2,7 @@ package prolog_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/ichiban/prolog/engine"
@@ -85,4 +86,40 @@ func BenchmarkNrev30(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(496*reps*b.N)/b.Elapsed().Seconds(), "LIPS")
+}
+
+// BenchmarkTrampoline compares the host's query driver (solve.go, which
+// mirrors ichiban's Force and looks at the choice points after each
+// solution) with ichiban's Force on the same goal: nrev30 twenty times,
+// then a failure-driven loop of 1000 solutions (one look per solution).
+func BenchmarkTrampoline(b *testing.B) {
+	in := prolog.New(nil)
+	ctx := context.Background()
+	if err := in.Consult(ctx, "nrev.pl", nrev); err != nil {
+		b.Fatal(err)
+	}
+	for _, goal := range []string{"bench(20)", "between(1, 1000, _)"} {
+		b.Run("host/"+goal, func(b *testing.B) {
+			for b.Loop() {
+				q, err := in.Query(ctx, goal)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for q.Next() {
+				}
+				q.Close()
+			}
+		})
+		b.Run("ichiban/"+goal, func(b *testing.B) {
+			t, err := engine.NewParser(in.VM(), strings.NewReader(goal+".")).Term()
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := engine.Call(in.VM(), t, engine.Failure, nil).Force(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

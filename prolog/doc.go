@@ -10,9 +10,15 @@
 //     os.Exit, and catch/3 cannot swallow it); open/3,4 reads only
 //     [Options.FS] and never writes; consult/1 uses the host's reader;
 //   - the host's reader: syntax errors carry file:line:column
-//     ([*SyntaxError]; ichiban reports none), and non-ASCII runes inside
+//     ([*SyntaxError]; ichiban reports none), non-ASCII runes inside
 //     quoted atoms are escaped as \xHEX\ so ordinary typography (dashes,
-//     curly quotes, emoji) loads — ichiban's lexer rejects it;
+//     curly quotes, emoji) loads — ichiban's lexer rejects it — and SWI's
+//     \uXXXX escapes read; [NextClause] splits text at a clause's end;
+//   - control that ichiban gets wrong: catch/3 is active only while its
+//     goal runs (ichiban's catches exceptions raised after the goal exited,
+//     and runs the continuation twice; control.go), and fail/0, \+/1,
+//     member/2 and the type tests are Go predicates that leave no spurious
+//     choice point (fast.go);
 //   - typed foreign predicates ([Pred0] … [Pred8], arity checked at compile
 //     time) installed by [Interpreter.Install], which panics on a duplicate;
 //     a panic in a predicate becomes error(system_error, _), a Go error is
@@ -20,8 +26,37 @@
 //   - term ↔ Go conversion ([ToTerm], [Value], [Record], the argument
 //     readers on [Call]) and ISO error constructors ([TypeError], …);
 //   - queries under a context with a watchdog: a cancelled query returns
-//     even when the engine is stuck in a Go builtin ([ErrAbandoned]);
-//   - the compatibility prelude: SWI-Prolog predicates ichiban lacks.
+//     even when the engine is stuck in a Go builtin ([ErrAbandoned]); the
+//     host drives ichiban's trampoline itself, so [Query.Last] knows whether
+//     a choice point remains, and [Query.Answer] renders a solution as
+//     SWI-Prolog's top level does (solve.go, answer.go);
+//   - writing text as text (see Text below), and record terms read with
+//     record_get/3, the get_dict/3 of Tag([key(Value), ...]);
+//   - the compatibility prelude: SWI-Prolog predicates ichiban lacks (lists,
+//     strings, format, assoc, pairs, ordsets, random, time, messages,
+//     setup_call_cleanup/3), and help/1, apropos/1, listing/1 and
+//     portray_clause/1 for the top level.
+//
+// # Text
+//
+// There is no string type: text is a chars list (double_quotes=chars), so
+// "hello" and [h,e,l,l,o] are the same term and every list predicate works
+// on text. What differs is how text is written. A chars list that carries
+// text — one that ends in a Go-backed chars list (engine.CharList), which
+// is what "..." literals, atom_chars/2, the string and format predicates
+// and the host's foreign predicates produce, and what append/3 onto them
+// keeps — is written as text: "hello" by the quoted writers (writeq/1,
+// print/1, write_term/2,3 with quoted(true), format's ~p and ~q, messages,
+// [Interpreter.WriteQ] and the top level), which reads back as the same
+// list, and hello by the unquoted ones (write/1, ~w, [Interpreter.Write]),
+// as SWI-Prolog writes a string; write_canonical/1 and ~k keep the list.
+// A list built cell by cell ([a,b], msort/2, findall/3) is written as a
+// list even when its elements are characters: portray_text-style guessing
+// would print [a,b] or the result of msort([b,a], L) as "ab", which is
+// wrong far more often in list code than a text built that way is
+// unreadable. The empty text is [] and is written so. Quoted output falls
+// back to lists while a program sets double_quotes to codes or atom, so it
+// always reads back. See write.go.
 //
 // # Concurrency
 //

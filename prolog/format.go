@@ -400,6 +400,9 @@ func (f *formatter) writeTerm(t, opts engine.Term) error {
 		f.ws = engine.NewOutputTextStream(f)
 	}
 	start := len(f.out)
+	if quoted, canonical := writeMode(opts, f.c.Env); !canonical {
+		t = f.c.In.portray(t, f.c.Env, quoted)
+	}
 	_, err := engine.WriteTerm(f.c.VM, f.ws, t, opts, engine.Success, f.c.Env).Force(f.c.Ctx)
 	f.advance(string(f.out[start:]))
 	return err

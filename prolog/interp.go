@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"path"
 	"strings"
 	"time"
@@ -21,6 +22,8 @@ type Options struct {
 	// Stdout is user_output (and user_error, which ichiban lacks). Nil
 	// discards output.
 	Stdout io.Writer
+	// Stderr is where print_message/2 writes. Nil means user_output.
+	Stderr io.Writer
 	// FS is what consult/1, include/1, ensure_loaded/1 and open/3,4 in read
 	// mode see. Nil means no files at all. Writing files is never allowed.
 	FS fs.FS
@@ -29,6 +32,11 @@ type Options struct {
 	// MapError maps Go errors returned by foreign predicates to ISO formals.
 	// Nil maps none: unknown errors throw error(rlm_error(internal, Msg), PI).
 	MapError ErrorMapper
+	// Now is the clock of get_time/1. Nil means time.Now.
+	Now func() time.Time
+	// Seed seeds the generator of random/1, random_between/3 and the
+	// like. Zero means a random seed; set_random(seed(N)) reseeds.
+	Seed uint64
 	// Grace is how long a cancelled query may keep running inside a Go
 	// builtin that ignores its context before the watchdog abandons it.
 	// Zero means 2s.
@@ -52,6 +60,9 @@ type Interpreter struct {
 
 	mains   []engine.Term // initialization(Goal, main) goals, run by RunMain
 	globals map[string]engine.Term
+	dqChars bool        // double_quotes is chars (write.go)
+	sources []consulted // the texts consulted, for listing/1 and help/1
+	rng     *rand.Rand  // random/1 and friends (library.go)
 }
 
 // ErrAbandoned is returned when a cancelled query did not stop within
@@ -94,6 +105,10 @@ func New(opts *Options) *Interpreter {
 		panic("prolog: New: " + err.Error())
 	}
 	in.Install(edgeDefs...)
+	in.registerControl()
+	in.registerFast()
+	in.registerWrite()
+	in.registerLibrary()
 	in.registerFlags()
 	in.Install(preludeDefs...)
 	if err := in.consultText(context.Background(), "prelude.pl", preludeSource); err != nil {
@@ -179,6 +194,7 @@ func (in *Interpreter) ConsultFS(ctx context.Context, fsys fs.FS, pattern string
 }
 
 func (in *Interpreter) consultText(ctx context.Context, name, text string) error {
+	in.remember(name, text)
 	src, err := scan(text)
 	if err != nil {
 		var se *SyntaxError

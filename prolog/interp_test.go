@@ -97,6 +97,32 @@ func TestUnicodeInQuotedAtoms(t *testing.T) {
 	}
 }
 
+// TestEscapesInQuotedText: SWI's \uXXXX and \UXXXXXXXX escapes (which
+// ichiban's lexer lacks) and ISO's \xHEX\ right before the closing quote.
+func TestEscapesInQuotedText(t *testing.T) {
+	in := newInterp(t, nil)
+	for _, tc := range []struct{ goal, want string }{
+		{`atom_chars(A, "\u00e9")`, "é"},
+		{`atom_chars(A, "caf\u00E9 \U0001F469")`, "café 👩"},
+		{`A = 'x\u2013y'`, "x–y"},
+		{`atom_chars(A, "\x41\")`, "A"},
+		{`A = '\x41\'`, "A"},
+		{`atom_chars(A, "\\u0041")`, `\u0041`},
+	} {
+		bs, err := in.Once(context.Background(), tc.goal)
+		if err != nil {
+			t.Errorf("%s: %v", tc.goal, err)
+			continue
+		}
+		if got := in.Write(bs[0].Value, nil); got != tc.want {
+			t.Errorf("%s: A = %q, want %q", tc.goal, got, tc.want)
+		}
+	}
+	if _, err := in.Once(context.Background(), `X = "\u00zz"`); err == nil {
+		t.Error(`"\u00zz" read without error`)
+	}
+}
+
 func TestHaltEndsQueryNotProcess(t *testing.T) {
 	in := newInterp(t, nil)
 	for _, goal := range []string{"halt(3)", "catch(halt(3), _, true)", "findall(X, (member(X, [1,2]), halt(3)), _)"} {

@@ -2,6 +2,8 @@ package prolog
 
 import (
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/ichiban/prolog/engine"
 )
@@ -108,4 +110,140 @@ func indicatorText(in *Interpreter, t engine.Term) string {
 		}
 	}
 	return in.Write(t, nil)
+}
+
+// Messages, SWI-Prolog style:
+//
+//	%!  print_message(+Kind, +Term) is det.
+//	%!  message_to_codes(+Term, +Kind, -Codes) is det.
+//
+// The lines of a message come from the program's message//1 (a DCG:
+// message(my_event(X)) --> ['Saw ~w'-[X], nl, 'done']) when it has one
+// that succeeds for Term, else from [Message] for error(_, _) terms, else
+// "Unknown message: Term". A line element is Format-Args, Format (text),
+// nl, ansi(Attributes, Format, Args) or flush. print_message/2 writes the
+// lines to Options.Stderr (user_output when nil), each prefixed by
+// "ERROR: " (error), "Warning: " (warning), "% " (informational, debug(_))
+// or nothing (help, query, banner); silent messages are not printed.
+// message_to_codes/3 gives the text without prefixes.
+
+var atomMessage = engine.NewAtom("message")
+
+// messageText renders Term as message lines, one string per line.
+func messageText(c *Call, term engine.Term) ([]string, error) {
+	lines := engine.NewVariable()
+	var elems []engine.Term
+	if ok, err := solveOnce(c, atomMessage.Apply(term, lines, atomNil)); err == nil && ok {
+		elems, _ = listOf(lines, c.Env)
+	}
+	if elems == nil {
+		t := Resolved(term, c.Env)
+		text := Message(c.In, t)
+		if e, ok := t.(engine.Compound); !ok || e.Functor() != engine.NewAtom("error") || e.Arity() != 2 {
+			text = "Unknown message: " + c.In.WriteQ(t, nil)
+		}
+		return strings.Split(text, "\n"), nil
+	}
+	var (
+		out []string
+		cur strings.Builder
+	)
+	for _, e := range elems {
+		var spec, args engine.Term
+		switch v := c.Resolve(e).(type) {
+		case engine.Atom:
+			switch v.String() {
+			case "nl":
+				out = append(out, cur.String())
+				cur.Reset()
+				continue
+			case "flush", "at_same_line":
+				continue
+			}
+			spec, args = v, atomNil
+		case engine.Compound:
+			switch {
+			case v.Functor() == engine.NewAtom("-") && v.Arity() == 2:
+				spec, args = v.Arg(0), v.Arg(1)
+			case v.Functor() == engine.NewAtom("ansi") && v.Arity() == 3:
+				spec, args = v.Arg(1), v.Arg(2)
+			default:
+				spec, args = v, atomNil // text
+			}
+		default:
+			return nil, DomainError("message_line", e)
+		}
+		s, err := formatText(c, spec)
+		if err != nil {
+			return nil, err
+		}
+		f := &formatter{c: c, args: formatArgs(c, args)}
+		if _, err := f.run(s); err != nil {
+			return nil, err
+		}
+		cur.Write(f.out)
+	}
+	return append(out, cur.String()), nil
+}
+
+// messagePrefix is the line prefix of a message kind, and whether the kind
+// is printed at all.
+func messagePrefix(c *Call, kind engine.Term) (string, bool, error) {
+	switch k := c.Resolve(kind).(type) {
+	case engine.Variable:
+		return "", false, InstantiationError()
+	case engine.Atom:
+		switch k.String() {
+		case "error":
+			return "ERROR: ", true, nil
+		case "warning":
+			return "Warning: ", true, nil
+		case "informational":
+			return "% ", true, nil
+		case "help", "query", "banner":
+			return "", true, nil
+		case "silent":
+			return "", false, nil
+		}
+	case engine.Compound:
+		if k.Functor() == engine.NewAtom("debug") && k.Arity() == 1 {
+			return "% ", true, nil
+		}
+	}
+	return "", false, DomainError("message_kind", kind)
+}
+
+func printMessage(c *Call, kind, term engine.Term) (bool, error) {
+	prefix, show, err := messagePrefix(c, kind)
+	if err != nil || !show {
+		return err == nil, err
+	}
+	lines, err := messageText(c, term)
+	if err != nil {
+		return false, err
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(prefix + l + "\n")
+	}
+	if w := c.In.opts.Stderr; w != nil {
+		_, err := io.WriteString(w, b.String())
+		return err == nil, err
+	}
+	return writeRaw(c, atomUserErr, b.String())
+}
+
+func messageToCodes(c *Call, term, kind, codes engine.Term) (bool, error) {
+	if _, _, err := messagePrefix(c, kind); err != nil {
+		return false, err
+	}
+	lines, err := messageText(c, term)
+	if err != nil {
+		return false, err
+	}
+	s := strings.Join(lines, "\n")
+	if s == "" {
+		return c.Unify(codes, atomNil), nil
+	}
+	return c.Unify(codes, engine.CodeList(s)), nil
 }

@@ -45,7 +45,7 @@ package prolog
 //	%!  option(?Option, +Options, +Default) is semidet.
 //	%!  select_option(?Option, +Options, -Rest) is semidet.
 //	%!  select_option(?Option, +Options, -Rest, +Default) is det.
-//	%!  record_get(+Record, +Key, -Value) is semidet.
+//	%!  record_get(+Record, ?Key, ?Value) is nondet.
 //	%!  record_put(+Record, +Key, +Value, -Record2) is det.
 //	%!  record_tag(+Record, -Tag) is det.
 //
@@ -54,9 +54,17 @@ package prolog
 // prelude.pl: with only S3 bound it enumerates the splits.
 //
 // Records are Tag([key(Value), ...]) with keys in standard order (DESIGN.md
-// §3). record_get/3 reads the first field named Key and fails when there is
-// none; record_put/4 replaces that field, or inserts key(Value) before the
-// first greater key; record_tag/2 reads Tag.
+// §3). record_get/3 is their get_dict/3: it reads the first field named
+// Key (semidet: it fails when there is none), enumerates the fields when
+// Key is unbound, and follows a path K1/K2/... into nested records, so
+// reading a field needs no hand-written accessor:
+//
+//	?- record_get(pack([ledger(ledger([total_tokens(95)]))]), ledger/total_tokens, N).
+//	N = 95.
+//
+// record_put/4 replaces the first field named Key, or inserts key(Value)
+// before the first greater key; record_tag/2 reads Tag. (record_get/3 is
+// in library.go: it is nondeterministic.)
 //
 // The prelude also replaces ichiban's call/1..8 (see fastCall): a goal
 // that is not a control construct is called directly instead of being
@@ -157,8 +165,33 @@ var preludeDefs = []Def{
 	// Engine: the directive in prelude.pl runs this once (see fastCall).
 	Pred0("prelude_fast_call_", "prelude_fast_call_ is det", installFastCall),
 
+	// Showing code (listing.go) and documentation (help.go)
+	Pred1("portray_clause", "portray_clause(+Clause) is det", portrayClause1),
+	Pred2("portray_clause", "portray_clause(+Stream, +Clause) is det", portrayClause2),
+	Pred1("listing", "listing(:Spec) is det", listing1),
+	Pred3("numbervars", "numbervars(?Term, +Start, -End) is det", numbervars3),
+	Pred1("help", "help(+Spec) is det", help1),
+	Pred2("print_message", "print_message(+Kind, +Term) is det", printMessage),
+	Pred3("message_to_codes", "message_to_codes(+Term, +Kind, -Codes) is det", messageToCodes),
+	Pred1("apropos", "apropos(+Text) is det", apropos1),
+
+	// More of SWI's libraries (library.go)
+	Pred1("string", "string(@Term) is semidet", string1),
+	Pred3("union", "union(+Set1, +Set2, -Set3) is det", union3),
+	Pred3("intersection", "intersection(+Set1, +Set2, -Set3) is det", intersection3),
+	Pred3("random_between", "random_between(+Low, +High, -Random) is det", randomBetween),
+	Pred1("random", "random(-Float) is det", random1),
+	Pred2("random_member", "random_member(-Elem, +List) is semidet", randomMember),
+	Pred2("random_permutation", "random_permutation(+List, -Permutation) is det", randomPermutation),
+	Pred1("set_random", "set_random(+Option) is det", setRandom),
+	Pred1("get_time", "get_time(-Stamp) is det", getTime),
+	Pred3("format_time", "format_time(+Out, +Format, +Stamp) is det", formatTime),
+	Pred3("get_assoc", "get_assoc(+Key, +Assoc, -Value) is semidet", getAssoc),
+	Pred4("put_assoc", "put_assoc(+Key, +Assoc0, +Value, -Assoc) is det", putAssoc),
+	Pred2("list_to_assoc", "list_to_assoc(+Pairs, -Assoc) is det", listToAssoc),
+	Pred1("nb_keys_", "nb_keys_(-Keys) is det", nbKeys),
+
 	// Records
-	Pred3("record_get", "record_get(+Record, +Key, -Value) is semidet", recordGet),
 	Pred4("record_put", "record_put(+Record, +Key, +Value, -Record2) is det", recordPut),
 	Pred2("record_tag", "record_tag(+Record, -Tag) is det", recordTag),
 }
@@ -1146,6 +1179,20 @@ func nbSetval(c *Call, key, value engine.Term) (bool, error) {
 	return true, nil
 }
 
+// nbKeys lists the names of the global variables, sorted (nb_current/2).
+func nbKeys(c *Call, keys engine.Term) (bool, error) {
+	ks := make([]string, 0, len(c.In.globals))
+	for k := range c.In.globals {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	ts := make([]engine.Term, len(ks))
+	for i, k := range ks {
+		ts[i] = engine.NewAtom(k)
+	}
+	return c.Unify(keys, engine.List(ts...)), nil
+}
+
 func nbGetval(c *Call, key, value engine.Term) (bool, error) {
 	k, err := c.Atom(key)
 	if err != nil {
@@ -1637,24 +1684,6 @@ func fieldKey(c *Call, f engine.Term) (engine.Atom, bool) {
 		return 0, false
 	}
 	return v.Functor(), true
-}
-
-func recordGet(c *Call, r, key, value engine.Term) (bool, error) {
-	_, fields, err := recordFields(c, r)
-	if err != nil {
-		return false, err
-	}
-	k, err := c.Atom(key)
-	if err != nil {
-		return false, err
-	}
-	ka := engine.NewAtom(k)
-	for _, f := range fields {
-		if fk, ok := fieldKey(c, f); ok && fk == ka {
-			return c.Unify(value, c.Resolve(f).(engine.Compound).Arg(0)), nil
-		}
-	}
-	return false, nil
 }
 
 func recordPut(c *Call, r, key, value, r2 engine.Term) (bool, error) {

@@ -42,6 +42,32 @@ Exports:
     (>>)/2..9                    % +Params, :Lambda, ?A1, ...
     print/1                      % @Term
     print/2                      % +Stream, @Term
+    writeln/1                    % @Term
+    writeln/2                    % +Stream, @Term
+    setup_call_cleanup/3         % :Setup, :Goal, :Cleanup
+    call_cleanup/2               % :Goal, :Cleanup
+    assert/1                     % +Clause
+    nb_current/2                 % ?Key, ?Value
+    nth0/4                       % ?N, ?List, ?Elem, ?Rest
+    nth1/4                       % ?N, ?List, ?Elem, ?Rest
+    select/4                     % ?X, ?Xs, ?Y, ?Ys
+    transpose_pairs/2            % +Pairs, -Transposed
+    map_list_to_pairs/3          % :Function, +List, -Pairs
+    group_pairs_by_key/2         % +Pairs, -Joined
+    list_to_ord_set/2            % +List, -OrdSet
+    ord_union/3                  % +Set1, +Set2, -Union
+    ord_subtract/3               % +Set, +Delete, -Remaining
+    ord_memberchk/2              % +Elem, +OrdSet
+    text_concat/3                % ?T1, ?T2, ?T3
+    string_code/3                % ?Index, +String, ?Code
+    empty_assoc/1                % ?Assoc
+    assoc_to_list/2              % +Assoc, -Pairs
+    assoc_to_keys/2              % +Assoc, -Keys
+    assoc_to_values/2            % +Assoc, -Values
+    max_assoc/3                  % +Assoc, -Key, -Value
+    min_assoc/3                  % +Assoc, -Key, -Value
+    map_assoc/2                  % :Pred, +Assoc
+    map_assoc/3                  % :Pred, +Assoc0, -Assoc
 */
 
 % call/1..8 without ichiban's per-call compile (see fastCall in prelude.go).
@@ -569,3 +595,332 @@ print(Term) :-
 %   print/1 to Stream.
 print(Stream, Term) :-
     writeq(Stream, Term).
+
+%!  writeln(@Term) is det.
+%
+%   Writes Term with write/1 and a newline.
+writeln(Term) :-
+    write(Term),
+    nl.
+
+%!  writeln(+Stream, @Term) is det.
+%
+%   writeln/1 to Stream.
+writeln(Stream, Term) :-
+    write(Stream, Term),
+    nl(Stream).
+
+/* --- Cleanup --- */
+
+%!  setup_call_cleanup(:Setup, :Goal, :Cleanup) is semidet.
+%
+%   Calls once(Setup), then Goal, then Cleanup, however Goal ends: with
+%   success, failure or an exception (re-thrown after Cleanup). Unlike
+%   SWI-Prolog, Goal is called as once/1: ichiban cannot tell when a
+%   choice point left by Goal is cut, so Cleanup could not be run then;
+%   committing to the first solution runs it exactly once, at once.
+%   Cleanup's failure is ignored; its exception is printed as a warning.
+%
+%   ?- setup_call_cleanup(true, member(X, [1,2]), writeln(done)).
+%   done
+%   X = 1.
+setup_call_cleanup(Setup, Goal, Cleanup) :-
+    once(Setup),
+    (   catch(Goal, E, true)
+    ->  cleanup_(Cleanup),
+        (   var(E)
+        ->  true
+        ;   throw(E)
+        )
+    ;   cleanup_(Cleanup),
+        fail
+    ).
+
+% cleanup_(+Cleanup): call it once; report an exception, ignore failure.
+cleanup_(Cleanup) :-
+    catch(Cleanup, E, (print_message(warning, E), true)),
+    !.
+cleanup_(_).
+
+%!  call_cleanup(:Goal, :Cleanup) is semidet.
+%
+%   setup_call_cleanup(true, Goal, Cleanup).
+call_cleanup(Goal, Cleanup) :-
+    setup_call_cleanup(true, Goal, Cleanup).
+
+/* --- Database and global variables --- */
+
+%!  assert(+Clause) is det.
+%
+%   assertz/1.
+assert(Clause) :-
+    assertz(Clause).
+
+%!  nb_current(?Key, ?Value) is nondet.
+%
+%   Key is a global variable (nb_setval/2) whose value is Value; with Key
+%   unbound, enumerates them in standard order.
+nb_current(Key, Value) :-
+    atom(Key),
+    !,
+    nb_keys_(Keys),
+    memberchk(Key, Keys),
+    nb_getval(Key, Value).
+nb_current(Key, Value) :-
+    nb_keys_(Keys),
+    member(Key, Keys),
+    nb_getval(Key, Value).
+
+/* --- More lists --- */
+
+%!  nth0(?N, ?List, ?Elem, ?Rest) is nondet.
+%
+%   Elem is the N-th element of List, counting from 0, and Rest the
+%   other elements.
+nth0(N, List, Elem, Rest) :-
+    var(N),
+    !,
+    nth_gen_(List, Elem, Rest, 0, N).
+nth0(N, List, Elem, Rest) :-
+    must_be(nonneg, N),
+    nth_del_(N, List, Elem, Rest).
+
+%!  nth1(?N, ?List, ?Elem, ?Rest) is nondet.
+%
+%   nth0/4 counting from 1.
+nth1(N, List, Elem, Rest) :-
+    var(N),
+    !,
+    nth_gen_(List, Elem, Rest, 1, N).
+nth1(N, List, Elem, Rest) :-
+    must_be(positive_integer, N),
+    N0 is N - 1,
+    nth_del_(N0, List, Elem, Rest).
+
+% nth_gen_(?List, ?Elem, ?Rest, +I0, -N)
+nth_gen_([Elem|Rest], Elem, Rest, N, N).
+nth_gen_([H|T], Elem, [H|Rest], I0, N) :-
+    I is I0 + 1,
+    nth_gen_(T, Elem, Rest, I, N).
+
+% nth_del_(+N, ?List, ?Elem, ?Rest)
+nth_del_(0, [Elem|Rest], Elem, Rest) :-
+    !.
+nth_del_(N, [H|T], Elem, [H|Rest]) :-
+    N1 is N - 1,
+    nth_del_(N1, T, Elem, Rest).
+
+%!  select(?X, ?Xs, ?Y, ?Ys) is nondet.
+%
+%   Ys is Xs with one element X replaced by Y.
+select(X, Xs, Y, Ys) :-
+    select4_(Xs, X, Y, Ys).
+
+% select4_(?Xs, ?X, ?Y, ?Ys)
+select4_([X|T], X, Y, [Y|T]).
+select4_([H|T], X, Y, [H|T2]) :-
+    select4_(T, X, Y, T2).
+
+/* --- More pairs (library(pairs)) --- */
+
+%!  transpose_pairs(+Pairs, -Transposed) is det.
+%
+%   Transposed has the Value-Key of each Key-Value, sorted on the new keys
+%   by keysort/2.
+transpose_pairs(Pairs, Transposed) :-
+    flip_pairs_(Pairs, Flipped),
+    keysort(Flipped, Transposed).
+
+% flip_pairs_(+Pairs, -Flipped)
+flip_pairs_([], []).
+flip_pairs_([K-V|Pairs], [V-K|Flipped]) :-
+    flip_pairs_(Pairs, Flipped).
+
+%!  map_list_to_pairs(:Function, +List, -Pairs) is det.
+%
+%   Pairs has K-E for each E of List, where call(Function, E, K).
+%
+%   ?- map_list_to_pairs(atom_length, [ab, c], Ps).
+%   Ps = [2-ab, 1-c].
+map_list_to_pairs(Function, List, Pairs) :-
+    map_list_to_pairs_(List, Function, Pairs).
+
+% map_list_to_pairs_(+List, +Function, -Pairs)
+map_list_to_pairs_([], _, []).
+map_list_to_pairs_([E|Es], Function, [K-E|Pairs]) :-
+    call(Function, E, K),
+    map_list_to_pairs_(Es, Function, Pairs).
+
+%!  group_pairs_by_key(+Pairs, -Joined) is det.
+%
+%   Joined has Key-Values for each run of pairs with the same key (==) in
+%   Pairs, which is usually keysorted.
+%
+%   ?- group_pairs_by_key([a-1, a-2, b-3], G).
+%   G = [a-[1,2], b-[3]].
+group_pairs_by_key([], []).
+group_pairs_by_key([K-V|Pairs], [K-[V|Vs]|Joined]) :-
+    same_key_(K, Pairs, Vs, Rest),
+    group_pairs_by_key(Rest, Joined).
+
+% same_key_(+Key, +Pairs, -Values, -Rest)
+same_key_(K0, [K-V|Pairs], [V|Vs], Rest) :-
+    K0 == K,
+    !,
+    same_key_(K, Pairs, Vs, Rest).
+same_key_(_, Rest, [], Rest).
+
+/* --- Ordered sets (library(ordsets)) --- */
+
+%!  list_to_ord_set(+List, -OrdSet) is det.
+%
+%   OrdSet is List sorted, without duplicates.
+list_to_ord_set(List, OrdSet) :-
+    sort(List, OrdSet).
+
+%!  ord_union(+Set1, +Set2, -Union) is det.
+%
+%   Union of two ordered sets.
+ord_union(Set1, Set2, Union) :-
+    append(Set1, Set2, All),
+    sort(All, Union).
+
+%!  ord_subtract(+Set, +Delete, -Remaining) is det.
+%
+%   Remaining has the elements of the ordered set Set not in Delete.
+ord_subtract([], _, []).
+ord_subtract([H|T], Delete, Remaining) :-
+    ord_subtract_(Delete, H, T, Remaining).
+
+% ord_subtract_(+Delete, +H, +T, -Remaining)
+ord_subtract_([], H, T, [H|T]).
+ord_subtract_([D|Ds], H, T, Remaining) :-
+    compare(Order, H, D),
+    ord_subtract_(Order, H, T, D, Ds, Remaining).
+
+% ord_subtract_(+Order, +H, +T, +D, +Ds, -Remaining)
+ord_subtract_(<, H, T, D, Ds, [H|Remaining]) :-
+    ord_subtract_rest_(T, D, Ds, Remaining).
+ord_subtract_(=, _, T, _, Ds, Remaining) :-
+    ord_subtract(T, Ds, Remaining).
+ord_subtract_(>, H, T, _, Ds, Remaining) :-
+    ord_subtract_(Ds, H, T, Remaining).
+
+% ord_subtract_rest_(+T, +D, +Ds, -Remaining)
+ord_subtract_rest_([], _, _, []).
+ord_subtract_rest_([H|T], D, Ds, Remaining) :-
+    ord_subtract_([D|Ds], H, T, Remaining).
+
+%!  ord_memberchk(+Elem, +OrdSet) is semidet.
+%
+%   Elem is (==) an element of the ordered set OrdSet.
+ord_memberchk(Elem, [H|T]) :-
+    compare(Order, Elem, H),
+    ord_memberchk_(Order, Elem, T).
+
+% ord_memberchk_(+Order, +Elem, +T)
+ord_memberchk_(=, _, _).
+ord_memberchk_(>, Elem, T) :-
+    ord_memberchk(Elem, T).
+
+/* --- More strings --- */
+
+%!  text_concat(?T1, ?T2, ?T3) is nondet.
+%
+%   atom_concat/3 when T1 and T2 are atomic or T3 is an atom, else
+%   string_concat/3 (the result is text, a chars list).
+text_concat(T1, T2, T3) :-
+    atomic(T1),
+    atomic(T2),
+    !,
+    atomic_list_concat([T1, T2], T3).
+text_concat(T1, T2, T3) :-
+    atom(T3),
+    !,
+    atom_concat(T1, T2, T3).
+text_concat(T1, T2, T3) :-
+    string_concat(T1, T2, T3).
+
+%!  string_code(?Index, +String, ?Code) is nondet.
+%
+%   Code is the code of the character at Index (from 1) of String.
+string_code(Index, String, Code) :-
+    string_chars(String, Chars),
+    nth1(Index, Chars, Char),
+    char_code(Char, Code).
+
+/* --- Association lists (library(assoc)) --- */
+
+% The AVL trees are t(Key, Value, Balance, Left, Right), t when empty;
+% get_assoc/3, put_assoc/4 and list_to_assoc/2 are in Go (library.go).
+
+%!  empty_assoc(?Assoc) is semidet.
+%
+%   Assoc is the empty association list.
+empty_assoc(t).
+
+%!  assoc_to_list(+Assoc, -Pairs) is det.
+%
+%   Pairs is the Key-Value list of Assoc, in key order.
+assoc_to_list(Assoc, Pairs) :-
+    assoc_to_list_(Assoc, Pairs, []).
+
+% assoc_to_list_(+Assoc, -Pairs, ?Tail)
+assoc_to_list_(t, Pairs, Pairs).
+assoc_to_list_(t(K,V,_,L,R), Pairs, Tail) :-
+    assoc_to_list_(L, Pairs, [K-V|More]),
+    assoc_to_list_(R, More, Tail).
+
+%!  assoc_to_keys(+Assoc, -Keys) is det.
+%
+%   Keys are the keys of Assoc, in order.
+assoc_to_keys(Assoc, Keys) :-
+    assoc_to_list(Assoc, Pairs),
+    pairs_keys(Pairs, Keys).
+
+%!  assoc_to_values(+Assoc, -Values) is det.
+%
+%   Values are the values of Assoc, in key order.
+assoc_to_values(Assoc, Values) :-
+    assoc_to_list(Assoc, Pairs),
+    pairs_values(Pairs, Values).
+
+%!  max_assoc(+Assoc, -Key, -Value) is semidet.
+%
+%   Key-Value is the pair of Assoc with the greatest key.
+max_assoc(t(K,V,_,_,R), Key, Value) :-
+    max_assoc_(R, K, V, Key, Value).
+
+% max_assoc_(+Right, +K, +V, -Key, -Value)
+max_assoc_(t, K, V, K, V).
+max_assoc_(t(K,V,_,_,R), _, _, Key, Value) :-
+    max_assoc_(R, K, V, Key, Value).
+
+%!  min_assoc(+Assoc, -Key, -Value) is semidet.
+%
+%   Key-Value is the pair of Assoc with the least key.
+min_assoc(t(K,V,_,L,_), Key, Value) :-
+    min_assoc_(L, K, V, Key, Value).
+
+% min_assoc_(+Left, +K, +V, -Key, -Value)
+min_assoc_(t, K, V, K, V).
+min_assoc_(t(K,V,_,L,_), _, _, Key, Value) :-
+    min_assoc_(L, K, V, Key, Value).
+
+%!  map_assoc(:Pred, +Assoc) is semidet.
+%
+%   call(Pred, V) holds for every value V of Assoc.
+map_assoc(_, t).
+map_assoc(Pred, t(_,V,_,L,R)) :-
+    map_assoc(Pred, L),
+    call(Pred, V),
+    map_assoc(Pred, R).
+
+%!  map_assoc(:Pred, +Assoc0, -Assoc) is semidet.
+%
+%   Assoc has the keys of Assoc0 and call(Pred, V0, V) of its values.
+map_assoc(_, t, t).
+map_assoc(Pred, t(K,V0,B,L0,R0), t(K,V,B,L,R)) :-
+    map_assoc(Pred, L0, L),
+    call(Pred, V0, V),
+    map_assoc(Pred, R0, R).

@@ -26,8 +26,9 @@ type Query struct {
 	cancel context.CancelCauseFunc
 	vars   []engine.ParsedVariable
 	more   chan bool
-	next   chan *engine.Env
+	next   chan answer
 	env    *engine.Env
+	last   bool
 	err    error // set by the engine goroutine before it closes next
 	done   bool
 	final  error
@@ -44,7 +45,7 @@ func (in *Interpreter) Query(ctx context.Context, goal string) (*Query, error) {
 		return nil, err
 	}
 	qctx, cancel := context.WithCancelCause(ctx)
-	q := &Query{in: in, ctx: qctx, cancel: cancel, vars: vars, more: make(chan bool, 1), next: make(chan *engine.Env)}
+	q := &Query{in: in, ctx: qctx, cancel: cancel, vars: vars, more: make(chan bool, 1), next: make(chan answer)}
 	in.cancel = cancel
 	vm := &in.ip.VM
 	go func() {
@@ -52,12 +53,18 @@ func (in *Interpreter) Query(ctx context.Context, goal string) (*Query, error) {
 		if !<-q.more {
 			return
 		}
-		_, q.err = engine.Call(vm, t, func(env *engine.Env) *engine.Promise {
-			q.next <- env
-			return engine.Bool(!<-q.more)
-		}, nil).Force(qctx)
+		q.err = solve(qctx, vm, t, func(env *engine.Env, last bool) bool {
+			q.next <- answer{env, last}
+			return !last && <-q.more
+		})
 	}()
 	return q, nil
+}
+
+// answer is one solution as the engine goroutine hands it over.
+type answer struct {
+	env  *engine.Env
+	last bool
 }
 
 func (in *Interpreter) parseGoal(goal string) (engine.Term, []engine.ParsedVariable, error) {
@@ -105,12 +112,12 @@ func (q *Query) Next() bool {
 	}
 }
 
-func (q *Query) arrive(env *engine.Env, ok bool) bool {
+func (q *Query) arrive(a answer, ok bool) bool {
 	if !ok {
 		q.finish(q.err)
 		return false
 	}
-	q.env = env
+	q.env, q.last = a.env, a.last
 	return true
 }
 
@@ -120,6 +127,12 @@ func (q *Query) finish(err error) {
 	q.cancel(nil)
 	q.in.cancel = nil
 }
+
+// Last reports whether the solution found by Next is known to be the last:
+// the goal left no choice point, so SWI-Prolog's top level would end the
+// answer with "." without offering ";". False means more solutions may
+// exist (the next Next may still fail).
+func (q *Query) Last() bool { return q.last }
 
 // Env returns the bindings of the current solution.
 func (q *Query) Env() *engine.Env { return q.env }
@@ -191,13 +204,8 @@ func (in *Interpreter) Write(t engine.Term, env *engine.Env) string {
 }
 
 func (in *Interpreter) write(t engine.Term, env *engine.Env, quoted bool) string {
-	var sb strings.Builder
-	s := engine.NewOutputTextStream(&sb)
-	q := engine.NewAtom("false")
 	if quoted {
-		q = atomTrue
+		return in.writeText(t, env, optsWriteQ)
 	}
-	opts := engine.List(engine.NewAtom("quoted").Apply(q), engine.NewAtom("numbervars").Apply(atomTrue))
-	_, _ = engine.WriteTerm(&in.ip.VM, s, t, opts, engine.Success, env).Force(context.Background())
-	return sb.String()
+	return in.writeText(t, env, optsWrite)
 }

@@ -3,6 +3,7 @@ package prolog
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -45,6 +46,7 @@ type source struct {
 	clauses []clauseSpan
 	orig    []int32 // orig[i] = byte offset in the original of escaped byte i
 	src     string
+	end     int // offset in src where scanning stopped
 }
 
 // isSymbolChar reports whether r is an ISO symbol char, which glues onto a
@@ -59,7 +61,11 @@ func isLayout(r byte) bool {
 
 // scan prepares src. It fails on unterminated quotes, block comments and
 // clauses, which would otherwise surface from ichiban as a bare "EOF".
-func scan(src string) (*source, error) {
+func scan(src string) (*source, error) { return scanClauses(src, -1) }
+
+// scanClauses is scan that stops after max clauses (max < 0: all); end is
+// then the offset in src just after the last one's full stop.
+func scanClauses(src string, max int) (*source, error) {
 	var (
 		b       strings.Builder
 		orig    = make([]int32, 0, len(src)+16)
@@ -130,6 +136,11 @@ func scan(src string) (*source, error) {
 			emit(i, ".")
 			i++
 			endClause()
+			if len(s.clauses) == max {
+				s.end = i
+				s.text, s.orig = b.String(), orig
+				return s, nil
+			}
 		case isLayout(c):
 			emit(i, src[i:i+1])
 			i++
@@ -148,7 +159,27 @@ func scan(src string) (*source, error) {
 	}
 	s.text = b.String()
 	s.orig = orig
+	s.end = len(src)
 	return s, nil
+}
+
+// NextClause splits text after the full stop that ends its first clause
+// (quotes, 0'c and comments taken into account), for a reader that gets
+// Prolog text piece by piece, such as a top level reading lines. It returns
+// ok=false when text does not hold a complete clause yet: more input may
+// complete it.
+func NextClause(text string) (clause, rest string, ok bool) {
+	s, err := scanClauses(text, 1)
+	if err != nil || len(s.clauses) == 0 {
+		return "", text, false
+	}
+	return text[:s.end], text[s.end:], true
+}
+
+// Blank reports whether text holds only layout and comments.
+func Blank(text string) bool {
+	s, err := scan(text)
+	return err == nil && len(s.clauses) == 0
 }
 
 func isAlnum(c byte) bool {
@@ -165,8 +196,13 @@ func scanQuoted(src string, i int, escape bool, emit func(int, string)) (int, er
 		c := src[j]
 		switch {
 		case c == '\\' && j+1 < len(src):
-			emit(j, src[j:j+2])
-			j += 2
+			n := escapeLen(src[j:])
+			if r, ok := unicodeEscape(src[j : j+n]); ok {
+				emit(j, fmt.Sprintf(`\x%X\`, r))
+			} else {
+				emit(j, src[j:j+n])
+			}
+			j += n
 		case c == q && j+1 < len(src) && src[j+1] == q:
 			emit(j, src[j:j+2])
 			j += 2
@@ -187,6 +223,50 @@ func scanQuoted(src string, i int, escape bool, emit func(int, string)) (int, er
 		}
 	}
 	return 0, &SyntaxError{Pos: position(src, i), Msg: fmt.Sprintf("unterminated quoted %s", quoteKind(q))}
+}
+
+// escapeLen returns the length of the escape sequence that starts with the
+// backslash s[0]: \xHEX\ and \OCTAL\ run to their closing backslash (so
+// that "\x41\" ends at its quote), \uXXXX and \UXXXXXXXX take their
+// digits, any other escape is two bytes.
+func escapeLen(s string) int {
+	switch {
+	case len(s) < 2:
+		return len(s)
+	case s[1] == 'u' || s[1] == 'U':
+		n := 6
+		if s[1] == 'U' {
+			n = 10
+		}
+		if len(s) >= n && isHex(s[2:n]) {
+			return n
+		}
+	case s[1] == 'x' || s[1] >= '0' && s[1] <= '7':
+		return skipEscape(s, 0) + 1
+	}
+	return 2
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// unicodeEscape decodes SWI-Prolog's \uXXXX and \UXXXXXXXX escapes, which
+// ichiban's lexer lacks; the reader hands them on as \xHEX\.
+func unicodeEscape(esc string) (rune, bool) {
+	if len(esc) < 6 || esc[1] != 'u' && esc[1] != 'U' {
+		return 0, false
+	}
+	r, err := strconv.ParseUint(esc[2:], 16, 32)
+	if err != nil || r > utf8.MaxRune || r >= 0xD800 && r < 0xE000 {
+		return 0, false
+	}
+	return rune(r), true
 }
 
 func quoteKind(q byte) string {

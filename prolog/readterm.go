@@ -83,9 +83,6 @@ func ReadTerm(text string, lim ReadLimits) (engine.Term, error) {
 	if !strings.HasSuffix(body, ".") || strings.HasSuffix(body, "..") || len(body) > 1 && isSymbolChar(body[len(body)-2]) {
 		body += "\n." // a newline first: the text may end in a % comment
 	}
-	// NB: protectEscapes lengthens escapes, so offsets reported past one are
-	// a few bytes late; they stay within the same line.
-	body = protectEscapes(body)
 	if off, ok := bracketDepthExceeded(body, lim.MaxDepth); ok {
 		return nil, &ReadError{Offset: off, Pos: position(text, off), Msg: fmt.Sprintf("nesting deeper than the limit of %d", lim.MaxDepth)}
 	}
@@ -255,64 +252,4 @@ func checkTerm(t engine.Term, lim ReadLimits) string {
 		}
 	}
 	return ""
-}
-
-// protectEscapes appends a line continuation (backslash, newline: it reads
-// as nothing) after every \xHEX\ and \OCTAL\ escape inside quotes.
-// NB: scan pairs a backslash with the next byte, so without it the closing
-// backslash of "\x0\" would swallow the closing quote.
-func protectEscapes(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 16)
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		b.WriteByte(c)
-		switch {
-		case quote == 0:
-			switch {
-			case c == '0' && i+1 < len(s) && s[i+1] == '\'' && (i == 0 || !isAlnum(s[i-1])):
-				// 0'c, 0'\n, 0''': copy the character literal whole.
-				j := i + 2
-				switch {
-				case j < len(s) && s[j] == '\\':
-					j = skipEscape(s, j) + 1
-				case j+1 < len(s) && s[j] == '\'' && s[j+1] == '\'':
-					j += 2
-				case j < len(s):
-					j++
-				}
-				j = min(j, len(s))
-				b.WriteString(s[i+1 : j])
-				i = j - 1
-			case c == '\'' || c == '"' || c == '`':
-				quote = c
-			case c == '%':
-				j := strings.IndexByte(s[i:], '\n')
-				if j < 0 {
-					j = len(s) - i
-				}
-				b.WriteString(s[i+1 : i+j])
-				i += j - 1
-			}
-		case c == '\\':
-			end := min(skipEscape(s, i), len(s)-1)
-			b.WriteString(s[i+1 : end+1])
-			if end > i+1 && s[end] == '\\' {
-				b.WriteString("\\\n")
-			}
-			i = end
-		case c == quote:
-			if i+1 < len(s) && s[i+1] == quote {
-				b.WriteByte(c)
-				i++
-				continue
-			}
-			quote = 0
-		}
-	}
-	return b.String()
 }

@@ -57,3 +57,17 @@ func TestCLI(t *testing.T) {
 		})
 	})
 }
+
+// TestHelpSpellings: every spelling of help prints the same usage.
+func TestHelpSpellings(t *testing.T) {
+	var want bytes.Buffer
+	if code := run(context.Background(), []string{"--help"}, strings.NewReader(""), &want, &bytes.Buffer{}); code != 0 || want.Len() == 0 {
+		t.Fatalf("--help: exit %d, %q", code, want.String())
+	}
+	for _, arg := range []string{"-h", "-help", "help"} {
+		var out bytes.Buffer
+		if code := run(context.Background(), []string{arg}, strings.NewReader(""), &out, &bytes.Buffer{}); code != 0 || out.String() != want.String() {
+			t.Errorf("%s: exit %d, output differs from --help", arg, code)
+		}
+	}
+}

@@ -77,15 +77,6 @@ func TestConvAndPackCommands(t *testing.T) {
 	}
 }
 
-// TestMain lets a test run the CLI as a separate process: with
-// RLMPL_TEST_MAIN=1 the test binary is rlmpl.
-func TestMain(m *testing.M) {
-	if os.Getenv("RLMPL_TEST_MAIN") == "1" {
-		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-	}
-	os.Exit(m.Run())
-}
-
 // TestPackIsByteIdenticalAcrossProcesses (I10): the same transcript and
 // options render the same request, byte for byte, in two processes — no
 // map order, clock or address leaks into a pack.

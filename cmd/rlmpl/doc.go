@@ -24,15 +24,31 @@ Usage:
 	           [--min-recent N] [--max-candidates N] [--explain] [--json]
 	                           the context the conversation would send: what
 	                           went in, what was left out, tokens per stage
-	rlmpl version              print the runtime version
-	rlmpl help                 print this text
+	rlmpl chat --conv ID [--provider P] [--base-url URL] [--model M]
+	           [--system TEXT] [--max-context N] [--json]
+	                           talk over a managed conversation: each line is
+	                           a turn, streamed; /ledger, /receipt, /search
+	                           TEXT, /quit
+	rlmpl receipt list|show TURN|diff TURN_A TURN_B --conv ID
+	                           what each turn sent: units, tokens per stage,
+	                           request hashes, usage
+	rlmpl turn replay TURN --conv ID
+	                           re-render a stored turn's requests and check
+	                           their SHA-256 against its receipt
+	rlmpl warm list|show KEY|publish --range S-E --fields FILE --conv ID
+	                           warm summaries of older history: published
+	                           versions, their representations, staleness
+	rlmpl version              print the runtime version (also --version)
+	rlmpl help                 print this text (also -h, --help); rlmpl run
+	                           --help and rlmpl repl --help tell more
 
 Scripts see ARGS in current_prolog_flag(argv, [rlmpl|ARGS]). They may
 consult and open for reading the files of FILE's directory; nothing else of
 the file system is reachable, and nothing can be written.
 
-Conversations live in $XDG_STATE_HOME/rlmpl (~/.local/state/rlmpl) unless
---store says otherwise.
+Conversations live in stores under the state directory,
+$XDG_STATE_HOME/rlmpl (~/.local/state/rlmpl) unless --state says otherwise;
+--store names one (a name under it, or an absolute directory).
 
 Providers are named once for every command and script: in
 $XDG_CONFIG_HOME/rlmpl/providers.toml (~/.config/rlmpl/providers.toml) and
@@ -43,9 +59,11 @@ presets (openai, openrouter, deepseek, ollama, vllm, llamacpp). Keys are
 read from the environment when each request is made, never from the file.
 
 Exit status: 0 when the program ends normally, N after halt(N), 1 on a syntax
-error, an uncaught exception or a failed main goal, 2 on a usage error.
+error, an uncaught exception or a failed main goal, 2 on a usage error, 130
+when interrupted (SIGINT).
 
-In the top level, type a goal ending with a full stop. After a solution,
-type ; for the next one or press return to stop. halt. leaves.
+In the top level, type a goal ending with a full stop. A deterministic answer
+ends with "."; after one that left a choice point, type ; for the next one or
+press return to stop. halt. leaves.
 */
 package main

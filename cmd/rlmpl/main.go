@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	_ "embed"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -56,13 +58,36 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runComplete(ctx, args[1:], stdout, stderr)
 	case "providers":
 		return runProviders(ctx, args[1:], stdout, stderr)
-	case "version":
+	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "rlmpl %s\n", host.Version)
 		return 0
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage())
 		return 0
 	}
-	fmt.Fprintf(stderr, "rlmpl: unknown command %q\n\n%s", args[0], usage())
+	if strings.HasPrefix(args[0], "-") {
+		fmt.Fprintf(stderr, "rlmpl: unknown flag %s (rlmpl help lists the commands)\n", args[0])
+		return 2
+	}
+	fmt.Fprintf(stderr, "rlmpl: unknown command %q (rlmpl help lists the commands)\n", args[0])
 	return 2
+}
+
+// parseFlags parses a subcommand's flags, which come before its first
+// argument. -h and --help print usage to stdout (exit 0); an unknown flag
+// is a usage error naming it (exit 2). It returns the arguments and ok, or
+// the exit code.
+func parseFlags(fs *flag.FlagSet, usage string, args []string, stdout, stderr io.Writer) ([]string, int, bool) {
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			return nil, 0, false
+		}
+		// The flag package has printed the error, which names the flag.
+		fmt.Fprintln(stderr, strings.SplitN(usage, "\n", 2)[0])
+		return nil, 2, false
+	}
+	return fs.Args(), 0, true
 }

@@ -75,7 +75,7 @@ main :-
 	if reqs[0].Body["model"] != "gpt-4o" {
 		t.Errorf("model = %v", reqs[0].Body["model"])
 	}
-	if strings.Contains(out+errOut, testKey) || !strings.Contains(out, "<,r,e,d,a,c,t,e,d,>") {
+	if strings.Contains(out+errOut, testKey) || !strings.Contains(out, "<redacted>") {
 		t.Errorf("the key leaked or was not redacted: %s %s", out, errOut)
 	}
 }

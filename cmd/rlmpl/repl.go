@@ -4,25 +4,49 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+
+	"golang.org/x/term"
 
 	"github.com/rlmpl/rlmpl/host"
 	"github.com/rlmpl/rlmpl/prolog"
 )
 
-// runREPL implements `rlmpl repl [FILE...]`: a top level in the manner of
-// SWI-Prolog's. It survives errors; halt. (or end of input) leaves.
-func runREPL(ctx context.Context, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	in := bufio.NewReader(stdin)
+const replUsage = `usage: rlmpl repl [FILE...]
+
+The top level: consult FILEs, then read goals and print their answers as
+SWI-Prolog does. A goal ends with a full stop; it may span lines, and a
+line may hold several. A deterministic answer ends with "."; after one that
+left a choice point, type ; (or n, r, space, tab) for the next answer, or
+return (or ., c, a) to stop. Ctrl-C interrupts a running goal; at the ?-
+prompt it leaves with status 130. halt. or end of input leaves. help(Name),
+apropos(Text) and listing(Name) document and show predicates.
+
+Without a terminal, goals are read from the input one by one; the line
+after an answer that left a choice point is taken as the reply when it is
+";" (next answer) or empty (stop), and read as the next goal otherwise.
+`
+
+// runREPL implements `rlmpl repl [FILE...]`.
+func runREPL(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	files, code, ok := parseFlags(flag.NewFlagSet("repl", flag.ContinueOnError), replUsage, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	t := newToplevel(stdin, stdout, stderr)
 	first := ""
 	if len(files) > 0 {
 		first = files[0]
 	}
-	// The program's user_input is the REPL's own input: a goal reading it
-	// consumes what follows, as in SWI-Prolog.
-	sess, code := openSession(ctx, first, nil, in, stdout, stderr)
+	// The program's user_input is the top level's own input: a goal reading
+	// it consumes what follows, as in SWI-Prolog. Its user_output is the top
+	// level's, which tracks whether a line is open.
+	sess, code := openSession(ctx, first, nil, t, t.out, stderr)
 	if sess == nil {
 		return code
 	}
@@ -32,82 +56,301 @@ func runREPL(ctx context.Context, files []string, stdin io.Reader, stdout, stder
 			return code
 		}
 	}
+	return t.loop(ctx, sess)
+}
+
+// toplevel reads goals and replies from its input and prints answers.
+type toplevel struct {
+	in         *bufio.Reader
+	buf        string // input read but not consumed yet
+	out        *lineWriter
+	errOut     io.Writer
+	fd         int            // the terminal's file descriptor, or -1
+	interrupts chan os.Signal // SIGINT, on a terminal
+}
+
+func newToplevel(stdin io.Reader, stdout, stderr io.Writer) *toplevel {
+	t := &toplevel{in: bufio.NewReader(stdin), out: &lineWriter{w: stdout, bol: true}, errOut: stderr, fd: -1}
+	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		t.fd = int(f.Fd())
+	}
+	return t
+}
+
+var errInterrupted = errors.New("interrupted")
+
+// loop runs goals until halt/0,1, the end of the input or an interrupt at
+// the prompt, and returns the exit status. Without a terminal, ctx ending
+// (SIGINT) ends the top level with status 130.
+func (t *toplevel) loop(ctx context.Context, sess *host.Session) int {
+	if t.fd >= 0 {
+		// On a terminal, SIGINT interrupts the running goal only, so the
+		// top level does not use the process context, which the first
+		// SIGINT ends for good.
+		ctx = context.WithoutCancel(ctx)
+		t.interrupts = make(chan os.Signal, 1)
+		signal.Notify(t.interrupts, os.Interrupt)
+		defer signal.Stop(t.interrupts)
+	}
 	for {
-		goal, ok := readGoal(in, stdout)
-		if !ok {
-			fmt.Fprintln(stdout)
+		goal, err := t.readGoal(ctx)
+		switch {
+		case errors.Is(err, errInterrupted):
+			fmt.Fprintln(t.out)
+			return 130
+		case errors.Is(err, io.EOF):
+			if t.fd >= 0 {
+				fmt.Fprintln(t.out)
+			}
 			return 0
+		case err != nil:
+			fmt.Fprintf(t.errOut, "rlmpl repl: reading input: %v\n", err)
+			return 1
 		}
-		if strings.TrimSpace(goal) == "" {
-			continue
-		}
-		if code, done := solve(ctx, sess, goal, in, stdout, stderr); done {
+		t.out.bol = true // the goal's line ended (the terminal echoed it)
+		if code, done := t.solve(ctx, sess, goal); done {
 			return code
 		}
 	}
 }
 
-// readGoal reads lines until one ends a clause with a full stop.
-func readGoal(in *bufio.Reader, stdout io.Writer) (string, bool) {
-	var sb strings.Builder
-	prompt := "?- "
-	for {
-		fmt.Fprint(stdout, prompt)
-		line, err := in.ReadString('\n')
-		sb.WriteString(line)
-		t := strings.TrimSpace(sb.String())
-		if strings.HasSuffix(t, ".") || (err == nil && t == "") {
-			return t, true
+// Read makes the top level's input the program's user_input: what it has
+// buffered first, then at most a line per call, so that a program reading
+// a term does not swallow the goals that follow it.
+func (t *toplevel) Read(p []byte) (int, error) {
+	if t.buf == "" {
+		line, err := t.in.ReadString('\n')
+		if line == "" {
+			return 0, err
 		}
-		if err != nil {
-			return t, t != ""
-		}
-		prompt = "|    "
+		t.buf = line
+	}
+	n := copy(p, t.buf)
+	t.buf = t.buf[n:]
+	return n, nil
+}
+
+// readLine reads a line into buf. It returns errInterrupted on SIGINT (on
+// a terminal) or when ctx ends (otherwise).
+func (t *toplevel) readLine(ctx context.Context) error {
+	type result struct {
+		line string
+		err  error
+	}
+	ch := make(chan result, 1)
+	// NB: on an interrupt the reading goroutine stays blocked; the caller
+	// leaves the process then.
+	go func() {
+		line, err := t.in.ReadString('\n')
+		ch <- result{line, err}
+	}()
+	select {
+	case r := <-ch:
+		t.buf += r.line
+		return r.err
+	case <-t.interrupts:
+		return errInterrupted
+	case <-ctx.Done():
+		return errInterrupted
 	}
 }
 
-// solve runs one goal, printing solutions until the user declines more.
-// It reports done with an exit code when the goal halted.
-func solve(ctx context.Context, sess *host.Session, goal string, in *bufio.Reader, stdout, stderr io.Writer) (int, bool) {
-	q, err := sess.Query(ctx, goal)
+// readGoal returns the next goal (through its full stop), prompting on a
+// terminal. A goal left without a full stop at the end of the input is
+// returned as it is; blank input at the end is io.EOF.
+func (t *toplevel) readGoal(ctx context.Context) (string, error) {
+	for {
+		if goal, rest, ok := prolog.NextClause(t.buf); ok {
+			// The rest of the goal's line goes with it when it is blank, so
+			// that the next line is the reply or the next goal.
+			if line, after, found := strings.Cut(rest, "\n"); found && strings.TrimSpace(line) == "" {
+				rest = after
+			}
+			t.buf = rest
+			return goal, nil
+		}
+		if t.fd >= 0 {
+			if prolog.Blank(t.buf) {
+				fmt.Fprint(t.out, "?- ")
+			} else {
+				fmt.Fprint(t.out, "|    ")
+			}
+		}
+		if err := t.readLine(ctx); err != nil {
+			if errors.Is(err, errInterrupted) || prolog.Blank(t.buf) {
+				return "", err
+			}
+			goal := t.buf
+			t.buf = ""
+			return goal, nil
+		}
+	}
+}
+
+// solve runs one goal and prints its answers. It reports done with an exit
+// code when the goal halted or the process was interrupted.
+func (t *toplevel) solve(ctx context.Context, sess *host.Session, goal string) (int, bool) {
+	qctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	interrupted := make(chan struct{})
+	if t.interrupts != nil {
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			select {
+			case <-t.interrupts:
+				close(interrupted)
+				cancel()
+			case <-stop:
+			}
+		}()
+	}
+	q, err := sess.Query(qctx, goal)
 	if err != nil {
-		return report(err, stdout, stderr)
+		return t.report(ctx, err)
 	}
 	defer q.Close()
-	ip := sess.Interpreter()
 	for q.Next() {
-		var parts []string
-		for _, b := range q.Bindings() {
-			parts = append(parts, b.Name+" = "+ip.WriteQ(b.Value, nil))
-		}
-		answer := "true"
-		if len(parts) > 0 {
-			answer = strings.Join(parts, ",\n")
-		}
-		fmt.Fprint(stdout, answer+" ")
-		line, rerr := in.ReadString('\n')
-		if strings.TrimSpace(line) != ";" || rerr != nil {
-			fmt.Fprintln(stdout, ".")
+		t.out.endLine()
+		answer := q.Answer()
+		if q.Last() {
+			fmt.Fprintf(t.out, "%s.\n\n", answer)
 			return 0, false
 		}
-		fmt.Fprintln(stdout, ";")
+		fmt.Fprintf(t.out, "%s ", answer)
+		switch t.reply(ctx) {
+		case replyMore:
+			fmt.Fprintln(t.out, ";")
+		case replyStop:
+			fmt.Fprint(t.out, ".\n\n")
+			return 0, false
+		case replyAbort:
+			fmt.Fprintln(t.out)
+			fmt.Fprintln(t.errOut, "% Execution Aborted")
+			return 0, false
+		case replyInterrupted:
+			fmt.Fprintln(t.out)
+			return 130, true
+		}
 	}
+	select {
+	case <-interrupted:
+		fmt.Fprintln(t.out) // after the ^C the terminal echoed
+		fmt.Fprintln(t.errOut, "% Execution Aborted")
+		return 0, false
+	default:
+	}
+	t.out.endLine()
 	if err := q.Err(); err != nil {
-		return report(err, stdout, stderr)
+		return t.report(ctx, err)
 	}
-	fmt.Fprintln(stdout, "false.")
+	fmt.Fprint(t.out, "false.\n\n")
 	return 0, false
 }
 
-func report(err error, stdout, stderr io.Writer) (int, bool) {
-	var halt *prolog.HaltError
-	if errors.As(err, &halt) {
-		return halt.Code, true
+// lineWriter remembers whether the last byte written ended a line, so that
+// an answer after output such as write(hi) starts on a line of its own, as
+// in SWI-Prolog.
+type lineWriter struct {
+	w   io.Writer
+	bol bool // at the beginning of a line
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		l.bol = p[len(p)-1] == '\n'
 	}
-	if errors.Is(err, prolog.ErrAbandoned) {
-		fmt.Fprintf(stderr, "ERROR: %v\n", err)
+	return l.w.Write(p)
+}
+
+// endLine ends the open line, if any.
+func (l *lineWriter) endLine() {
+	if !l.bol {
+		fmt.Fprintln(l)
+	}
+}
+
+// report prints a goal's error as SWI-Prolog does and reports done when
+// the goal halted, the interpreter is unusable or the process was
+// interrupted.
+func (t *toplevel) report(ctx context.Context, err error) (int, bool) {
+	var halt *prolog.HaltError
+	switch {
+	case errors.As(err, &halt):
+		return halt.Code, true
+	case ctx.Err() != nil:
+		return 130, true
+	case errors.Is(err, prolog.ErrAbandoned):
+		fmt.Fprintf(t.errOut, "ERROR: %v\n", err)
 		return 1, true
 	}
-	exitCode(err, stderr)
+	exitCode(err, t.errOut)
 	return 0, false
+}
+
+type reply int
+
+const (
+	replyMore reply = iota
+	replyStop
+	replyAbort
+	replyInterrupted
+)
+
+// reply reads what the user wants after an answer that left a choice
+// point: a key press on a terminal, a line otherwise.
+func (t *toplevel) reply(ctx context.Context) reply {
+	if t.fd < 0 {
+		return t.pipedReply(ctx)
+	}
+	for {
+		switch c := t.key(); c {
+		case ';', 'n', 'r', ' ', '\t':
+			return replyMore
+		case '\r', '\n', '.', 'c', 'a', 4, 0:
+			return replyStop
+		case 3: // Ctrl-C: raw mode delivers it as a key
+			return replyAbort
+		case 'h', '?':
+			fmt.Fprint(t.out, "\n  Possible actions:\n"+
+				"  ; (n,r,space,TAB): redo    | c (a,RET,.): stop\n"+
+				"  h (?):             help    | Ctrl-C:      abort\n"+
+				"Action? ")
+		default:
+			fmt.Fprintf(t.out, "\nUnknown action: %c (h for help)\nAction? ", c)
+		}
+	}
+}
+
+// key reads one key press with the terminal in raw mode; 0 at the end of
+// the input.
+func (t *toplevel) key() byte {
+	if state, err := term.MakeRaw(t.fd); err == nil {
+		defer term.Restore(t.fd, state)
+	}
+	c, err := t.in.ReadByte()
+	if err != nil {
+		return 0
+	}
+	return c
+}
+
+// pipedReply takes the next input line as the reply when it is one: ";"
+// (or n, r) for the next answer, an empty line (or ., c, a) to stop. Any
+// other line stops too and stays to be read as the next goal.
+func (t *toplevel) pipedReply(ctx context.Context) reply {
+	if t.buf == "" {
+		if err := t.readLine(ctx); errors.Is(err, errInterrupted) {
+			return replyInterrupted
+		}
+	}
+	line, rest, _ := strings.Cut(t.buf, "\n")
+	switch strings.TrimSpace(line) {
+	case ";", "n", "r":
+		t.buf = rest
+		return replyMore
+	case "", ".", "c", "a":
+		t.buf = rest
+	}
+	return replyStop
 }

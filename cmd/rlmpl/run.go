@@ -3,19 +3,37 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/ichiban/prolog/engine"
 
 	"github.com/rlmpl/rlmpl/host"
 	"github.com/rlmpl/rlmpl/prolog"
 )
 
-// runScript implements `rlmpl run FILE [ARGS...]`.
+const runUsage = `usage: rlmpl run FILE [ARGS...]
+
+Consult FILE, run its initialization(Goal, main) goals and exit with their
+status: 0, N after halt(N), 1 on an uncaught exception, a failed goal or a
+syntax error, 130 when interrupted (SIGINT). The script sees ARGS in
+current_prolog_flag(argv, [rlmpl|ARGS]), may consult and read the files of
+FILE's directory, and cannot write files.
+`
+
+// runScript implements `rlmpl run FILE [ARGS...]`. Flags come before FILE;
+// what follows FILE is the script's.
 func runScript(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	args, code, ok := parseFlags(flag.NewFlagSet("run", flag.ContinueOnError), runUsage, args, stdout, stderr)
+	if !ok {
+		return code
+	}
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "rlmpl run: missing FILE\nusage: rlmpl run FILE [ARGS...]")
+		fmt.Fprintf(stderr, "rlmpl run: missing FILE\n%s\n", strings.SplitN(runUsage, "\n", 2)[0])
 		return 2
 	}
 	sess, code := openSession(ctx, args[0], args[1:], stdin, stdout, stderr)
@@ -26,7 +44,10 @@ func runScript(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if code := consultFile(ctx, sess, args[0], stderr); code >= 0 {
 		return code
 	}
-	return exitCode(sess.RunMain(ctx), stderr)
+	if code := exitCode(sess.RunMain(ctx), stderr); ctx.Err() == nil || code == 0 {
+		return code
+	}
+	return 130
 }
 
 // openSession builds a host whose file system is the directory of file.
@@ -96,11 +117,15 @@ func exitCode(err error, stderr io.Writer) int {
 		if pe.Goal != "" {
 			fmt.Fprintf(stderr, "Warning: goal (initialization) raised exception: %s\n", pe.Goal)
 		}
-		fmt.Fprintf(stderr, "ERROR: %s\n", pe.Message)
+		if c, ok := pe.Term.(engine.Compound); ok && c.Functor() == engine.NewAtom("error") && c.Arity() == 2 {
+			fmt.Fprintf(stderr, "ERROR: %s\n", pe.Message)
+		} else { // a ball that is not error(_, _), as SWI-Prolog puts it
+			fmt.Fprintf(stderr, "ERROR: Unhandled exception: %s\n", pe.Message)
+		}
 	case errors.As(err, &gf):
 		fmt.Fprintf(stderr, "Warning: goal (initialization) failed: %s\n", gf.Goal)
 	case errors.Is(err, context.Canceled):
-		fmt.Fprintln(stderr, "ERROR: interrupted")
+		fmt.Fprintln(stderr, "% Execution Aborted")
 	default:
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 	}

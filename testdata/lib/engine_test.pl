@@ -16,3 +16,11 @@ test(quoted_atom_with_dash_reads, (atom_length('a – b', N), N == 5)).
 test(integer_overflow_is_evaluation_error,
      [throws(error(evaluation_error(int_overflow), _))],
      (X is 9223372036854775807 + 1, integer(X))).
+
+% NB: ichiban keeps no source of static predicates and clause/2 refuses
+% them, so listing/1 shows static predicates from the texts the host
+% consulted (prolog/listing.go). If this fails, clause/2 could serve.
+engine_static_(1).
+test(clause_of_static_predicate_is_private,
+     [throws(error(permission_error(access, private_procedure, engine_static_/1), _))],
+     clause(engine_static_(_), _)).

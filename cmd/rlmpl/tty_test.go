@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// TestMain lets the test binary stand in for rlmpl in TestREPLTerminal.
+func TestMain(m *testing.M) {
+	if os.Getenv("RLMPL_TEST_MAIN") == "1" {
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+// terminal is a pty running `rlmpl repl` as its controlling process.
+type terminal struct {
+	t   *testing.T
+	pty *os.File
+	cmd *exec.Cmd
+	mu  sync.Mutex
+	out bytes.Buffer // everything the terminal showed
+	at  int          // how much of out (with \r\n as \n) expect has matched
+}
+
+func startTerminal(t *testing.T, args ...string) *terminal {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "RLMPL_TEST_MAIN=1")
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 100})
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	term := &terminal{t: t, pty: f, cmd: cmd}
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := f.Read(buf)
+			term.mu.Lock()
+			term.out.Write(buf[:n])
+			term.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = f.Close()
+	})
+	return term
+}
+
+func (term *terminal) send(s string) {
+	term.t.Helper()
+	if _, err := term.pty.Write([]byte(s)); err != nil {
+		term.t.Fatal(err)
+	}
+}
+
+// expect waits until the terminal shows want (after what earlier calls
+// matched), with \r\n as \n.
+func (term *terminal) expect(want string) {
+	term.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		term.mu.Lock()
+		got := strings.ReplaceAll(term.out.String(), "\r\n", "\n")[term.at:]
+		term.mu.Unlock()
+		if i := strings.Index(got, want); i >= 0 {
+			term.at += i + len(want)
+			return
+		}
+		if time.Now().After(deadline) {
+			term.t.Fatalf("terminal shows\n%s\nwant (after what was matched)\n%s", got, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestREPLTerminal drives the top level in a real terminal, as a person
+// would, and checks it against SWI-Prolog 9's transcript of the same keys
+// (one key press answers a non-deterministic answer; Ctrl-C interrupts).
+func TestREPLTerminal(t *testing.T) {
+	term := startTerminal(t, "repl")
+	term.expect("?- ")
+	term.send("X = 1.\r")
+	term.expect("X = 1.\nX = 1.\n\n?- ")
+	term.send("member(X, [a,b,c]).\r")
+	term.expect("X = a ")
+	term.send(";") // one key, no return
+	term.expect(";\nX = b ")
+	term.send("\r")
+	term.expect(".\n\n?- ")
+	term.send("member(X, [a,b]).\r")
+	term.expect("X = a ")
+	term.send(" ")
+	term.expect(";\nX = b.\n\n?- ")
+	term.send("X = f(Y,Y), Z = \"text\".\r")
+	term.expect("X = f(Y, Y),\nZ = \"text\".\n\n?- ")
+	term.send("X = [1,\r")
+	term.expect("|    ")
+	term.send("2].\r")
+	term.expect("X = [1, 2].\n\n?- ")
+	term.send("member(X, [a,b]).\r")
+	term.expect("X = a ")
+	term.send("x")
+	term.expect("Unknown action: x (h for help)\nAction? ")
+	term.send("c")
+	term.expect(".\n\n?- ")
+	term.send("repeat, fail.\r")
+	time.Sleep(300 * time.Millisecond)
+	term.send("\x03") // Ctrl-C interrupts the running goal
+	term.expect("% Execution Aborted\n?- ")
+	term.send("true.\r")
+	term.expect("true.\n\n?- ")
+	term.send("\x03") // Ctrl-C at the prompt leaves with 130
+	err := term.cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v, want status 130", err)
+	}
+}
+
+// TestInterruptExitStatus: SIGINT ends a running script, and a top level
+// reading from a pipe, with status 130.
+func TestInterruptExitStatus(t *testing.T) {
+	script := t.TempDir() + "/loop.pl"
+	if err := os.WriteFile(script, []byte(":- initialization(main, main).\nmain :- repeat, fail.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"run", script}, {"repl"}} {
+		t.Run(args[0], func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], args...)
+			cmd.Env = append(os.Environ(), "RLMPL_TEST_MAIN=1")
+			cmd.Stdin = strings.NewReader("repeat, fail.\n")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(500 * time.Millisecond) // let the goal start looping
+			if err := cmd.Process.Signal(os.Interrupt); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+				t.Fatalf("exit: %v (stderr %q), want status 130", err, stderr.String())
+			}
+		})
+	}
+}

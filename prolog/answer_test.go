@@ -1,0 +1,60 @@
+package prolog_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/rlmpl/rlmpl/prolog"
+)
+
+// TestAnswer: answers as SWI-Prolog 9.0.4's top level prints them (checked
+// with swipl), but for text, which is a chars list here.
+func TestAnswer(t *testing.T) {
+	in := prolog.New(nil)
+	for _, tc := range []struct{ goal, want string }{
+		{"X = 1", "X = 1"},
+		{"Y is 2+2", "Y = 4"},
+		{"true", "true"},
+		{"X = X", "true"},
+		{"X = f(Y,Y)", "X = f(Y, Y)"},
+		{"X = Y", "X = Y"},
+		{"X = Y, Y = Z", "X = Y, Y = Z"},
+		{"X = f(a), Y = f(a)", "X = Y, Y = f(a)"},
+		{"X = 1, Y = 1", "X = Y, Y = 1"},
+		{"X = 1, Y = 2", "X = 1,\nY = 2"},
+		{"X = f(Y), Y = Z", "X = f(Z),\nY = Z"},
+		{"X = g(Z), Y = Z", "X = g(Y),\nZ = Y"},
+		{"X = f(_A), _A = 1", "X = f(1),\n_A = 1"},
+		{"X = f(_,_)", "X = f(_, _)"},
+		{"length(L, 2)", "L = [_, _]"},
+		{"length(L, 3), L = [A|_]", "L = [A, _, _]"},
+		{"copy_term(f(A,A,B), C)", "C = f(_A, _A, _)"},
+		{`X = "abc"`, `X = "abc"`},
+		{`X = "a,b"`, `X = "a,b"`},
+		{`X = 'a,b'`, `X = 'a,b'`},
+		{"X = [a,b]", "X = [a, b]"},
+		{"X = (a,b)", "X = (a, b)"},
+		{"X = [1,2|T]", "X = [1, 2|T]"},
+		{"X = (a:-b,c;d)", "X = (a:-b, c;d)"},
+		{"X = 1-(-1)", "X = 1- -1"},
+		{"X = f(-1)", "X = f(-1)"},
+		{"X = - a", "X = -a"},
+		{"X = 'hello world'", "X = 'hello world'"},
+		{"X = [f(x), \"s\"]", `X = [f(x), "s"]`},
+		{"X = (-)", "X = (-)"},
+	} {
+		t.Run(tc.goal, func(t *testing.T) {
+			q, err := in.Query(context.Background(), tc.goal)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer q.Close()
+			if !q.Next() {
+				t.Fatalf("no solution: %v", q.Err())
+			}
+			if got := q.Answer(); got != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}

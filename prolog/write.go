@@ -1,0 +1,240 @@
+package prolog
+
+// Text in written terms (see "Text" in doc.go): under double_quotes=chars
+// "hello" is the list [h,e,l,l,o], which ichiban's writer prints as such.
+// The host writes every text — a non-empty proper list of one-character
+// atoms — as text: "hello" in quoted output (it reads back as the same
+// list), the bare characters in unquoted output, and as a list in
+// canonical output. It does so by handing ichiban's writer a copy of the
+// term in which each text is a textTerm, an atomic term that writes
+// itself.
+//
+//	%!  write_term(+Stream, @Term, +Options) is det.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/ichiban/prolog/engine"
+)
+
+var (
+	atomQuoted       = engine.NewAtom("quoted")
+	atomIgnoreOps    = engine.NewAtom("ignore_ops")
+	atomDoubleQuotes = engine.NewAtom("double_quotes")
+)
+
+// registerWrite installs write_term/3 (which write/1,2, print/1,2,
+// writeq/1,2 and write_canonical/1,2 call) and set_prolog_flag/2, which
+// tracks double_quotes: quoted output writes text as "..." only while
+// double quotes read as chars, so that it reads back as the same term.
+func (in *Interpreter) registerWrite() {
+	vm := &in.ip.VM
+	in.dqChars = true
+	vm.Register3(engine.NewAtom("write_term"), func(vm *engine.VM, s, t, options engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
+		quoted, canonical := writeMode(options, env)
+		if !canonical {
+			t = in.portray(t, env, quoted)
+		}
+		return engine.WriteTerm(vm, s, t, options, k, env)
+	})
+	vm.Register2(engine.NewAtom("set_prolog_flag"), func(vm *engine.VM, flag, value engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
+		return engine.SetPrologFlag(vm, flag, value, func(env *engine.Env) *engine.Promise {
+			if env.Resolve(flag) == atomDoubleQuotes {
+				in.dqChars = env.Resolve(value) == atomChars
+			}
+			return k(env)
+		}, env)
+	})
+}
+
+// writeMode reads quoted(B) and ignore_ops(B) from write options, leaving
+// their validation to engine.WriteTerm.
+func writeMode(options engine.Term, env *engine.Env) (quoted, canonical bool) {
+	it := engine.ListIterator{List: options, Env: env}
+	for it.Next() {
+		o, ok := env.Resolve(it.Current()).(engine.Compound)
+		if !ok || o.Arity() != 1 {
+			continue
+		}
+		switch o.Functor() {
+		case atomQuoted:
+			quoted = env.Resolve(o.Arg(0)) == atomTrue
+		case atomIgnoreOps:
+			canonical = env.Resolve(o.Arg(0)) == atomTrue
+		}
+	}
+	return quoted, canonical
+}
+
+// portray returns t with its texts written as text: quoted, as "..." (only
+// while double_quotes=chars, so the output reads back), or bare.
+func (in *Interpreter) portray(t engine.Term, env *engine.Env, quoted bool) engine.Term {
+	if quoted && !in.dqChars {
+		return t
+	}
+	p := portrayer{env: env, quoted: quoted}
+	out, _ := p.term(t, 0)
+	return out
+}
+
+// maxPortrayDepth bounds the nesting portray walks (a cyclic term would
+// never end); deeper subterms are written as they are.
+const maxPortrayDepth = 10000
+
+type portrayer struct {
+	env    *engine.Env
+	quoted bool
+}
+
+// term returns t with its texts replaced, and whether anything changed
+// (subterms without text are shared, not copied).
+func (p *portrayer) term(t engine.Term, depth int) (engine.Term, bool) {
+	c, ok := p.env.Resolve(t).(engine.Compound)
+	if !ok || depth > maxPortrayDepth {
+		return t, false
+	}
+	if c.Functor() == atomDot && c.Arity() == 2 {
+		if s, ok := textOf(c, p.env); ok {
+			return textTerm{s: s, quoted: p.quoted}, true
+		}
+		return p.list(c, depth)
+	}
+	var args []engine.Term
+	for i := range c.Arity() {
+		a, changed := p.term(c.Arg(i), depth+1)
+		if changed && args == nil {
+			args = make([]engine.Term, c.Arity())
+			for j := range i {
+				args[j] = c.Arg(j)
+			}
+		}
+		if args != nil {
+			args[i] = a
+		}
+	}
+	if args == nil {
+		return c, false
+	}
+	return c.Functor().Apply(args...), true
+}
+
+// list portrays the elements (and the tail) of a list that is not text,
+// walking its spine iteratively.
+func (p *portrayer) list(c engine.Compound, depth int) (engine.Term, bool) {
+	var elems []engine.Term
+	changed := false
+	it := engine.ListIterator{List: c, Env: p.env, AllowPartial: true}
+	for it.Next() {
+		e, ch := p.term(it.Current(), depth+1)
+		elems = append(elems, e)
+		changed = changed || ch
+	}
+	if it.Err() != nil { // improper (or cyclic): keep the tail as it is
+		tail, ch := p.term(it.Suffix(), depth+1)
+		if !changed && !ch {
+			return c, false
+		}
+		return engine.PartialList(tail, elems...), true
+	}
+	if !changed {
+		return c, false
+	}
+	return engine.PartialList(it.Suffix(), elems...), true
+}
+
+// textOf returns the characters of t when t is text: a proper list of
+// one-character atoms that ends in a Go-backed chars list (engine.CharList:
+// what "..." literals, atom_chars/2, the string and format predicates and
+// the host produce, and what append/3 onto them keeps). Lists built cell by
+// cell ([a,b], msort/2, findall/3) are lists, even of characters.
+func textOf(t engine.Term, env *engine.Env) (string, bool) {
+	var sb strings.Builder
+	for {
+		c, ok := env.Resolve(t).(engine.Compound)
+		if !ok || c.Functor() != atomDot || c.Arity() != 2 {
+			return "", false
+		}
+		if s, ok := compactText(c); ok {
+			if _, chars := c.Arg(0).(engine.Atom); !chars { // a codes list
+				return "", false
+			}
+			sb.WriteString(s)
+			return sb.String(), true
+		}
+		a, ok := env.Resolve(c.Arg(0)).(engine.Atom)
+		if !ok {
+			return "", false
+		}
+		s := a.String()
+		if _, n := utf8.DecodeRuneInString(s); n == 0 || n != len(s) {
+			return "", false
+		}
+		sb.WriteString(s)
+		t = c.Arg(1)
+	}
+}
+
+// textTerm is a text in a term handed to ichiban's writer.
+type textTerm struct {
+	s      string
+	quoted bool
+}
+
+func (t textTerm) WriteTerm(w io.Writer, _ *engine.WriteOptions, _ *engine.Env) error {
+	s := t.s
+	if t.quoted {
+		s = quoteText(s)
+	}
+	_, err := io.WriteString(w, s)
+	return err
+}
+
+func (t textTerm) Compare(u engine.Term, env *engine.Env) int {
+	return engine.CompareAtomic(t, u, func(a, b textTerm) int { return strings.Compare(a.s, b.s) }, env)
+}
+
+// quoteText writes s as a double-quoted string that reads back as s: the
+// usual escapes, and \xHEX\ for other control and invisible characters.
+func quoteText(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			if r < ' ' || r == 0x7f || r >= utf8.RuneSelf && !unicode.IsGraphic(r) {
+				fmt.Fprintf(&b, `\x%X\`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// writeText renders t with write_term options opts (a list), text
+// portrayed as write_term/3 does.
+func (in *Interpreter) writeText(t engine.Term, env *engine.Env, opts engine.Term) string {
+	quoted, canonical := writeMode(opts, env)
+	if !canonical {
+		t = in.portray(t, env, quoted)
+	}
+	var sb strings.Builder
+	s := engine.NewOutputTextStream(&sb)
+	_, _ = engine.WriteTerm(&in.ip.VM, s, t, opts, engine.Success, env).Force(context.Background())
+	return sb.String()
+}
