@@ -11,23 +11,18 @@
 % runs offline (rlmpl chat and provider(P) reach real models).
 :- initialization(main, main).
 
-get_(Key, Record, Value) :-
-    Record =.. [_, Props],
-    P =.. [Key, Value],
-    memberchk(P, Props).
-
 main :-
     rlm_version(V),
     format("rlmpl runtime ~w~n~n", [V]),
     conversation_store_open(persist(tour), ok(Store)),
     harbor_(Store, C),
     conversation_stats(C, ok(Stats)),
-    get_(messages, Stats, N), get_(user_messages, Stats, U),
+    record_get(Stats, messages, N), record_get(Stats, user_messages, U),
     format("conversation harbor: ~d messages, ~d from the user~n", [N, U]),
     conversation_messages(C, range(2, 3), [], ok(Range)),
     forall(member(M, Range), show_(M)),
     conversation_search(C, "fencing tokens lease", [max_results(1)], ok([Hit])),
-    get_(sequence, Hit, HitSeq),
+    record_get(Hit, sequence, HitSeq),
     format("~nbest match for 'fencing tokens lease': message ~d~n", [HitSeq]),
     pack_(C),
     cold_(C),
@@ -44,7 +39,7 @@ harbor_(Store, C) :-
     ).
 
 show_(M) :-
-    get_(sequence, M, S), get_(role, M, R), get_(content, M, T),
+    record_get(M, sequence, S), record_get(M, role, R), record_get(M, content, T),
     format("  [~d] ~w: ~s~n", [S, R, T]).
 
 pack_(C) :-
@@ -52,11 +47,11 @@ pack_(C) :-
               reserve_output_tokens(100), safety_margin_tokens(20), min_recent_turns(6)],
     conversation_context_pack(C, [policy(Policy), token_options([model('gpt-4o')]),
                                   visible_sections([section(system, model, "Answer briefly.")])], ok(P)),
-    get_(ledger, P, L),
-    get_(total_tokens, L, Total), get_(limit, L, Limit), get_(method, L, Method),
-    get_(selected, P, Sel), length(Sel, NSel),
-    get_(cold_history_boundary, P, B), get_(omitted_ranges, B, Omitted),
-    get_(solver, P, Solver), get_(status, Solver, Status),
+    record_get(P, ledger, L),
+    record_get(L, total_tokens, Total), record_get(L, limit, Limit), record_get(L, method, Method),
+    record_get(P, selected, Sel), length(Sel, NSel),
+    record_get(P, cold_history_boundary, B), record_get(B, omitted_ranges, Omitted),
+    record_get(P, solver, Solver), record_get(Solver, status, Status),
     format("~npack under a ~d-token ceiling: ~d units, ~d tokens (~w), solver ~w~n",
            [Limit, NSel, Total, Method, Status]),
     format("left out, still searchable: ~w~n", [Omitted]).
@@ -68,10 +63,10 @@ cold_(C) :-
     conversation_cold_context(C, [], ok(Ref)),
     rlm_completion("How do we sign releases?", Ref,
                    [planner_handler(tour_planner_), context_options([max_results(2)])], ok(R)),
-    get_(value, R, [First|_]),
-    get_(value, First, View), get_(sequence, View, S), get_(content, View, T),
+    record_get(R, value, [First|_]),
+    record_get(First, value, View), record_get(View, sequence, S), record_get(View, content, T),
     format("~na plan found message ~d in cold history: ~s~n", [S, T]),
-    get_(handle, Ref, H),
+    record_get(Ref, handle, H),
     context_delete(H, ok(_)).
 
 % A managed turn, idempotent under its id: a later run of the tour replays
@@ -85,11 +80,11 @@ turn_(C) :-
                                         token_options([model('gpt-4o-2024-08-06')])]),
                        completion_options([planner_handler(turn_planner_)])],
                       ok(R)),
-    get_(user, R, U), get_(sequence, U, US), get_(assistant, R, A), get_(sequence, A, AS),
-    get_(content, A, Reply),
-    get_(receipt, R, Receipt), get_(calls, Receipt, Calls), length(Calls, N),
-    get_(trajectory, Receipt, Steps), length(Steps, K),
-    get_(context, Receipt, Ctx), get_(total_tokens, Ctx, Total), get_(limit, Ctx, Limit),
+    record_get(R, user, U), record_get(U, sequence, US), record_get(R, assistant, A), record_get(A, sequence, AS),
+    record_get(A, content, Reply),
+    record_get(R, receipt, Receipt), record_get(Receipt, calls, Calls), length(Calls, N),
+    record_get(Receipt, trajectory, Steps), length(Steps, K),
+    record_get(Receipt, context, Ctx), record_get(Ctx, total_tokens, Total), record_get(Ctx, limit, Limit),
     format("~na managed turn stored question ~d and reply ~d: ~s~n", [US, AS, Reply]),
     format("its receipt: ~d planner call, ~d steps, ~d of ~d tokens~n", [N, K, Total, Limit]).
 

@@ -25,6 +25,9 @@ type Options struct {
 	// means empty input and discarded output.
 	Stdin  io.Reader
 	Stdout io.Writer
+	// Stderr is where print_message/2 writes warnings and errors. Nil
+	// means Stdout.
+	Stderr io.Writer
 	// FS is the file system scripts may consult and open for reading. Nil
 	// means none.
 	FS fs.FS
@@ -165,6 +168,8 @@ func (h *Host) NewSession(ctx context.Context) (*Session, error) {
 	in := prolog.New(&prolog.Options{
 		Stdin:    h.opts.Stdin,
 		Stdout:   h.opts.Stdout,
+		Stderr:   h.opts.Stderr,
+		Now:      h.opts.Now,
 		FS:       h.opts.FS,
 		Argv:     h.opts.Argv,
 		MapError: mapError,

@@ -59,6 +59,7 @@ func openSession(ctx context.Context, file string, argv []string, stdin io.Reade
 	opts := &host.Options{
 		Stdin:    stdin,
 		Stdout:   stdout,
+		Stderr:   stderr,
 		FS:       os.DirFS(dir),
 		Argv:     append([]string{"rlmpl"}, argv...),
 		StateDir: defaultStateDir(),

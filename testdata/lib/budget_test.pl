@@ -1,11 +1,6 @@
 % Suite for lib/rlm_context_budget.pl: the upstream budget scenarios.
 :- set_prolog_flag(double_quotes, chars).
 
-get_(Key, Record, Value) :-
-    Record =.. [_, Props],
-    P =.. [Key, Value],
-    memberchk(P, Props).
-
 char_counter_(Text, N) :- atom_length(Text, N).
 
 unit_(Id, Tokens, Utility,
@@ -18,55 +13,55 @@ test(selects_highest_utility_pack_under_hard_cap,
          section_(system, model, 20, S),
          context_pack([A, B, C], [S], [max_context_tokens(100), provider_context_tokens(1000),
                                        reserve_output_tokens(10), safety_margin_tokens(5)], ok(P)),
-         get_(selected, P, Sel), findall(Id, (member(X, Sel), get_(id, X, Id)), Ids),
+         record_get(P, selected, Sel), findall(Id, (member(X, Sel), record_get(X, id, Id)), Ids),
          Ids == [b, c],
-         get_(utility, P, 75),
-         get_(ledger, P, L), get_(total_tokens, L, 95), get_(remaining_tokens, L, 5),
-         get_(stages, L, Stages),
-         findall(N-Cum, (member(St, Stages), get_(name, St, N), get_(cumulative_tokens, St, Cum)), NC),
+         record_get(P, utility, 75),
+         record_get(P, ledger, L), record_get(L, total_tokens, 95), record_get(L, remaining_tokens, 5),
+         record_get(L, stages, Stages),
+         findall(N-Cum, (member(St, Stages), record_get(St, name, N), record_get(St, cumulative_tokens, Cum)), NC),
          NC == [system-20, b-60, c-80, output_reserve-90, safety_margin-95]
      )).
 
 test(provider_window_is_a_hard_upper_bound,
      (   context_pack([], [], [max_context_tokens(300000), provider_context_tokens(100000)], ok(P)),
-         get_(ledger, P, L),
-         get_(limit, L, 100000), get_(operator_limit, L, 300000), get_(provider_limit, L, 100000)
+         record_get(P, ledger, L),
+         record_get(L, limit, 100000), record_get(L, operator_limit, 300000), record_get(L, provider_limit, 100000)
      )).
 
 test(operator_cap_wins_over_large_provider_window,
      (   context_pack([], [], [max_context_tokens(300000), provider_context_tokens(1000000),
                                reserve_output_tokens(32000), safety_margin_tokens(8000)], ok(P)),
-         get_(ledger, P, L),
-         get_(limit, L, 300000), get_(total_tokens, L, 40000), get_(remaining_tokens, L, 260000)
+         record_get(P, ledger, L),
+         record_get(L, limit, 300000), record_get(L, total_tokens, 40000), record_get(L, remaining_tokens, 260000)
      )).
 
 test(host_only_metadata_is_measured_not_charged,
      (   section_(prompt, model, 80, M), section_(meta, host, 5000, H),
          context_pack([], [M, H], [max_context_tokens(100), provider_context_tokens(100),
                                    reserve_output_tokens(10), safety_margin_tokens(5)], ok(P)),
-         get_(ledger, P, L),
-         get_(visible_fixed_tokens, L, 80), get_(host_only_metadata_tokens, L, 5000), get_(total_tokens, L, 95),
-         get_(stages, L, [_, HS|_]),
-         get_(charged_to_window, HS, false), get_(observed_tokens, HS, 5000), get_(charged_tokens, HS, 0)
+         record_get(P, ledger, L),
+         record_get(L, visible_fixed_tokens, 80), record_get(L, host_only_metadata_tokens, 5000), record_get(L, total_tokens, 95),
+         record_get(L, stages, [_, HS|_]),
+         record_get(HS, charged_to_window, false), record_get(HS, observed_tokens, 5000), record_get(HS, charged_tokens, 0)
      )).
 
 test(mandatory_unit_cannot_be_silently_dropped,
      (   M = context_unit([id(big), mandatory(true), variants([context_variant([kind(verbatim), tokens(90), utility(1)])])]),
          context_pack([M], [], [max_context_tokens(100), provider_context_tokens(100),
                                 reserve_output_tokens(10), safety_margin_tokens(5)], error(E)),
-         get_(phase, E, pack), get_(kind, E, mandatory_context_exceeds_limit),
-         get_(units, E, [big]), get_(excess, E, 5)
+         record_get(E, phase, pack), record_get(E, kind, mandatory_context_exceeds_limit),
+         record_get(E, units, [big]), record_get(E, excess, 5)
      )).
 
 test(fixed_context_exceeding_limit_is_typed,
      (   section_(prompt, model, 200, S),
          context_pack([], [S], [max_context_tokens(100), provider_context_tokens(100)], error(E)),
-         get_(kind, E, fixed_context_exceeds_limit)
+         record_get(E, kind, fixed_context_exceeds_limit)
      )).
 
 test(policy_range_errors_name_the_field,
      (   context_policy([max_candidates(200000)], error(E)),
-         get_(field, E, max_candidates), get_(phase, E, policy), get_(kind, E, validation_error)
+         record_get(E, field, max_candidates), record_get(E, phase, policy), record_get(E, kind, validation_error)
      )).
 
 test(policy_type_errors_throw,
@@ -83,16 +78,16 @@ test(unknown_policy_key_throws,
 
 test(default_policy,
      (   default_context_policy(P),
-         get_(effective_context_tokens, P, 131072), get_(min_recent_turns, P, 12),
-         get_(overflow, P, deny)
+         record_get(P, effective_context_tokens, 131072), record_get(P, min_recent_turns, 12),
+         record_get(P, overflow, deny)
      )).
 
 test(sections_count_with_token_options,
      (   context_section(system, model, abcdefgh, [token_counter(char_counter_)], ok(S)),
-         get_(tokens, S, 8),
+         record_get(S, tokens, 8),
          context_section(system, model, "hello world", [model('gpt-4o')], ok(S2)),
-         get_(tokens, S2, 2),
-         get_(token_count, S2, C), get_(method, C, exact)
+         record_get(S2, tokens, 2),
+         record_get(S2, token_count, C), record_get(C, method, exact)
      )).
 
 test(requires_and_excludes_are_honoured,
@@ -100,11 +95,11 @@ test(requires_and_excludes_are_honoured,
          C = context_unit([id(call), variants([context_variant([kind(verbatim), tokens(95), utility(1)])])]),
          context_pack([R, C], [], [max_context_tokens(100), provider_context_tokens(100),
                                    reserve_output_tokens(0), safety_margin_tokens(0)], ok(P)),
-         get_(selected, P, Sel), findall(Id, (member(X, Sel), get_(id, X, Id)), Ids),
+         record_get(P, selected, Sel), findall(Id, (member(X, Sel), record_get(X, id, Id)), Ids),
          Ids == [call]
      )).
 
 test(estimated_counts_are_marked,
-     (   token_count_text("abcdefgh", [], ok(C)), get_(method, C, estimated),
-         get_(tokens, C, N), N > 0
+     (   token_count_text("abcdefgh", [], ok(C)), record_get(C, method, estimated),
+         record_get(C, tokens, N), N > 0
      )).

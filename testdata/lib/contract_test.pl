@@ -4,16 +4,11 @@
 % outcome; nothing internal reaches a program.
 :- set_prolog_flag(double_quotes, chars).
 
-get_(Key, Record, Value) :-
-    Record =.. [_, Props],
-    P =.. [Key, Value],
-    memberchk(P, Props).
-
 store_(S) :- conversation_store_open(memory, ok(S)).
 conv_(C) :-
     store_(S), conversation_create(S, [], ok(C)),
     conversation_append(C, message(user, "hello"), ok(_)).
-handle_(H) :- context_register(text("abc"), [], ok(R)), get_(handle, R, H).
+handle_(H) :- context_register(text("abc"), [], ok(R)), record_get(R, handle, H).
 
 % Conversations.
 test(store_spec_unbound, [throws(error(instantiation_error, conversation_store_open/2))],
@@ -24,13 +19,13 @@ test(store_spec_domain, [throws(error(domain_error(conversation_store_spec, disk
      conversation_store_open(disk, _)).
 test(store_outside_the_state_dir_is_an_outcome,
      (   conversation_store_open(persist('/etc/rlmpl-not-here'), error(E)),
-         get_(detail, E, store_path_not_granted(_))
+         record_get(E, detail, store_path_not_granted(_))
      )).
 test(store_close_type, [throws(error(type_error(conversation_store, foo), conversation_store_close/2))],
      conversation_store_close(foo, _)).
 test(closed_store_is_an_outcome,
      (   store_(S), conversation_store_close(S, ok(closed)),
-         conversation_create(S, [], error(E)), get_(detail, E, closed_store)
+         conversation_create(S, [], error(E)), record_get(E, detail, closed_store)
      )).
 test(create_unknown_option, [throws(error(domain_error(conversation_create_option, colour(red)), conversation_create/3))],
      (   store_(S), conversation_create(S, [colour(red)], _) )).
@@ -41,7 +36,7 @@ test(create_options_not_a_list, [throws(error(type_error(list, foo), conversatio
 test(open_id_unbound, [throws(error(instantiation_error, conversation_open/3))],
      (   store_(S), conversation_open(S, _, _) )).
 test(open_missing_is_an_outcome,
-     (   store_(S), conversation_open(S, nobody, error(E)), get_(detail, E, not_found(nobody)) )).
+     (   store_(S), conversation_open(S, nobody, error(E)), record_get(E, detail, not_found(nobody)) )).
 test(list_limit_type, [throws(error(type_error(limit, 0), conversation_list/3))],
      (   store_(S), conversation_list(S, [limit(0)], _) )).
 test(list_order_domain, [throws(error(domain_error(oneof([asc, desc]), up), conversation_list/3))],
@@ -54,8 +49,8 @@ test(append_message_type, [throws(error(type_error(message, hello), conversation
      (   conv_(C), conversation_append(C, hello, _) )).
 test(append_bad_field_is_an_outcome,
      (   conv_(C), conversation_append(C, message(robot, "x"), error(E)),
-         get_(detail, E, invalid_message(role)),
-         conversation_stats(C, ok(St)), get_(messages, St, 1)
+         record_get(E, detail, invalid_message(role)),
+         conversation_stats(C, ok(St)), record_get(St, messages, 1)
      )).
 test(append_option_type, [throws(error(type_error(text, f(x)), conversation_append/4))],
      (   conv_(C), conversation_append(C, message(user, "x"), [idempotency_key(f(x))], _) )).
@@ -91,7 +86,7 @@ test(pack_over_the_ceiling_is_an_outcome,
      (   conv_(C),
          conversation_context_pack(C, [policy([max_context_tokens(10), provider_context_tokens(10),
                                                reserve_output_tokens(5), safety_margin_tokens(0)])], error(E)),
-         get_(phase, E, pack)
+         record_get(E, phase, pack)
      )).
 
 % Tokens.
@@ -100,7 +95,7 @@ test(count_text_unbound, [throws(error(instantiation_error, token_count_text/3))
 test(count_option_type, [throws(error(type_error(atom, 42), token_count_text/3))],
      token_count_text("x", [model(42)], _)).
 test(count_unknown_encoding_is_an_outcome,
-     (   token_count_text("x", [encoding(no_such)], error(E)), get_(kind, E, unknown_encoding) )).
+     (   token_count_text("x", [encoding(no_such)], error(E)), record_get(E, kind, unknown_encoding) )).
 test(model_encoding_unbound, [throws(error(instantiation_error, token_model_encoding/2))],
      token_model_encoding(_, _)).
 
@@ -112,7 +107,7 @@ test(handle_type, [throws(error(type_error(context_handle, 7), context_peek/4))]
 test(limit_value, [throws(error(type_error(positive_number, 0), context_slice/5))],
      (   handle_(H), context_slice(H, 0, 1, [time_limit(0)], _) )).
 test(unsupported_source_is_an_outcome,
-     (   context_register(file('/etc/passwd'), [], error(E)), get_(kind, E, unsupported_source) )).
+     (   context_register(file('/etc/passwd'), [], error(E)), record_get(E, kind, unsupported_source) )).
 
 % Completions.
 test(completion_query_unbound, [throws(error(instantiation_error, rlm_completion/4))],
@@ -157,9 +152,9 @@ test(builder_credential_not_shown, [throws(error(domain_error(credential, '<not 
      openai_compatible_provider("http://x/v1", "sk-live-secret", m, _)).
 test(provider_configuration_is_an_outcome,
      (   llm_query("q", [provider(provider(x, [base_url("ftp://x")]))], error(E)),
-         E = provider_error(_), get_(kind, E, configuration_error), get_(field, E, base_url)
+         E = provider_error(_), record_get(E, kind, configuration_error), record_get(E, field, base_url)
      )).
 test(unsupported_completion_context_is_an_outcome,
      (   rlm_completion("q", file('/etc/passwd'), [planner_handler(p)], error(E)),
-         get_(kind, E, completion_fault)
+         record_get(E, kind, completion_fault)
      )).

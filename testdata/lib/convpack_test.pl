@@ -2,11 +2,6 @@
 % scenarios that need no warm store.
 :- set_prolog_flag(double_quotes, chars).
 
-get_(Key, Record, Value) :-
-    Record =.. [_, Props],
-    P =.. [Key, Value],
-    memberchk(P, Props).
-
 conv_(Id, Texts, C) :-
     conversation_store_open(memory, ok(S)),
     conversation_create(S, [id(Id)], ok(C)),
@@ -21,10 +16,10 @@ test(eviction_never_deletes_the_transcript,
                                                reserve_output_tokens(10), safety_margin_tokens(5),
                                                min_recent_turns(1)]),
                                        cold_history_boundary(false)], ok(P)),
-         get_(selected, P, Sel), length(Sel, N), N < 3,
-         last(Sel, L), get_(sequence, L, 3),
-         get_(ledger, P, Led), get_(limit, Led, 120), get_(total_tokens, Led, T), T =< 120,
-         conversation_stats(C, ok(St)), get_(messages, St, 3)
+         record_get(P, selected, Sel), length(Sel, N), N < 3,
+         last(Sel, L), record_get(L, sequence, 3),
+         record_get(P, ledger, Led), record_get(Led, limit, 120), record_get(Led, total_tokens, T), T =< 120,
+         conversation_stats(C, ok(St)), record_get(St, messages, 3)
      )).
 
 test(boundary_is_token_accounted_and_truthful,
@@ -32,48 +27,48 @@ test(boundary_is_token_accounted_and_truthful,
          conversation_context_pack(C, [policy([min_recent_turns(1), max_context_tokens(2000),
                                                provider_context_tokens(2000), reserve_output_tokens(100),
                                                safety_margin_tokens(10)])], ok(P)),
-         get_(cold_history_boundary, P, B),
-         get_(active, B, true), get_(cold_range, B, range(1, 2)), get_(guaranteed_hot_start, B, 3),
-         get_(omitted_ranges, B, []),
-         get_(selected, P, Sel), member(X, Sel), get_(id, X, managed_cold_history_boundary),
-         get_(section, X, cold_history_boundary), get_(kind, X, instruction),
-         get_(text, X, Text), atom_chars(TA, Text),
+         record_get(P, cold_history_boundary, B),
+         record_get(B, active, true), record_get(B, cold_range, range(1, 2)), record_get(B, guaranteed_hot_start, 3),
+         record_get(B, omitted_ranges, []),
+         record_get(P, selected, Sel), member(X, Sel), record_get(X, id, managed_cold_history_boundary),
+         record_get(X, section, cold_history_boundary), record_get(X, kind, instruction),
+         record_get(X, text, Text), atom_chars(TA, Text),
          sub_atom(TA, 0, _, _, 'Cold history boundary:'),
          atomic_list_concat([_, _|_], 'Sequences 1..2 may be absent', TA),
          atomic_list_concat([_, _|_], 'context(input(context), search', TA),
-         get_(ledger, P, L), get_(stages, L, Stages),
-         member(St, Stages), get_(name, St, managed_cold_history_boundary),
-         get_(kind, St, context_unit), get_(charged_tokens, St, CT), CT > 0
+         record_get(P, ledger, L), record_get(L, stages, Stages),
+         member(St, Stages), record_get(St, name, managed_cold_history_boundary),
+         record_get(St, kind, context_unit), record_get(St, charged_tokens, CT), CT > 0
      )).
 
 test(boundary_can_be_disabled,
      (   conv_(c3, ["a", "b"], C),
          conversation_context_pack(C, [policy([min_recent_turns(1)]), cold_history_boundary(false)], ok(P)),
-         get_(cold_history_boundary, P, B), get_(configured, B, false), get_(active, B, false),
-         get_(selected, P, Sel), \+ ( member(X, Sel), get_(id, X, managed_cold_history_boundary) )
+         record_get(P, cold_history_boundary, B), record_get(B, configured, false), record_get(B, active, false),
+         record_get(P, selected, Sel), \+ ( member(X, Sel), record_get(X, id, managed_cold_history_boundary) )
      )).
 
 % A snapshot whose framing is verified counts every unit exactly; the
 % undated alias counts content exactly but its framing only estimated.
 test(exact_counts_with_a_model,
      (   conv_(c4, ["hello world", "second"], C),
-         Units = [St, Sd]>>( member(St, Sd), get_(kind, St, context_unit) ),
+         Units = [St, Sd]>>( member(St, Sd), record_get(St, kind, context_unit) ),
          conversation_token_ledger(C, [token_options([model('gpt-4o-2024-08-06')])], ok(L)),
-         get_(stages, L, Stages), Stages \== [],
-         forall(call(Units, St, Stages), get_(method, St, exact)),
-         get_(total_tokens, L, T), T > 0,
+         record_get(L, stages, Stages), Stages \== [],
+         forall(call(Units, St, Stages), record_get(St, method, exact)),
+         record_get(L, total_tokens, T), T > 0,
          conversation_token_ledger(C, [token_options([model('gpt-4o')])], ok(L2)),
-         get_(stages, L2, Stages2),
-         forall(call(Units, St2, Stages2), get_(method, St2, estimated))
+         record_get(L2, stages, Stages2),
+         forall(call(Units, St2, Stages2), record_get(St2, method, estimated))
      )).
 
 test(request_is_rendered_in_order,
      (   conv_(c5, ["first", "second"], C),
          conversation_context_pack(C, [visible_sections([section(system, model, "You are terse.")]),
                                        cold_history_boundary(false)], ok(P)),
-         get_(request, P, [S, M1, M2]),
-         get_(role, S, system), get_(content, S, "You are terse."),
-         get_(content, M1, "first"), get_(content, M2, "second")
+         record_get(P, request, [S, M1, M2]),
+         record_get(S, role, system), record_get(S, content, "You are terse."),
+         record_get(M1, content, "first"), record_get(M2, content, "second")
      )).
 
 test(mandatory_tail_over_the_ceiling_is_typed,
@@ -82,13 +77,13 @@ test(mandatory_tail_over_the_ceiling_is_typed,
          conversation_context_pack(C, [policy([max_context_tokens(100), provider_context_tokens(100),
                                                reserve_output_tokens(10), safety_margin_tokens(5),
                                                min_recent_turns(3)])], error(E)),
-         get_(kind, E, mandatory_context_exceeds_limit), get_(units, E, Us), Us \== []
+         record_get(E, kind, mandatory_context_exceeds_limit), record_get(E, units, Us), Us \== []
      )).
 
 test(policy_range_errors_name_the_field,
      (   conv_(c7, ["a"], C),
          conversation_context_pack(C, [policy([max_candidates(200000)])], error(E)),
-         get_(field, E, max_candidates)
+         record_get(E, field, max_candidates)
      )).
 
 test(policy_type_errors_throw,
@@ -107,7 +102,7 @@ test(deterministic,
                          reserve_output_tokens(10), safety_margin_tokens(5)])],
          conversation_context_pack(C, Opts, ok(P1)),
          conversation_context_pack(C, Opts, ok(P2)),
-         get_(request, P1, R), get_(request, P2, R)
+         record_get(P1, request, R), record_get(P2, request, R)
      )).
 
 % I7 for images: an image part is charged by the model family's published
@@ -121,10 +116,10 @@ test(images_are_counted_by_the_model_rule,
          conversation_append(C, message(user, [text("look"), image_url("http://x/y.png", high)]), ok(_)),
          conversation_context_pack(C, [token_options([model('gpt-4o-2024-08-06')]), cold_history_boundary(false),
                                        policy([min_recent_turns(2)])], ok(P)),
-         get_(ledger, P, L), get_(stages, L, Stages),
-         member(Low, Stages), get_(name, Low, conversation_message_1),
-         get_(method, Low, exact), get_(charged_tokens, Low, TLow), TLow > 85, TLow < 100,
-         member(High, Stages), get_(name, High, conversation_message_2),
-         get_(method, High, estimated), get_(charged_tokens, High, THigh), THigh >= 1445,
-         get_(request, P, [M1, _]), get_(content, M1, [text("look"), image_url("http://x/y.png", low)])
+         record_get(P, ledger, L), record_get(L, stages, Stages),
+         member(Low, Stages), record_get(Low, name, conversation_message_1),
+         record_get(Low, method, exact), record_get(Low, charged_tokens, TLow), TLow > 85, TLow < 100,
+         member(High, Stages), record_get(High, name, conversation_message_2),
+         record_get(High, method, estimated), record_get(High, charged_tokens, THigh), THigh >= 1445,
+         record_get(P, request, [M1, _]), record_get(M1, content, [text("look"), image_url("http://x/y.png", low)])
      )).

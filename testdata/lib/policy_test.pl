@@ -4,11 +4,6 @@
 :- set_prolog_flag(double_quotes, chars).
 :- dynamic(hook_mode_/1).
 
-get_(Key, Record, Value) :-
-    Record =.. [_, Props],
-    P =.. [Key, Value],
-    memberchk(P, Props).
-
 % Older turns are worth more the older they are.
 context_utility(hot_message, 1000000, 1).
 context_utility(older_message, 1000000, -1000).
@@ -33,8 +28,8 @@ conv_(Id, C) :-
     forall(between(1, 6, _), conversation_append(C, message(user, L), ok(_))).
 
 kept_(P, Seqs) :-
-    get_(selected, P, Sel),
-    findall(S, ( member(X, Sel), get_(sequence, X, S) ), Seqs).
+    record_get(P, selected, Sel),
+    findall(S, ( member(X, Sel), record_get(X, sequence, S) ), Seqs).
 
 % Room for the tail (seq 6) and three older turns (49 tokens each).
 tight_(Window, [policy([max_context_tokens(200), provider_context_tokens(200), reserve_output_tokens(0),
@@ -58,7 +53,7 @@ test(hook_pins_a_unit,
 
 test(failing_hook_fails_the_pack,
      (   mode_(fail), conv_(p4, C), tight_(most_turns, O),
-         conversation_context_pack(C, O, error(E)), get_(kind, E, pack_hook_failed)
+         conversation_context_pack(C, O, error(E)), record_get(E, kind, pack_hook_failed)
      )).
 
 test(bad_adjustment_is_a_domain_error,
@@ -79,6 +74,6 @@ test(default_policy_comes_from_the_schema,
 
 test(append_counts_every_policy_encoding,
      (   mode_(none), conv_(p6, C),
-         conversation_message(C, 1, ok(M)), get_(token_counts, M, token_counts(Counts)),
+         conversation_message(C, 1, ok(M)), record_get(M, token_counts, token_counts(Counts)),
          forall(conversation_count_encoding(E), ( P =.. [E, N], memberchk(P, Counts), integer(N) ))
      )).

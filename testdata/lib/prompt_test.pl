@@ -3,11 +3,6 @@
 % ledger stages under per-category ceilings.
 :- set_prolog_flag(double_quotes, chars).
 
-get_(Key, Record, Value) :-
-    Record =.. [_, Props],
-    P =.. [Key, Value],
-    memberchk(P, Props).
-
 conv_(Id, C) :-
     conversation_store_open(memory, ok(S)),
     conversation_create(S, [id(Id)], ok(C)),
@@ -21,28 +16,28 @@ parts_([project_instructions('fixtures/AGENTS.md'), skills('fixtures/skills'),
 test(prompt_parts_are_ledger_stages,
      (   conv_(p1, C), parts_(O),
          conversation_context_pack(C, O, ok(P)),
-         get_(ledger, P, L), get_(stages, L, Stages), get_(total_tokens, L, Total),
-         findall(N, ( member(S, Stages), get_(name, S, N) ), Names),
+         record_get(P, ledger, L), record_get(L, stages, Stages), record_get(L, total_tokens, Total),
+         findall(N, ( member(S, Stages), record_get(S, name, N) ), Names),
          forall(member(N, [project_instructions, 'skill:a_release.md', 'skill:b_review.md', tool_definitions]),
                 memberchk(N, Names)),
-         findall(K, ( member(S, Stages), get_(charged_tokens, S, K) ), Ks), sum_list(Ks, Total),
-         get_(request, P, [First, Second, Third|_]),
-         get_(content, First, I), append("# Project instructions", _, I),
-         get_(content, Second, R), append("Releases:", _, R),
-         get_(content, Third, V), append("Reviews:", _, V)
+         findall(K, ( member(S, Stages), record_get(S, charged_tokens, K) ), Ks), sum_list(Ks, Total),
+         record_get(P, request, [First, Second, Third|_]),
+         record_get(First, content, I), append("# Project instructions", _, I),
+         record_get(Second, content, R), append("Releases:", _, R),
+         record_get(Third, content, V), append("Reviews:", _, V)
      )).
 
 test(tool_definitions_are_estimated,
      (   conv_(p2, C), parts_(O),
          conversation_context_pack(C, O, ok(P)),
-         get_(ledger, P, L), get_(stages, L, Stages),
-         member(S, Stages), get_(name, S, tool_definitions), !, get_(method, S, estimated)
+         record_get(P, ledger, L), record_get(L, stages, Stages),
+         member(S, Stages), record_get(S, name, tool_definitions), !, record_get(S, method, estimated)
      )).
 
 test(category_ceiling_fails_closed,
      (   conv_(p3, C), parts_(O),
          conversation_context_pack(C, [policy([max_skill_tokens(5)])|O], error(E)),
-         get_(kind, E, section_category_exceeds_limit), get_(units, E, [skills]), get_(excess, E, X), X > 0
+         record_get(E, kind, section_category_exceeds_limit), record_get(E, units, [skills]), record_get(E, excess, X), X > 0
      )).
 
 test(missing_file_is_an_existence_error,

@@ -4,11 +4,6 @@
 :- dynamic(event_/1).
 :- dynamic(calls_/1).
 
-get_(Key, Record, Value) :-
-    Record =.. [_, Props],
-    P =.. [Key, Value],
-    memberchk(P, Props).
-
 conv_(Id, Texts, S, C) :-
     conversation_store_open(memory, ok(S)),
     conversation_create(S, [id(Id)], ok(C)),
@@ -16,7 +11,7 @@ conv_(Id, Texts, S, C) :-
 
 % Some message of the planner's request contains Text.
 sees_(Req, Text) :-
-    get_(messages, Req, Ms), member(M, Ms), get_(content, M, C),
+    record_get(Req, messages, Ms), member(M, Ms), record_get(M, content, C),
     contains_(C, Text), !.
 
 contains_(Chars, Part) :- append(_, Rest, Chars), append(Part, _, Rest), !.
@@ -41,7 +36,7 @@ failing_planner_(_, error(provider_down)).
 useful_(_, _, warm_context([summary("compact useful summary"), decisions(["d"]), facts(["f"]),
                             unresolved(["next task"]), entities([]), topics([]), files([]), symbols([])])).
 
-record_event_(E) :- get_(kind, E, K), assertz(event_(K)).
+record_event_(E) :- record_get(E, kind, K), assertz(event_(K)).
 
 % A long text of N words.
 words_(N, T) :- length(Ws, N), maplist(=("word "), Ws), append(Ws, T).
@@ -57,8 +52,8 @@ test(managed_turn_exposes_boundary_without_mutating_old_messages,
          boundary_policy_(P),
          conversation_turn(C, message(user, "refer to something old if needed"),
                            [context_options(P), completion_options([planner_handler(boundary_planner_)])], ok(R)),
-         get_(assistant, R, A), get_(content, A, "BOUNDARY_OK"),
-         get_(receipt, R, Rc), get_(context, Rc, Ctx), get_(boundary, Ctx, B), get_(active, B, true),
+         record_get(R, assistant, A), record_get(A, content, "BOUNDARY_OK"),
+         record_get(R, receipt, Rc), record_get(Rc, context, Ctx), record_get(Ctx, boundary, B), record_get(B, active, true),
          conversation_message(C, 1, ok(M1again)), M1 == M1again
      )).
 
@@ -71,8 +66,8 @@ test(managed_turn_reuses_warm_but_never_auto_compacts,
                                              policy([min_recent_turns(1), max_context_tokens(1700), provider_context_tokens(1700),
                                                      reserve_output_tokens(100), safety_margin_tokens(0)])]),
                             completion_options([planner_handler(warm_planner_)])], ok(R)),
-         get_(assistant, R, A), get_(content, A, "WARM_OK"),
-         get_(receipt, R, Rc), get_(context, Rc, Ctx), get_(warm, Ctx, W), get_(loaded, W, 1),
+         record_get(R, assistant, A), record_get(A, content, "WARM_OK"),
+         record_get(R, receipt, Rc), record_get(Rc, context, Ctx), record_get(Ctx, warm, W), record_get(W, loaded, 1),
          conversation_warm_list(C, S, [history(true)], ok(All)), length(All, 1)
      )).
 
@@ -85,31 +80,31 @@ test(managed_turn_keeps_old_history_out_of_planner_prompt_but_can_search_it,
                                              token_options([model('gpt-4o-2024-08-06')])]),
                             completion_options([planner_handler(cold_planner_),
                                                 context_options([max_results(4), max_bytes(4096)])])], ok(R)),
-         get_(assistant, R, A), get_(content, A, Content),
+         record_get(R, assistant, A), record_get(A, content, Content),
          contains_(Content, "ancient-needle"),
-         conversation_stats(C, ok(St)), get_(messages, St, 4)
+         conversation_stats(C, ok(St)), record_get(St, messages, 4)
      )).
 
 test(retried_turn_reuses_the_user_message,
      (   conv_(t4, [], _, C),
          conversation_turn(C, message(user, "hello"), [turn_id(once), completion_options([planner_handler(failing_planner_)])], error(E)),
-         get_(detail, E, completion_failed(_)), get_(turn_id, E, once), get_(user, E, U), get_(sequence, U, 1),
-         conversation_turn_receipt(C, once, ok(F)), get_(status, F, "failed"),
+         record_get(E, detail, completion_failed(_)), record_get(E, turn_id, once), record_get(E, user, U), record_get(U, sequence, 1),
+         conversation_turn_receipt(C, once, ok(F)), record_get(F, status, "failed"),
          retractall(calls_(_)), assertz(calls_(0)),
          conversation_turn(C, message(user, "hello"), [turn_id(once), completion_options([planner_handler(counting_planner_)])], ok(R1)),
-         get_(replayed, R1, false),
+         record_get(R1, replayed, false),
          conversation_turn(C, message(user, "hello"), [turn_id(once), completion_options([planner_handler(counting_planner_)])], ok(R2)),
-         get_(replayed, R2, true), calls_(1),
-         conversation_stats(C, ok(St)), get_(messages, St, 2), get_(user_messages, St, 1)
+         record_get(R2, replayed, true), calls_(1),
+         conversation_stats(C, ok(St)), record_get(St, messages, 2), record_get(St, user_messages, 1)
      )).
 
 test(receipts_record_what_the_model_saw,
      (   conv_(t5, ["a"], _, C),
          conversation_turn(C, message(user, "hi"), [turn_id(r1), completion_options([planner_handler(counting_planner_)])], ok(_)),
          conversation_turn_receipt(C, r1, ok(R)),
-         get_(status, R, "completed"), get_(calls, R, [Call]),
-         get_(request_sha256, Call, Sha), length(Sha, 64),
-         get_(context, R, Ctx), get_(stages, Ctx, Stages), length(Stages, N), N > 5,
+         record_get(R, status, "completed"), record_get(R, calls, [Call]),
+         record_get(Call, request_sha256, Sha), length(Sha, 64),
+         record_get(R, context, Ctx), record_get(Ctx, stages, Stages), length(Stages, N), N > 5,
          conversation_receipts(C, [], ok([_])),
          conversation_receipts(C, [status(failed)], ok([]))
      )).
@@ -124,8 +119,8 @@ test(events_are_reported,
 test(turn_requires_a_user_message,
      (   conv_(t7, [], _, C),
          conversation_turn(C, message(assistant, "hi"), [], error(E)),
-         get_(detail, E, turn_requires_user_message(_)),
-         conversation_stats(C, ok(St)), get_(messages, St, 0)
+         record_get(E, detail, turn_requires_user_message(_)),
+         conversation_stats(C, ok(St)), record_get(St, messages, 0)
      )).
 
 test(unknown_turn_option_throws,
