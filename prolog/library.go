@@ -4,6 +4,7 @@ package prolog
 // Prolog definition would be slow on ichiban (prelude.pl has the rest):
 //
 //	%!  sub_string(+String, ?Before, ?Length, ?After, ?SubString) is nondet.
+//	%!  sub_atom(+Text, ?Before, ?Length, ?After, ?SubAtom) is nondet.
 //	%!  string(@Term) is semidet.
 //	%!  union(+Set1, +Set2, -Set3) is det.
 //	%!  intersection(+Set1, +Set2, -Set3) is det.
@@ -17,7 +18,8 @@ package prolog
 //	%!  current_predicate(?PI) is nondet.
 //
 // Strings are chars lists (see "Text" in doc.go): sub_string/5 returns
-// them, string/1 is true of a proper list of characters (the empty text []
+// them, sub_atom/5 atoms (it replaces ichiban's, which is quadratic per
+// solution), string/1 is true of a proper list of characters (the empty text []
 // included). union/3 and intersection/3 compare with memberchk/2, as SWI's
 // library(lists) does. The random predicates draw from the interpreter's
 // generator, seeded from Options.Seed (or at random) and reseeded by
@@ -45,7 +47,8 @@ import (
 // Def cannot express.
 func (in *Interpreter) registerLibrary() {
 	vm := &in.ip.VM
-	vm.Register5(engine.NewAtom("sub_string"), subString)
+	vm.Register5(engine.NewAtom("sub_string"), subText(piSubString, TextOf, Chars))
+	vm.Register5(engine.NewAtom("sub_atom"), subText(piSubAtom, TextOf, func(s string) engine.Term { return engine.NewAtom(s) }))
 	vm.Register1(engine.NewAtom("current_predicate"), currentPredicate)
 	vm.Register3(engine.NewAtom("record_get"), recordGet)
 }
@@ -92,13 +95,24 @@ func recordGet(vm *engine.VM, record, key, value engine.Term, k engine.Cont, env
 	return raise(TypeError("record_key", key), piRecordGet, env)
 }
 
-var piSubString = engine.NewAtom("/").Apply(engine.NewAtom("sub_string"), engine.Integer(5))
+var (
+	piSubString = engine.NewAtom("/").Apply(engine.NewAtom("sub_string"), engine.Integer(5))
+	piSubAtom   = engine.NewAtom("/").Apply(engine.NewAtom("sub_atom"), engine.Integer(5))
+)
 
-// subString enumerates the substrings of String as sub_atom/5 does, by
-// Before, then Length.
-func subString(vm *engine.VM, str, before, length, after, sub engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-	fail := func(err error) *engine.Promise { return raise(err, piSubString, env) }
-	s, err := TextOf(str, env)
+// subText is sub_string/5 or sub_atom/5 (ichiban's sub_atom/5 takes
+// minutes on a few thousand characters): it enumerates the substrings of
+// any text, as SWI-Prolog does, by Before, then Length, each made by mk.
+func subText(pi engine.Term, text func(engine.Term, *engine.Env) (string, error), mk func(string) engine.Term) engine.Predicate5 {
+	return func(vm *engine.VM, str, before, length, after, sub engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
+		return subTextOf(vm, pi, text, mk, str, before, length, after, sub, k, env)
+	}
+}
+
+func subTextOf(vm *engine.VM, pi engine.Term, text func(engine.Term, *engine.Env) (string, error), mk func(string) engine.Term,
+	str, before, length, after, sub engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
+	fail := func(err error) *engine.Promise { return raise(err, pi, env) }
+	s, err := text(str, env)
 	if err != nil {
 		return fail(err)
 	}
@@ -121,12 +135,12 @@ func subString(vm *engine.VM, str, before, length, after, sub engine.Term, k eng
 	solution := func(b, l int) func(context.Context) *engine.Promise {
 		return func(context.Context) *engine.Promise {
 			args := engine.NewAtom("s")
-			sol := args.Apply(engine.Integer(b), engine.Integer(l), engine.Integer(n-b-l), Chars(string(rs[b:b+l])))
+			sol := args.Apply(engine.Integer(b), engine.Integer(l), engine.Integer(n-b-l), mk(string(rs[b:b+l])))
 			return engine.Unify(vm, args.Apply(before, length, after, sub), sol, k, env)
 		}
 	}
 	if _, free := env.Resolve(sub).(engine.Variable); !free {
-		want, err := TextOf(sub, env)
+		want, err := text(sub, env)
 		if err != nil {
 			return fail(err)
 		}
