@@ -157,8 +157,9 @@ type Session struct {
 	in       *prolog.Interpreter
 	handles  *handle.Registry
 	tokens   cancelTokens
-	pol      *policy  // lib's policy facts, read at first use
-	defaults Defaults // what '$rlm_defaults' read (Host.Defaults)
+	turns    turnTasks // async turns
+	pol      *policy   // lib's policy facts, read at first use
+	defaults Defaults  // what '$rlm_defaults' read (Host.Defaults)
 	closed   bool
 }
 
@@ -269,8 +270,10 @@ func (s *Session) Once(ctx context.Context, goal string) (map[string]string, err
 	return out, nil
 }
 
-// Close releases the session. Further use returns [ErrClosed].
+// Close releases the session: async turns still running are cancelled
+// (their cleanup runs) and waited for. Further use returns [ErrClosed].
 func (s *Session) Close() error {
+	s.turns.closeAll()
 	s.closed = true
 	return nil
 }

@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"time"
 
 	"github.com/ichiban/prolog/engine"
@@ -43,55 +42,6 @@ type faultError struct {
 
 func (e *faultError) Error() string { return "host: completion fault: " + e.msg }
 
-// callbacks serializes calls back into Prolog: plan steps may run in
-// parallel goroutines, but the interpreter admits one caller at a time.
-type callbacks struct {
-	mu sync.Mutex
-	c  *prolog.Call
-}
-
-// call runs call(H, Arg, Out) once and returns Out resolved.
-func (cb *callbacks) call(ctx context.Context, h, arg engine.Term) (engine.Term, error) {
-	out := engine.NewVariable()
-	var result engine.Term
-	err := cb.run(ctx, engine.NewAtom("call").Apply(h, arg, out), h, func(env *engine.Env) {
-		result = prolog.Resolved(out, env)
-	})
-	return result, err
-}
-
-// run runs goal once under the lock, calling each with its solution. A
-// Prolog exception is returned as a handler_exception error, failure as
-// handler_failed naming h.
-func (cb *callbacks) run(ctx context.Context, goal, h engine.Term, each func(*engine.Env)) error {
-	cb.mu.Lock()
-	defer cb.mu.Unlock()
-	ok, err := engine.Call(cb.c.VM, goal, func(env *engine.Env) *engine.Promise {
-		if each != nil {
-			each(env)
-		}
-		return engine.Bool(true)
-	}, cb.c.Env).Force(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-		var ex engine.Exception
-		if errors.As(err, &ex) {
-			return &handlerError{kind: "handler_exception", text: cb.c.In.WriteQ(ex.Term(), nil)}
-		}
-		return err
-	}
-	if !ok {
-		return &handlerError{kind: "handler_failed", text: cb.c.In.WriteQ(h, nil)}
-	}
-	return nil
-}
-
-type handlerError struct{ kind, text string }
-
-func (e *handlerError) Error() string { return "host: " + e.kind + ": " + e.text }
-
 // prologPlanner is planner_handler(H): call(H, planner_request([...]), Reply)
 // where Reply is a plan term (trusted, converted directly), text to parse,
 // planner_output([plan(P), usage(U)]) (upstream's reply), reply(P, usage(U)),
@@ -105,11 +55,17 @@ func (p prologPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (plan.
 	arg := record("planner_request", fld("attempt", engine.Integer(req.Attempt)), fld("depth", engine.Integer(req.Depth)),
 		fld("max_tokens", engine.Integer(req.Request.MaxTokens)), fld("messages", messagesTerm(req.Request.Messages)),
 		fld("prompt", prolog.Chars(req.Prompt())))
-	reply, err := p.cb.call(ctx, p.h, arg)
-	if err != nil {
-		return plan.PlannerReply{}, err
-	}
-	reply, err = unwrapOK(reply)
+	var out plan.PlannerReply
+	err := p.cb.call(ctx, p.h, arg, func(c *prolog.Call, reply engine.Term) (err error) {
+		out, err = plannerReplyOf(c, reply)
+		return err
+	})
+	return out, err
+}
+
+// plannerReplyOf reads a planner handler's reply.
+func plannerReplyOf(c *prolog.Call, reply engine.Term) (plan.PlannerReply, error) {
+	reply, err := unwrapOK(reply)
 	if err != nil {
 		return plan.PlannerReply{}, err
 	}
@@ -117,20 +73,20 @@ func (p prologPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (plan.
 	// declare what the call used; without either the budget charges the
 	// conservative estimate for unknown usage.
 	var usage plan.Usage
-	if c, isCompound := reply.(engine.Compound); isCompound {
+	if r, isCompound := reply.(engine.Compound); isCompound {
 		switch {
-		case c.Functor().String() == "reply" && c.Arity() == 2:
-			reply, usage = c.Arg(0), usageOf(c.Arg(1), false)
-		case c.Functor().String() == "planner_output" && c.Arity() == 1:
-			f, err := fieldsOf(p.cb.c, c.Arg(0))
+		case r.Functor().String() == "reply" && r.Arity() == 2:
+			reply, usage = r.Arg(0), usageOf(r.Arg(1), false)
+		case r.Functor().String() == "planner_output" && r.Arity() == 1:
+			f, err := fieldsOf(c, r.Arg(0))
 			if err != nil || f["plan"] == nil {
-				return plan.PlannerReply{}, &handlerError{kind: "invalid_handler_reply", text: p.cb.c.In.WriteQ(reply, nil)}
+				return plan.PlannerReply{}, &handlerError{kind: "invalid_handler_reply", text: c.In.WriteQ(reply, nil)}
 			}
 			// Upstream's reading: a declared usage's missing counts are 0.
 			reply, usage = f["plan"], usageOf(f["usage"], true)
 		}
 	}
-	if c, isCompound := reply.(engine.Compound); isCompound && c.Functor().String() == "plan" && c.Arity() == 1 {
+	if r, isCompound := reply.(engine.Compound); isCompound && r.Functor().String() == "plan" && r.Arity() == 1 {
 		pl, err := plan.FromTerm(planterm.Tree(reply, nil))
 		if err != nil {
 			return plan.PlannerReply{}, err
@@ -139,7 +95,7 @@ func (p prologPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (plan.
 	}
 	text, err := prolog.TextOf(reply, nil)
 	if err != nil {
-		return plan.PlannerReply{}, &handlerError{kind: "invalid_handler_reply", text: p.cb.c.In.WriteQ(reply, nil)}
+		return plan.PlannerReply{}, &handlerError{kind: "invalid_handler_reply", text: c.In.WriteQ(reply, nil)}
 	}
 	return plan.PlannerReply{Text: text, Usage: usage}, nil
 }
@@ -170,17 +126,23 @@ func (m prologModels) Complete(ctx context.Context, call plan.ModelCall) (plan.M
 	arg := record("model_call", fld("depth", engine.Integer(call.Depth)), fld("max_tokens", engine.Integer(call.Request.MaxTokens)),
 		fld("messages", messagesTerm(call.Request.Messages)), fld("prompt", prolog.Chars(call.Prompt())),
 		fld("provider", engine.NewAtom(call.Provider)), fld("reason", engine.NewAtom(call.Reason)))
-	reply, err := m.cb.call(ctx, m.h, arg)
-	if err != nil {
-		return plan.ModelResult{}, err
-	}
-	reply, err = unwrapOK(reply)
+	var out plan.ModelResult
+	err := m.cb.call(ctx, m.h, arg, func(c *prolog.Call, reply engine.Term) (err error) {
+		out, err = modelReplyOf(c, reply)
+		return err
+	})
+	return out, err
+}
+
+// modelReplyOf reads a model handler's reply.
+func modelReplyOf(c *prolog.Call, reply engine.Term) (plan.ModelResult, error) {
+	reply, err := unwrapOK(reply)
 	if err != nil {
 		return plan.ModelResult{}, err
 	}
 	if r, isCompound := reply.(engine.Compound); isCompound && r.Functor().String() == "model_response" && r.Arity() == 1 {
 		var res plan.ModelResult
-		f, _ := fieldsOf(m.cb.c, r.Arg(0))
+		f, _ := fieldsOf(c, r.Arg(0))
 		res.Text, _ = prolog.TextOf(f["text"], nil)
 		res.Model, _ = prolog.TextOf(f["model"], nil)
 		res.Usage = usageOf(f["usage"], false)
@@ -188,7 +150,7 @@ func (m prologModels) Complete(ctx context.Context, call plan.ModelCall) (plan.M
 	}
 	text, err := prolog.TextOf(reply, nil)
 	if err != nil {
-		return plan.ModelResult{}, &handlerError{kind: "invalid_handler_reply", text: m.cb.c.In.WriteQ(reply, nil)}
+		return plan.ModelResult{}, &handlerError{kind: "invalid_handler_reply", text: c.In.WriteQ(reply, nil)}
 	}
 	return plan.ModelResult{Text: text}, nil
 }
@@ -263,11 +225,12 @@ func (t prologTools) Call(ctx context.Context, name string, args any) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	res, err := t.cb.call(ctx, h, at)
-	if err != nil {
-		return nil, err
-	}
-	return planterm.Value(res, nil)
+	var out any
+	err = t.cb.call(ctx, h, at, func(_ *prolog.Call, res engine.Term) (err error) {
+		out, err = planterm.Value(res, nil)
+		return err
+	})
+	return out, err
 }
 
 // spec is a decoded completion call.

@@ -335,8 +335,10 @@ func (s *Session) packOptions(c *prolog.Call, cv runtime.Conversation, op opts) 
 		}
 		po.Warm = &w
 	}
-	po.Hook = func(ctx context.Context, units []runtime.HookUnit) ([]pack.Adjustment, []solver.Constraint, error) {
-		return s.callHook(c, units)
+	if c.Defined("context_pack_hook", 2) {
+		po.Hook = func(ctx context.Context, units []runtime.HookUnit) ([]pack.Adjustment, []solver.Constraint, error) {
+			return s.callHook(c, units)
+		}
 	}
 	return po, nil
 }
@@ -367,7 +369,7 @@ func (s *Session) callHook(c *prolog.Call, batch []runtime.HookUnit) ([]pack.Adj
 		return nil, nil, ErrHookFailed
 	}
 	if a, isAtom := got.(engine.Atom); isAtom && a == atomNil {
-		return nil, nil, nil // the default hook
+		return nil, nil, nil
 	}
 	elems, err := c.List(got)
 	if err != nil {

@@ -79,13 +79,14 @@ func (s *Session) turnOptions(c *prolog.Call, cv runtime.Conversation, op opts) 
 	if err != nil {
 		return runtime.TurnOptions{}, nil, err
 	}
-	// Model steps run in parallel goroutines: the program's pack hook is a
-	// call back into Prolog like any handler, under the same lock.
-	if hook := po.Hook; hook != nil {
-		po.Hook = func(ctx context.Context, units []runtime.HookUnit) ([]pack.Adjustment, []solver.Constraint, error) {
-			sp.cb.mu.Lock()
-			defer sp.cb.mu.Unlock()
-			return hook(ctx, units)
+	// The program's pack hook and event handler are calls back into Prolog
+	// like any handler's.
+	if po.Hook != nil {
+		po.Hook = func(ctx context.Context, units []runtime.HookUnit) (adj []pack.Adjustment, cons []solver.Constraint, err error) {
+			if qerr := sp.cb.with(ctx, true, func(c *prolog.Call) { adj, cons, err = s.callHook(c, units) }); qerr != nil {
+				return nil, nil, qerr
+			}
+			return adj, cons, err
 		}
 	}
 	to := runtime.TurnOptions{TurnID: op.text("turn_id"), Pack: po, Encodings: pol.encodings,
@@ -93,11 +94,10 @@ func (s *Session) turnOptions(c *prolog.Call, cv runtime.Conversation, op opts) 
 	if op.has("on_event") {
 		closure := op["on_event"]
 		to.OnEvent = func(ev runtime.TurnEvent) {
-			sp.cb.mu.Lock()
-			defer sp.cb.mu.Unlock()
 			// An event handler's failure or exception does not stop the
-			// turn: events are for watching it.
-			_, _ = callOnce(sp.cb.c, engine.NewAtom("call").Apply(closure, turnEventTerm(ev)))
+			// turn: events are for watching it. They do not wait for it.
+			goal := engine.NewAtom("call").Apply(closure, turnEventTerm(ev))
+			_ = sp.cb.with(context.Background(), false, func(c *prolog.Call) { _, _ = callOnce(c, goal) })
 		}
 	}
 	return to, sp, nil

@@ -60,6 +60,9 @@ func (s *Session) predicates() []prolog.Def {
 
 		// Managed turns (pred_turn.go)
 		prolog.Pred4("conversation_turn", "conversation_turn(+Conversation, +Message, +Options, -Outcome) is det", s.conversationTurn),
+		prolog.Pred4("conversation_turn_async", "conversation_turn_async(+Conversation, +Message, +Options, -Outcome) is det", s.conversationTurnAsync),
+		prolog.Pred3("conversation_turn_await", "conversation_turn_await(+Task, +Timeout, -Outcome) is det", s.conversationTurnAwait),
+		prolog.Pred1("conversation_turn_cancel", "conversation_turn_cancel(+Task) is det", s.conversationTurnCancel),
 		prolog.Pred3("conversation_turn_receipt", "conversation_turn_receipt(+Conversation, +TurnId, -Outcome) is det", s.conversationTurnReceipt),
 		prolog.Pred3("conversation_receipts", "conversation_receipts(+Conversation, +Options, -Outcome) is det", s.conversationReceipts),
 

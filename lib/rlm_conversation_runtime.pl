@@ -23,6 +23,9 @@ Exports:
     conversation_context_pack/3  % +Conversation, +Options, -Outcome
     conversation_token_ledger/3  % +Conversation, +Options, -Outcome
     conversation_turn/4          % +Conversation, +Message, +Options, -Outcome
+    conversation_turn_async/4    % +Conversation, +Message, +Options, -Outcome
+    conversation_turn_await/3    % +Task, +Timeout, -Outcome
+    conversation_turn_cancel/1   % +Task
     conversation_turn_receipt/3  % +Conversation, +TurnId, -Outcome
     conversation_receipts/3      % +Conversation, +Options, -Outcome
 
@@ -130,6 +133,33 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %   ledger(L), message(M), phase(turn), turn_id(T), user(Rec)])) with Kind
 %   context_budget_failed, completion_failed or receipt_failed: the user
 %   message stays stored and a failed receipt names the cause.
+
+%!  conversation_turn_async(+Conversation, +Message, +Options, -Outcome) is det.
+%
+%   Starts the turn conversation_turn/4 would run, with the same options,
+%   and returns at once: Outcome is ok(turn_task(N, TurnId)) (the turn id
+%   is turn_id(Id)'s, or a fresh one), or the error conversation_turn/4
+%   would give for a bad message or conversation. Turns of one conversation
+%   run one at a time, in the order they were started; turns of different
+%   conversations run in parallel. The interpreter runs one goal at a time,
+%   so the turn's calls back into Prolog — on_event, handlers, the pack
+%   hook — run inside conversation_turn_await/3 (of any task): events wait
+%   there without holding the turn up, a handler holds it until then.
+
+%!  conversation_turn_await(+Task, +Timeout, -Outcome) is det.
+%
+%   Waits up to Timeout seconds (a number, or infinite) for Task. Outcome is
+%   the turn's, exactly as conversation_turn/4 gives it, and the task is
+%   then forgotten (awaiting it again is an existence_error). At the
+%   time-out Outcome is error(conversation_error([detail(turn_pending(Task)),
+%   ..., phase(await)])) and the turn runs on: await it again or cancel it.
+
+%!  conversation_turn_cancel(+Task) is det.
+%
+%   Cancels Task: a model call in flight is abandoned, the cold handle is
+%   deleted and a failed receipt names the cancellation; awaiting the task
+%   gives that failure. Cancelling a task that has ended does nothing.
+%   Closing the session cancels the tasks still running.
 
 %!  conversation_turn_receipt(+Conversation, +TurnId, -Outcome) is det.
 %

@@ -29,7 +29,9 @@ Exports:
     warm_fidelity/2               % ?Representation, ?Percent
     warm_signal_weight/2          % ?Kind, ?Weight
     context_boundary_template/1   % -Template
-    context_pack_hook/2           % +Units, -Adjustments (a program's hook)
+
+Hooks a program may define:
+    context_pack_hook/2           % +Units, -Adjustments
 */
 :- set_prolog_flag(double_quotes, chars).
 :- dynamic(conversation_count_encoding/1).
@@ -80,6 +82,8 @@ rlm_option(conversation_turn/4, cold_context_options, list, default([])).
 rlm_option(conversation_turn/4, turn_id, text, optional).
 rlm_option(conversation_turn/4, on_event, callable, optional).
 rlm_option(conversation_turn/4, receipt, boolean, default(true)).
+rlm_option(conversation_turn_async/4, Name, Type, Default) :-
+    rlm_option(conversation_turn/4, Name, Type, Default).
 rlm_option(conversation_receipts/3, history, boolean, default(false)).
 rlm_option(conversation_receipts/3, status, oneof([any, completed, failed]), default(any)).
 rlm_option(conversation_warm_derive/4, Name, Type, Default) :-
@@ -263,8 +267,8 @@ warm_signal_weight(recency, 1).
 %   A program's hook into conversation packs, called once per pack with the
 %   bounded candidate batch: Units is a list of unit(Id, Section, Sequence,
 %   Mandatory) and Adjustments a list of utility(Id, Delta), mandatory(Id),
-%   requires(A, B) and excludes(A, B). The default adjusts nothing; a
-%   program defines its own to replace it. A hook that fails makes the pack
-%   error(context_budget_error([kind(pack_hook_failed), ...])) — it is never
-%   read as "no adjustments" — and one that throws throws.
-context_pack_hook(_, []).
+%   requires(A, B) and excludes(A, B). lib defines none: a pack calls it
+%   only when the program defines it (an async turn that needs no call back
+%   into Prolog runs without being awaited). A hook that fails makes the
+%   pack error(context_budget_error([kind(pack_hook_failed), ...])) — it is
+%   never read as "no adjustments" — and one that throws throws.

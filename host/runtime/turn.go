@@ -105,8 +105,9 @@ func (e *TurnError) Unwrap() error { return e.Cause }
 // ErrNotUserMessage is the cause of a turn given a message of another role.
 var ErrNotUserMessage = errors.New("runtime: a turn takes a user message")
 
-// newTurnID is a fresh turn id.
-func newTurnID() string {
+// NewTurnID is a fresh turn id, for a caller that names a turn before
+// running it.
+func NewTurnID() string {
 	var b [12]byte
 	rand.Read(b[:])
 	return "turn_" + hex.EncodeToString(b[:])
@@ -122,7 +123,7 @@ func (c Conversation) Turn(ctx context.Context, msg store.Message, opts TurnOpti
 	started := time.Now()
 	id := opts.TurnID
 	if id == "" {
-		id = newTurnID()
+		id = NewTurnID()
 	}
 	msg, err := msg.Normalize()
 	if err != nil {

@@ -1,0 +1,175 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rlmpl/rlmpl/host"
+	"github.com/rlmpl/rlmpl/host/provider/providertest"
+)
+
+// asyncSession is a session with a memory store and conversations a and b,
+// whose turns use the provider at url.
+func asyncSession(t *testing.T, url string) *host.Session {
+	t.Helper()
+	h, err := host.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := h.NewSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	// The task a test started, between queries.
+	if err := s.Consult(ctx, "task.pl", ":- dynamic(task_/1).\n"); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Consult(ctx, "async.pl", fmt.Sprintf(`
+:- dynamic(conv_/2).
+:- dynamic(event_/2).
+opts_([completion_options([provider(provider(local, [base_url(%q)]))]), receipt(false)]).
+setup_ :- conversation_store_open(memory, ok(S)),
+    forall(member(Id, [a, b]), (conversation_create(S, [id(Id)], ok(C)), assertz(conv_(Id, C)))).
+seen_(Id, E) :- record_get(E, kind, K), assertz(event_(Id, K)).
+`, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Once(ctx, "setup_"); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// hangingServer answers no request: each waits until its client gives up.
+// started is closed when the first arrives, released when it was dropped.
+func hangingServer(t *testing.T) (srv *providertest.Server, started, released chan struct{}) {
+	started, released = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	srv = providertest.NewServer(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(started) })
+		<-r.Context().Done()
+		close(released)
+	})
+	t.Cleanup(srv.Close)
+	return srv, started, released
+}
+
+func waitFor(t *testing.T, ch chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal(what)
+	}
+}
+
+// prologErrorText is the writeq text of the exception err carries.
+func prologErrorText(err error) string {
+	var pe *host.PrologError
+	if errors.As(err, &pe) {
+		return pe.Text
+	}
+	return fmt.Sprint(err)
+}
+
+// TestAsyncTurnsKeepOrderPerConversation: turns started together run one
+// at a time per conversation, in the order started, whatever order they
+// are awaited in; events are delivered inside the await.
+func TestAsyncTurnsKeepOrderPerConversation(t *testing.T) {
+	srv := providertest.NewServer(providertest.Completion(`{"steps":[{"op":"final","value":"done"}]}`, 10, 5))
+	defer srv.Close()
+	s := asyncSession(t, srv.BaseURL())
+	got, err := s.Once(context.Background(), `
+    opts_(O),
+    findall(Id-T, ( member(Id, [a, b, a, b, a]), conv_(Id, C),
+                    conversation_turn_async(C, message(user, Id), [on_event(seen_(Id))|O], ok(T)) ), Tasks),
+    reverse(Tasks, Backwards),
+    forall(member(_-T, Backwards), conversation_turn_await(T, infinite, ok(_))),
+    findall(Id-Roles, ( member(Id, [a, b]), conv_(Id, C),
+                        conversation_messages(C, all, [], ok(Ms)),
+                        findall(R, (member(M, Ms), record_get(M, role, R)), Roles) ), Transcripts),
+    aggregate_all(count, event_(_, finished), Finished)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "[a-[user,assistant,user,assistant,user,assistant],b-[user,assistant,user,assistant]]"; got["Transcripts"] != want {
+		t.Errorf("transcripts = %s, want %s", got["Transcripts"], want)
+	}
+	if got["Finished"] != "5" {
+		t.Errorf("finished events = %s, want 5", got["Finished"])
+	}
+	// Awaited once, a task is forgotten.
+	_, err = s.Once(context.Background(), `conv_(a, C), opts_(O), conversation_turn_async(C, message(user, "x"), O, ok(T)),
+        conversation_turn_await(T, infinite, ok(_)), conversation_turn_await(T, 1, _)`)
+	if !strings.Contains(prologErrorText(err), "existence_error(turn_task") {
+		t.Errorf("second await: %v", err)
+	}
+}
+
+// TestAsyncTurnTimesOutAndCancels: an await that times out leaves the turn
+// running; a cancelled turn fails with its user message stored and a failed
+// receipt, and the model call in flight is abandoned.
+func TestAsyncTurnTimesOutAndCancels(t *testing.T) {
+	srv, started, released := hangingServer(t)
+	s := asyncSession(t, srv.BaseURL())
+	ctx := context.Background()
+	if _, err := s.Once(ctx, `conv_(a, C), opts_(O), conversation_turn_async(C, message(user, "hello"), [turn_id(t1)|O], ok(T)), assertz(task_(T))`); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, started, "the turn sent no request")
+	got, err := s.Once(ctx, `
+    task_(T), conv_(a, C),
+    conversation_turn_await(T, 0.05, error(Pending)),
+    conversation_turn_cancel(T),
+    conversation_turn_await(T, infinite, error(Failed)),
+    record_get(Failed, turn_id, Id),
+    conversation_turn_receipt(C, t1, ok(R)), record_get(R, status, Status),
+    conversation_stats(C, ok(St)), record_get(St, messages, N)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got["Pending"], "detail(turn_pending(turn_task(task_1,t1)))") {
+		t.Errorf("timed-out await = %s", got["Pending"])
+	}
+	if got["Id"] != "t1" || got["Status"] != `"failed"` || got["N"] != "1" {
+		t.Errorf("cancelled turn: id %s, receipt %s, %s messages", got["Id"], got["Status"], got["N"])
+	}
+	waitFor(t, released, "the model call was not abandoned")
+	// Bad tasks and time-outs are a program's mistakes.
+	for goal, want := range map[string]string{
+		`conversation_turn_await(nope, 1, _)`:                   "type_error(turn_task",
+		`conversation_turn_await(turn_task(task_99, x), 1, _)`:  "existence_error(turn_task",
+		`conversation_turn_await(turn_task(task_1, t1), -1, _)`: "existence_error(turn_task", // awaited: forgotten
+		`conversation_turn_cancel(_)`:                           "instantiation_error",
+	} {
+		if _, err := s.Once(ctx, goal); !strings.Contains(prologErrorText(err), want) {
+			t.Errorf("%s: %v, want %s", goal, err, want)
+		}
+	}
+	if _, err := s.Once(ctx, `conv_(b, C), opts_(O), conversation_turn_async(C, message(user, "x"), O, ok(T)),
+        catch(conversation_turn_await(T, -1, _), error(domain_error(timeout, -1), _), true), conversation_turn_cancel(T)`); err != nil {
+		t.Errorf("negative time-out: %v", err)
+	}
+}
+
+// TestCloseCancelsAsyncTurns: closing a session cancels its running turns
+// and waits for their cleanup.
+func TestCloseCancelsAsyncTurns(t *testing.T) {
+	srv, started, released := hangingServer(t)
+	s := asyncSession(t, srv.BaseURL())
+	if _, err := s.Once(context.Background(), `conv_(a, C), opts_(O), conversation_turn_async(C, message(user, "hi"), O, ok(_))`); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, started, "the turn sent no request")
+	s.Close()
+	waitFor(t, released, "the model call outlived its session")
+}
