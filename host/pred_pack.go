@@ -335,7 +335,7 @@ func (s *Session) packOptions(c *prolog.Call, cv runtime.Conversation, op opts) 
 		}
 		po.Warm = &w
 	}
-	if c.Defined("context_pack_hook", 2) {
+	if hasClauses(c, atomHook.Apply(engine.NewVariable(), engine.NewVariable())) {
 		po.Hook = func(ctx context.Context, units []runtime.HookUnit) ([]pack.Adjustment, []solver.Constraint, error) {
 			return s.callHook(c, units)
 		}
@@ -344,6 +344,25 @@ func (s *Session) packOptions(c *prolog.Call, cv runtime.Conversation, op opts) 
 }
 
 var atomHook = engine.NewAtom("context_pack_hook")
+
+// hasClauses tells whether the predicate of head, declared dynamic by lib,
+// has clauses: asserted ones, or a program's that made it static (clause/2
+// then refuses it as private).
+func hasClauses(c *prolog.Call, head engine.Term) bool {
+	found, err := engine.Clause(c.VM, head, engine.NewVariable(), func(*engine.Env) *engine.Promise {
+		return engine.Bool(true)
+	}, c.Env).Force(c.Ctx)
+	var ex engine.Exception
+	if errors.As(err, &ex) {
+		e, isError := ex.Term().(engine.Compound)
+		if !isError || e.Arity() != 2 {
+			return false
+		}
+		formal, isCompound := e.Arg(0).(engine.Compound)
+		return isCompound && formal.Functor().String() == "permission_error"
+	}
+	return found
+}
 
 // ErrHookFailed is the cause of a pack whose context_pack_hook/2 failed.
 var ErrHookFailed = errors.New("host: context_pack_hook/2 failed")

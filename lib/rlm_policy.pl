@@ -39,6 +39,7 @@ Hooks a program may define:
 :- dynamic(context_boundary_template/1).
 :- dynamic(warm_fidelity/2).
 :- dynamic(warm_signal_weight/2).
+:- dynamic(context_pack_hook/2).
 
 /* --- Options --- */
 
@@ -267,8 +268,8 @@ warm_signal_weight(recency, 1).
 %   A program's hook into conversation packs, called once per pack with the
 %   bounded candidate batch: Units is a list of unit(Id, Section, Sequence,
 %   Mandatory) and Adjustments a list of utility(Id, Delta), mandatory(Id),
-%   requires(A, B) and excludes(A, B). lib defines none: a pack calls it
-%   only when the program defines it (an async turn that needs no call back
-%   into Prolog runs without being awaited). A hook that fails makes the
+%   requires(A, B) and excludes(A, B). lib declares it with no clauses: a
+%   pack calls it only when the program has given it some (so an async
+%   turn that needs no call back into Prolog runs without being awaited). A hook that fails makes the
 %   pack error(context_budget_error([kind(pack_hook_failed), ...])) — it is
 %   never read as "no adjustments" — and one that throws throws.

@@ -470,19 +470,6 @@ func pad2(n int) string {
 
 // currentPredicate enumerates the user-defined predicates matching PI,
 // whose name and arity may be unbound.
-// Defined tells whether the program defines Name/Arity (as
-// current_predicate/1 does).
-func (c *Call) Defined(name string, arity int) bool {
-	want := atomSlash.Apply(engine.NewAtom(name), engine.Integer(arity))
-	found := false
-	v := engine.NewVariable()
-	_, _ = engine.CurrentPredicate(c.VM, v, func(e *engine.Env) *engine.Promise {
-		found = Resolved(v, e).Compare(want, nil) == 0
-		return engine.Bool(found)
-	}, c.Env).Force(context.Background())
-	return found
-}
-
 func currentPredicate(vm *engine.VM, pi engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
 	switch p := env.Resolve(pi).(type) {
 	case engine.Variable:
