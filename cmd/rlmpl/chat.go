@@ -15,7 +15,6 @@ import (
 	"github.com/rlmpl/rlmpl/host/handle"
 	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/host/plan"
-	"github.com/rlmpl/rlmpl/host/provider"
 	"github.com/rlmpl/rlmpl/host/runtime"
 	"github.com/rlmpl/rlmpl/store"
 )
@@ -30,10 +29,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
 	name := fs.String("store", defaultStore, "store: a name under the state directory, or an absolute directory")
 	conv := fs.String("conv", "", "conversation id (required; created when missing)")
-	providerName := fs.String("provider", "", "provider: a preset (openai, openrouter, deepseek, ollama, vllm, llamacpp) or one of providers.toml (default: the configured default)")
-	baseURL := fs.String("base-url", "", "an OpenAI-compatible endpoint (alone: a keyless local server)")
-	model := fs.String("model", "", "model name, for the provider and the tokenizer (counts are exact for a model whose tokenizer is known)")
-	credential := fs.String("credential", "", "environment variable holding the API key, or none")
+	pf := providerFlags(fs)
 	system := fs.String("system", "", "a system prompt, sent with every turn")
 	maxContext := fs.Int64("max-context", 0, "operator cap on every request (default: the policy's)")
 	asJSON := fs.Bool("json", false, "print one NDJSON event per line")
@@ -79,20 +75,13 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		p.ReserveOutputTokens = min(p.ReserveOutputTokens, *maxContext/8)
 		p.SafetyMarginTokens = min(p.SafetyMarginTokens, *maxContext/32)
 	}
-	settings := provider.Settings{BaseURL: *baseURL, Model: *model, NoCredential: *credential == "none"}
-	if *credential != "none" {
-		settings.Credential = *credential
-	}
-	if *baseURL != "" && *providerName == "" {
-		*providerName = "openai_compatible"
-	}
-	deps, resolved, err := h.ProviderDeps(ctx, *providerName, settings)
+	deps, resolved, err := pf.deps(ctx, h)
 	if err != nil {
-		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
+		fmt.Fprintf(stderr, "rlmpl chat: %s\n", configText(err))
 		return 2
 	}
 	to := runtime.TurnOptions{
-		Pack: runtime.PackOptions{Policy: p, Model: *model, Boundary: true, BoundaryTemplate: d.BoundaryTemplate,
+		Pack: runtime.PackOptions{Policy: p, Model: *pf.model, Boundary: true, BoundaryTemplate: d.BoundaryTemplate,
 			Utilities: d.Utilities, Warm: &runtime.WarmOptions{Policy: d.Warm}},
 		Encodings:  d.CountEncodings,
 		Completion: plan.Input{Providers: []string{resolved.Name}, StructuredOutput: resolved.StructuredOutput},

@@ -2,31 +2,32 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
-	"github.com/ichiban/prolog/engine"
-
 	"github.com/rlmpl/rlmpl/host"
-	"github.com/rlmpl/rlmpl/prolog"
+	"github.com/rlmpl/rlmpl/host/handle"
+	"github.com/rlmpl/rlmpl/host/plan"
+	"github.com/rlmpl/rlmpl/host/provider"
 )
 
-// runComplete implements `rlmpl complete`: one rlm_completion/4 over a
-// context file, printing the answer and the trajectory. The flags are the
-// call's own provider settings, over the configuration file, the
-// environment and the presets (see providers.go).
+// runComplete implements `rlmpl complete`: one bounded completion over a
+// context file, as rlm_completion/4 runs it, printing the answer, the
+// trajectory and the usage. The flags are the call's own provider
+// settings, over the configuration file, the environment and the presets
+// (see providers.go).
 func runComplete(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("complete", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	query := fs.String("query", "", "the goal (required)")
 	contextFile := fs.String("context-file", "", "the context: a text file (required)")
-	providerName := fs.String("provider", "", "a provider: a preset (openai, openrouter, deepseek, ollama, vllm, llamacpp) or one named in providers.toml (default: the configured default)")
-	baseURL := fs.String("base-url", "", "an OpenAI-compatible API root, such as http://127.0.0.1:8080/v1 (alone: a server that takes no key)")
-	model := fs.String("model", "", "model name (default: the provider's)")
-	credential := fs.String("credential", "", "the environment variable holding the API key, or none")
+	pf := providerFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -45,97 +46,108 @@ func runComplete(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "rlmpl complete: %v\n", err)
 		return 1
 	}
-	isOK, rec, code := outcome(ctx, "complete", opts, func(ip *prolog.Interpreter) string {
-		return fmt.Sprintf(`rlm_completion(%s, text(%s), %s, Out)`, ip.WriteQ(prolog.Chars(*query), nil),
-			ip.WriteQ(prolog.Chars(string(text)), nil), ip.WriteQ(providerOptions(*providerName, *baseURL, *model, *credential), nil))
-	}, stderr)
-	if code != 0 {
-		return code
+	h, err := host.New(opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "rlmpl complete: %v\n", err)
+		return 1
 	}
-	if !isOK {
-		return reportError("complete", rec, stderr)
+	defer h.Close()
+	deps, resolved, err := pf.deps(ctx, h)
+	if err != nil {
+		fmt.Fprintf(stderr, "rlmpl complete: %s\n", configText(err))
+		return 2
 	}
-	return printCompletion(rec, stdout)
-}
-
-// providerOptions turns the provider flags into completion options:
-// provider(Name) or provider(provider(Name, Settings)), and model(M). A
-// --base-url without --provider is an openai_compatible server that takes
-// no key unless --credential names one.
-func providerOptions(name, baseURL, model, credential string) engine.Term {
-	var settings []engine.Term
-	if baseURL != "" {
-		settings = append(settings, engine.NewAtom("base_url").Apply(prolog.Chars(baseURL)))
-		if name == "" {
-			name = "openai_compatible"
+	handles := handle.New(nil)
+	ref, meta, err := handles.RegisterText(string(text), handle.Limits{})
+	if err != nil {
+		fmt.Fprintf(stderr, "rlmpl complete: %v\n", err)
+		return 1
+	}
+	deps.Contexts = handles
+	out, err := plan.Complete(ctx, plan.Input{Query: *query, Context: plan.ContextRef{Ref: ref, Metadata: meta},
+		Providers: []string{resolved.Name}, StructuredOutput: resolved.StructuredOutput}, deps)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 130
 		}
+		fmt.Fprintf(stderr, "rlmpl complete: %v\n", err)
+		return 1
 	}
-	switch credential {
-	case "":
-	case "none":
-		settings = append(settings, engine.NewAtom("credential").Apply(engine.NewAtom("none")))
-	default:
-		settings = append(settings, engine.NewAtom("credential").Apply(engine.NewAtom("env").Apply(prolog.Chars(credential))))
-	}
-	var opts []engine.Term
-	switch {
-	case len(settings) > 0:
-		if name == "" {
-			name = "openai_compatible"
-		}
-		opts = append(opts, engine.NewAtom("provider").Apply(engine.NewAtom("provider").Apply(engine.NewAtom(name), engine.List(settings...))))
-	case name != "":
-		opts = append(opts, engine.NewAtom("provider").Apply(engine.NewAtom(name)))
-	}
-	if model != "" {
-		opts = append(opts, engine.NewAtom("model").Apply(prolog.Chars(model)))
-	}
-	return engine.List(opts...)
-}
-
-// printCompletion prints a completion_result: the answer, the trajectory
-// and the usage.
-func printCompletion(rec prolog.Record, stdout io.Writer) int {
-	v, _ := rec.Get("value")
-	fmt.Fprintf(stdout, "%s\n", valueText(v))
-	if tr, ok := rec.Get("trajectory"); ok {
-		fmt.Fprintln(stdout, "trajectory:")
-		t, _ := tr.(prolog.Record)
-		evs, _ := t.Get("events")
-		for _, e := range evs.([]any) {
-			ev, _ := e.(prolog.Record)
-			seq, _ := ev.Get("seq")
-			op, _ := ev.Get("op")
-			status, _ := ev.Get("status")
-			in, _ := ev.Get("input")
-			o, _ := ev.Get("output")
-			fmt.Fprintf(stdout, "  %v %v %v %v -> %v\n", seq, valueText(op), status, valueText(in), valueText(o))
-		}
-	}
-	if u, ok := rec.Get("usage"); ok {
-		ur, _ := u.(prolog.Record)
-		var parts []string
-		for _, f := range ur.Fields {
-			parts = append(parts, fmt.Sprintf("%s=%v", f.Key, f.Value))
-		}
-		fmt.Fprintf(stdout, "usage: %s\n", strings.Join(parts, " "))
-	}
+	printCompletion(out, stdout)
 	return 0
 }
 
-// valueText renders a decoded value for people: text as itself.
-func valueText(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case []any:
-		if len(v) == 0 {
-			return ""
-		}
-	case prolog.Record:
-		if t, ok := v.Get("text"); ok {
-			return valueText(t)
-		}
+// providerSettings are the provider flags shared by complete and chat.
+type providerSettings struct {
+	name, baseURL, model, credential *string
+}
+
+func providerFlags(fs *flag.FlagSet) providerSettings {
+	return providerSettings{
+		name:       fs.String("provider", "", "a provider: a preset (openai, openrouter, deepseek, ollama, vllm, llamacpp) or one named in providers.toml (default: the configured default)"),
+		baseURL:    fs.String("base-url", "", "an OpenAI-compatible API root, such as http://127.0.0.1:8080/v1 (alone: a server that takes no key)"),
+		model:      fs.String("model", "", "model name, for the provider and the tokenizer (default: the provider's)"),
+		credential: fs.String("credential", "", "the environment variable holding the API key, or none"),
 	}
-	return fmt.Sprint(v)
+}
+
+// deps resolves the provider the flags name, as a program's
+// provider(provider(Name, Settings)) would: a --base-url without
+// --provider is an OpenAI-compatible server that takes no key unless
+// --credential names one.
+func (p providerSettings) deps(ctx context.Context, h *host.Host) (plan.Deps, host.Resolved, error) {
+	settings := provider.Settings{BaseURL: *p.baseURL, Model: *p.model, NoCredential: *p.credential == "none"}
+	if *p.credential != "none" {
+		settings.Credential = *p.credential
+	}
+	name := *p.name
+	if *p.baseURL != "" && name == "" {
+		name = "openai_compatible"
+	}
+	return h.ProviderDeps(ctx, name, settings)
+}
+
+// configText says what is wrong with a provider's configuration in the
+// words of flags and settings, as Prolog's configuration_error does.
+func configText(err error) string {
+	var ce *provider.ConfigError
+	if errors.As(err, &ce) {
+		return fmt.Sprintf("configuration_error (%s): %s", ce.Field, ce.Message)
+	}
+	return err.Error()
+}
+
+// printCompletion prints the answer, the trajectory and the usage.
+func printCompletion(out *plan.Outcome, stdout io.Writer) {
+	fmt.Fprintf(stdout, "%s\n", valueText(out.Value))
+	fmt.Fprintln(stdout, "trajectory:")
+	for _, e := range out.Trajectory.Events {
+		fmt.Fprintf(stdout, "  %d %s %s %s -> %s\n", e.Seq, e.Op, e.Status, e.Input, e.Output)
+	}
+	var usage map[string]any
+	b, _ := json.Marshal(out.Usage)
+	_ = json.Unmarshal(b, &usage)
+	keys := make([]string, 0, len(usage))
+	for k := range usage {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%v", k, usage[k])
+	}
+	fmt.Fprintf(stdout, "usage: %s\n", strings.Join(parts, " "))
+}
+
+// valueText renders a completion's value for people: text as itself,
+// anything else as JSON.
+func valueText(v any) string {
+	if s, isText := v.(string); isText {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
