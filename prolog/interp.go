@@ -111,6 +111,7 @@ func New(opts *Options) *Interpreter {
 	in.registerLibrary()
 	in.registerFlags()
 	in.Install(preludeDefs...)
+	in.Install(textDefs...)
 	if err := in.consultText(context.Background(), "prelude.pl", preludeSource); err != nil {
 		panic("prolog: New: prelude: " + err.Error())
 	}

@@ -48,6 +48,7 @@ import (
 func (in *Interpreter) registerLibrary() {
 	vm := &in.ip.VM
 	vm.Register5(engine.NewAtom("sub_string"), subText(piSubString, TextOf, Chars))
+	vm.Register3(engine.NewAtom("atom_concat"), atomConcat)
 	vm.Register5(engine.NewAtom("sub_atom"), subText(piSubAtom, TextOf, func(s string) engine.Term { return engine.NewAtom(s) }))
 	vm.Register1(engine.NewAtom("current_predicate"), currentPredicate)
 	vm.Register3(engine.NewAtom("record_get"), recordGet)

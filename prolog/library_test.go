@@ -32,6 +32,17 @@ func TestLibrary(t *testing.T) {
 		{`findall(B, sub_atom(abab, B, _, _, ab), R)`, `[0,2]`},
 		{`sub_atom("abc", 0, 1, _, R)`, `a`},
 		{`sub_atom(X, _, _, _, _)`, "throws: error(instantiation_error,sub_atom/5)"},
+		{`atom_length("hello", R)`, `5`},
+		{`atom_length(abc, foo)`, "throws: error(type_error(integer,foo),atom_length/2)"},
+		{`atom_concat("ab", "cd", R)`, `abcd`},
+		{`atom_concat(ab, R, abcd)`, `cd`},
+		{`findall(X+Y, atom_concat(X, Y, ab), R)`, `[''+ab,a+b,ab+'']`},
+		{`atom_concat(_, _, _)`, "throws: error(instantiation_error,atom_concat/3)"},
+		{`atom_codes(R, "hi")`, `hi`},
+		{`atom_codes(hi, R)`, `[104,105]`},
+		{`number_codes(R, " 42")`, `42`},
+		{`number_codes(_, "4x")`, "throws: error(syntax_error(illegal_number),number_codes/2)"},
+		{`text_to_string(hello, R)`, `"hello"`},
 		{`union([a,b,c], [b,d], R)`, `[a,c,b,d]`},
 		{`intersection([a,b,c,a], [a,c], R)`, `[a,c,a]`},
 		{`text_concat(abc, def, R)`, `abcdef`},
@@ -171,18 +182,22 @@ func TestPrintMessage(t *testing.T) {
 		"print_message(informational, hello(x))",
 		"print_message(silent, hello(x))",
 		"catch(atom_length(_, _), E, print_message(error, E))",
+		`print_message(warning, format("~w left", [3]))`,
 	} {
 		if got := solve(t, in, g); got != "true" {
 			t.Fatalf("%s: %s", g, got)
 		}
 	}
 	want := "ERROR: Hello, world!\nERROR: Bye\nWarning: Unknown message: foo(1)\n% Hello, x!\n% Bye\n" +
-		"ERROR: atom_length/2: Arguments are not sufficiently instantiated\n"
+		"ERROR: atom_length/2: Arguments are not sufficiently instantiated\nWarning: 3 left\n"
 	if errOut.String() != want || out.Len() != 0 {
 		t.Errorf("stderr:\n%s\nwant:\n%s\nstdout: %q", errOut.String(), want, out.String())
 	}
 	if got := solve(t, in, "message_to_codes(hello(x), error, C), atom_codes(R, C)"); got != `'Hello, x!\nBye'` {
 		t.Errorf("message_to_codes: %s", got)
+	}
+	if got := solve(t, in, "sleep(0.001), catch((sleep(a), fail), error(type_error(number, a), _), true)"); got != "true" {
+		t.Errorf("sleep: %s", got)
 	}
 	if got := solve(t, in, "print_message(bogus, x)"); got != "throws: error(domain_error(message_kind,bogus),print_message/2)" {
 		t.Errorf("bad kind: %s", got)

@@ -135,6 +135,8 @@ func messageText(c *Call, term engine.Term) ([]string, error) {
 	var elems []engine.Term
 	if ok, err := solveOnce(c, atomMessage.Apply(term, lines, atomNil)); err == nil && ok {
 		elems, _ = listOf(lines, c.Env)
+	} else if f, isFormat := c.Resolve(term).(engine.Compound); isFormat && f.Functor() == engine.NewAtom("format") && f.Arity() == 2 {
+		elems = []engine.Term{engine.NewAtom("-").Apply(f.Arg(0), f.Arg(1))} // SWI's format(Format, Args) message
 	}
 	if elems == nil {
 		t := Resolved(term, c.Env)
