@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -201,5 +202,19 @@ func TestPrintMessage(t *testing.T) {
 	}
 	if got := solve(t, in, "print_message(bogus, x)"); got != "throws: error(domain_error(message_kind,bogus),print_message/2)" {
 		t.Errorf("bad kind: %s", got)
+	}
+}
+
+// TestReadLine: SWI's read_line_to_string/2 and read_line_to_codes/2, a
+// \r\n line end included, then the end of the input.
+func TestReadLine(t *testing.T) {
+	in := prolog.New(&prolog.Options{Stdin: strings.NewReader("hello world\r\nab\nlast")})
+	goal := `read_line_to_string(user_input, A), read_line_to_codes(user_input, B), read_line_to_string(user_input, C),
+		read_line_to_string(user_input, D), read_line_to_codes(user_input, E), R = [A, B, C, D, E]`
+	if got, want := solve(t, in, goal), `["hello world",[97,98],"last",end_of_file,-1]`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	if got := solve(t, in, "read_line_to_string(nowhere, _)"); got != "throws: error(existence_error(stream,nowhere),read_line_to_string/2)" {
+		t.Errorf("unknown alias: %s", got)
 	}
 }

@@ -11,11 +11,17 @@ package prolog
 //	%!  number_codes(?Number, ?Codes) is det.
 //	%!  text_to_string(+Text, -String) is det.
 //	%!  sleep(+Seconds) is det.
+//	%!  read_line_to_string(+Stream, -String) is det.
+//	%!  read_line_to_codes(+Stream, -Codes) is det.
 //
-// sleep/1 ends early, with the query, when the query is cancelled.
+// sleep/1 ends early, with the query, when the query is cancelled. The
+// read_line predicates are SWI's: the line without its newline (or \r\n),
+// and end_of_file (codes: -1) at the end of the input.
 
 import (
 	"context"
+	"errors"
+	"io"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -29,6 +35,78 @@ var textDefs = []Def{
 	Pred2("number_codes", "number_codes(?Number, ?Codes) is det", numberCodes),
 	Pred2("text_to_string", "text_to_string(+Text, -String) is det", textToString),
 	Pred1("sleep", "sleep(+Seconds) is det", sleep),
+	Pred2("read_line_to_string", "read_line_to_string(+Stream, -String) is det", readLineToString),
+	Pred2("read_line_to_codes", "read_line_to_codes(+Stream, -Codes) is det", readLineToCodes),
+}
+
+func readLineToString(c *Call, stream, str engine.Term) (bool, error) {
+	line, eof, err := readLine(c, stream)
+	if err != nil {
+		return false, err
+	}
+	if eof {
+		return c.Unify(str, engine.NewAtom("end_of_file")), nil
+	}
+	return c.Unify(str, Chars(line)), nil
+}
+
+func readLineToCodes(c *Call, stream, codes engine.Term) (bool, error) {
+	line, eof, err := readLine(c, stream)
+	if err != nil {
+		return false, err
+	}
+	if eof {
+		return c.Unify(codes, engine.Integer(-1)), nil
+	}
+	return c.Unify(codes, codeList(line)), nil
+}
+
+// readLine reads one line of an input stream (or alias); eof is true when
+// the input had ended before it.
+func readLine(c *Call, stream engine.Term) (line string, eof bool, err error) {
+	s, err := inputStream(c, stream)
+	if err != nil {
+		return "", false, err
+	}
+	var sb strings.Builder
+	for {
+		r, _, err := s.ReadRune()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				if sb.Len() == 0 {
+					return "", true, nil
+				}
+				return sb.String(), false, nil
+			}
+			return "", false, err
+		}
+		if r == '\n' {
+			return strings.TrimSuffix(sb.String(), "\r"), false, nil
+		}
+		sb.WriteRune(r)
+	}
+}
+
+// inputStream resolves a stream or an alias (user_input).
+func inputStream(c *Call, t engine.Term) (*engine.Stream, error) {
+	switch v := c.Resolve(t).(type) {
+	case engine.Variable:
+		return nil, InstantiationError()
+	case *engine.Stream:
+		return v, nil
+	case engine.Atom:
+		sv := engine.NewVariable()
+		var s *engine.Stream
+		_, _ = engine.StreamProperty(c.VM, sv, engine.NewAtom("alias").Apply(v), func(env *engine.Env) *engine.Promise {
+			s, _ = env.Resolve(sv).(*engine.Stream)
+			return engine.Bool(true)
+		}, c.Env).Force(context.Background())
+		if s == nil {
+			return nil, ExistenceError("stream", v)
+		}
+		return s, nil
+	}
+	return nil, DomainError("stream_or_alias", t)
 }
 
 func atomLength(c *Call, text, length engine.Term) (bool, error) {
