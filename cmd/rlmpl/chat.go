@@ -213,8 +213,7 @@ func (c *chat) receipt() {
 		fmt.Fprintln(c.stderr, "no turn yet")
 		return
 	}
-	b, _ := json.MarshalIndent(c.last, "", "  ")
-	fmt.Fprintln(c.stdout, string(b))
+	printReceipt(*c.last, c.stdout)
 }
 
 func (c *chat) search(q string) {

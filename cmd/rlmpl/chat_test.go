@@ -36,25 +36,20 @@ func TestChatStreamsTurnsOverARealClient(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "Hello there\n") || !strings.Contains(out, "plan_grammar") {
 		t.Fatalf("chat: %d\n%s\n%s", code, out, stderr.String())
 	}
-	var receipt struct {
-		Status string
-		Calls  []struct {
-			Kind          string
-			RequestSHA256 string `json:"request_sha256"`
-		}
-	}
-	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &receipt); err != nil {
-		t.Fatalf("receipt: %v\n%s", err, out)
-	}
+	// /receipt: the turn completed with two calls, each hash that of the
+	// body the server received, in order.
 	reqs := srv.Requests()
-	if receipt.Status != "completed" || len(receipt.Calls) != 2 || len(reqs) != 2 {
-		t.Fatalf("receipt %+v, %d requests", receipt, len(reqs))
+	rest := out[strings.Index(out, "turn turn_"):]
+	if !strings.Contains(rest, "  completed  ") || len(reqs) != 2 {
+		t.Fatalf("receipt:\n%s\n%d requests", rest, len(reqs))
 	}
 	for i, r := range reqs {
 		sum := sha256.Sum256([]byte(r.Raw))
-		if receipt.Calls[i].RequestSHA256 != hex.EncodeToString(sum[:]) {
-			t.Fatalf("call %d (%s): request_sha256 is not the hash of the body received", i, receipt.Calls[i].Kind)
+		at := strings.Index(rest, hex.EncodeToString(sum[:]))
+		if at < 0 {
+			t.Fatalf("call %d: the SHA-256 of the body received is not in the receipt:\n%s", i, rest)
 		}
+		rest = rest[at:]
 	}
 	// The model step's request continues the conversation: it ends with the
 	// user's message as the step's prompt.
@@ -118,6 +113,17 @@ func TestReceiptCommands(t *testing.T) {
 	out, errs, code := rlmpl(t, "turn", "replay", turns[1], "--state", state, "--conv", "demo")
 	if code != 0 || !strings.Contains(out, "1 requests rendered again from the store, byte for byte") {
 		t.Fatalf("replay: %d %s %s", code, out, errs)
+	}
+	out, _, code = rlmpl(t, "receipt", "show", turns[1], "--state", state, "--conv", "demo")
+	if code != 0 || !strings.Contains(out, "turn "+turns[1]+"  run 1  completed  messages 3→4") || !strings.Contains(out, "trajectory: planner ok, final ok") {
+		t.Fatalf("show: %d %s", code, out)
+	}
+	out, _, code = rlmpl(t, "receipt", "show", turns[1], "--json", "--state", state, "--conv", "demo")
+	var r struct {
+		Calls []struct{ Recipe json.RawMessage }
+	}
+	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || len(r.Calls) != 1 || len(r.Calls[0].Recipe) == 0 {
+		t.Fatalf("show --json: %d %v %s", code, err, out)
 	}
 	if _, errs, code := rlmpl(t, "receipt", "show", "nope", "--state", state, "--conv", "demo"); code != 1 || !strings.Contains(errs, "not found") {
 		t.Fatalf("show missing: %d %s", code, errs)

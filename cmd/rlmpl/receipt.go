@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/rlmpl/rlmpl/host/runtime"
@@ -21,6 +22,7 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 	name := fs.String("store", defaultStore, "store: a name under the state directory, or an absolute directory")
 	conv := fs.String("conv", "", "conversation id (required)")
 	history := fs.Bool("history", false, "list: every run of each turn")
+	asJSON := fs.Bool("json", false, "show: the whole receipt as JSON, request recipes included")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2
@@ -64,8 +66,12 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 			fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
 			return 1
 		}
-		b, _ := json.MarshalIndent(r, "", "  ")
-		fmt.Fprintln(stdout, string(b))
+		if *asJSON {
+			b, _ := json.MarshalIndent(r, "", "  ")
+			fmt.Fprintln(stdout, string(b))
+		} else {
+			printReceipt(r, stdout)
+		}
 	case "receipt diff":
 		a, err1 := cv.Receipt(pos[0])
 		b, err2 := cv.Receipt(pos[1])
@@ -83,6 +89,51 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 		fmt.Fprintf(stdout, "turn %s: %d requests rendered again from the store, byte for byte (SHA-256 verified)\n", pos[0], len(bodies))
 	}
 	return 0
+}
+
+// printReceipt summarizes a receipt for people: the context's ledger
+// total, each call's counts and hash, the trajectory, usage and timings
+// (--json gives the whole record, recipes included).
+func printReceipt(r runtime.Receipt, w io.Writer) {
+	msgs := fmt.Sprint(r.UserSeq)
+	if r.AssistantSeq > 0 {
+		msgs += fmt.Sprintf("→%d", r.AssistantSeq)
+	}
+	fmt.Fprintf(w, "turn %s  run %d  %s  messages %s\n", r.TurnID, r.Attempt, r.Status, msgs)
+	if r.Error != nil {
+		fmt.Fprintf(w, "error: %s: %s\n", r.Error.Kind, r.Error.Message)
+	}
+	counter := r.Counter.Method
+	if r.Counter.Encoding != "" {
+		counter = r.Counter.Encoding + ", " + counter
+	}
+	if c := r.Context; c != nil {
+		fmt.Fprintf(w, "context: %d of %d tokens (%s; counter %s), %d units, solver %s", c.Total, c.Limit, c.Method, counter, len(c.Selected), c.Solver.Status)
+		if c.Boundary.Active {
+			fmt.Fprintf(w, ", history before %d behind the boundary", c.Boundary.ColdThrough+1)
+		}
+		fmt.Fprintln(w)
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "call	prompt tokens	provider's	request sha256")
+	for _, c := range r.Calls {
+		theirs := "-"
+		if c.ProviderPromptTokens != nil {
+			theirs = fmt.Sprintf("%d (%+d)", *c.ProviderPromptTokens, *c.Difference)
+		}
+		fmt.Fprintf(tw, "%s\t%d %s\t%s\t%s\n", c.Kind, c.LocalPromptTokens, c.Method, theirs, c.RequestSHA256)
+	}
+	tw.Flush()
+	var steps []string
+	for _, s := range r.Trajectory {
+		steps = append(steps, s.Op+" "+s.Status)
+	}
+	if len(steps) > 0 {
+		fmt.Fprintf(w, "trajectory: %s\n", strings.Join(steps, ", "))
+	}
+	u := r.Usage
+	fmt.Fprintf(w, "usage: %d model calls, %d prompt + %d completion tokens\n", u.ModelCalls, u.PromptTokens, u.CompletionTokens)
+	fmt.Fprintf(w, "time: %.0f ms (pack %.1f ms, completion %.0f ms)\n", r.Timings.TotalMS, r.Timings.PackMS, r.Timings.CompletionMS)
 }
 
 func firstErr(errs ...error) error {
