@@ -25,7 +25,6 @@ import (
 // prints one NDJSON event per line for front ends.
 func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
 	name := fs.String("store", defaultStore, "store: a name under the state directory, or an absolute directory")
 	conv := fs.String("conv", "", "conversation id (required; created when missing)")
@@ -33,8 +32,8 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	system := fs.String("system", "", "a system prompt, sent with every turn")
 	maxContext := fs.Int64("max-context", 0, "operator cap on every request (default: the policy's)")
 	asJSON := fs.Bool("json", false, "print one NDJSON event per line")
-	if _, err := parseInterspersed(fs, args); err != nil {
-		return 2
+	if _, code, ok := parseCommand(fs, "chat --conv ID [flags]", args, stdout, stderr); !ok {
+		return code
 	}
 	if *conv == "" {
 		fmt.Fprintln(stderr, "rlmpl chat: --conv is required")

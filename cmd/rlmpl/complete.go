@@ -24,16 +24,15 @@ import (
 // (see providers.go).
 func runComplete(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("complete", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	query := fs.String("query", "", "the goal (required)")
 	contextFile := fs.String("context-file", "", "the context: a text file (required)")
 	pf := providerFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	const synopsis = "complete --query Q --context-file F [flags]"
+	if _, code, ok := parseCommand(fs, synopsis, args, stdout, stderr); !ok {
+		return code
 	}
 	if *query == "" || *contextFile == "" {
-		fmt.Fprintln(stderr, "rlmpl complete: --query and --context-file are required")
-		fs.Usage()
+		fmt.Fprintf(stderr, "rlmpl complete: --query and --context-file are required\nusage: rlmpl %s\n", synopsis)
 		return 2
 	}
 	text, err := os.ReadFile(*contextFile)

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -45,6 +47,44 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		pos, args = append(pos, args[0]), args[1:]
 	}
+}
+
+// parseCommand parses a command's flags wherever they appear among its
+// arguments. -h or --help prints the command's synopsis and flags to
+// stdout (exit 0); a bad flag prints the flag package's complaint and the
+// synopsis to stderr (exit 2). ok is false when the command must stop with
+// code.
+func parseCommand(fs *flag.FlagSet, synopsis string, args []string, stdout, stderr io.Writer) (pos []string, code int, ok bool) {
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	pos, err := parseInterspersed(fs, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintf(stdout, "usage: rlmpl %s\n\nflags:\n", synopsis)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return nil, 0, false
+	case err != nil:
+		fmt.Fprintf(stderr, "usage: rlmpl %s\n", synopsis)
+		return nil, 2, false
+	}
+	return pos, 0, true
+}
+
+// groupHelp handles `rlmpl GROUP` with no subcommand or with -h/--help:
+// the group's synopsis, to stdout (exit 0) when asked, else to stderr
+// (exit 2). ok is false when the command must stop with code.
+func groupHelp(args []string, synopsis string, stdout, stderr io.Writer) (code int, ok bool) {
+	if len(args) == 0 {
+		fmt.Fprintf(stderr, "usage: rlmpl %s\n", synopsis)
+		return 2, false
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintf(stdout, "usage: rlmpl %s\n", synopsis)
+		return 0, false
+	}
+	return 0, true
 }
 
 // isTerminal reports whether w is a terminal (a character device), so that

@@ -36,11 +36,13 @@ func openStore(state, name string) (*host.Host, *runtime.Store, error) {
 	return h, st, nil
 }
 
+const convSynopsis = `conv list|show ID|search ID QUERY|export ID|import ID FILE.jsonl [--state DIR] [--store NAME]
+       [--recent N] [--max N] [--exact] [--cold] [--max-bytes N]`
+
 // runConv implements `rlmpl conv list|show|search|export|import`.
 func runConv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: rlmpl conv list|show|search|export|import [--state DIR] [--store NAME] ...")
-		return 2
+	if code, ok := groupHelp(args, convSynopsis, stdout, stderr); !ok {
+		return code
 	}
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet("conv "+cmd, flag.ContinueOnError)
@@ -52,9 +54,9 @@ func runConv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	exact := fs.Bool("exact", false, "search: substring matching instead of ranked")
 	cold := fs.Bool("cold", false, "search: show exactly what a planner gets through the cold-history handle")
 	maxBytes := fs.Int("max-bytes", 4096, "search --cold: the handle's byte budget")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return 2
+	pos, code, ok := parseCommand(fs, convSynopsis, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	need := map[string]int{"list": 0, "show": 1, "search": 2, "export": 1, "import": 2}
 	n, known := need[cmd]

@@ -49,9 +49,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "chat":
 		return runChat(ctx, args[1:], stdin, stdout, stderr)
 	case "receipt", "turn":
-		if len(args) < 2 {
-			fmt.Fprintln(stderr, "usage: rlmpl receipt list|show|diff ..., or rlmpl turn replay TURN --conv ID")
-			return 2
+		if code, ok := groupHelp(args[1:], receiptSynopsis, stdout, stderr); !ok {
+			return code
 		}
 		return runReceipt(ctx, args[0]+" "+args[1], args[2:], stdout, stderr)
 	case "complete":

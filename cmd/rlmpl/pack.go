@@ -16,7 +16,6 @@ import (
 // as a readable table (or the exact request as JSON).
 func runPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pack", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
 	name := fs.String("store", defaultStore, "store: a name under the state directory, or an absolute directory")
 	conv := fs.String("conv", "", "conversation id (required)")
@@ -31,8 +30,8 @@ func runPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the exact rendered request as JSON")
 	noBoundary := fs.Bool("no-boundary", false, "leave out the cold-history boundary")
 	noWarm := fs.Bool("no-warm", false, "leave out the conversation's published warm summaries")
-	if _, err := parseInterspersed(fs, args); err != nil {
-		return 2
+	if _, code, ok := parseCommand(fs, "pack --conv ID [flags]", args, stdout, stderr); !ok {
+		return code
 	}
 	if *conv == "" {
 		fmt.Fprintln(stderr, "rlmpl pack: --conv is required")

@@ -64,9 +64,11 @@ func providerSetup(opts *host.Options) error {
 // setting comes from, whether its key is set (never the key), and the
 // default.
 func runProviders(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("providers", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+	pos, code, ok := parseCommand(flag.NewFlagSet("providers", flag.ContinueOnError), "providers", args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
 		fmt.Fprintln(stderr, "usage: rlmpl providers")
 		return 2
 	}

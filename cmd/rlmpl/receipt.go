@@ -13,23 +13,24 @@ import (
 	"github.com/rlmpl/rlmpl/host/runtime"
 )
 
+const receiptSynopsis = "receipt list|show TURN|diff TURN_A TURN_B --conv ID [--state DIR] [--store NAME] [--history] [--json],\n       or rlmpl turn replay TURN --conv ID"
+
 // runReceipt implements `rlmpl receipt list|show|diff` and `rlmpl turn
 // replay`: what each managed turn saw, and the proof that it renders again.
 func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
 	name := fs.String("store", defaultStore, "store: a name under the state directory, or an absolute directory")
 	conv := fs.String("conv", "", "conversation id (required)")
 	history := fs.Bool("history", false, "list: every run of each turn")
 	asJSON := fs.Bool("json", false, "show: the whole receipt as JSON, request recipes included")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return 2
+	pos, code, ok := parseCommand(fs, receiptSynopsis, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	need := map[string]int{"receipt list": 0, "receipt show": 1, "receipt diff": 2, "turn replay": 1}
 	if n, known := need[cmd]; !known || len(pos) != n || *conv == "" {
-		fmt.Fprintf(stderr, "usage: rlmpl receipt list|show TURN|diff TURN_A TURN_B --conv ID, or rlmpl turn replay TURN --conv ID\n")
+		fmt.Fprintf(stderr, "usage: rlmpl %s\n", receiptSynopsis)
 		return 2
 	}
 	h, st, err := openStore(*state, *name)

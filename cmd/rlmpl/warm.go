@@ -13,25 +13,25 @@ import (
 	"github.com/rlmpl/rlmpl/host/runtime"
 )
 
+const warmSynopsis = "warm list|show KEY|publish --range S-E --fields FILE --conv ID [--state DIR] [--store NAME] [--history]"
+
 // runWarm implements `rlmpl warm list|show|publish`: the warm artifacts of
 // a conversation, and publishing one from a file of the schema's fields.
 func runWarm(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: rlmpl warm list|show|publish --conv ID [--state DIR] [--store NAME] ...")
-		return 2
+	if code, ok := groupHelp(args, warmSynopsis, stdout, stderr); !ok {
+		return code
 	}
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet("warm "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
 	name := fs.String("store", defaultStore, "store: a name under the state directory, or an absolute directory")
 	conv := fs.String("conv", "", "conversation id (required)")
 	history := fs.Bool("history", false, "list: every version, not only the latest")
 	rng := fs.String("range", "", "publish: the range S-E of messages it summarizes")
 	fieldsFile := fs.String("fields", "", "publish: a JSON file with the schema's fields (summary, decisions, facts, unresolved, entities, topics, files, symbols)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return 2
+	pos, code, ok := parseCommand(fs, warmSynopsis, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if *conv == "" || cmd == "show" && len(pos) != 1 || cmd != "show" && len(pos) != 0 {
 		fmt.Fprintf(stderr, "usage: rlmpl warm %s --conv ID%s\n", cmd, map[string]string{"show": " KEY", "publish": " --range S-E --fields FILE"}[cmd])
