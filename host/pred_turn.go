@@ -19,37 +19,58 @@ import (
 	"github.com/rlmpl/rlmpl/host/runtime"
 	"github.com/rlmpl/rlmpl/prolog"
 	"github.com/rlmpl/rlmpl/solver"
+	"github.com/rlmpl/rlmpl/store"
 )
 
 // conversationTurn runs one managed turn. Options are checked whole, and
 // the message too, before anything is stored.
 func (s *Session) conversationTurn(c *prolog.Call, conv, msg, options, out engine.Term) (bool, error) {
-	cv, err := s.convArg(c, conv)
-	if err != nil {
-		return s.fail(c, out, "turn", err)
+	t, cont, res, err := s.turnArgs(c, "conversation_turn/4", conv, msg, options, out)
+	if !cont {
+		return res, err
 	}
-	m, err := messageOf(c, msg)
-	if err != nil {
-		return s.fail(c, out, "turn", err)
-	}
-	op, err := s.options(c, "conversation_turn/4", options)
-	if err != nil {
-		return false, err
-	}
-	to, sp, err := s.turnOptions(c, cv, op)
-	if err != nil {
-		return s.fail(c, out, "turn", err)
-	}
-	ctx, done := s.tokens.watch(c.Ctx, sp.token)
-	defer done()
-	res, err := cv.Turn(ctx, m, to)
+	ctx, unwatch := s.tokens.watch(c.Ctx, t.sp.token)
+	defer unwatch()
+	r, err := t.cv.Turn(ctx, t.msg, t.opts)
 	if c.Ctx.Err() != nil {
 		return false, c.Ctx.Err() // the query itself was cancelled: stop, do not report
 	}
 	if err != nil {
 		return s.turnFailure(c, out, err)
 	}
-	return c.Unify(out, ok(s.turnResultTerm(res, op.bool("receipt")))), nil
+	return c.Unify(out, ok(s.turnResultTerm(r, t.op.bool("receipt")))), nil
+}
+
+// turnCall is a turn's decoded arguments.
+type turnCall struct {
+	cv   runtime.Conversation
+	msg  store.Message
+	op   opts
+	opts runtime.TurnOptions
+	sp   *spec
+}
+
+// turnArgs decodes a turn's conversation, message and options (pred's).
+// Unless cont, the predicate ends there with (res, err): an error outcome
+// in out, or an error to throw.
+func (s *Session) turnArgs(c *prolog.Call, pred string, conv, msg, options, out engine.Term) (t turnCall, cont, res bool, err error) {
+	fail := func(err error) (turnCall, bool, bool, error) {
+		res, err := s.fail(c, out, "turn", err)
+		return turnCall{}, false, res, err
+	}
+	if t.cv, err = s.convArg(c, conv); err != nil {
+		return fail(err)
+	}
+	if t.msg, err = messageOf(c, msg); err != nil {
+		return fail(err)
+	}
+	if t.op, err = s.options(c, pred, options); err != nil {
+		return turnCall{}, false, false, err
+	}
+	if t.opts, t.sp, err = s.turnOptions(c, t.cv, t.op); err != nil {
+		return fail(err)
+	}
+	return t, true, false, nil
 }
 
 // turnOptions decodes a turn's options: context_options as

@@ -67,31 +67,19 @@ func (t *turnTask) term() engine.Term {
 // conversation_turn/4 does, then starts the turn and returns
 // ok(turn_task(N, TurnId)).
 func (s *Session) conversationTurnAsync(c *prolog.Call, conv, msg, options, out engine.Term) (bool, error) {
-	cv, err := s.convArg(c, conv)
-	if err != nil {
-		return s.fail(c, out, "turn", err)
+	t, cont, res, err := s.turnArgs(c, "conversation_turn_async/4", conv, msg, options, out)
+	if !cont {
+		return res, err
 	}
-	m, err := messageOf(c, msg)
-	if err != nil {
-		return s.fail(c, out, "turn", err)
+	if t.opts.TurnID == "" {
+		t.opts.TurnID = runtime.NewTurnID()
 	}
-	op, err := s.options(c, "conversation_turn_async/4", options)
-	if err != nil {
-		return false, err
-	}
-	to, sp, err := s.turnOptions(c, cv, op)
-	if err != nil {
-		return s.fail(c, out, "turn", err)
-	}
-	if to.TurnID == "" {
-		to.TurnID = runtime.NewTurnID()
-	}
-	sp.cb.q = s.turns.queue()
+	t.sp.cb.q = s.turns.queue()
 	// The turn outlives the query that started it: its context is the
 	// session's, cancelled by conversation_turn_cancel/1 or Close.
 	ctx, cancel := context.WithCancelCause(context.Background())
-	ctx, unwatch := s.tokens.watch(ctx, sp.token)
-	task := &turnTask{turnID: to.TurnID, key: convKey{cv.Store(), cv.ID()}, cancel: cancel, done: make(chan struct{}), withReceipt: op.bool("receipt")}
+	ctx, unwatch := s.tokens.watch(ctx, t.sp.token)
+	task := &turnTask{turnID: t.opts.TurnID, key: convKey{t.cv.Store(), t.cv.ID()}, cancel: cancel, done: make(chan struct{}), withReceipt: t.op.bool("receipt")}
 	prev := s.turns.add(task)
 	go func() {
 		defer close(task.done)
@@ -104,7 +92,7 @@ func (s *Session) conversationTurnAsync(c *prolog.Call, conv, msg, options, out 
 				return
 			}
 		}
-		task.res, task.err = cv.Turn(ctx, m, to)
+		task.res, task.err = t.cv.Turn(ctx, t.msg, t.opts)
 	}()
 	return c.Unify(out, ok(task.term())), nil
 }
