@@ -11,7 +11,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/rlmpl/rlmpl/host"
 	"github.com/rlmpl/rlmpl/host/handle"
 	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/host/plan"
@@ -39,22 +38,12 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintln(stderr, "rlmpl chat: --conv is required")
 		return 2
 	}
-	opts := &host.Options{StateDir: *state}
-	if err := providerSetup(opts); err != nil {
-		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
-		return 2
-	}
-	h, err := host.New(opts)
+	h, st, err := openStore(*state, *name, providerSetup)
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
 		return 1
 	}
 	defer h.Close()
-	st, err := h.Runtime().OpenStore(runtime.StoreSpec{Dir: *name})
-	if err != nil {
-		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
-		return 1
-	}
 	cv := st.Conversation(*conv)
 	if _, err := cv.Info(); errors.Is(err, store.ErrNotFound) {
 		_, err = st.Create(*conv, nil)
@@ -69,11 +58,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return 1
 	}
 	p := d.Policy
-	if *maxContext > 0 {
-		p.MaxContextTokens = *maxContext
-		p.ReserveOutputTokens = min(p.ReserveOutputTokens, *maxContext/8)
-		p.SafetyMarginTokens = min(p.SafetyMarginTokens, *maxContext/32)
-	}
+	capPolicy(&p, *maxContext)
 	deps, resolved, err := pf.deps(ctx, h)
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl chat: %s\n", configText(err))

@@ -12,17 +12,24 @@ import (
 
 	"github.com/rlmpl/rlmpl/host"
 	"github.com/rlmpl/rlmpl/host/handle"
+	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/host/runtime"
 	"github.com/rlmpl/rlmpl/store"
 )
 
 // openStore builds a host over the state directory and opens the store
 // named by name (relative names live under the state directory; the
-// operator may name any absolute directory, which is granted).
-func openStore(state, name string) (*host.Host, *runtime.Store, error) {
+// operator may name any absolute directory, which is granted). setup, if
+// any, completes the host's options first.
+func openStore(state, name string, setup ...func(*host.Options) error) (*host.Host, *runtime.Store, error) {
 	opts := &host.Options{StateDir: state}
 	if filepath.IsAbs(name) {
 		opts.Grants = []string{name}
+	}
+	for _, f := range setup {
+		if err := f(opts); err != nil {
+			return nil, nil, err
+		}
 	}
 	h, err := host.New(opts)
 	if err != nil {
@@ -38,6 +45,16 @@ func openStore(state, name string) (*host.Host, *runtime.Store, error) {
 
 const convSynopsis = `conv list|show ID|search ID QUERY|export ID|import ID FILE.jsonl [--state DIR] [--store NAME]
        [--recent N] [--max N] [--exact] [--cold] [--max-bytes N]`
+
+// capPolicy applies an operator's --max-context: a small cap keeps room
+// for context, so the default reserve and margin shrink with it.
+func capPolicy(p *pack.Policy, maxContext int64) {
+	if maxContext > 0 {
+		p.MaxContextTokens = maxContext
+		p.ReserveOutputTokens = min(p.ReserveOutputTokens, maxContext/8)
+		p.SafetyMarginTokens = min(p.SafetyMarginTokens, maxContext/32)
+	}
+}
 
 // runConv implements `rlmpl conv list|show|search|export|import`.
 func runConv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -49,13 +49,7 @@ func runPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	p := d.Policy
-	if *maxContext > 0 {
-		// A small cap keeps room for context: the default reserve and
-		// margin shrink with it unless given.
-		p.MaxContextTokens = *maxContext
-		p.ReserveOutputTokens = min(p.ReserveOutputTokens, *maxContext/8)
-		p.SafetyMarginTokens = min(p.SafetyMarginTokens, *maxContext/32)
-	}
+	capPolicy(&p, *maxContext)
 	if *window > 0 {
 		p.ProviderContextTokens = *window
 	}
