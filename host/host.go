@@ -177,7 +177,15 @@ func (h *Host) NewSession(ctx context.Context) (*Session, error) {
 	})
 	s := &Session{host: h, in: in, handles: handle.New(&handle.Options{Now: h.opts.Now})}
 	in.Install(s.predicates()...)
-	if err := in.ConsultFS(ctx, lib.FS, "*.pl"); err != nil {
+	texts, err := libTexts()
+	if err == nil {
+		for _, t := range texts {
+			if err = in.Consult(ctx, t.name, t.text); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("host: loading lib: %w", err)
 	}
 	return s, nil
@@ -269,6 +277,26 @@ func (s *Session) Once(ctx context.Context, goal string) (map[string]string, err
 	}
 	return out, nil
 }
+
+// libTexts are lib's files, read once per process (a session consults
+// them all).
+var libTexts = sync.OnceValues(func() ([]libText, error) {
+	names, err := fs.Glob(lib.FS, "*.pl")
+	if err != nil {
+		return nil, err
+	}
+	texts := make([]libText, len(names))
+	for i, n := range names {
+		b, err := fs.ReadFile(lib.FS, n)
+		if err != nil {
+			return nil, err
+		}
+		texts[i] = libText{n, string(b)}
+	}
+	return texts, nil
+})
+
+type libText struct{ name, text string }
 
 // Close releases the session: async turns still running are cancelled
 // (their cleanup runs) and waited for. Further use returns [ErrClosed].

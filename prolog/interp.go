@@ -176,24 +176,6 @@ func (in *Interpreter) Consult(ctx context.Context, name, text string) error {
 	return in.run(ctx, func(ctx context.Context) error { return in.consultText(ctx, name, text) })
 }
 
-// ConsultFS consults every file of fsys matching pattern, in name order.
-func (in *Interpreter) ConsultFS(ctx context.Context, fsys fs.FS, pattern string) error {
-	names, err := fs.Glob(fsys, pattern)
-	if err != nil {
-		return fmt.Errorf("prolog: consult %s: %w", pattern, err)
-	}
-	for _, n := range names {
-		b, err := fs.ReadFile(fsys, n)
-		if err != nil {
-			return fmt.Errorf("prolog: consult %s: %w", n, err)
-		}
-		if err := in.Consult(ctx, n, string(b)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func (in *Interpreter) consultText(ctx context.Context, name, text string) error {
 	in.remember(name, text)
 	src, err := scan(text)

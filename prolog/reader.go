@@ -1,8 +1,10 @@
 package prolog
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -44,7 +46,7 @@ type clauseSpan struct {
 type source struct {
 	text    string
 	clauses []clauseSpan
-	orig    []int32 // orig[i] = byte offset in the original of escaped byte i
+	spans   []span // where the escaped text's bytes come from, in order
 	src     string
 	end     int // offset in src where scanning stopped
 }
@@ -63,21 +65,30 @@ func isLayout(r byte) bool {
 // clauses, which would otherwise surface from ichiban as a bare "EOF".
 func scan(src string) (*source, error) { return scanClauses(src, -1) }
 
+// span maps a run of the escaped text back to the original: escaped byte
+// esc+k is original byte orig+k, or orig for every k when the run stands
+// for other text (a comment, an escape).
+type span struct {
+	esc, orig int32
+	flat      bool
+}
+
 // scanClauses is scan that stops after max clauses (max < 0: all); end is
 // then the offset in src just after the last one's full stop.
 func scanClauses(src string, max int) (*source, error) {
 	var (
 		b       strings.Builder
-		orig    = make([]int32, 0, len(src)+16)
 		s       = &source{src: src}
 		inStart = -1 // escaped offset where the current clause started
 	)
 	b.Grow(len(src))
 	emit := func(from int, text string) {
-		b.WriteString(text)
-		for range len(text) {
-			orig = append(orig, int32(from))
+		esc := int32(b.Len())
+		same := from+len(text) <= len(src) && src[from:from+len(text)] == text
+		if n := len(s.spans); n == 0 || !same || s.spans[n-1].flat || s.spans[n-1].orig+esc-s.spans[n-1].esc != int32(from) {
+			s.spans = append(s.spans, span{esc: esc, orig: int32(from), flat: !same})
 		}
+		b.WriteString(text)
 	}
 	startClause := func() {
 		if inStart < 0 {
@@ -97,14 +108,14 @@ func scanClauses(src string, max int) (*source, error) {
 			if j < 0 {
 				j = len(src) - i
 			}
-			emit(i, src[i:i+j])
+			emit(i, " ") // the lexer need not read comments again
 			i += j
 		case c == '/' && i+1 < len(src) && src[i+1] == '*':
 			j := strings.Index(src[i+2:], "*/")
 			if j < 0 {
 				return nil, &SyntaxError{Pos: position(src, i), Msg: "unterminated block comment"}
 			}
-			emit(i, src[i:i+j+4])
+			emit(i, " ")
 			i += j + 4
 		case c == '\'' || c == '"' || c == '`':
 			startClause()
@@ -138,7 +149,7 @@ func scanClauses(src string, max int) (*source, error) {
 			endClause()
 			if len(s.clauses) == max {
 				s.end = i
-				s.text, s.orig = b.String(), orig
+				s.text = b.String()
 				return s, nil
 			}
 		case isLayout(c):
@@ -155,10 +166,10 @@ func scanClauses(src string, max int) (*source, error) {
 		// NB: besides being an error, ichiban's parser recurses without
 		// bound on some texts that end inside a term ("[*"), killing the
 		// process: it never sees a text that does not end with a full stop.
-		return nil, &SyntaxError{Pos: position(src, int(orig[inStart])), Msg: "end of file in clause (missing full stop)"}
+		s.text = b.String()
+		return nil, &SyntaxError{Pos: position(src, s.origOffset(inStart)), Msg: "end of file in clause (missing full stop)"}
 	}
 	s.text = b.String()
-	s.orig = orig
 	s.end = len(src)
 	return s, nil
 }
@@ -289,11 +300,28 @@ func position(src string, off int) Pos {
 
 // origPos maps an offset of the escaped text back to the original source.
 func (s *source) origPos(off int) Pos {
-	if len(s.orig) == 0 {
+	if len(s.spans) == 0 {
 		return Pos{1, 1}
 	}
-	off = max(0, min(off, len(s.orig)-1))
-	return position(s.src, int(s.orig[off]))
+	return position(s.src, s.origOffset(off))
+}
+
+// origOffset maps an offset of the escaped text back to a byte offset of
+// the original source.
+func (s *source) origOffset(off int) int {
+	off = max(0, min(off, len(s.text)-1))
+	i, found := slices.BinarySearchFunc(s.spans, int32(off), func(sp span, o int32) int { return cmp.Compare(sp.esc, o) })
+	if !found {
+		i--
+	}
+	if i < 0 {
+		return 0
+	}
+	sp := s.spans[i]
+	if sp.flat {
+		return int(sp.orig)
+	}
+	return int(sp.orig) + off - int(sp.esc)
 }
 
 // countingReader is an io.RuneReader that remembers how far the parser read,

@@ -93,7 +93,7 @@ func ReadTerm(text string, lim ReadLimits) (engine.Term, error) {
 	if len(src.clauses) != 1 {
 		off := 0
 		if len(src.clauses) > 1 {
-			off = int(src.orig[src.clauses[1].start])
+			off = src.origOffset(src.clauses[1].start)
 		}
 		return nil, &ReadError{Offset: off, Pos: position(text, off), Msg: "expected exactly one term; found text after the term's full stop"}
 	}
@@ -114,15 +114,6 @@ func ReadTerm(text string, lim ReadLimits) (engine.Term, error) {
 		return nil, &ReadError{Pos: Pos{1, 1}, Msg: msg}
 	}
 	return t, nil
-}
-
-// origOffset maps an offset of the escaped text back to a byte offset of
-// the original source.
-func (s *source) origOffset(off int) int {
-	if len(s.orig) == 0 {
-		return 0
-	}
-	return int(s.orig[max(0, min(off, len(s.orig)-1))])
 }
 
 func readErrorOf(text string, err error) error {
