@@ -71,7 +71,7 @@ func readRange(t kvTxn, cs *convState, lo, hi int64, reverse bool, fn func(Recor
 		if err != nil {
 			return false, fmt.Errorf("message %d of %q: %w", seq, cs.id, err)
 		}
-		rec := Record{Conversation: cs.id, Seq: seq, CreatedAt: timeOf(r.createdAt), Message: r.msg, IdempotencyKey: r.idemKey}
+		rec := r.record(cs.id, seq)
 		if reverse {
 			rec.TokenCounts, counts = counts, nil
 			if !fn(rec) {
