@@ -124,14 +124,14 @@ func TestRecordDecodeErrors(t *testing.T) {
 		b    []byte
 		want error
 	}{
-		"empty":      {nil, ErrCorrupt},
-		"version0":   {[]byte{0, 3}, ErrCorrupt},
-		"future":     {future, ErrVersion},
-		"wrong kind": {wrongKind, ErrCorrupt},
-		"truncated":  {good[:len(good)-2], ErrCorrupt},
-		"trailing":   {append(bytes.Clone(good), 0), ErrCorrupt},
-		"huge count": {[]byte{1, 3, 0, 0, 1, 1, 0xff, 0xff, 0xff, 0xff, 0x0f}, ErrCorrupt},
-		"bad time flag": {append(good[:len(good)-3:len(good)-3], 2, 0, 0, 0), ErrCorrupt},
+		"empty":                {nil, ErrCorrupt},
+		"version0":             {[]byte{0, 3}, ErrCorrupt},
+		"future":               {future, ErrVersion},
+		"wrong kind":           {wrongKind, ErrCorrupt},
+		"truncated":            {good[:len(good)-2], ErrCorrupt},
+		"trailing":             {append(bytes.Clone(good), 0), ErrCorrupt},
+		"huge count":           {[]byte{1, 3, 0, 0, 1, 1, 0xff, 0xff, 0xff, 0xff, 0x0f}, ErrCorrupt},
+		"bad time flag":        {append(good[:len(good)-3:len(good)-3], 2, 0, 0, 0), ErrCorrupt},
 		"v1 trailing envelope": {append([]byte{1}, good[1:]...), ErrCorrupt},
 	} {
 		if _, err := decodeMessage(tc.b); !errors.Is(err, tc.want) {
