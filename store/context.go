@@ -1,0 +1,174 @@
+package store
+
+import (
+	"cmp"
+	"slices"
+)
+
+// A message rarely stands alone: the answer to "what did Melanie paint?"
+// is often the reply to the turn that matches the question best, and a
+// session about a trip holds the details of the trip. So, unless
+// SearchOptions.NoContext, the ranking of the best-scored messages (the
+// pool: at least minPool of them) counts their context:
+//
+//   - each pool message lifts the matching messages right before and after
+//     it in its session by neighbourLift times its score;
+//   - each message of a session (a non-empty [Record.Session]) is lifted by
+//     sessionLift times the summed scores of the session's pool messages.
+//
+// Only messages that match the query themselves are ranked (a search
+// finds what matches; the turns around a hit come back as its window), and
+// the keepPlain best messages keep their ranks, so the first hits are
+// never worse than the plain ranking's. On the public LoCoMo benchmark
+// this moves recall@10 from 0.70 to 0.77 (make eval-retrieval).
+const (
+	neighbourLift = 0.5
+	sessionLift   = 0.1
+	keepPlain     = 2
+)
+
+// sessionKey identifies a session across conversations.
+type sessionKey struct {
+	num     uint64
+	session string
+}
+
+// rankWithContext ranks pool (best first) with the lifts of context: it
+// returns the pool and the matching neighbours of its messages as hits.
+func (db *DB) rankWithContext(t kvTxn, p *plan, pool []candidate, f filter, records map[docKey]Record) ([]Hit, error) {
+	scores := make(map[docKey]float64, 3*len(pool))
+	for _, c := range pool {
+		scores[docKey{c.num, c.seq}] = c.score
+	}
+	lift := make(map[docKey]float64, 3*len(pool))
+	sessions := map[sessionKey]float64{}
+	var extra []candidate // matching neighbours outside the pool
+	for _, c := range pool {
+		cs, err := db.convByNum(c.num)
+		if err != nil {
+			return nil, err
+		}
+		var hit Record
+		var near []Record
+		err = readRange(t, cs, c.seq-1, c.seq+1, false, func(r Record) bool {
+			records[docKey{c.num, r.Seq}] = r
+			if r.Seq == c.seq {
+				hit = r
+			} else {
+				near = append(near, r)
+			}
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+		if hit.Session != "" {
+			sessions[sessionKey{c.num, hit.Session}] += c.score
+		}
+		for _, r := range near {
+			if r.Session != hit.Session {
+				continue
+			}
+			k := docKey{c.num, r.Seq}
+			s, known := scores[k]
+			if !known {
+				if f.match(r) {
+					s = p.scoreDoc(db.ix.an.analyzeDoc(textOf(r), p.terms))
+				}
+				scores[k] = s
+				if s > 0 {
+					extra = append(extra, candidate{k.num, k.seq, s})
+				}
+			}
+			if s > 0 {
+				lift[k] += neighbourLift * c.score
+			}
+		}
+	}
+	all := append(slices.Clone(pool), extra...)
+	for _, c := range all {
+		k := docKey{c.num, c.seq}
+		if s := records[k].Session; s != "" {
+			lift[k] += sessionLift * sessions[sessionKey{c.num, s}]
+		}
+	}
+	keep := min(keepPlain, len(pool))
+	rest := all[keep:]
+	for i := range rest {
+		rest[i].score += lift[docKey{rest[i].num, rest[i].seq}]
+	}
+	slices.SortFunc(rest, cmpCandidates)
+	hits := make([]Hit, len(all))
+	for i, c := range all {
+		k := docKey{c.num, c.seq}
+		rec := records[k]
+		hits[i] = Hit{Record: rec, Score: scores[k]}
+		if i >= keep {
+			hits[i].Lift = c.score - scores[k]
+		}
+	}
+	return hits, nil
+}
+
+// addWindows fills the windows of hits (best first) within opts.MaxBytes:
+// nearest messages first, best hit first, a window never reaching past a
+// message left out. It reports whether the budget left any out.
+func (db *DB) addWindows(t kvTxn, hits []Hit, opts SearchOptions) (bool, error) {
+	type place struct {
+		conv string
+		seq  int64
+	}
+	used := make(map[place]bool, len(hits))
+	budget := opts.MaxBytes
+	for _, h := range hits {
+		used[place{h.Conversation, h.Seq}] = true
+		budget -= opts.Size(h.Record)
+	}
+	near := make([]map[int64]Record, len(hits))
+	for i, h := range hits {
+		cs, err := db.conv(h.Conversation)
+		if err != nil {
+			return false, err
+		}
+		near[i] = map[int64]Record{}
+		k := int64(opts.Window)
+		err = readRange(t, cs, h.Seq-k, h.Seq+k, false, func(r Record) bool {
+			near[i][r.Seq] = r
+			return true
+		})
+		if err != nil {
+			return false, err
+		}
+	}
+	truncated := false
+	blocked := make([][2]bool, len(hits))
+	for d := int64(1); d <= int64(opts.Window); d++ {
+		for i, h := range hits {
+			for side, seq := range [2]int64{h.Seq - d, h.Seq + d} {
+				if blocked[i][side] {
+					continue
+				}
+				r, ok := near[i][seq]
+				if !ok || r.Session != h.Session {
+					blocked[i][side] = true // the conversation's or the session's edge
+					continue
+				}
+				if used[place{h.Conversation, seq}] {
+					continue // shown already, as a hit or in a better hit's window
+				}
+				if n := opts.Size(r); opts.MaxBytes > 0 && n > budget {
+					blocked[i][side], truncated = true, true
+					continue
+				} else {
+					budget -= n
+				}
+				used[place{h.Conversation, seq}] = true
+				hits[i].Window = append(hits[i].Window, r)
+			}
+		}
+	}
+	for i := range hits {
+		slices.SortFunc(hits[i].Window, func(a, b Record) int { return cmp.Compare(a.Seq, b.Seq) })
+	}
+	return truncated, nil
+}
