@@ -395,7 +395,7 @@ func TestContextLifting(t *testing.T) {
 	for i := 0; i < 6; i++ {
 		appendIn(fmt.Sprint("filler", i), user(fmt.Sprintf("puppy %d, puppy barking", i)))
 	}
-	appendIn("talk", user("Did you choose a name for your puppy? What name?"))  // 7
+	appendIn("talk", user("Did you choose a name for your puppy? What name?"))      // 7
 	appendIn("talk", assistant("Yes! We call the puppy Biscuit, after his colour")) // 8
 	if err := db.WaitIndexed(10 * time.Second); err != nil {
 		t.Fatal(err)
