@@ -33,16 +33,19 @@ type sessionKey struct {
 	session string
 }
 
-// rankWithContext ranks pool (best first) with the lifts of context: it
-// returns the pool and the matching neighbours of its messages as hits.
-func (db *DB) rankWithContext(t kvTxn, p *plan, pool []candidate, f filter, records map[docKey]Record) ([]Hit, error) {
-	scores := make(map[docKey]float64, 3*len(pool))
+// rankWithContext ranks pool (the best-scored messages, best first) with
+// the lifts of context and returns at least the first want hits: the pool
+// and the matching neighbours of its messages. full says whether the pool
+// holds only the best of more matches (then a message outside it may
+// match, with a score of at most the pool's last).
+func (db *DB) rankWithContext(t kvTxn, p *plan, pool []candidate, full bool, want int, f filter, records map[docKey]Record) ([]Hit, error) {
+	scores := make(map[docKey]float64, len(pool))
 	for _, c := range pool {
 		scores[docKey{c.num, c.seq}] = c.score
 	}
 	lift := make(map[docKey]float64, 3*len(pool))
 	sessions := map[sessionKey]float64{}
-	var extra []candidate // matching neighbours outside the pool
+	var outside []docKey // neighbours outside the pool
 	for _, c := range pool {
 		cs, err := db.convByNum(c.num)
 		if err != nil {
@@ -70,39 +73,53 @@ func (db *DB) rankWithContext(t kvTxn, p *plan, pool []candidate, f filter, reco
 				continue
 			}
 			k := docKey{c.num, r.Seq}
-			s, known := scores[k]
-			if !known {
-				if f.match(r) {
-					s = p.scoreDoc(db.ix.an.analyzeDoc(textOf(r), p.terms))
-				}
-				scores[k] = s
-				if s > 0 {
-					extra = append(extra, candidate{k.num, k.seq, s})
+			if _, seen := lift[k]; !seen && full {
+				if _, in := scores[k]; !in {
+					outside = append(outside, k)
 				}
 			}
-			if s > 0 {
-				lift[k] += neighbourLift * c.score
-			}
+			lift[k] += neighbourLift * c.score
 		}
 	}
-	all := append(slices.Clone(pool), extra...)
-	for _, c := range all {
-		k := docKey{c.num, c.seq}
+	sessionOf := func(k docKey) float64 {
 		if s := records[k].Session; s != "" {
-			lift[k] += sessionLift * sessions[sessionKey{c.num, s}]
+			return sessionLift * sessions[sessionKey{k.num, s}]
 		}
+		return 0
 	}
 	keep := min(keepPlain, len(pool))
-	rest := all[keep:]
-	for i := range rest {
-		rest[i].score += lift[docKey{rest[i].num, rest[i].seq}]
+	all := slices.Clone(pool)
+	for i := keep; i < len(all); i++ {
+		k := docKey{all[i].num, all[i].seq}
+		all[i].score += lift[k] + sessionOf(k)
 	}
+	// A neighbour outside the pool scores at most the pool's last; it is
+	// scored (from its text) only if that could bring it among the first
+	// want.
+	if len(outside) > 0 {
+		rest := slices.SortedFunc(slices.Values(all[keep:]), cmpCandidates)
+		cutoff := 0.0
+		if n := want - keep; n > 0 && n <= len(rest) {
+			cutoff = rest[n-1].score
+		}
+		limit := pool[len(pool)-1].score
+		for _, k := range outside {
+			up := lift[k] + sessionOf(k)
+			if limit+up < cutoff || !f.match(records[k]) {
+				continue
+			}
+			if s := p.scoreDoc(db.ix.an.analyzeDoc(textOf(records[k]), p.terms)); s > 0 {
+				scores[k] = s
+				all = append(all, candidate{k.num, k.seq, s + up})
+			}
+		}
+	}
+	rest := all[keep:]
 	slices.SortFunc(rest, cmpCandidates)
 	hits := make([]Hit, len(all))
 	for i, c := range all {
 		k := docKey{c.num, c.seq}
-		rec := records[k]
-		hits[i] = Hit{Record: rec, Score: scores[k]}
+		hits[i] = Hit{Record: records[k], Score: scores[k]}
 		if i >= keep {
 			hits[i].Lift = c.score - scores[k]
 		}

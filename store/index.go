@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -74,8 +73,8 @@ type indexer struct {
 	// time, and Reindex swaps idx between steps. It protects the fields
 	// below, the writer's view of what the index holds.
 	work  sync.Mutex
-	stats indexStats       // statistics of the index as of the last batch
-	held  map[uint64]int64 // conversation number → last seq the index holds (a cache)
+	stats indexStats            // statistics of the index as of the last batch
+	convs map[uint64]*convIndex // conversation number → what the index holds of it (a cache)
 
 	idxMu sync.RWMutex // protects idx
 	idx   bleve.Index
@@ -100,7 +99,7 @@ func (db *DB) openIndex() error {
 		delay:    db.opts.IndexDelay,
 		language: db.opts.Language,
 		mapping:  m,
-		held:     map[uint64]int64{},
+		convs:    map[uint64]*convIndex{},
 		dirty:    map[*convState]struct{}{},
 		kick:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
@@ -155,33 +154,29 @@ func (ix *indexer) loadStats() error {
 	if err == nil {
 		ix.stats, err = decodeStats(b)
 	}
-	clear(ix.held)
+	clear(ix.convs)
 	if err != nil {
 		return fmt.Errorf("store: index: %w", err)
 	}
 	return nil
 }
 
-// heldOf returns the last seq of conversation num the index holds. The
-// caller holds ix.work.
-func (ix *indexer) heldOf(num uint64) (int64, error) {
-	if h, ok := ix.held[num]; ok {
-		return h, nil
+// convOf returns what the index holds of conversation num. The caller
+// holds ix.work.
+func (ix *indexer) convOf(num uint64) (convIndex, error) {
+	if c, ok := ix.convs[num]; ok {
+		return *c, nil
 	}
 	b, err := ix.idx.GetInternal(internalConv(num))
 	if err != nil {
-		return 0, err
+		return convIndex{}, err
 	}
-	var h int64
-	if len(b) > 0 {
-		v, n := binary.Uvarint(b)
-		if n != len(b) {
-			return 0, corrupt("index watermark of conversation %d", num)
-		}
-		h = int64(v)
+	c, err := decodeConvIndex(b)
+	if err != nil {
+		return convIndex{}, err
 	}
-	ix.held[num] = h
-	return h, nil
+	ix.convs[num] = &c
+	return c, nil
 }
 
 // openDisk opens the index directory if it belongs to this log (same
@@ -410,6 +405,7 @@ func (ix *indexer) step() (int, error) {
 	b := ix.idx.NewBatch()
 	n := 0
 	stats := ix.stats
+	convs := map[uint64]convIndex{}
 	err := ix.db.kv.View(func(t kvTxn) error {
 		for _, cs := range pending {
 			if n >= ix.batch {
@@ -420,7 +416,7 @@ func (ix *indexer) step() (int, error) {
 				continue
 			}
 			to = min(to, from+int64(ix.batch-n)-1)
-			held, err := ix.heldOf(cs.num)
+			ci, err := ix.convOf(cs.num)
 			if err != nil {
 				return err
 			}
@@ -428,8 +424,10 @@ func (ix *indexer) step() (int, error) {
 			var ierr error
 			err = readRange(t, cs, from, to, false, func(r Record) bool {
 				d := textOf(r)
-				if r.Seq > held { // not counted yet (a replay indexes documents again)
-					stats.count(ix.an.lengths(d))
+				if r.Seq > ci.held { // not counted yet (a replay indexes documents again)
+					lens := ix.an.lengths(d)
+					stats.count(lens)
+					ci.stats.count(lens)
 				}
 				ierr = b.Index(docID(cs.num, r.Seq), d.document(cs.num))
 				last = r.Seq
@@ -443,8 +441,10 @@ func (ix *indexer) step() (int, error) {
 				return err
 			}
 			marks = append(marks, mark{cs, last})
-			if last > held {
-				b.SetInternal(internalConv(cs.num), binary.AppendUvarint(nil, uint64(last)))
+			if last > ci.held {
+				ci.held = last
+				b.SetInternal(internalConv(cs.num), ci.encode())
+				convs[cs.num] = ci
 			}
 		}
 		return nil
@@ -481,16 +481,18 @@ func (ix *indexer) step() (int, error) {
 		}
 		b.SetInternal(internalStats, stats.encode())
 		if err := ix.idx.Batch(b); err != nil {
-			clear(ix.held) // the batch may or may not have been applied
+			clear(ix.convs) // the batch may or may not have been applied
 			if ix.loadStats() != nil {
 				ix.stats = indexStats{}
 			}
 			return 0, fmt.Errorf("store: index: %w", err)
 		}
 		ix.stats = stats
+		for num, ci := range convs {
+			ix.convs[num] = &ci
+		}
 		for _, m := range marks {
 			m.cs.indexed.Store(m.seq)
-			ix.held[m.cs.num] = max(ix.held[m.cs.num], m.seq)
 		}
 	}
 	ix.mu.Lock()
@@ -604,7 +606,7 @@ func (ix *indexer) rebuild() error {
 	}
 	ix.idx = idx
 	ix.stats = indexStats{}
-	clear(ix.held)
+	clear(ix.convs)
 	ix.mu.Lock()
 	ix.db.convs.Range(func(_, v any) bool {
 		v.(*convState).indexed.Store(0)

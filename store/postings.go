@@ -38,10 +38,23 @@ func (p *posting) next() error {
 	return err
 }
 
+// seekSteps is how many postings seek walks before it jumps: a jump
+// (Advance) restarts an iterator of the memory-only index and decodes a
+// chunk of a scorch segment, so nearby targets are cheaper to walk to.
+const seekSteps = 4
+
 // seek moves to the first document >= id. It never moves back: NB
 // bleve's Advance to an id at or before the current one restarts the
 // reader from the start.
 func (p *posting) seek(id []byte) error {
+	for i := 0; i < seekSteps; i++ {
+		if p.done || bytes.Compare(p.cur.ID, id) >= 0 {
+			return nil
+		}
+		if err := p.next(); err != nil {
+			return err
+		}
+	}
 	if p.done || bytes.Compare(p.cur.ID, id) >= 0 {
 		return nil
 	}

@@ -150,23 +150,75 @@ func (fr *frequencies) count(dt docTerms) {
 	}
 }
 
-// indexFrequencies reads the document frequencies of terms in snapshot r.
-func indexFrequencies(r index.IndexReader, terms []queryTerm) (frequencies, error) {
+// indexFrequencies reads the document frequencies of terms in snapshot r,
+// or in the conversation of scope when not nil. Qualifier fields only need
+// to know whether a term occurs: their counts stop at 1.
+func indexFrequencies(r index.IndexReader, terms []queryTerm, scope *scopeIndex) (frequencies, error) {
 	fr := newFrequencies(len(terms))
 	for i, t := range terms {
 		for _, x := range []struct {
 			field string
 			dst   *uint64
-		}{{fieldBody, &fr.scored[0][i]}, {fieldAttach, &fr.scored[1][i]}, {fieldAuthor, &fr.author[i]}, {fieldDate, &fr.date[i]}} {
-			tfr, err := r.TermFieldReader(context.Background(), []byte(t.term), x.field, false, false, false)
+			limit uint64
+		}{{fieldBody, &fr.scored[0][i], 0}, {fieldAttach, &fr.scored[1][i], 0}, {fieldAuthor, &fr.author[i], 1}, {fieldDate, &fr.date[i], 1}} {
+			var err error
+			if scope == nil {
+				*x.dst, err = countAll(r, t.term, x.field)
+			} else {
+				*x.dst, err = countIn(r, t.term, x.field, scope.num, x.limit)
+			}
 			if err != nil {
 				return fr, err
 			}
-			*x.dst = tfr.Count()
-			tfr.Close()
 		}
 	}
 	return fr, nil
+}
+
+// countAll returns the number of documents with term in field.
+func countAll(r index.IndexReader, term, field string) (uint64, error) {
+	tfr, err := r.TermFieldReader(context.Background(), []byte(term), field, false, false, false)
+	if err != nil {
+		return 0, err
+	}
+	defer tfr.Close()
+	return tfr.Count(), nil
+}
+
+// countIn returns the number of documents of conversation num with term in
+// field, up to limit (0: no limit), leapfrogging the two posting lists.
+func countIn(r index.IndexReader, term, field string, num uint64, limit uint64) (uint64, error) {
+	p, err := openPosting(r, term, field, false)
+	if err != nil {
+		return 0, err
+	}
+	defer p.r.Close()
+	if p.done {
+		return 0, nil
+	}
+	c, err := openPosting(r, convTerm(num), fieldConv, false)
+	if err != nil {
+		return 0, err
+	}
+	defer c.r.Close()
+	var n uint64
+	for !p.done && !c.done && (limit == 0 || n < limit) {
+		switch d := bytes.Compare(p.cur.ID, c.cur.ID); {
+		case d == 0:
+			n++
+			if err = p.next(); err == nil {
+				err = c.next()
+			}
+		case d < 0:
+			err = p.seek(c.cur.ID)
+		default:
+			err = c.seek(p.cur.ID)
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
 }
 
 func (fr *frequencies) add(o frequencies) {

@@ -72,29 +72,43 @@ func (db *DB) searchRanked(t kvTxn, cs *convState, q string, opts SearchOptions)
 		return nil, nil, fmt.Errorf("store: search: %w", err)
 	}
 	defer r.Close()
-	st, err := readStats(r)
+
+	// The statistics are those of the collection searched: the scoped
+	// conversation, or everything. The unindexed tails count in them as
+	// they will once indexed.
+	global, err := readStats(r)
 	if err != nil {
 		return nil, nil, err
 	}
-	indexed := st.docs
-	fr, err := indexFrequencies(r, terms)
-	if err != nil {
-		return nil, nil, fmt.Errorf("store: search: %w", err)
-	}
-
-	// The tails count in the statistics whatever the scope, as they will
-	// once indexed; only the matching ones in scope are candidates.
-	var found []scanned
-	for _, tl := range tails {
-		held, err := readHeld(r, tl.cs.num)
+	var scope *scopeIndex
+	st := global
+	fr, err := indexFrequencies(r, terms, nil)
+	if cs != nil {
+		ci, err := readConv(r, cs.num)
 		if err != nil {
 			return nil, nil, err
 		}
-		err = readRange(t, tl.cs, held+1, tl.head, false, func(rec Record) bool {
+		scope = &scopeIndex{num: cs.num, held: ci.held, alone: ci.stats.docs == global.docs}
+		st = ci.stats
+		if !scope.alone {
+			fr, err = indexFrequencies(r, terms, scope)
+		}
+		tails = slices.DeleteFunc(tails, func(tl tail) bool { return tl.cs != cs })
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: search: %w", err)
+	}
+	var found []scanned
+	for _, tl := range tails {
+		ci, err := readConv(r, tl.cs.num)
+		if err != nil {
+			return nil, nil, err
+		}
+		err = readRange(t, tl.cs, ci.held+1, tl.head, false, func(rec Record) bool {
 			dt := ix.an.analyzeDoc(textOf(rec), terms)
 			st.count(dt.len)
 			fr.count(dt)
-			if (cs == nil || tl.cs == cs) && dt.matches() && f.match(rec) {
+			if dt.matches() && f.match(rec) {
 				found = append(found, scanned{tl.cs.num, rec, dt})
 			}
 			return true
@@ -114,7 +128,7 @@ func (db *DB) searchRanked(t kvTxn, cs *convState, q string, opts SearchOptions)
 			top.offer(candidate{k.num, k.seq, score})
 		}
 	}
-	if err := db.searchIndex(t, r, indexed, cs, f, p, top, records); err != nil {
+	if err := db.searchIndex(t, r, scope, f, p, top, records); err != nil {
 		return nil, nil, err
 	}
 	pool := top.sorted()
@@ -122,14 +136,22 @@ func (db *DB) searchRanked(t kvTxn, cs *convState, q string, opts SearchOptions)
 	if opts.NoContext {
 		hits, err = db.hitsOf(t, pool, records)
 	} else {
-		hits, err = db.rankWithContext(t, p, pool, f, records)
+		hits, err = db.rankWithContext(t, p, pool, len(pool) == top.k, opts.Offset+opts.MaxResults+1, f, records)
 	}
 	return hits, p.dropped, err
 }
 
-// searchIndex offers the best indexed documents that pass the filters to
-// top. indexed is the number of documents in the snapshot.
-func (db *DB) searchIndex(t kvTxn, r index.IndexReader, indexed uint64, cs *convState, f filter, p *plan, top *topK, records map[docKey]Record) error {
+// scopeIndex is what an index snapshot holds of the conversation a search
+// is scoped to.
+type scopeIndex struct {
+	num   uint64
+	held  int64 // its messages 1..held are indexed
+	alone bool  // no other conversation is indexed: no need to scope
+}
+
+// searchIndex offers the best indexed documents that pass the filters
+// (and the scope, unless nil) to top.
+func (db *DB) searchIndex(t kvTxn, r index.IndexReader, scope *scopeIndex, f filter, p *plan, top *topK, records map[docKey]Record) error {
 	fs := &filterSet{}
 	defer fs.close()
 	add := func(field string, terms ...string) error {
@@ -145,17 +167,12 @@ func (db *DB) searchIndex(t kvTxn, r index.IndexReader, indexed uint64, cs *conv
 		fs.groups = append(fs.groups, u)
 		return nil
 	}
-	if cs != nil {
-		held, err := readHeld(r, cs.num)
-		if err != nil {
-			return err
-		}
-		if held == 0 {
+	if scope != nil {
+		if scope.held == 0 {
 			return nil // none of its messages is indexed yet
 		}
-		// A conversation alone in the index needs no scope.
-		if uint64(held) < indexed {
-			if err := add(fieldConv, convTerm(cs.num)); err != nil {
+		if !scope.alone {
+			if err := add(fieldConv, convTerm(scope.num)); err != nil {
 				return err
 			}
 		}

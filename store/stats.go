@@ -7,15 +7,17 @@ import (
 )
 
 // BM25 needs, per scored field, the number of documents with the field and
-// their total length in tokens (avgdl = tokens / docs). Bleve does not keep
-// the total (its "field cardinality" counts distinct terms, and a
-// memory-only index has none), so the indexer keeps it in the index's own
-// internal storage, written in the same batch as the documents it counts:
-// a search reads statistics and postings from one snapshot, and they agree.
+// their total length in tokens (avgdl = tokens / docs), over the collection
+// searched: one conversation (its cold history) or every conversation.
+// Bleve does not keep the total (its "field cardinality" counts distinct
+// terms, and a memory-only index has none), so the indexer keeps it in the
+// index's own internal storage, written in the same batch as the documents
+// it counts: a search reads statistics and postings from one snapshot, and
+// they agree.
 //
 //	rlmpl.schema       schemaID: the fields' layout and the language
-//	rlmpl.stats        indexStats
-//	rlmpl.conv/<num>   the last seq of conversation num the index holds
+//	rlmpl.stats        indexStats of every document
+//	rlmpl.conv/<num>   convIndex of conversation num
 //
 // Messages are immutable and their sequences dense, so the per-conversation
 // seq says exactly which documents a snapshot holds: 1..seq. A document
@@ -111,15 +113,34 @@ func readStats(r index.IndexReader) (indexStats, error) {
 	return decodeStats(b)
 }
 
-// readHeld returns the last seq of conversation num that snapshot r holds.
-func readHeld(r index.IndexReader, num uint64) (int64, error) {
-	b, err := r.GetInternal(internalConv(num))
-	if err != nil || len(b) == 0 {
-		return 0, err
+// convIndex is what an index holds of one conversation: its messages
+// 1..held, with their statistics.
+type convIndex struct {
+	held  int64
+	stats indexStats
+}
+
+func (c convIndex) encode() []byte {
+	return append(binary.AppendUvarint(nil, uint64(c.held)), c.stats.encode()...)
+}
+
+func decodeConvIndex(b []byte) (convIndex, error) {
+	if len(b) == 0 {
+		return convIndex{}, nil // nothing of it indexed yet
 	}
 	v, n := binary.Uvarint(b)
-	if n != len(b) {
-		return 0, corrupt("index watermark of conversation %d", num)
+	if n <= 0 {
+		return convIndex{}, corrupt("index statistics of a conversation")
 	}
-	return int64(v), nil
+	st, err := decodeStats(b[n:])
+	return convIndex{int64(v), st}, err
+}
+
+// readConv returns what snapshot r holds of conversation num.
+func readConv(r index.IndexReader, num uint64) (convIndex, error) {
+	b, err := r.GetInternal(internalConv(num))
+	if err != nil {
+		return convIndex{}, err
+	}
+	return decodeConvIndex(b)
 }
