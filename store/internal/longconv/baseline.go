@@ -51,26 +51,10 @@ func NewPlain(c Conversation) (*Plain, error) {
 
 // Rank returns the indexes of the turns matching q, best first.
 func (p *Plain) Rank(q string) []int {
-	var terms []string
-	for _, tok := range p.an.Analyze([]byte(q)) {
-		if t := string(tok.Term); !slices.Contains(terms, t) {
-			terms = append(terms, t)
-		}
-	}
-	const k1, b = 1.2, 0.75
-	score := make([]float64, p.n)
+	score := p.Scores(q)
 	var hits []int
-	for d := range p.tf {
-		for _, t := range terms {
-			tf := float64(p.tf[d][t])
-			if tf == 0 {
-				continue
-			}
-			df := float64(p.df[t])
-			idf := math.Log(1 + (float64(p.n)-df+0.5)/(df+0.5))
-			score[d] += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*float64(p.len[d])/p.avgdl))
-		}
-		if score[d] > 0 {
+	for d, s := range score {
+		if s > 0 {
 			hits = append(hits, d)
 		}
 	}
@@ -84,4 +68,28 @@ func (p *Plain) Rank(q string) []int {
 		return 0
 	})
 	return hits
+}
+
+// Scores returns the BM25 score of each turn for q.
+func (p *Plain) Scores(q string) []float64 {
+	var terms []string
+	for _, tok := range p.an.Analyze([]byte(q)) {
+		if t := string(tok.Term); !slices.Contains(terms, t) {
+			terms = append(terms, t)
+		}
+	}
+	const k1, b = 1.2, 0.75
+	score := make([]float64, p.n)
+	for d := range p.tf {
+		for _, t := range terms {
+			tf := float64(p.tf[d][t])
+			if tf == 0 {
+				continue
+			}
+			df := float64(p.df[t])
+			idf := math.Log(1 + (float64(p.n)-df+0.5)/(df+0.5))
+			score[d] += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*float64(p.len[d])/p.avgdl))
+		}
+	}
+	return score
 }
