@@ -82,7 +82,7 @@ func TestPlain(t *testing.T) {
 	c := Conversation{Sessions: []Session{{Turns: []Turn{
 		{Text: "the badger digs"}, // 2 tokens: badger, digs
 		{Text: "Badgers dig; a badger sleeps", Caption: "badger badger"}, // 4 tokens; captions are not content
-		{Text: "nothing here"}, // 2 tokens
+		{Text: "nothing here"}, // 1 token: "here" is a stop word
 	}}}}
 	p, err := NewPlain(c)
 	if err != nil {
