@@ -74,48 +74,32 @@ func (db *DB) searchRanked(t kvTxn, cs *convState, q string, opts SearchOptions)
 	defer r.Close()
 
 	// The statistics are those of the collection searched: the scoped
-	// conversation, or everything. The unindexed tails count in them as
-	// they will once indexed.
-	global, err := readStats(r)
+	// conversation, or everything.
+	st, err := readStats(r)
 	if err != nil {
 		return nil, nil, err
 	}
 	var scope *scopeIndex
-	st := global
-	fr, err := indexFrequencies(r, terms, nil)
 	if cs != nil {
 		ci, err := readConv(r, cs.num)
 		if err != nil {
 			return nil, nil, err
 		}
-		scope = &scopeIndex{num: cs.num, held: ci.held, alone: ci.stats.docs == global.docs}
+		scope = &scopeIndex{num: cs.num, held: ci.held, alone: ci.stats.docs == st.docs}
 		st = ci.stats
-		if !scope.alone {
-			fr, err = indexFrequencies(r, terms, scope)
-		}
 		tails = slices.DeleteFunc(tails, func(tl tail) bool { return tl.cs != cs })
 	}
+	counted := scope
+	if scope != nil && scope.alone {
+		counted = nil // its frequencies are the index's
+	}
+	fr, err := indexFrequencies(r, terms, counted)
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: search: %w", err)
 	}
-	var found []scanned
-	for _, tl := range tails {
-		ci, err := readConv(r, tl.cs.num)
-		if err != nil {
-			return nil, nil, err
-		}
-		err = readRange(t, tl.cs, ci.held+1, tl.head, false, func(rec Record) bool {
-			dt := ix.an.analyzeDoc(textOf(rec), terms)
-			st.count(dt.len)
-			fr.count(dt)
-			if dt.matches() && f.match(rec) {
-				found = append(found, scanned{tl.cs.num, rec, dt})
-			}
-			return true
-		})
-		if err != nil {
-			return nil, nil, err
-		}
+	found, err := ix.scanTails(t, r, tails, terms, f, &st, &fr)
+	if err != nil {
+		return nil, nil, err
 	}
 
 	p := newPlan(terms, st, fr)
@@ -139,6 +123,33 @@ func (db *DB) searchRanked(t kvTxn, cs *convState, q string, opts SearchOptions)
 		hits, err = db.rankWithContext(t, p, pool, len(pool) == top.k, opts.Offset+opts.MaxResults+1, f, records)
 	}
 	return hits, p.dropped, err
+}
+
+// scanTails reads the unindexed messages of tails (those after what
+// snapshot r holds), counts them in the statistics st and frequencies fr
+// as they will count once indexed, and returns those that match the query
+// and pass f.
+func (ix *indexer) scanTails(t kvTxn, r index.IndexReader, tails []tail, terms []queryTerm, f filter, st *indexStats, fr *frequencies) ([]scanned, error) {
+	var found []scanned
+	for _, tl := range tails {
+		ci, err := readConv(r, tl.cs.num)
+		if err != nil {
+			return nil, err
+		}
+		err = readRange(t, tl.cs, ci.held+1, tl.head, false, func(rec Record) bool {
+			dt := ix.an.analyzeDoc(textOf(rec), terms)
+			st.count(dt.len)
+			fr.count(dt)
+			if dt.matches() && f.match(rec) {
+				found = append(found, scanned{tl.cs.num, rec, dt})
+			}
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return found, nil
 }
 
 // scopeIndex is what an index snapshot holds of the conversation a search
