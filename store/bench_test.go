@@ -234,10 +234,24 @@ func BenchmarkAppendAtHistory(b *testing.B) {
 
 // searchCorpus builds a store of convs conversations of per messages
 // each, in the benchmark's temp dir, and waits for the index. A fraction
-// common of the messages starts with "okay", a term in most messages.
+// common of the messages starts with "okay", a term in most messages. With
+// RLMPL_BENCH_DIR set, the store is kept there and reused by later runs
+// (building 1M messages takes minutes).
 func searchCorpus(b *testing.B, convs, per int, common float64) (*DB, *corpus) {
-	db := benchOpen(b, filepath.Join(b.TempDir(), "db"), true)
 	c := newCorpus(4)
+	dir := filepath.Join(b.TempDir(), "db")
+	if keep := os.Getenv("RLMPL_BENCH_DIR"); keep != "" {
+		dir = filepath.Join(keep, fmt.Sprintf("search-%dx%d-%g", convs, per, common))
+		if _, err := os.Stat(filepath.Join(dir, "built")); err == nil {
+			db := benchOpen(b, dir, true)
+			if err := db.WaitIndexed(2 * time.Hour); err != nil {
+				b.Fatal(err)
+			}
+			return db, c
+		}
+		os.RemoveAll(dir)
+	}
+	db := benchOpen(b, dir, true)
 	start := time.Now()
 	for i := 0; i < convs; i++ {
 		id := fmt.Sprint("conv", i)
@@ -263,6 +277,11 @@ func searchCorpus(b *testing.B, convs, per int, common float64) (*DB, *corpus) {
 		b.Fatal(err)
 	}
 	b.Logf("%d × %d messages: import %v, indexed after %v", convs, per, imported.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	if os.Getenv("RLMPL_BENCH_DIR") != "" {
+		if err := os.WriteFile(filepath.Join(dir, "built"), nil, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
 	return db, c
 }
 
@@ -319,15 +338,24 @@ func BenchmarkSearch(b *testing.B) {
 						}
 						ours := make([]time.Duration, 0, b.N)
 						base := make([]time.Duration, 0, b.N)
+						perQuery := make([][]time.Duration, len(qs))
 						b.ResetTimer()
 						for i := 0; i < b.N; i++ {
 							t0 := time.Now()
 							if _, err := db.Find(conv(i), qs[i%len(qs)], SearchOptions{MaxResults: 10}); err != nil {
 								b.Fatal(err)
 							}
-							ours = append(ours, time.Since(t0))
+							d := time.Since(t0)
+							ours = append(ours, d)
+							perQuery[i%len(qs)] = append(perQuery[i%len(qs)], d)
 						}
 						b.StopTimer()
+						for j, lat := range perQuery {
+							if len(lat) > 0 {
+								p50, p99 := percentiles(lat)
+								b.Logf("%-40q p50 %6.2f ms  p99 %6.2f ms", qs[j], p50, p99)
+							}
+						}
 						for i := 0; i < b.N; i++ {
 							t0 := time.Now()
 							if err := bleveSearch(db, conv(i), qs[i%len(qs)], 10); err != nil {

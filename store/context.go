@@ -173,12 +173,12 @@ func (db *DB) addWindows(t kvTxn, hits []Hit, opts SearchOptions) (bool, error) 
 				if used[place{h.Conversation, seq}] {
 					continue // shown already, as a hit or in a better hit's window
 				}
-				if n := opts.Size(r); opts.MaxBytes > 0 && n > budget {
+				n := opts.Size(r)
+				if opts.MaxBytes > 0 && n > budget {
 					blocked[i][side], truncated = true, true
 					continue
-				} else {
-					budget -= n
 				}
+				budget -= n
 				used[place{h.Conversation, seq}] = true
 				hits[i].Window = append(hits[i].Window, r)
 			}

@@ -237,8 +237,13 @@ func (fr *frequencies) add(o frequencies) {
 func newPlan(terms []queryTerm, st indexStats, fr frequencies) *plan {
 	p := &plan{terms: terms}
 	for i, t := range terms {
-		body := st.fields[0]
-		if df := fr.scored[0][i]; 2*df > body.docs && df > commonFloor {
+		if fr.author[i] > 0 {
+			p.speakers = append(p.speakers, i)
+		}
+		if fr.date[i] > 0 {
+			p.dates = append(p.dates, i)
+		}
+		if df := fr.scored[0][i]; 2*df > st.fields[0].docs && df > commonFloor {
 			p.dropped = append(p.dropped, t.word)
 			continue
 		}
@@ -249,12 +254,6 @@ func newPlan(terms []queryTerm, st indexStats, fr frequencies) *plan {
 			}
 			idf := math.Log(1 + (float64(fs.docs)-float64(df)+0.5)/(float64(df)+0.5))
 			p.clauses = append(p.clauses, clause{term: i, field: f, idf: idf, avgdl: fs.avgdl(), ub: idf * (bm25K1 + 1)})
-		}
-		if fr.author[i] > 0 {
-			p.speakers = append(p.speakers, i)
-		}
-		if fr.date[i] > 0 {
-			p.dates = append(p.dates, i)
 		}
 	}
 	return p

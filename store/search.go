@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -136,21 +137,12 @@ type filter struct {
 func filterOf(o SearchOptions) filter {
 	f := filter{session: o.Session, since: o.Since, until: o.Until}
 	for r := RoleSystem; r <= RoleTool; r++ {
-		if len(o.Roles) > 0 && !containsRole(o.Roles, r) {
+		if len(o.Roles) > 0 && !slices.Contains(o.Roles, r) {
 			f.roles = o.Roles // some role is left out
 			break
 		}
 	}
 	return f
-}
-
-func containsRole(rs []Role, r Role) bool {
-	for _, x := range rs {
-		if x == r {
-			return true
-		}
-	}
-	return false
 }
 
 // inTime reports whether t is in the filter's date range.
@@ -159,7 +151,7 @@ func (f filter) inTime(t time.Time) bool {
 }
 
 func (f filter) match(r Record) bool {
-	return (f.roles == nil || containsRole(f.roles, r.Message.Role)) &&
+	return (f.roles == nil || slices.Contains(f.roles, r.Message.Role)) &&
 		(f.session == "" || r.Session == f.session) && f.inTime(r.When())
 }
 
