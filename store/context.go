@@ -1,8 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"cmp"
 	"slices"
+
+	index "github.com/blevesearch/bleve_index_api"
 )
 
 // A message rarely stands alone: the answer to "what did Melanie paint?"
@@ -38,37 +41,42 @@ type sessionKey struct {
 // and the matching neighbours of its messages. full says whether the pool
 // holds only the best of more matches (then a message outside it may
 // match, with a score of at most the pool's last).
-func (db *DB) rankWithContext(t kvTxn, p *plan, pool []candidate, full bool, want int, f filter, records map[docKey]Record) ([]Hit, error) {
+func (db *DB) rankWithContext(t kvTxn, r index.IndexReader, p *plan, pool []candidate, full bool, want int, f filter, records map[docKey]Record) ([]Hit, error) {
 	scores := make(map[docKey]float64, len(pool))
 	for _, c := range pool {
 		scores[docKey{c.num, c.seq}] = c.score
 	}
 	lift := make(map[docKey]float64, 3*len(pool))
 	sessions := map[sessionKey]float64{}
-	var outside []docKey // neighbours outside the pool
+	var outside []docKey        // neighbours outside the pool
 	for _, c := range pool {
 		cs, err := db.convByNum(c.num)
 		if err != nil {
 			return nil, err
 		}
-		var hit Record
-		var near []Record
-		err = readRange(t, cs, c.seq-1, c.seq+1, false, func(r Record) bool {
-			records[docKey{c.num, r.Seq}] = r
-			if r.Seq == c.seq {
-				hit = r
-			} else {
-				near = append(near, r)
-			}
-			return true
-		})
+		hit, err := db.recordOf(t, docKey{c.num, c.seq}, records)
 		if err != nil {
 			return nil, err
+		}
+		var around []Record
+		for _, seq := range [2]int64{c.seq - 1, c.seq + 1} {
+			k := docKey{c.num, seq}
+			r, found := records[k]
+			if !found && seq >= 1 {
+				if r, found, err = getMessage(t, cs, seq); err != nil {
+					return nil, err
+				} else if found {
+					records[k] = r
+				}
+			}
+			if found {
+				around = append(around, r)
+			}
 		}
 		if hit.Session != "" {
 			sessions[sessionKey{c.num, hit.Session}] += c.score
 		}
-		for _, r := range near {
+		for _, r := range around {
 			if r.Session != hit.Session {
 				continue
 			}
@@ -94,8 +102,8 @@ func (db *DB) rankWithContext(t kvTxn, p *plan, pool []candidate, full bool, wan
 		all[i].score += lift[k] + sessionOf(k)
 	}
 	// A neighbour outside the pool scores at most the pool's last; it is
-	// scored (from its text) only if that could bring it among the first
-	// want.
+	// scored only if that could bring it among the first want: from the
+	// postings when indexed, else from its text.
 	if len(outside) > 0 {
 		rest := slices.SortedFunc(slices.Values(all[keep:]), cmpCandidates)
 		cutoff := 0.0
@@ -103,14 +111,20 @@ func (db *DB) rankWithContext(t kvTxn, p *plan, pool []candidate, full bool, wan
 			cutoff = rest[n-1].score
 		}
 		limit := pool[len(pool)-1].score
+		var score []docKey
 		for _, k := range outside {
-			up := lift[k] + sessionOf(k)
-			if limit+up < cutoff || !f.match(records[k]) {
-				continue
+			if limit+lift[k]+sessionOf(k) >= cutoff && f.match(records[k]) {
+				score = append(score, k)
 			}
-			if s := p.scoreDoc(db.ix.an.analyzeDoc(textOf(records[k]), p.terms)); s > 0 {
+		}
+		scored, err := db.scoreNeighbours(r, p, score, records)
+		if err != nil {
+			return nil, err
+		}
+		for i, k := range score {
+			if s := scored[i]; s > 0 {
 				scores[k] = s
-				all = append(all, candidate{k.num, k.seq, s + up})
+				all = append(all, candidate{num: k.num, seq: k.seq, score: s + lift[k] + sessionOf(k)})
 			}
 		}
 	}
@@ -125,6 +139,54 @@ func (db *DB) rankWithContext(t kvTxn, p *plan, pool []candidate, full bool, wan
 		}
 	}
 	return hits, nil
+}
+
+// scoreNeighbours scores the messages keys: those snapshot r holds from
+// their postings (a lookup of the document and a seek per clause cost less
+// than analyzing the text), the others from their text.
+func (db *DB) scoreNeighbours(r index.IndexReader, p *plan, keys []docKey, records map[docKey]Record) ([]float64, error) {
+	scores := make([]float64, len(keys))
+	held := map[uint64]int64{}
+	type indexed struct {
+		i  int
+		id []byte
+	}
+	var ids []indexed
+	for i, k := range keys {
+		h, ok := held[k.num]
+		if !ok {
+			ci, err := readConv(r, k.num)
+			if err != nil {
+				return nil, err
+			}
+			h, held[k.num] = ci.held, ci.held
+		}
+		if k.seq > h {
+			scores[i] = p.scoreDoc(db.ix.an.analyzeDoc(textOf(records[k]), p.terms))
+			continue
+		}
+		id, err := r.InternalID(docID(k.num, k.seq))
+		if err != nil {
+			return nil, err
+		}
+		if id == nil {
+			return nil, corrupt("message %d/%d missing from the index", k.num, k.seq)
+		}
+		ids = append(ids, indexed{i, slices.Clone(id)})
+	}
+	slices.SortFunc(ids, func(a, b indexed) int { return bytes.Compare(a.id, b.id) })
+	byID := make([][]byte, len(ids))
+	for j, x := range ids {
+		byID[j] = x.id
+	}
+	s, err := p.scoreIndexed(r, byID)
+	if err != nil {
+		return nil, err
+	}
+	for j, x := range ids {
+		scores[x.i] = s[j]
+	}
+	return scores, nil
 }
 
 // addWindows fills the windows of hits (best first) within opts.MaxBytes:

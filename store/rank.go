@@ -388,6 +388,100 @@ func (h *topK) sorted() []candidate {
 	return out
 }
 
+// postings are a plan's posting lists in an index snapshot.
+type postings struct {
+	clauses  []*posting // with frequencies and lengths
+	speakers []*posting // membership only
+	dates    []*posting
+}
+
+func (p *plan) open(r index.IndexReader) (*postings, error) {
+	ps := &postings{}
+	for _, cl := range p.clauses {
+		q, err := openPosting(r, p.terms[cl.term].term, scoredFields[cl.field], true)
+		if err != nil {
+			ps.close()
+			return nil, err
+		}
+		ps.clauses = append(ps.clauses, q)
+	}
+	for _, x := range []struct {
+		terms []int
+		field string
+		dst   *[]*posting
+	}{{p.speakers, fieldAuthor, &ps.speakers}, {p.dates, fieldDate, &ps.dates}} {
+		for _, i := range x.terms {
+			q, err := openPosting(r, p.terms[i].term, x.field, false)
+			if err != nil {
+				ps.close()
+				return nil, err
+			}
+			*x.dst = append(*x.dst, q)
+		}
+	}
+	return ps, nil
+}
+
+func (ps *postings) close() {
+	closeAll(ps.clauses)
+	closeAll(ps.speakers)
+	closeAll(ps.dates)
+}
+
+// qualifiers returns the qualifiers' factor for document doc (the
+// postings only move forward: docs must come in index order).
+func (p *plan) qualifiers(ps *postings, doc []byte) (float64, error) {
+	speaker := false
+	for _, q := range ps.speakers {
+		ok, err := q.at(doc)
+		if err != nil {
+			return 0, err
+		}
+		speaker = speaker || ok
+	}
+	matched := 0
+	for _, q := range ps.dates {
+		ok, err := q.at(doc)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			matched++
+		}
+	}
+	return p.mult(speaker, matched), nil
+}
+
+// scoreIndexed scores the documents ids of snapshot r, given in index
+// order, from their postings as indexPass does.
+func (p *plan) scoreIndexed(r index.IndexReader, ids [][]byte) ([]float64, error) {
+	ps, err := p.open(r)
+	if err != nil {
+		return nil, err
+	}
+	defer ps.close()
+	scores := make([]float64, len(ids))
+	contrib := make([]float64, len(p.clauses))
+	for i, id := range ids {
+		clear(contrib)
+		for c, q := range ps.clauses {
+			if ok, err := q.at(id); err != nil {
+				return nil, err
+			} else if ok {
+				contrib[c] = p.clauseScore(c, q.cur.Freq, q.length())
+			}
+		}
+		if s := total(contrib); s > 0 {
+			m, err := p.qualifiers(ps, id)
+			if err != nil {
+				return nil, err
+			}
+			scores[i] = s * m
+		}
+	}
+	return scores, nil
+}
+
 // indexPass offers the best documents of snapshot r to top: MaxScore over
 // the plan's clauses, restricted to the documents of filter (nil: all);
 // qualify is asked for documents that need a check the index cannot make
@@ -397,30 +491,12 @@ func (p *plan) indexPass(r index.IndexReader, top *topK, filter *filterSet, need
 	if len(p.clauses) == 0 {
 		return nil
 	}
-	posts := make([]*posting, len(p.clauses))
-	defer closeAll(posts)
-	for c, cl := range p.clauses {
-		var err error
-		if posts[c], err = openPosting(r, p.terms[cl.term].term, scoredFields[cl.field], true); err != nil {
-			return err
-		}
+	ps, err := p.open(r)
+	if err != nil {
+		return err
 	}
-	var speakers, dates []*posting
-	defer func() { closeAll(speakers); closeAll(dates) }()
-	for _, i := range p.speakers {
-		q, err := openPosting(r, p.terms[i].term, fieldAuthor, false)
-		if err != nil {
-			return err
-		}
-		speakers = append(speakers, q)
-	}
-	for _, i := range p.dates {
-		q, err := openPosting(r, p.terms[i].term, fieldDate, false)
-		if err != nil {
-			return err
-		}
-		dates = append(dates, q)
-	}
+	defer ps.close()
+	posts := ps.clauses
 
 	// order sorts clauses by upper bound; prefix[i] bounds what
 	// order[:i] can add. order[ess:] are the essential clauses: only they
@@ -502,25 +578,11 @@ func (p *plan) indexPass(r index.IndexReader, top *topK, filter *filterSet, need
 		if pruned {
 			continue
 		}
-		speaker := false
-		for _, q := range speakers {
-			ok, err := q.at(doc)
-			if err != nil {
-				return err
-			}
-			speaker = speaker || ok
+		mult, err := p.qualifiers(ps, doc)
+		if err != nil {
+			return err
 		}
-		matched := 0
-		for _, q := range dates {
-			ok, err := q.at(doc)
-			if err != nil {
-				return err
-			}
-			if ok {
-				matched++
-			}
-		}
-		score := total(contrib) * p.mult(speaker, matched)
+		score := total(contrib) * mult
 		if score < th {
 			continue
 		}
@@ -540,7 +602,7 @@ func (p *plan) indexPass(r index.IndexReader, top *topK, filter *filterSet, need
 				continue
 			}
 		}
-		top.offer(candidate{num, seq, score})
+		top.offer(candidate{num: num, seq: seq, score: score})
 		advanceEss()
 	}
 }

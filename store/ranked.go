@@ -109,7 +109,7 @@ func (db *DB) searchRanked(t kvTxn, cs *convState, q string, opts SearchOptions)
 		if score := p.scoreDoc(s.dt); score > 0 {
 			k := docKey{s.num, s.rec.Seq}
 			records[k] = s.rec
-			top.offer(candidate{k.num, k.seq, score})
+			top.offer(candidate{num: k.num, seq: k.seq, score: score})
 		}
 	}
 	if err := db.searchIndex(t, r, scope, f, p, top, records); err != nil {
@@ -120,7 +120,7 @@ func (db *DB) searchRanked(t kvTxn, cs *convState, q string, opts SearchOptions)
 	if opts.NoContext {
 		hits, err = db.hitsOf(t, pool, records)
 	} else {
-		hits, err = db.rankWithContext(t, p, pool, len(pool) == top.k, opts.Offset+opts.MaxResults+1, f, records)
+		hits, err = db.rankWithContext(t, r, p, pool, len(pool) == top.k, opts.Offset+opts.MaxResults+1, f, records)
 	}
 	return hits, p.dropped, err
 }
@@ -280,7 +280,9 @@ func (db *DB) hitsOf(t kvTxn, cands []candidate, records map[docKey]Record) ([]H
 	return hits, nil
 }
 
-// recordOf returns message k, from records when it was read already.
+// recordOf returns message k, from records when it was read already,
+// without its token counts (withTokenCounts adds them to the hits
+// returned).
 func (db *DB) recordOf(t kvTxn, k docKey, records map[docKey]Record) (Record, error) {
 	if rec, ok := records[k]; ok {
 		return rec, nil
@@ -289,9 +291,26 @@ func (db *DB) recordOf(t kvTxn, k docKey, records map[docKey]Record) (Record, er
 	if err != nil {
 		return Record{}, err
 	}
-	rec, err := readRecord(t, c, k.seq)
+	rec, found, err := getMessage(t, c, k.seq)
+	if err == nil && !found {
+		err = notFound("message %d of conversation %q", k.seq, c.id)
+	}
 	if err == nil {
 		records[k] = rec
 	}
 	return rec, err
+}
+
+// withTokenCounts reads the token counts of hits.
+func (db *DB) withTokenCounts(t kvTxn, hits []Hit) error {
+	for i := range hits {
+		cs, err := db.conv(hits[i].Conversation)
+		if err != nil {
+			return err
+		}
+		if hits[i].TokenCounts, err = readTokenCounts(t, cs, hits[i].Seq); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -217,6 +217,11 @@ func (db *DB) Find(conv, q string, opts SearchOptions) (Result, error) {
 			res.Next = end
 		}
 		res.Hits = hits[opts.Offset:end]
+		if !opts.Exact {
+			if err := db.withTokenCounts(t, res.Hits); err != nil {
+				return err
+			}
+		}
 		if opts.Window > 0 {
 			res.Truncated, err = db.addWindows(t, res.Hits, opts)
 		}
