@@ -48,10 +48,12 @@ const (
 // conversations keep exact rankings. A variable so tests can lower it.
 var commonFloor uint64 = 1 << 16
 
-// clause is one query term in one scored field.
+// clause is one query term in one scored field. Its score for a document
+// holding the term tf times in a field of dl tokens is
+// w·tf / (tf + k + kl·dl): the BM25 term above, constants folded.
 type clause struct {
 	term, field int // indexes into plan.terms and scoredFields
-	idf, avgdl  float64
+	w, k, kl    float64
 	ub          float64 // upper bound of its score (tf → ∞)
 }
 
@@ -253,7 +255,8 @@ func newPlan(terms []queryTerm, st indexStats, fr frequencies) *plan {
 				continue
 			}
 			idf := math.Log(1 + (float64(fs.docs)-float64(df)+0.5)/(float64(df)+0.5))
-			p.clauses = append(p.clauses, clause{term: i, field: f, idf: idf, avgdl: fs.avgdl(), ub: idf * (bm25K1 + 1)})
+			w := idf * (bm25K1 + 1)
+			p.clauses = append(p.clauses, clause{term: i, field: f, w: w, k: bm25K1 * (1 - bm25B), kl: bm25K1 * bm25B / fs.avgdl(), ub: w})
 		}
 	}
 	return p
@@ -264,7 +267,7 @@ func newPlan(terms []queryTerm, st indexStats, fr frequencies) *plan {
 func (p *plan) clauseScore(c int, tf uint64, dl int) float64 {
 	cl := &p.clauses[c]
 	t := float64(tf)
-	return cl.idf * t * (bm25K1 + 1) / (t + bm25K1*(1-bm25B+bm25B*float64(dl)/cl.avgdl))
+	return cl.w * t / (t + cl.k + cl.kl*float64(dl))
 }
 
 // mult is the qualifiers' factor for a document written by a named author
