@@ -523,6 +523,8 @@ func (p *plan) indexPass(r index.IndexReader, top *topK, filter *filterSet, need
 	advanceEss()
 
 	contrib := make([]float64, len(p.clauses))
+	touched := make([]int, 0, len(p.clauses))
+	qualified := len(ps.speakers)+len(ps.dates) > 0
 	var doc []byte
 	for {
 		var d []byte
@@ -549,7 +551,10 @@ func (p *plan) indexPass(r index.IndexReader, top *topK, filter *filterSet, need
 				continue
 			}
 		}
-		clear(contrib)
+		for _, c := range touched {
+			contrib[c] = 0
+		}
+		touched = touched[:0]
 		s := 0.0
 		for _, c := range order[ess:] {
 			q := posts[c]
@@ -558,6 +563,7 @@ func (p *plan) indexPass(r index.IndexReader, top *topK, filter *filterSet, need
 			}
 			contrib[c] = p.clauseScore(c, q.cur.Freq, q.length())
 			s += contrib[c]
+			touched = append(touched, c)
 			if err := q.next(); err != nil {
 				return err
 			}
@@ -576,14 +582,23 @@ func (p *plan) indexPass(r index.IndexReader, top *topK, filter *filterSet, need
 			} else if ok {
 				contrib[c] = p.clauseScore(c, q.cur.Freq, q.length())
 				s += contrib[c]
+				touched = append(touched, c)
 			}
 		}
 		if pruned {
 			continue
 		}
-		mult, err := p.qualifiers(ps, doc)
-		if err != nil {
-			return err
+		mult := 1.0
+		if qualified {
+			var err error
+			if mult, err = p.qualifiers(ps, doc); err != nil {
+				return err
+			}
+		}
+		// s sums in bound order; the score sums in clause order, as every
+		// path does. They differ by rounding at most.
+		if s*mult < th*(1-1e-9) {
+			continue
 		}
 		score := total(contrib) * mult
 		if score < th {
