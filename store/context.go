@@ -48,7 +48,7 @@ func (db *DB) rankWithContext(t kvTxn, r index.IndexReader, p *plan, pool []cand
 	}
 	lift := make(map[docKey]float64, 3*len(pool))
 	sessions := map[sessionKey]float64{}
-	var outside []docKey        // neighbours outside the pool
+	var outside []docKey // neighbours outside the pool
 	for _, c := range pool {
 		cs, err := db.convByNum(c.num)
 		if err != nil {
