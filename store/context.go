@@ -23,7 +23,8 @@ import (
 // finds what matches; the turns around a hit come back as its window), and
 // the keepPlain best messages keep their ranks, so the first hits are
 // never worse than the plain ranking's. On the public LoCoMo benchmark
-// this moves recall@10 from 0.70 to 0.77 (make eval-retrieval).
+// this moves recall@5 from 0.63 to 0.68 and recall@10 from 0.71 to 0.76
+// (make eval-retrieval with RLMPL_LOCOMO; NoContext for the former).
 const (
 	neighbourLift = 0.5
 	sessionLift   = 0.1

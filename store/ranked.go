@@ -12,7 +12,7 @@ import (
 // minPool is the least number of best-scored messages a ranked search
 // collects before lifting by context (context.go): enough for a hit's
 // neighbours and session to be seen even when few hits are asked for.
-const minPool = 32
+const minPool = 20
 
 // docKey identifies a message across conversations.
 type docKey struct {
