@@ -223,18 +223,6 @@ func countIn(r index.IndexReader, term, field string, num uint64, limit uint64) 
 	return n, nil
 }
 
-func (fr *frequencies) add(o frequencies) {
-	for f := range fr.scored {
-		for i := range fr.scored[f] {
-			fr.scored[f][i] += o.scored[f][i]
-		}
-	}
-	for i := range fr.author {
-		fr.author[i] += o.author[i]
-		fr.date[i] += o.date[i]
-	}
-}
-
 // newPlan binds terms to the statistics st and frequencies fr.
 func newPlan(terms []queryTerm, st indexStats, fr frequencies) *plan {
 	p := &plan{terms: terms}

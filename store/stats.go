@@ -53,14 +53,6 @@ type indexStats struct {
 	fields [len(scoredFields)]fieldStats
 }
 
-func (s *indexStats) add(o indexStats) {
-	s.docs += o.docs
-	for i := range s.fields {
-		s.fields[i].docs += o.fields[i].docs
-		s.fields[i].tokens += o.fields[i].tokens
-	}
-}
-
 // count adds one document whose scored fields have the given lengths.
 func (s *indexStats) count(lens [len(scoredFields)]int) {
 	s.docs++
