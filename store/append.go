@@ -13,7 +13,17 @@ type Record struct {
 	Conversation string
 	Seq          int64 // dense from 1
 	CreatedAt    time.Time
-	Message      Message
+	// Time is when the message was said, as the caller gave it
+	// ([AppendOptions.Time]); zero when none was given, and then
+	// [Record.When] is CreatedAt.
+	Time time.Time
+	// Session names the session the message belongs to (a sitting, a
+	// chat window, a day: the caller decides); empty when none was given.
+	Session string
+	// Metadata is the caller's metadata of the message, in the order
+	// given, values compact JSON; nil when none. The slice is the caller's.
+	Metadata []KV
+	Message  Message
 	// TokenCounts maps an encoding name to the content's token count under
 	// it, for the counts recorded so far ([AppendOptions.TokenCounts],
 	// [DB.SetTokenCount]); nil when there are none. The map is the
@@ -36,6 +46,64 @@ type AppendOptions struct {
 	// turn's receipt names its assistant message): both are durable, or
 	// neither. A retry under IdempotencyKey writes none.
 	Docs func(Record) ([]DocPut, error)
+	// Time is when the message was said, if that is not when it is
+	// appended (an imported transcript, a message relayed late). Zero
+	// means none: [Record.When] is then the append time. Searches filter
+	// and rank by [Record.When].
+	Time time.Time
+	// Session names the session the message belongs to; empty means none.
+	// Ranked search lifts a hit's neighbours only within its session and
+	// can be restricted to one session ([SearchOptions.Session]). At most
+	// 1024 bytes of UTF-8.
+	Session string
+	// Metadata is stored with the message and returned in its [Record]:
+	// unique keys, JSON values, at most 64 KiB encoded. It is not searched.
+	Metadata []KV
+}
+
+// When returns when the message was said: r.Time, or r.CreatedAt when the
+// caller gave no time.
+func (r Record) When() time.Time {
+	if r.Time.IsZero() {
+		return r.CreatedAt
+	}
+	return r.Time
+}
+
+// maxMessageMetadataBytes bounds one message's encoded metadata.
+const maxMessageMetadataBytes = 64 << 10
+
+// normalize validates o and returns it with its metadata normalized
+// (compact JSON values). It writes nothing.
+func (o AppendOptions) normalize() (AppendOptions, error) {
+	if o.IdempotencyKey != "" {
+		if err := checkID("idempotency_key", o.IdempotencyKey); err != nil {
+			return o, err
+		}
+	}
+	if err := checkTokenCounts(o.TokenCounts); err != nil {
+		return o, err
+	}
+	if o.Session != "" {
+		if err := checkID("session", o.Session); err != nil {
+			return o, err
+		}
+	}
+	if !o.Time.IsZero() {
+		if y := o.Time.Year(); y < 1678 || y > 2261 {
+			return o, invalid("time", "must be between the years 1678 and 2261 (got %v)", o.Time)
+		}
+	}
+	if len(o.Metadata) == 0 {
+		o.Metadata = nil
+	} else {
+		md, err := normalizeMetadata(o.Metadata, maxMessageMetadataBytes)
+		if err != nil {
+			return o, err
+		}
+		o.Metadata = md
+	}
+	return o, nil
 }
 
 func checkTokenCounts(tc map[string]int) error {
@@ -65,12 +133,7 @@ func (db *DB) Append(conv string, m Message, opts AppendOptions) (Record, error)
 	if err != nil {
 		return Record{}, err
 	}
-	if opts.IdempotencyKey != "" {
-		if err := checkID("idempotency_key", opts.IdempotencyKey); err != nil {
-			return Record{}, err
-		}
-	}
-	if err := checkTokenCounts(opts.TokenCounts); err != nil {
+	if opts, err = opts.normalize(); err != nil {
 		return Record{}, err
 	}
 	if err := db.enter(); err != nil {
@@ -98,7 +161,7 @@ func (db *DB) Append(conv string, m Message, opts AppendOptions) (Record, error)
 				if rec, err = readRecord(t, cs, int64(seq)); err != nil {
 					return err
 				}
-				if !bytes.Equal(messageBody(rec.Message), messageBody(nm)) {
+				if !bytes.Equal(envelopeBody(rec.Time, rec.Session, rec.Metadata, rec.Message), envelopeBody(opts.Time, opts.Session, opts.Metadata, nm)) {
 					return fmt.Errorf("%w: key %q is seq %d of conversation %q", ErrIdempotencyMismatch, opts.IdempotencyKey, seq, conv)
 				}
 				return nil
@@ -152,7 +215,8 @@ func (db *DB) Append(conv string, m Message, opts AppendOptions) (Record, error)
 func (db *DB) writeMessage(t kvTxn, cs *convState, h *headRec, m Message, opts AppendOptions) (Record, error) {
 	seq := h.lastSeq + 1
 	now := db.now()
-	if err := t.Set(msgKey(cs.num, seq), encodeMessage(messageRec{createdAt: now, idemKey: opts.IdempotencyKey, msg: m})); err != nil {
+	rec := messageRec{createdAt: now, at: opts.Time, session: opts.Session, metadata: opts.Metadata, idemKey: opts.IdempotencyKey, msg: m}
+	if err := t.Set(msgKey(cs.num, seq), encodeMessage(rec)); err != nil {
 		return Record{}, err
 	}
 	if err := t.Set(roleKey(cs.num, m.Role, seq), nil); err != nil {
@@ -181,7 +245,9 @@ func (db *DB) writeMessage(t kvTxn, cs *convState, h *headRec, m Message, opts A
 		h.firstAt = now
 	}
 	h.lastAt = now
-	return Record{Conversation: cs.id, Seq: seq, CreatedAt: timeOf(now), Message: m, TokenCounts: counts, IdempotencyKey: opts.IdempotencyKey}, nil
+	r := rec.record(cs.id, seq)
+	r.TokenCounts = counts
+	return r, nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"time"
 	"unicode/utf8"
 )
 
@@ -19,8 +20,13 @@ import (
 // a newer version as [ErrVersion]; they never panic (FuzzRecordDecode).
 //
 // Adding a field means a new version: decoders keep reading every older
-// version, and the writer always writes the newest.
-const recordVersion = 1
+// version, and the writer always writes the newest. The versions:
+//
+//	1  the first format
+//	2  message records: an image part's alt text after its detail, and
+//	   after the message body the caller's time (a presence byte, then
+//	   unix nanoseconds), session and metadata
+const recordVersion = 2
 
 type recordKind byte
 
@@ -61,9 +67,10 @@ func (e *encoder) string(s string) { e.uint(uint64(len(s))); e.b = append(e.b, s
 
 // decoder reads fields; the first failure sticks and is reported by done.
 type decoder struct {
-	b    []byte
-	kind recordKind
-	err  error
+	b       []byte
+	kind    recordKind
+	version byte
+	err     error
 }
 
 func newDecoder(b []byte, want recordKind) *decoder {
@@ -78,7 +85,7 @@ func newDecoder(b []byte, want recordKind) *decoder {
 	case recordKind(b[1]) != want:
 		d.err = corrupt("%v record: kind is %v", want, recordKind(b[1]))
 	default:
-		d.b = b[2:]
+		d.b, d.version = b[2:], b[0]
 	}
 	return d
 }
@@ -152,6 +159,28 @@ func (d *decoder) string(what string) string {
 	return s
 }
 
+// kvs reads a metadata list (nil when empty).
+func (d *decoder) kvs(what string) []KV {
+	n := d.count(what+" count", 2)
+	if n == 0 || d.err != nil {
+		return nil
+	}
+	out := make([]KV, n)
+	for i := range out {
+		out[i].Key = d.string(what + " key")
+		out[i].Value = []byte(d.string(what + " value"))
+	}
+	return out
+}
+
+func (e *encoder) kvs(md []KV) {
+	e.uint(uint64(len(md)))
+	for _, kv := range md {
+		e.string(kv.Key)
+		e.string(string(kv.Value))
+	}
+}
+
 func (d *decoder) done() error {
 	if d.err == nil && len(d.b) != 0 {
 		d.err = corrupt("%v record: %d trailing bytes", d.kind, len(d.b))
@@ -170,11 +199,7 @@ func encodeConversation(r conversationRec) []byte {
 	e := newEncoder(recConversation, 16+32*len(r.metadata))
 	e.uint(r.num)
 	e.int(r.createdAt)
-	e.uint(uint64(len(r.metadata)))
-	for _, kv := range r.metadata {
-		e.string(kv.Key)
-		e.string(string(kv.Value))
-	}
+	e.kvs(r.metadata)
 	return e.b
 }
 
@@ -183,13 +208,7 @@ func decodeConversation(b []byte) (conversationRec, error) {
 	var r conversationRec
 	r.num = d.uint("num")
 	r.createdAt = d.int("created_at")
-	if n := d.count("metadata count", 2); n > 0 {
-		r.metadata = make([]KV, n)
-		for i := range r.metadata {
-			r.metadata[i].Key = d.string("metadata key")
-			r.metadata[i].Value = []byte(d.string("metadata value"))
-		}
-	}
+	r.metadata = d.kvs("metadata")
 	return r, d.done()
 }
 
@@ -236,9 +255,18 @@ func decodeHead(b []byte) (headRec, error) {
 
 // messageRec is the stored form of one appended message.
 type messageRec struct {
-	createdAt int64 // unix nanoseconds
+	createdAt int64     // unix nanoseconds
+	at        time.Time // the caller's time (AppendOptions.Time); zero when none
+	session   string
+	metadata  []KV
 	idemKey   string
 	msg       Message
+}
+
+// record is r as message seq of conversation conv (without token counts).
+func (r messageRec) record(conv string, seq int64) Record {
+	return Record{Conversation: conv, Seq: seq, CreatedAt: timeOf(r.createdAt), Time: r.at,
+		Session: r.session, Metadata: r.metadata, Message: r.msg, IdempotencyKey: r.idemKey}
 }
 
 // Content forms in the message record.
@@ -249,15 +277,35 @@ const (
 
 func encodeMessage(r messageRec) []byte {
 	m := r.msg
-	e := newEncoder(recMessage, 32+len(m.Content.Text)+len(r.idemKey))
+	e := newEncoder(recMessage, 48+len(m.Content.Text)+len(r.idemKey)+len(r.session))
 	e.int(r.createdAt)
 	e.string(r.idemKey)
-	appendMessageBody(e, m)
+	appendEnvelope(e, r.at, r.session, r.metadata, m)
 	return e.b
 }
 
-// appendMessageBody writes the message itself; idempotency compares these
-// bytes, so it must be deterministic.
+// appendEnvelope writes the message and what the caller said about it
+// (time, session, metadata); idempotency compares these bytes, so they
+// must be deterministic.
+func appendEnvelope(e *encoder, at time.Time, session string, md []KV, m Message) {
+	appendMessageBody(e, m)
+	if at.IsZero() {
+		e.byte(0)
+	} else {
+		e.byte(1)
+		e.int(at.UnixNano())
+	}
+	e.string(session)
+	e.kvs(md)
+}
+
+func envelopeBody(at time.Time, session string, md []KV, m Message) []byte {
+	e := &encoder{}
+	appendEnvelope(e, at, session, md, m)
+	return e.b
+}
+
+// appendMessageBody writes the message itself.
 func appendMessageBody(e *encoder, m Message) {
 	e.byte(byte(m.Role))
 	if m.Content.IsParts() {
@@ -271,6 +319,7 @@ func appendMessageBody(e *encoder, m Message) {
 			default:
 				e.string(p.URL)
 				e.string(p.Detail)
+				e.string(p.Alt)
 			}
 		}
 	} else {
@@ -290,12 +339,6 @@ func appendMessageBody(e *encoder, m Message) {
 		}
 	}
 	e.string(m.Reasoning)
-}
-
-func messageBody(m Message) []byte {
-	e := &encoder{}
-	appendMessageBody(e, m)
-	return e.b
 }
 
 func decodeMessage(b []byte) (messageRec, error) {
@@ -323,6 +366,9 @@ func decodeMessage(b []byte) (messageRec, error) {
 			case PartImageURL:
 				p.URL = d.string("part url")
 				p.Detail = d.string("part detail")
+				if d.version >= 2 {
+					p.Alt = d.string("part alt")
+				}
 			default:
 				d.fail("part type")
 			}
@@ -343,6 +389,17 @@ func decodeMessage(b []byte) (messageRec, error) {
 		}
 	}
 	m.Reasoning = d.string("reasoning")
+	if d.version >= 2 {
+		switch d.byte("time presence") {
+		case 0:
+		case 1:
+			r.at = time.Unix(0, d.int("time")).UTC()
+		default:
+			d.fail("time presence")
+		}
+		r.session = d.string("session")
+		r.metadata = d.kvs("metadata")
+	}
 	if err := d.done(); err != nil {
 		return messageRec{}, err
 	}

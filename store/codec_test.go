@@ -6,11 +6,13 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 )
 
 func sampleMessages() []Message {
 	return []Message{
 		user("hello"),
+		{Role: RoleUser, Content: PartsContent(TextPart("look"), CaptionedImagePart("http://x/y.png", "low", "a dog on a beach"))},
 		{Role: RoleSystem, Content: TextContent("")},
 		{Role: RoleAssistant, Content: TextContent("x"), Name: "n", Reasoning: "r", ToolCalls: []ToolCall{{ID: "a", Name: "f", Arguments: `{"k":[1]}`}}},
 		{Role: RoleAssistant, ToolCalls: []ToolCall{}},
@@ -19,12 +21,29 @@ func sampleMessages() []Message {
 	}
 }
 
+// sampleEnvelopes are message records with and without what the caller
+// says about a message at append.
+func sampleEnvelopes() []messageRec {
+	at := time.Date(2023, 5, 8, 13, 56, 0, 7, time.UTC)
+	var out []messageRec
+	for i, m := range sampleMessages() {
+		r := messageRec{createdAt: -12345, idemKey: "k", msg: m}
+		switch i % 3 {
+		case 1:
+			r.at, r.session = at, "session 1"
+		case 2:
+			r.at, r.metadata = time.Unix(0, 0).UTC(), []KV{{"speaker", []byte(`"Caroline"`)}, {"n", []byte(`[1,2]`)}}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
 func TestRecordRoundTrip(t *testing.T) {
-	for _, m := range sampleMessages() {
-		in := messageRec{createdAt: -12345, idemKey: "k", msg: m}
+	for _, in := range sampleEnvelopes() {
 		out, err := decodeMessage(encodeMessage(in))
 		if err != nil {
-			t.Fatalf("decode(%+v): %v", m, err)
+			t.Fatalf("decode(%+v): %v", in, err)
 		}
 		if !reflect.DeepEqual(in, out) {
 			t.Errorf("round trip %+v → %+v", in, out)
@@ -40,6 +59,61 @@ func TestRecordRoundTrip(t *testing.T) {
 	}
 }
 
+// encodeV1 writes r in record version 1, the format before message
+// envelopes and image captions, as stores written by older builds hold it.
+func encodeV1(r messageRec) []byte {
+	e := &encoder{b: []byte{1, byte(recMessage)}}
+	e.int(r.createdAt)
+	e.string(r.idemKey)
+	m := r.msg
+	e.byte(byte(m.Role))
+	if m.Content.IsParts() {
+		e.byte(formParts)
+		e.uint(uint64(len(m.Content.Parts)))
+		for _, p := range m.Content.Parts {
+			e.byte(byte(p.Type))
+			if p.Type == PartText {
+				e.string(p.Text)
+			} else {
+				e.string(p.URL)
+				e.string(p.Detail)
+			}
+		}
+	} else {
+		e.byte(formText)
+		e.string(m.Content.Text)
+	}
+	e.string(m.Name)
+	e.string(m.ToolCallID)
+	if m.ToolCalls == nil {
+		e.uint(0)
+	} else {
+		e.uint(uint64(len(m.ToolCalls)) + 1)
+		for _, tc := range m.ToolCalls {
+			e.string(tc.ID)
+			e.string(tc.Name)
+			e.string(tc.Arguments)
+		}
+	}
+	e.string(m.Reasoning)
+	return e.b
+}
+
+// TestRecordVersion1 reads messages as version 1 wrote them: no caption,
+// no envelope.
+func TestRecordVersion1(t *testing.T) {
+	for _, m := range sampleMessages() {
+		for i := range m.Content.Parts {
+			m.Content.Parts[i].Alt = "" // version 1 has no captions
+		}
+		in := messageRec{createdAt: 42, idemKey: "k", msg: m}
+		out, err := decodeMessage(encodeV1(in))
+		if err != nil || !reflect.DeepEqual(in, out) {
+			t.Errorf("version 1 %+v → %+v, %v", in, out, err)
+		}
+	}
+}
+
 func TestRecordDecodeErrors(t *testing.T) {
 	good := encodeMessage(messageRec{msg: user("hello")})
 	future := bytes.Clone(good)
@@ -50,13 +124,15 @@ func TestRecordDecodeErrors(t *testing.T) {
 		b    []byte
 		want error
 	}{
-		"empty":      {nil, ErrCorrupt},
-		"version0":   {[]byte{0, 3}, ErrCorrupt},
-		"future":     {future, ErrVersion},
-		"wrong kind": {wrongKind, ErrCorrupt},
-		"truncated":  {good[:len(good)-2], ErrCorrupt},
-		"trailing":   {append(bytes.Clone(good), 0), ErrCorrupt},
-		"huge count": {[]byte{1, 3, 0, 0, 1, 1, 0xff, 0xff, 0xff, 0xff, 0x0f}, ErrCorrupt},
+		"empty":                {nil, ErrCorrupt},
+		"version0":             {[]byte{0, 3}, ErrCorrupt},
+		"future":               {future, ErrVersion},
+		"wrong kind":           {wrongKind, ErrCorrupt},
+		"truncated":            {good[:len(good)-2], ErrCorrupt},
+		"trailing":             {append(bytes.Clone(good), 0), ErrCorrupt},
+		"huge count":           {[]byte{1, 3, 0, 0, 1, 1, 0xff, 0xff, 0xff, 0xff, 0x0f}, ErrCorrupt},
+		"bad time flag":        {append(good[:len(good)-3:len(good)-3], 2, 0, 0, 0), ErrCorrupt},
+		"v1 trailing envelope": {append([]byte{1}, good[1:]...), ErrCorrupt},
 	} {
 		if _, err := decodeMessage(tc.b); !errors.Is(err, tc.want) {
 			t.Errorf("%s: decodeMessage = %v, want %v", name, err, tc.want)
@@ -67,8 +143,9 @@ func TestRecordDecodeErrors(t *testing.T) {
 // FuzzRecordDecode feeds arbitrary bytes to every decoder: none may panic,
 // and whatever decodes must re-encode to a value that decodes the same.
 func FuzzRecordDecode(f *testing.F) {
-	for _, m := range sampleMessages() {
-		f.Add(encodeMessage(messageRec{createdAt: 1, idemKey: "k", msg: m}))
+	for _, r := range sampleEnvelopes() {
+		f.Add(encodeMessage(r))
+		f.Add(encodeV1(r))
 	}
 	f.Add(encodeConversation(conversationRec{num: 1, createdAt: 2, metadata: []KV{{"k", []byte("1")}}}))
 	f.Add(encodeHead(headRec{lastSeq: 5}))

@@ -46,7 +46,9 @@ func MetadataFromMap(m map[string]any) ([]KV, error) {
 // maxMetadataBytes bounds a conversation's encoded metadata.
 const maxMetadataBytes = 1 << 20
 
-func normalizeMetadata(md []KV) ([]KV, error) {
+// normalizeMetadata checks md (unique keys, JSON values, at most limit
+// bytes of keys and compact values) and returns it with compact values.
+func normalizeMetadata(md []KV, limit int) ([]KV, error) {
 	out := make([]KV, len(md))
 	seen := make(map[string]bool, len(md))
 	size := 0
@@ -66,8 +68,8 @@ func normalizeMetadata(md []KV) ([]KV, error) {
 		size += len(kv.Key) + b.Len()
 		out[i] = KV{Key: kv.Key, Value: b.Bytes()}
 	}
-	if size > maxMetadataBytes {
-		return nil, invalid("metadata", "larger than %d bytes", maxMetadataBytes)
+	if size > limit {
+		return nil, invalid("metadata", "larger than %d bytes", limit)
 	}
 	return out, nil
 }
@@ -87,7 +89,7 @@ func (db *DB) Create(id string, metadata []KV) (Conversation, error) {
 	if err := checkID("id", id); err != nil {
 		return Conversation{}, err
 	}
-	md, err := normalizeMetadata(metadata)
+	md, err := normalizeMetadata(metadata, maxMetadataBytes)
 	if err != nil {
 		return Conversation{}, err
 	}

@@ -39,6 +39,13 @@ type Options struct {
 	// IndexBatch is the largest number of messages the background indexer
 	// adds to the full-text index in one batch. Zero means 2000.
 	IndexBatch int
+	// Language selects how the full-text index turns text into terms:
+	// [LanguageEnglish] (stemming, possessives, stop words) or
+	// [LanguageNone]. Empty means LanguageEnglish. The index records its
+	// language: opening a store with another one rebuilds the index from
+	// the log (as [DB.Reindex] does), so queries and documents are never
+	// analyzed differently.
+	Language string
 	// IndexDelay is how long the indexer waits after the first unindexed
 	// append before indexing, so that bursts share a batch (searches scan
 	// the unindexed tail meanwhile). Zero means 50ms; with scorch persisting batches asynchronously synced
@@ -60,6 +67,11 @@ func (o *Options) withDefaults() (Options, error) {
 		return r, invalid("Options.Dir", "must be set unless InMemory is set")
 	case r.IndexBatch < 0:
 		return r, invalid("Options.IndexBatch", "must be >= 0 (got %d)", r.IndexBatch)
+	case r.Language != "" && r.Language != LanguageEnglish && r.Language != LanguageNone:
+		return r, invalid("Options.Language", "must be %q or %q (got %q)", LanguageEnglish, LanguageNone, r.Language)
+	}
+	if r.Language == "" {
+		r.Language = LanguageEnglish
 	}
 	if r.Logger == nil {
 		r.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -64,7 +64,7 @@ func docPrefix(num uint64, collection, key string) []byte {
 	return append(k, key...)
 }
 
-func docKey(num uint64, collection, key string, version int) []byte {
+func documentKey(num uint64, collection, key string, version int) []byte {
 	return be64(docPrefix(num, collection, key), uint64(version))
 }
 
@@ -110,7 +110,7 @@ func (db *DB) putDoc(t kvTxn, cs *convState, p DocPut) (Doc, error) {
 		return Doc{}, err
 	}
 	now := db.now()
-	if err := t.Set(docKey(cs.num, p.Collection, p.Key, version), encodeDoc(now, p.Body)); err != nil {
+	if err := t.Set(documentKey(cs.num, p.Collection, p.Key, version), encodeDoc(now, p.Body)); err != nil {
 		return Doc{}, err
 	}
 	return Doc{Conversation: cs.id, Collection: p.Collection, Key: p.Key, Version: version, CreatedAt: timeOf(now), Body: p.Body}, nil
@@ -166,7 +166,7 @@ func (db *DB) GetDoc(conv, collection, key string, version int) (Doc, error) {
 		prefix := docPrefix(cs.num, collection, key)
 		lo, hi := prefix, prefixEnd(prefix)
 		if version > 0 {
-			lo, hi = docKey(cs.num, collection, key, version), docKey(cs.num, collection, key, version+1)
+			lo, hi = documentKey(cs.num, collection, key, version), documentKey(cs.num, collection, key, version+1)
 		}
 		return t.Iterate(lo, hi, true, func(k, v []byte) (bool, error) {
 			if len(k) != len(prefix)+8 {

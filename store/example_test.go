@@ -122,3 +122,36 @@ func ExampleDB_Export() {
 	// {"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{}"}}]}
 	// {"role":"tool","content":[{"type":"text","text":"a.go"}],"tool_call_id":"c1"}
 }
+
+func ExampleDB_Find() {
+	db, _ := store.Open(nil)
+	defer db.Close()
+	db.Create("c", nil)
+	may := time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC)
+	for _, t := range []struct{ who, text string }{
+		{"Melanie", "What are you painting these days?"},
+		{"Caroline", "A sunrise over the lake, painted in watercolors."},
+		{"Melanie", "I painted the same lake last year!"},
+		{"Caroline", "Anyway, the adoption agency called back."},
+	} {
+		db.Append("c", store.Message{Role: store.RoleUser, Name: t.who, Content: store.TextContent(t.text)},
+			store.AppendOptions{Time: may, Session: "session_1"})
+	}
+	// The query names a speaker: her messages rank first. Each hit comes
+	// with the turn before and after it in its session.
+	res, _ := db.Find("c", "What did Caroline paint?", store.SearchOptions{MaxResults: 1, Window: 1})
+	for _, h := range res.Hits {
+		fmt.Println(h.Seq, h.Message.Name+":", h.Message.Content.Text)
+		for _, w := range h.Window {
+			fmt.Println("  ", w.Seq, w.Message.Name+":", w.Message.Content.Text)
+		}
+	}
+	// Filters: roles, a session, a date range.
+	res, _ = db.Find("c", "lake", store.SearchOptions{Since: may.AddDate(0, 1, 0)})
+	fmt.Println(len(res.Hits), "hits since June")
+	// Output:
+	// 2 Caroline: A sunrise over the lake, painted in watercolors.
+	//    1 Melanie: What are you painting these days?
+	//    3 Melanie: I painted the same lake last year!
+	// 0 hits since June
+}

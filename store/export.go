@@ -7,17 +7,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 )
 
 // Export writes the messages of conv to w as JSONL: one OpenAI
 // chat-messages object per line ([Message.MarshalJSON]), in sequence
-// order. It reads one snapshot and returns [ErrNotFound] for an unknown
-// conversation.
+// order. What the caller said about a message at append is kept as extra
+// keys, present only when set: "timestamp" ([Record.Time], RFC 3339),
+// "session" and "metadata" (an object). It reads one snapshot and returns
+// [ErrNotFound] for an unknown conversation.
 func (db *DB) Export(conv string, w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var werr error
 	err := db.Scan(conv, 1, 0, false, func(r Record) bool {
-		b, err := r.Message.MarshalJSON()
+		b, err := exportLine(r)
 		if err != nil {
 			werr = fmt.Errorf("store: export %q: message %d: %w", conv, r.Seq, err)
 			return false
@@ -38,6 +41,97 @@ func (db *DB) Export(conv string, w io.Writer) error {
 	return bw.Flush()
 }
 
+// exportLine is r's message object with the envelope keys Export adds.
+func exportLine(r Record) ([]byte, error) {
+	b, err := r.Message.MarshalJSON()
+	if err != nil || r.Time.IsZero() && r.Session == "" && r.Metadata == nil {
+		return b, err
+	}
+	var x bytes.Buffer
+	x.Write(b[:len(b)-1]) // reopen the object
+	if !r.Time.IsZero() {
+		x.WriteString(`,"timestamp":"` + r.Time.UTC().Format(time.RFC3339Nano) + `"`)
+	}
+	if r.Session != "" {
+		s, _ := marshalNoEscape(r.Session)
+		x.WriteString(`,"session":`)
+		x.Write(s)
+	}
+	if r.Metadata != nil {
+		x.WriteString(`,"metadata":{`)
+		for i, kv := range r.Metadata {
+			if i > 0 {
+				x.WriteByte(',')
+			}
+			k, _ := marshalNoEscape(kv.Key)
+			x.Write(k)
+			x.WriteByte(':')
+			x.Write(kv.Value)
+		}
+		x.WriteByte('}')
+	}
+	x.WriteByte('}')
+	return x.Bytes(), nil
+}
+
+// envelope holds the keys Export adds to a message object.
+type envelope struct {
+	Timestamp *string         `json:"timestamp"`
+	Session   string          `json:"session"`
+	Metadata  json.RawMessage `json:"metadata"`
+}
+
+// importLine decodes one JSONL line into a normalized message and the
+// append options its envelope keys give.
+func importLine(b []byte) (Message, AppendOptions, error) {
+	var m Message
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, AppendOptions{}, err
+	}
+	m, err := m.Normalize()
+	if err != nil {
+		return m, AppendOptions{}, err
+	}
+	var env envelope
+	if err := json.Unmarshal(b, &env); err != nil {
+		return m, AppendOptions{}, invalid("", "not a chat message object: %v", err)
+	}
+	opts := AppendOptions{Session: env.Session}
+	if env.Timestamp != nil {
+		if opts.Time, err = time.Parse(time.RFC3339Nano, *env.Timestamp); err != nil {
+			return m, opts, invalid("timestamp", "not an RFC 3339 time: %q", *env.Timestamp)
+		}
+	}
+	if len(env.Metadata) > 0 && string(env.Metadata) != "null" {
+		if opts.Metadata, err = objectKVs(env.Metadata); err != nil {
+			return m, opts, err
+		}
+	}
+	opts, err = opts.normalize()
+	return m, opts, err
+}
+
+// objectKVs returns the members of JSON object b in their order.
+func objectKVs(b []byte) ([]KV, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, invalid("metadata", "must be an object")
+	}
+	out := []KV{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, invalid("metadata", "%v", err)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, invalid("metadata."+t.(string), "%v", err)
+		}
+		out = append(out, KV{Key: t.(string), Value: v})
+	}
+	return out, nil
+}
+
 // Import batch limits: a batch is one transaction.
 const (
 	importBatchMessages = 1000
@@ -56,9 +150,11 @@ type ImportOptions struct {
 
 // Import appends the OpenAI-format JSONL messages read from r to conv, in
 // order, in batches of up to 1000 messages per transaction (an order of
-// magnitude faster than one Append each). Blank lines are skipped. It
-// calls progress (if not nil) with the running count after each batch and
-// returns the number of messages imported.
+// magnitude faster than one Append each). Blank lines are skipped; the
+// envelope keys [DB.Export] writes ("timestamp", "session", "metadata")
+// become the messages' [AppendOptions]. It calls progress (if not nil)
+// with the running count after each batch and returns the number of
+// messages imported.
 //
 // A malformed line stops the import with an error naming the line and
 // wrapping [ErrInvalid]; the messages before it are stored, the bad line and
@@ -78,8 +174,12 @@ func (db *DB) Import(conv string, r io.Reader, opts ImportOptions) (int, error) 
 
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxImportLine)
+	type item struct {
+		m    Message
+		opts AppendOptions
+	}
 	var (
-		batch  []Message
+		batch  []item
 		bytes_ int
 		total  int
 		line   int
@@ -94,12 +194,11 @@ func (db *DB) Import(conv string, r io.Reader, opts ImportOptions) (int, error) 
 			if err != nil {
 				return err
 			}
-			for _, m := range batch {
-				var ao AppendOptions
+			for _, it := range batch {
 				if opts.TokenCounts != nil {
-					ao.TokenCounts = opts.TokenCounts(m)
+					it.opts.TokenCounts = opts.TokenCounts(it.m)
 				}
-				if _, err := db.writeMessage(t, cs, &h, m, ao); err != nil {
+				if _, err := db.writeMessage(t, cs, &h, it.m, it.opts); err != nil {
 					return err
 				}
 			}
@@ -124,11 +223,7 @@ func (db *DB) Import(conv string, r io.Reader, opts ImportOptions) (int, error) 
 		if len(b) == 0 {
 			continue
 		}
-		var m Message
-		err := json.Unmarshal(b, &m)
-		if err == nil {
-			m, err = m.Normalize()
-		}
+		m, ao, err := importLine(b)
 		if err != nil {
 			if ferr := flush(); ferr != nil {
 				return total, ferr
@@ -141,7 +236,7 @@ func (db *DB) Import(conv string, r io.Reader, opts ImportOptions) (int, error) 
 			}
 			return total, invalid(fmt.Sprintf("line %d", line), "%v", err)
 		}
-		batch = append(batch, m)
+		batch = append(batch, item{m, ao})
 		bytes_ += len(b)
 		if len(batch) >= importBatchMessages || bytes_ >= importBatchBytes {
 			if err := flush(); err != nil {

@@ -14,20 +14,13 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/analysis"
-	"github.com/blevesearch/bleve/v2/analysis/analyzer/standard"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
-	index "github.com/blevesearch/bleve_index_api"
 )
 
 // The full-text index is derived from the log and can always be rebuilt
-// from it. It holds one document per message: id "<num>/<seq>" (num is the
-// conversation's internal number), field "b" = Content.PlainText() (standard
-// analyzer, BM25 scoring) and field "c" = num as a keyword for scoping a
-// search to one conversation. It stores nothing: no field values, term
-// vectors or doc values (deps-notes §2.3: 98 MB for 1M turns, p50 0.5–2.5
-// ms).
+// from it: one document per message (fields: analyzer.go; statistics:
+// stats.go).
 //
 // A background goroutine (the indexer, started by Open and stopped by
 // Close) feeds it: each append marks its conversation pending; the indexer
@@ -41,29 +34,9 @@ import (
 // between re-indexes the same documents on the next open, which overwrites
 // them: the index is crash-safe without being transactional with the log.
 // The index directory and badger share a generation id; a missing,
-// unreadable or foreign index is rebuilt from scratch.
-const (
-	fieldBody   = "b"
-	fieldConv   = "c"
-	internalGen = "rlmpl.generation"
-)
-
-func newIndexMapping() *mapping.IndexMappingImpl {
-	body := bleve.NewTextFieldMapping()
-	body.Analyzer = standard.Name
-	body.Store, body.IncludeTermVectors, body.IncludeInAll, body.DocValues = false, false, false, false
-	conv := bleve.NewKeywordFieldMapping()
-	conv.Store, conv.IncludeTermVectors, conv.IncludeInAll, conv.DocValues = false, false, false, false
-	doc := bleve.NewDocumentStaticMapping()
-	doc.AddFieldMappingsAt(fieldBody, body)
-	doc.AddFieldMappingsAt(fieldConv, conv)
-	im := bleve.NewIndexMapping()
-	im.DefaultMapping = doc
-	im.DefaultAnalyzer = standard.Name
-	im.StoreDynamic, im.IndexDynamic, im.DocValuesDynamic = false, false, false
-	im.ScoringModel = index.BM25Scoring
-	return im
-}
+// unreadable or foreign index is rebuilt from scratch, and so is one built
+// for another schema or language.
+const internalGen = "rlmpl.generation"
 
 func docID(num uint64, seq int64) string {
 	return strconv.FormatUint(num, 10) + "/" + strconv.FormatInt(seq, 10)
@@ -88,15 +61,20 @@ func convTerm(num uint64) string { return strconv.FormatUint(num, 10) }
 
 // indexer owns the bleve index and the goroutine that feeds it.
 type indexer struct {
-	db    *DB
-	dir   string // "" for a memory-only index
-	batch int
-	delay time.Duration
-	an    analysis.Analyzer
+	db       *DB
+	dir      string // "" for a memory-only index
+	batch    int
+	delay    time.Duration
+	language string
+	mapping  mapping.IndexMapping
+	an       textAnalyzer
 
 	// work is held by each indexing step and by Reindex: one writer at a
-	// time, and Reindex swaps idx between steps.
-	work sync.Mutex
+	// time, and Reindex swaps idx between steps. It protects the fields
+	// below, the writer's view of what the index holds.
+	work  sync.Mutex
+	stats indexStats            // statistics of the index as of the last batch
+	convs map[uint64]*convIndex // conversation number → what the index holds of it (a cache)
 
 	idxMu sync.RWMutex // protects idx
 	idx   bleve.Index
@@ -111,28 +89,40 @@ type indexer struct {
 }
 
 func (db *DB) openIndex() error {
-	m := newIndexMapping()
+	m, err := newIndexMapping(db.opts.Language)
+	if err != nil {
+		return fmt.Errorf("store: index: %w", err)
+	}
 	ix := &indexer{
-		db:    db,
-		batch: db.opts.IndexBatch,
-		delay: db.opts.IndexDelay,
-		an:    m.AnalyzerNamed(standard.Name),
-		dirty: map[*convState]struct{}{},
-		kick:  make(chan struct{}, 1),
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
+		db:       db,
+		batch:    db.opts.IndexBatch,
+		delay:    db.opts.IndexDelay,
+		language: db.opts.Language,
+		mapping:  m,
+		convs:    map[uint64]*convIndex{},
+		dirty:    map[*convState]struct{}{},
+		kick:     make(chan struct{}, 1),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
 	}
-	if ix.an == nil {
-		return errors.New("store: index: no standard analyzer")
+	an := m.AnalyzerNamed(analyzerName(db.opts.Language))
+	if an == nil {
+		return fmt.Errorf("store: index: no analyzer for language %q", db.opts.Language)
 	}
-	var err error
+	ix.an = textAnalyzer{an}
 	if db.opts.InMemory {
-		ix.idx, err = bleve.NewMemOnly(m)
+		ix.idx, err = ix.memory()
 	} else {
 		ix.dir = filepath.Join(db.opts.Dir, "index")
-		ix.idx, err = ix.openDisk(m)
+		ix.idx, err = ix.openDisk()
+	}
+	if err == nil {
+		err = ix.loadStats()
 	}
 	if err != nil {
+		if ix.idx != nil {
+			ix.idx.Close()
+		}
 		return err
 	}
 	if err := ix.loadPending(); err != nil {
@@ -145,9 +135,54 @@ func (db *DB) openIndex() error {
 	return nil
 }
 
+// memory returns a new memory-only index.
+func (ix *indexer) memory() (bleve.Index, error) {
+	idx, err := bleve.NewMemOnly(ix.mapping)
+	if err != nil {
+		return nil, fmt.Errorf("store: index: %w", err)
+	}
+	if err := idx.SetInternal(internalSchema, schemaID(ix.language)); err != nil {
+		idx.Close()
+		return nil, fmt.Errorf("store: index: %w", err)
+	}
+	return idx, nil
+}
+
+// loadStats reads the statistics of the index just opened.
+func (ix *indexer) loadStats() error {
+	b, err := ix.idx.GetInternal(internalStats)
+	if err == nil {
+		ix.stats, err = decodeStats(b)
+	}
+	clear(ix.convs)
+	if err != nil {
+		return fmt.Errorf("store: index: %w", err)
+	}
+	return nil
+}
+
+// convOf returns what the index holds of conversation num. The caller
+// holds ix.work.
+func (ix *indexer) convOf(num uint64) (convIndex, error) {
+	if c, ok := ix.convs[num]; ok {
+		return *c, nil
+	}
+	b, err := ix.idx.GetInternal(internalConv(num))
+	if err != nil {
+		return convIndex{}, err
+	}
+	c, err := decodeConvIndex(b)
+	if err != nil {
+		return convIndex{}, err
+	}
+	ix.convs[num] = &c
+	return c, nil
+}
+
 // openDisk opens the index directory if it belongs to this log (same
-// generation), else rebuilds it empty and resets every watermark.
-func (ix *indexer) openDisk(m mapping.IndexMapping) (bleve.Index, error) {
+// generation) and was built with this schema and language, else rebuilds it
+// empty and resets every watermark.
+func (ix *indexer) openDisk() (bleve.Index, error) {
 	var gen []byte
 	err := ix.db.kv.View(func(t kvTxn) error {
 		var err error
@@ -161,32 +196,41 @@ func (ix *indexer) openDisk(m mapping.IndexMapping) (bleve.Index, error) {
 		return nil, fmt.Errorf("store: index: %w", err)
 	}
 	if idx, err := bleve.OpenUsing(ix.dir, scorchConfig()); err == nil {
-		g, err := idx.GetInternal([]byte(internalGen))
-		if err == nil && len(gen) > 0 && bytes.Equal(g, gen) {
+		g, err1 := idx.GetInternal([]byte(internalGen))
+		schema, err2 := idx.GetInternal(internalSchema)
+		switch {
+		case err1 != nil || err2 != nil || len(gen) == 0 || !bytes.Equal(g, gen):
+			ix.db.opts.Logger.Warn("store: index generation does not match the log; rebuilding", "dir", ix.dir)
+		case !bytes.Equal(schema, schemaID(ix.language)):
+			ix.db.opts.Logger.Warn("store: index built for another schema or language; rebuilding", "dir", ix.dir,
+				"index", string(schema), "want", string(schemaID(ix.language)))
+		default:
 			return idx, nil
 		}
 		idx.Close()
-		ix.db.opts.Logger.Warn("store: index generation does not match the log; rebuilding", "dir", ix.dir)
 	} else if !errors.Is(err, bleve.ErrorIndexPathDoesNotExist) {
 		ix.db.opts.Logger.Warn("store: index unreadable; rebuilding", "dir", ix.dir, "err", err)
 	}
-	return ix.fresh(m)
+	return ix.fresh()
 }
 
 // fresh replaces the index directory with an empty index of a new
 // generation and deletes all watermarks.
-func (ix *indexer) fresh(m mapping.IndexMapping) (bleve.Index, error) {
+func (ix *indexer) fresh() (bleve.Index, error) {
 	if err := os.RemoveAll(ix.dir); err != nil {
 		return nil, fmt.Errorf("store: index: %w", err)
 	}
-	idx, err := bleve.NewUsing(ix.dir, m, scorch.Name, scorch.Name, scorchConfig())
+	idx, err := bleve.NewUsing(ix.dir, ix.mapping, scorch.Name, scorch.Name, scorchConfig())
 	if err != nil {
 		return nil, fmt.Errorf("store: index: create %s: %w", ix.dir, err)
 	}
 	var g [16]byte
 	_, _ = rand.Read(g[:])
 	gen := []byte(hex.EncodeToString(g[:]))
-	if err := idx.SetInternal([]byte(internalGen), gen); err != nil {
+	b := idx.NewBatch()
+	b.SetInternal([]byte(internalGen), gen)
+	b.SetInternal(internalSchema, schemaID(ix.language))
+	if err := idx.Batch(b); err != nil {
 		idx.Close()
 		return nil, fmt.Errorf("store: index: %w", err)
 	}
@@ -360,6 +404,8 @@ func (ix *indexer) step() (int, error) {
 	var marks []mark
 	b := ix.idx.NewBatch()
 	n := 0
+	stats := ix.stats
+	convs := map[uint64]convIndex{}
 	err := ix.db.kv.View(func(t kvTxn) error {
 		for _, cs := range pending {
 			if n >= ix.batch {
@@ -370,13 +416,20 @@ func (ix *indexer) step() (int, error) {
 				continue
 			}
 			to = min(to, from+int64(ix.batch-n)-1)
+			ci, err := ix.convOf(cs.num)
+			if err != nil {
+				return err
+			}
 			last := from - 1
 			var ierr error
-			err := readRange(t, cs, from, to, false, func(r Record) bool {
-				ierr = b.Index(docID(cs.num, r.Seq), map[string]any{
-					fieldBody: r.Message.Content.PlainText(),
-					fieldConv: convTerm(cs.num),
-				})
+			err = readRange(t, cs, from, to, false, func(r Record) bool {
+				d := textOf(r)
+				if r.Seq > ci.held { // not counted yet (a replay indexes documents again)
+					lens := ix.an.lengths(d)
+					stats.count(lens)
+					ci.stats.count(lens)
+				}
+				ierr = b.Index(docID(cs.num, r.Seq), d.document(cs.num))
 				last = r.Seq
 				n++
 				return ierr == nil
@@ -388,6 +441,11 @@ func (ix *indexer) step() (int, error) {
 				return err
 			}
 			marks = append(marks, mark{cs, last})
+			if last > ci.held {
+				ci.held = last
+				b.SetInternal(internalConv(cs.num), ci.encode())
+				convs[cs.num] = ci
+			}
 		}
 		return nil
 	})
@@ -421,8 +479,17 @@ func (ix *indexer) step() (int, error) {
 				}
 			})
 		}
+		b.SetInternal(internalStats, stats.encode())
 		if err := ix.idx.Batch(b); err != nil {
+			clear(ix.convs) // the batch may or may not have been applied
+			if ix.loadStats() != nil {
+				ix.stats = indexStats{}
+			}
 			return 0, fmt.Errorf("store: index: %w", err)
+		}
+		ix.stats = stats
+		for num, ci := range convs {
+			ix.convs[num] = &ci
 		}
 		for _, m := range marks {
 			m.cs.indexed.Store(m.seq)
@@ -515,7 +582,6 @@ func (db *DB) Reindex(timeout time.Duration) error {
 func (ix *indexer) rebuild() error {
 	ix.work.Lock()
 	defer ix.work.Unlock()
-	m := newIndexMapping()
 	var (
 		idx bleve.Index
 		err error
@@ -523,13 +589,13 @@ func (ix *indexer) rebuild() error {
 	ix.idxMu.Lock()
 	old := ix.idx
 	if ix.dir == "" {
-		idx, err = bleve.NewMemOnly(m)
+		idx, err = ix.memory()
 		if err == nil {
 			err = ix.resetMarks(nil)
 		}
 	} else {
 		old.Close()
-		idx, err = ix.fresh(m)
+		idx, err = ix.fresh()
 	}
 	if err != nil {
 		ix.idxMu.Unlock()
@@ -539,6 +605,8 @@ func (ix *indexer) rebuild() error {
 		old.Close()
 	}
 	ix.idx = idx
+	ix.stats = indexStats{}
+	clear(ix.convs)
 	ix.mu.Lock()
 	ix.db.convs.Range(func(_, v any) bool {
 		v.(*convState).indexed.Store(0)

@@ -30,6 +30,7 @@ type (
 		Type     string         `json:"type"`
 		Text     *string        `json:"text,omitempty"`
 		ImageURL *jsonImagePart `json:"image_url,omitempty"`
+		Alt      string         `json:"alt,omitempty"` // not OpenAI: the image's caption ([Part.Alt])
 	}
 	jsonImagePart struct {
 		URL    string `json:"url"`
@@ -39,8 +40,9 @@ type (
 
 // MarshalJSON encodes m as an OpenAI chat message object. Text content is a
 // JSON string, parts content an array of {"type":"text"} and
-// {"type":"image_url"} objects; empty text on an assistant message with
-// tool calls is encoded as null, as the API expects.
+// {"type":"image_url"} objects (an image's caption, when it has one, as the
+// part's "alt"); empty text on an assistant message with tool calls is
+// encoded as null, as the API expects.
 func (m Message) MarshalJSON() ([]byte, error) {
 	jm := jsonMessage{
 		Role:       m.Role.String(),
@@ -58,7 +60,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 				t := p.Text
 				parts[i] = jsonPart{Type: "text", Text: &t}
 			case PartImageURL:
-				parts[i] = jsonPart{Type: "image_url", ImageURL: &jsonImagePart{URL: p.URL, Detail: p.Detail}}
+				parts[i] = jsonPart{Type: "image_url", ImageURL: &jsonImagePart{URL: p.URL, Detail: p.Detail}, Alt: p.Alt}
 			default:
 				return nil, invalid(fmt.Sprintf("content[%d].type", i), "unsupported content part type %v", p.Type)
 			}
@@ -116,7 +118,7 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 				if p.ImageURL == nil {
 					return invalid(f+".image_url", "missing")
 				}
-				out.Content.Parts[i] = ImagePart(p.ImageURL.URL, p.ImageURL.Detail)
+				out.Content.Parts[i] = CaptionedImagePart(p.ImageURL.URL, p.ImageURL.Detail, p.Alt)
 			default:
 				return invalid(f+".type", "unsupported content part type %q", p.Type)
 			}

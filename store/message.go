@@ -74,6 +74,11 @@ type Part struct {
 	Text   string // for PartText
 	URL    string // for PartImageURL
 	Detail string // for PartImageURL: "auto", "low" or "high"; empty normalizes to "auto"
+	// Alt is an image part's caption or alt text ("a photo of a sunset
+	// over the harbour"), optional. A provider never sees it (the model
+	// sees the image); search does, so an image can be found by what it
+	// shows.
+	Alt string
 }
 
 // TextPart returns a text part.
@@ -81,6 +86,12 @@ func TextPart(text string) Part { return Part{Type: PartText, Text: text} }
 
 // ImagePart returns an image_url part; detail may be empty (auto).
 func ImagePart(url, detail string) Part { return Part{Type: PartImageURL, URL: url, Detail: detail} }
+
+// CaptionedImagePart returns an image_url part with its caption or alt
+// text ([Part.Alt]).
+func CaptionedImagePart(url, detail, alt string) Part {
+	return Part{Type: PartImageURL, URL: url, Detail: detail, Alt: alt}
+}
 
 // Content is a message body: plain text, or a list of parts when Parts is
 // non-nil (an empty non-nil slice is an empty part list, distinct from "").
@@ -103,8 +114,9 @@ func PartsContent(parts ...Part) Content {
 // IsParts reports whether c is in the parts form.
 func (c Content) IsParts() bool { return c.Parts != nil }
 
-// PlainText returns the text that search indexes and matches: the text
-// itself, or the text parts joined by "\n" (image parts contribute nothing).
+// PlainText returns the message text: the text itself, or the text parts
+// joined by "\n" (image parts contribute nothing; their [Part.Alt] is
+// searched as a field of its own).
 func (c Content) PlainText() string {
 	if !c.IsParts() {
 		return c.Text
@@ -163,7 +175,7 @@ func (m Message) Normalize() (Message, error) {
 			f := fmt.Sprintf("content[%d]", i)
 			switch p.Type {
 			case PartText:
-				if p.URL != "" || p.Detail != "" {
+				if p.URL != "" || p.Detail != "" || p.Alt != "" {
 					return Message{}, invalid(f, "text part carries image_url fields")
 				}
 				if !utf8.ValidString(p.Text) {
@@ -178,6 +190,9 @@ func (m Message) Normalize() (Message, error) {
 				}
 				if !utf8.ValidString(p.URL) {
 					return Message{}, invalid(f+".image_url.url", "not valid UTF-8")
+				}
+				if !utf8.ValidString(p.Alt) {
+					return Message{}, invalid(f+".alt", "not valid UTF-8")
 				}
 				switch p.Detail {
 				case "":

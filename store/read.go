@@ -20,6 +20,43 @@ func readRecord(t kvTxn, cs *convState, seq int64) (Record, error) {
 	return rec, err
 }
 
+// getMessage reads message seq of cs without its token counts: one point
+// read, cheaper than an iteration (found is false past the last).
+func getMessage(t kvTxn, cs *convState, seq int64) (rec Record, found bool, err error) {
+	b, err := t.Get(msgKey(cs.num, seq))
+	if errors.Is(err, errKeyNotFound) {
+		return Record{}, false, nil
+	}
+	if err != nil {
+		return Record{}, false, err
+	}
+	r, err := decodeMessage(b)
+	if err != nil {
+		return Record{}, false, fmt.Errorf("message %d of %q: %w", seq, cs.id, err)
+	}
+	return r.record(cs.id, seq), true, nil
+}
+
+// readTokenCounts reads the token counts of message seq of cs (nil when
+// none).
+func readTokenCounts(t kvTxn, cs *convState, seq int64) (map[string]int, error) {
+	var counts map[string]int
+	lo := append(msgKey(cs.num, seq), tokenTag)
+	err := t.Iterate(lo, prefixEnd(lo), false, func(k, v []byte) (bool, error) {
+		_, enc, tok, ok := parseMsgKey(k)
+		if !ok || !tok {
+			return false, corrupt("token count key %x", k)
+		}
+		n, err := decodeCount(v)
+		if counts == nil {
+			counts = map[string]int{}
+		}
+		counts[enc] = n
+		return err == nil, err
+	})
+	return counts, err
+}
+
 // readRange calls fn for the records lo..hi (inclusive) of cs, ascending or
 // descending, until fn returns false. Its cost is O(records visited).
 func readRange(t kvTxn, cs *convState, lo, hi int64, reverse bool, fn func(Record) bool) error {
@@ -71,7 +108,7 @@ func readRange(t kvTxn, cs *convState, lo, hi int64, reverse bool, fn func(Recor
 		if err != nil {
 			return false, fmt.Errorf("message %d of %q: %w", seq, cs.id, err)
 		}
-		rec := Record{Conversation: cs.id, Seq: seq, CreatedAt: timeOf(r.createdAt), Message: r.msg, IdempotencyKey: r.idemKey}
+		rec := r.record(cs.id, seq)
 		if reverse {
 			rec.TokenCounts, counts = counts, nil
 			if !fn(rec) {

@@ -1,25 +1,21 @@
 package store
 
 import (
-	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
-
-	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/search/query"
+	"time"
 )
 
-// SearchOptions are the options of [DB.Search]. The zero value is a ranked
-// search returning the 32 best hits.
+// SearchOptions are the options of [DB.Find] and [DB.Search]. The zero
+// value is a ranked search returning the 32 best hits with their context
+// taken into account, and no windows.
 type SearchOptions struct {
 	// MaxResults bounds the hits returned. Zero means 32.
 	MaxResults int
-	// Offset skips that many hits (paging: pass the next offset Search
-	// returned).
+	// Offset skips that many hits (paging: pass the next offset returned).
 	Offset int
-	// Exact selects substring matching instead of BM25 ranking: hits are the
+	// Exact selects substring matching instead of ranking: hits are the
 	// messages whose content contains the query, in conversation then
 	// sequence order, with Score 0. NB: exact mode scans the conversation
 	// (or every conversation) until it has enough hits: O(messages), as
@@ -28,69 +24,221 @@ type SearchOptions struct {
 	// CaseSensitive makes exact mode case-sensitive. Ranked search always
 	// folds case (the analyzer lower-cases).
 	CaseSensitive bool
+
+	// Roles keeps only messages of these roles. Empty means every role.
+	Roles []Role
+	// Session keeps only messages of this session ([AppendOptions.Session]).
+	// Empty means every session.
+	Session string
+	// Since and Until keep only messages with Since <= [Record.When] <
+	// Until. A zero bound is open.
+	Since, Until time.Time
+
+	// NoContext ranks every message by its own score alone. By default a
+	// hit's context counts: a hit lifts the matching messages next to it in
+	// its session (the reply to a question that matches, the question of an
+	// answer that does), and a session whose messages match together lifts
+	// each of them; the best two hits keep their ranks whatever the lifts.
+	NoContext bool
+
+	// Window asks for the messages around each hit: up to Window on each
+	// side, in the hit's session ([Hit.Window]). Zero means none; at most
+	// 50.
+	Window int
+	// MaxBytes bounds the bytes of the whole result as Size measures them:
+	// the hits always come back (MaxResults bounds them), window messages
+	// are added, nearest first and best hit first, while they fit. Zero
+	// means no bound.
+	MaxBytes int
+	// Size measures a message for MaxBytes. Nil means the length of its
+	// plain text ([Content.PlainText]).
+	Size func(Record) int
 }
 
-// Hit is one search result: the matching record and its BM25 score (0 in
-// exact mode).
+// maxWindow bounds SearchOptions.Window.
+const maxWindow = 50
+
+// Hit is one search result.
 type Hit struct {
 	Record
+	// Score is the message's own relevance: its BM25 score with the
+	// qualifiers (rank.go), the same whether the message was found in the
+	// index or in the scan of messages not yet indexed; 0 in exact mode.
 	Score float64
+	// Lift is what the hit's context added to its score for ranking (0
+	// with NoContext, in exact mode, and for the two best hits, which keep
+	// their ranks).
+	Lift float64
+	// Window holds the messages around the hit when SearchOptions.Window
+	// asked for them: same conversation and session, ascending seq, the hit
+	// itself excluded. A message appears once in a result: one that is a
+	// hit, or in the window of a better hit, is not repeated.
+	Window []Record
 }
 
-// DefaultMaxResults is the number of hits Search returns when
+// Result is what [DB.Find] returns.
+type Result struct {
+	Hits []Hit
+	// Next is the offset of the next page, 0 when there are no more hits.
+	Next int
+	// Truncated reports that MaxBytes left out a window message (never set
+	// when everything asked for came back).
+	Truncated bool
+	// Dropped lists the query words ranked search ignored because they are
+	// in most messages (rank.go); a query made only of such words, like one
+	// made only of stop words, finds nothing.
+	Dropped []string
+}
+
+// DefaultMaxResults is the number of hits a search returns when
 // SearchOptions.MaxResults is zero (the upstream default).
 const DefaultMaxResults = 32
 
-// Search finds the messages of conversation conv ("" means every
-// conversation) whose content matches q. Only Content.PlainText() is
-// searched — never a "[seq] role:" rendering, names or tool calls — so
+func (o SearchOptions) validate() (SearchOptions, error) {
+	switch {
+	case o.MaxResults < 0:
+		return o, invalid("max_results", "must be >= 0 (got %d)", o.MaxResults)
+	case o.Offset < 0:
+		return o, invalid("offset", "must be >= 0 (got %d)", o.Offset)
+	case o.Window < 0 || o.Window > maxWindow:
+		return o, invalid("window", "must be between 0 and %d (got %d)", maxWindow, o.Window)
+	case o.MaxBytes < 0:
+		return o, invalid("max_bytes", "must be >= 0 (got %d)", o.MaxBytes)
+	case !o.Since.IsZero() && !o.Until.IsZero() && !o.Until.After(o.Since):
+		return o, invalid("until", "must be after since (%v is not after %v)", o.Until, o.Since)
+	}
+	for i, r := range o.Roles {
+		if !r.Valid() {
+			return o, invalid(fmt.Sprintf("roles[%d]", i), "must be system, user, assistant or tool (got %v)", r)
+		}
+	}
+	if o.Session != "" {
+		if err := checkID("session", o.Session); err != nil {
+			return o, err
+		}
+	}
+	if o.MaxResults == 0 {
+		o.MaxResults = DefaultMaxResults
+	}
+	if o.Size == nil {
+		o.Size = func(r Record) int { return len(r.Message.Content.PlainText()) }
+	}
+	return o, nil
+}
+
+// filter is the part of SearchOptions that decides which messages may be
+// hits.
+type filter struct {
+	roles        []Role // nil: all
+	session      string
+	since, until time.Time
+}
+
+func filterOf(o SearchOptions) filter {
+	f := filter{session: o.Session, since: o.Since, until: o.Until}
+	for r := RoleSystem; r <= RoleTool; r++ {
+		if len(o.Roles) > 0 && !slices.Contains(o.Roles, r) {
+			f.roles = o.Roles // some role is left out
+			break
+		}
+	}
+	return f
+}
+
+// inTime reports whether t is in the filter's date range.
+func (f filter) inTime(t time.Time) bool {
+	return (f.since.IsZero() || !t.Before(f.since)) && (f.until.IsZero() || t.Before(f.until))
+}
+
+func (f filter) match(r Record) bool {
+	return (f.roles == nil || slices.Contains(f.roles, r.Message.Role)) &&
+		(f.session == "" || r.Session == f.session) && f.inTime(r.When())
+}
+
+// Search is [DB.Find] returning only the hits and the next offset.
+func (db *DB) Search(conv, q string, opts SearchOptions) ([]Hit, int, error) {
+	res, err := db.Find(conv, q, opts)
+	return res.Hits, res.Next, err
+}
+
+// Find searches the messages of conversation conv ("" means every
+// conversation) for q. It matches what messages say — their text, image
+// captions, tool calls and results — never a "[seq] role:" rendering, so
 // "user" does not match every user message.
 //
-// Ranked mode (the default) analyzes q with the standard analyzer (lower
-// case, English stop words dropped) and returns the messages containing any
-// of its terms, best BM25 score first (ties by conversation, then seq).
-// Messages appended but not yet indexed are scanned and scored with the
-// index's statistics (their length normalization is approximate), so a
-// search always sees every append that returned before it started
-// (read-your-writes).
+// Ranked mode (the default) analyzes q with the store's language
+// ([Options].Language) and returns the messages holding any of its terms,
+// best first (rank.go says how they are scored, context.go how their
+// context lifts them; ties go to the older conversation, then the lower
+// seq). Messages appended but not yet indexed are scanned and scored with
+// the same formula and statistics, so a search sees every append that
+// returned before it started (read-your-writes) and scores it as it will
+// once indexed.
 //
-// It returns the hits and the offset of the next page (0 when there are no
-// more hits), an error wrapping [ErrNotFound] for an unknown conversation
-// and [ErrInvalid] for an empty query or negative bounds.
-func (db *DB) Search(conv, q string, opts SearchOptions) ([]Hit, int, error) {
+// It returns an error wrapping [ErrNotFound] for an unknown conversation
+// and [ErrInvalid] (a *[ValidationError] naming the field) for an empty
+// query or bad options.
+func (db *DB) Find(conv, q string, opts SearchOptions) (Result, error) {
 	if strings.TrimSpace(q) == "" {
-		return nil, 0, invalid("query", "must not be empty")
+		return Result{}, invalid("query", "must not be empty")
 	}
-	if opts.MaxResults < 0 {
-		return nil, 0, invalid("max_results", "must be >= 0 (got %d)", opts.MaxResults)
-	}
-	if opts.Offset < 0 {
-		return nil, 0, invalid("offset", "must be >= 0 (got %d)", opts.Offset)
-	}
-	if opts.MaxResults == 0 {
-		opts.MaxResults = DefaultMaxResults
+	opts, err := opts.validate()
+	if err != nil {
+		return Result{}, err
 	}
 	if err := db.enter(); err != nil {
-		return nil, 0, err
+		return Result{}, err
 	}
 	defer db.leave()
 	var cs *convState
 	if conv != "" {
-		var err error
 		if cs, err = db.conv(conv); err != nil {
-			return nil, 0, err
+			return Result{}, err
 		}
 	}
-	if opts.Exact {
-		return db.searchExact(cs, q, opts)
+	var res Result
+	err = db.kv.View(func(t kvTxn) error {
+		var hits []Hit
+		var err error
+		if opts.Exact {
+			hits, err = db.searchExact(t, cs, q, opts)
+		} else {
+			hits, res.Dropped, err = db.searchRanked(t, cs, q, opts)
+		}
+		if err != nil {
+			return err
+		}
+		if opts.Offset >= len(hits) {
+			res.Hits = []Hit{}
+			return nil
+		}
+		end := min(len(hits), opts.Offset+opts.MaxResults)
+		if end < len(hits) {
+			res.Next = end
+		}
+		res.Hits = hits[opts.Offset:end]
+		if !opts.Exact {
+			if err := db.withTokenCounts(t, res.Hits); err != nil {
+				return err
+			}
+		}
+		if opts.Window > 0 {
+			res.Truncated, err = db.addWindows(t, res.Hits, opts)
+		}
+		return err
+	})
+	if err != nil {
+		return Result{}, wrapRead(err)
 	}
-	return db.searchRanked(cs, q, opts)
+	return res, nil
 }
 
-func (db *DB) searchExact(cs *convState, q string, opts SearchOptions) ([]Hit, int, error) {
+// searchExact returns the first Offset+MaxResults+1 messages containing q.
+func (db *DB) searchExact(t kvTxn, cs *convState, q string, opts SearchOptions) ([]Hit, error) {
 	if !opts.CaseSensitive {
 		q = strings.ToLower(q)
 	}
+	f := filterOf(opts)
 	want := opts.Offset + opts.MaxResults + 1
 	var hits []Hit
 	match := func(r Record) bool {
@@ -98,317 +246,38 @@ func (db *DB) searchExact(cs *convState, q string, opts SearchOptions) ([]Hit, i
 		if !opts.CaseSensitive {
 			text = strings.ToLower(text)
 		}
-		if strings.Contains(text, q) {
+		if strings.Contains(text, q) && f.match(r) {
 			hits = append(hits, Hit{Record: r})
 		}
 		return len(hits) < want
 	}
-	err := db.kv.View(func(t kvTxn) error {
-		if cs != nil {
-			return readRange(t, cs, 1, cs.head.Load(), false, match)
-		}
-		// Every conversation, in number order: walk the head keys.
-		lo := []byte{kindHead}
-		var nums []uint64
-		if err := t.Iterate(lo, prefixEnd(lo), false, func(k, _ []byte) (bool, error) {
-			num, ok := parseNumKey(k)
-			if !ok {
-				return false, corrupt("head key %x", k)
-			}
-			nums = append(nums, num)
-			return true, nil
-		}); err != nil {
-			return err
-		}
-		for _, num := range nums {
-			c, err := db.convByNum(num)
-			if err != nil {
-				return err
-			}
-			if err := readRange(t, c, 1, c.head.Load(), false, match); err != nil {
-				return err
-			}
-			if len(hits) >= want {
-				break
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, 0, wrapRead(err)
-	}
-	return page(hits, opts)
-}
-
-func page(hits []Hit, opts SearchOptions) ([]Hit, int, error) {
-	if opts.Offset >= len(hits) {
-		return []Hit{}, 0, nil
-	}
-	end := min(len(hits), opts.Offset+opts.MaxResults)
-	next := 0
-	if end < len(hits) {
-		next = end
-	}
-	return hits[opts.Offset:end], next, nil
-}
-
-// analyze returns the distinct index terms of s, in first-seen order.
-func (ix *indexer) analyze(s string) []string {
-	var out []string
-	for _, tok := range ix.an.Analyze([]byte(s)) {
-		t := string(tok.Term)
-		if !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-type scored struct {
-	cs    *convState
-	seq   int64
-	score float64
-}
-
-// tail is the unindexed part (mark, head] of a conversation as seen when a
-// search starts.
-type tail struct {
-	cs         *convState
-	mark, head int64
-}
-
-func (db *DB) searchRanked(cs *convState, q string, opts SearchOptions) ([]Hit, int, error) {
-	ix := db.ix
-	terms := ix.analyze(q)
-	if len(terms) == 0 {
-		return []Hit{}, 0, nil // only stop words
-	}
-	// Snapshot the unindexed tails before querying the index: every message
-	// at or below a mark is in the index the query sees.
-	var tails []tail
 	if cs != nil {
-		if m, h := cs.indexed.Load(), cs.head.Load(); m < h {
-			tails = append(tails, tail{cs, m, h})
-		}
-	} else {
-		ix.mu.Lock()
-		for c := range ix.dirty {
-			if m, h := c.indexed.Load(), c.head.Load(); m < h {
-				tails = append(tails, tail{c, m, h})
-			}
-		}
-		ix.mu.Unlock()
+		return hits, readRange(t, cs, 1, cs.head.Load(), false, match)
 	}
-	marks := make(map[*convState]int64, len(tails))
-	pending := int64(0)
-	for _, t := range tails {
-		marks[t.cs] = t.mark
-		pending += t.head - t.mark
-	}
-
-	want := opts.Offset + opts.MaxResults + 1
-	disj := make([]query.Query, len(terms))
-	for i, t := range terms {
-		tq := bleve.NewTermQuery(t)
-		tq.SetField(fieldBody)
-		disj[i] = tq
-	}
-	var bq query.Query = bleve.NewDisjunctionQuery(disj...)
-	if cs != nil {
-		// Scope with a conjunction, not a filter: the conjunction searcher
-		// leapfrogs over the conversation's short posting list instead of
-		// visiting every match in the index. Boost 0 keeps the scope term
-		// out of the score and the query norm, so scores equal the
-		// unscoped ones.
-		scope := bleve.NewTermQuery(convTerm(cs.num))
-		scope.SetField(fieldConv)
-		scope.SetBoost(0)
-		bq = bleve.NewConjunctionQuery(bq, scope)
-	}
-	// Index hits above a tail's mark are dropped (the tail scan scores
-	// them), so ask for that many more.
-	size := want + int(min(pending, 10000))
-	req := bleve.NewSearchRequestOptions(bq, size, 0, false)
-
-	ix.idxMu.RLock()
-	res, err := ix.idx.Search(req)
-	var st termStats
-	if err == nil && len(tails) > 0 {
-		st, err = ix.termStats(terms)
-	}
-	ix.idxMu.RUnlock()
-	if err != nil {
-		return nil, 0, fmt.Errorf("store: search: %w", err)
-	}
-
-	all := make([]scored, 0, len(res.Hits))
-	total := int(res.Total)
-	for _, h := range res.Hits {
-		num, seq, ok := parseDocID(h.ID)
+	// Every conversation, in number order: walk the head keys.
+	lo := []byte{kindHead}
+	var nums []uint64
+	if err := t.Iterate(lo, prefixEnd(lo), false, func(k, _ []byte) (bool, error) {
+		num, ok := parseNumKey(k)
 		if !ok {
-			return nil, 0, corrupt("index document id %q", h.ID)
+			return false, corrupt("head key %x", k)
 		}
+		nums = append(nums, num)
+		return true, nil
+	}); err != nil {
+		return nil, err
+	}
+	for _, num := range nums {
 		c, err := db.convByNum(num)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
-		if m, ok := marks[c]; ok && seq > m {
-			total--
-			continue
+		if err := readRange(t, c, 1, c.head.Load(), false, match); err != nil {
+			return nil, err
 		}
-		all = append(all, scored{c, seq, h.Score})
-	}
-	if len(tails) > 0 {
-		n, err := db.scoreTails(tails, terms, st, &all)
-		if err != nil {
-			return nil, 0, err
+		if len(hits) >= want {
+			break
 		}
-		total += n
 	}
-	slices.SortFunc(all, func(a, b scored) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		if c := cmpU64(a.cs.num, b.cs.num); c != 0 {
-			return c
-		}
-		return cmpU64(uint64(a.seq), uint64(b.seq))
-	})
-	if opts.Offset >= len(all) {
-		return []Hit{}, 0, nil
-	}
-	all = all[opts.Offset:min(len(all), opts.Offset+opts.MaxResults)]
-	hits := make([]Hit, 0, len(all))
-	err = db.kv.View(func(t kvTxn) error {
-		for _, s := range all {
-			r, err := readRecord(t, s.cs, s.seq)
-			if err != nil {
-				return err
-			}
-			hits = append(hits, Hit{Record: r, Score: s.score})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, 0, wrapRead(err)
-	}
-	next := 0
-	if end := opts.Offset + len(hits); total > end {
-		next = end
-	}
-	return hits, next, nil
-}
-
-type termStats struct {
-	docs uint64
-	df   []uint64
-}
-
-func (ix *indexer) termStats(terms []string) (termStats, error) {
-	adv, err := ix.idx.Advanced()
-	if err != nil {
-		return termStats{}, err
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		return termStats{}, err
-	}
-	defer r.Close()
-	st := termStats{df: make([]uint64, len(terms))}
-	if st.docs, err = r.DocCount(); err != nil {
-		return termStats{}, err
-	}
-	for i, t := range terms {
-		tfr, err := r.TermFieldReader(context.Background(), []byte(t), fieldBody, false, false, false)
-		if err != nil {
-			return termStats{}, err
-		}
-		st.df[i] = tfr.Count()
-		tfr.Close()
-	}
-	return st, nil
-}
-
-// scoreTails scans the tails and appends the matching messages to all,
-// scored like bleve's BM25 disjunction (idf from the index plus the tails,
-// sqrt term frequency, k1 = 1.2, b = 0.75, query norm and coordination);
-// the length norm uses the tails' own mean length. It returns the number
-// of matches.
-func (db *DB) scoreTails(tails []tail, terms []string, st termStats, all *[]scored) (int, error) {
-	type doc struct {
-		cs  *convState
-		seq int64
-		tf  []int
-		len int
-	}
-	var docs []doc
-	df := make([]uint64, len(terms))
-	totalLen, scanned := 0, 0
-	err := db.kv.View(func(t kvTxn) error {
-		for _, tl := range tails {
-			err := readRange(t, tl.cs, tl.mark+1, tl.head, false, func(r Record) bool {
-				toks := db.ix.an.Analyze([]byte(r.Message.Content.PlainText()))
-				scanned++
-				totalLen += len(toks)
-				d := doc{cs: tl.cs, seq: r.Seq, len: len(toks)}
-				for _, tok := range toks {
-					for i, qt := range terms {
-						if string(tok.Term) == qt {
-							if d.tf == nil {
-								d.tf = make([]int, len(terms))
-							}
-							if d.tf[i] == 0 {
-								df[i]++
-							}
-							d.tf[i]++
-						}
-					}
-				}
-				if d.tf != nil {
-					docs = append(docs, d)
-				}
-				return true
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, wrapRead(err)
-	}
-	if len(docs) == 0 {
-		return 0, nil
-	}
-	const k1, b = 1.2, 0.75
-	n := float64(st.docs) + float64(scanned)
-	avg := math.Max(1, float64(totalLen)/float64(scanned))
-	idf := make([]float64, len(terms))
-	sumSq := 0.0
-	for i := range terms {
-		d := float64(st.df[i] + df[i])
-		idf[i] = math.Log(1 + (n-d+0.5)/(d+0.5))
-		sumSq += idf[i] * idf[i]
-	}
-	qnorm := 1 / math.Sqrt(sumSq)
-	for _, d := range docs {
-		s, matched := 0.0, 0
-		for i := range terms {
-			if d.tf[i] == 0 {
-				continue
-			}
-			matched++
-			tf := math.Sqrt(float64(d.tf[i]))
-			s += idf[i] * (tf * k1) / (tf + k1*(1-b+b*float64(d.len)/avg)) * idf[i] * qnorm
-		}
-		if len(terms) > 1 {
-			s *= float64(matched) / float64(len(terms))
-		}
-		*all = append(*all, scored{d.cs, d.seq, s})
-	}
-	return len(docs), nil
+	return hits, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -132,6 +133,12 @@ func TestSearchErrors(t *testing.T) {
 		{"a", "x", SearchOptions{MaxResults: -1}, ErrInvalid},
 		{"a", "x", SearchOptions{Offset: -1}, ErrInvalid},
 		{"nope", "x", SearchOptions{}, ErrNotFound},
+		{"a", "x", SearchOptions{Roles: []Role{9}}, ErrInvalid},
+		{"a", "x", SearchOptions{Window: -1}, ErrInvalid},
+		{"a", "x", SearchOptions{Window: maxWindow + 1}, ErrInvalid},
+		{"a", "x", SearchOptions{MaxBytes: -1}, ErrInvalid},
+		{"a", "x", SearchOptions{Session: "\xff"}, ErrInvalid},
+		{"a", "x", SearchOptions{Since: time.Unix(10, 0), Until: time.Unix(10, 0)}, ErrInvalid},
 	} {
 		if _, _, err := db.Search(tc.conv, tc.q, tc.o); !errors.Is(err, tc.want) {
 			t.Errorf("Search(%q, %q, %+v) = %v, want %v", tc.conv, tc.q, tc.o, err, tc.want)
@@ -247,5 +254,223 @@ func TestIndexRebuiltWhenMissing(t *testing.T) {
 	}
 	if db.ix.dirtyLen() != 0 {
 		t.Errorf("still pending")
+	}
+}
+
+func placeSet(hits []Hit) string { return sortedSeqs(hits) }
+
+// TestFilters checks role, session and date range filters, in the index
+// and in the unindexed tail, ranked and exact.
+func TestFilters(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, indexed := range []bool{true, false} {
+		db := openMem(t)
+		if !indexed {
+			db.ix.work.Lock()
+		}
+		mustCreate(t, db, "a")
+		mustCreate(t, db, "b")
+		for _, m := range []struct {
+			conv string
+			role Role
+			at   string
+			sess string
+		}{
+			{"a", RoleUser, "2023-01-31T23:00:00Z", "s1"},
+			{"a", RoleAssistant, "2023-02-01T00:30:00Z", "s1"},
+			{"a", RoleUser, "2023-02-15T12:00:00Z", "s2"},
+			{"a", RoleTool, "2023-03-01T00:00:00Z", "s2"},
+			{"a", RoleUser, "", ""}, // created_at: 2026
+			{"b", RoleUser, "2023-02-10T08:00:00Z", "s1"},
+		} {
+			var o AppendOptions
+			if m.at != "" {
+				o.Time = at(m.at)
+			}
+			o.Session = m.sess
+			msg := Message{Role: m.role, Content: TextContent("apple " + m.conv)}
+			if m.role == RoleTool {
+				msg.ToolCallID = "call"
+			}
+			if _, err := db.Append(m.conv, msg, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if indexed {
+			if err := db.WaitIndexed(10 * time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tc := range []struct {
+			conv string
+			o    SearchOptions
+			want string
+		}{
+			{"", SearchOptions{}, "[a/1 a/2 a/3 a/4 a/5 b/1]"},
+			{"", SearchOptions{Roles: []Role{RoleUser}}, "[a/1 a/3 a/5 b/1]"},
+			{"a", SearchOptions{Roles: []Role{RoleUser, RoleTool}}, "[a/1 a/3 a/4 a/5]"},
+			{"", SearchOptions{Roles: []Role{RoleSystem, RoleUser, RoleAssistant, RoleTool}}, "[a/1 a/2 a/3 a/4 a/5 b/1]"},
+			{"", SearchOptions{Session: "s1"}, "[a/1 a/2 b/1]"},
+			{"a", SearchOptions{Session: "s1"}, "[a/1 a/2]"},
+			{"", SearchOptions{Session: "nope"}, "[]"},
+			{"", SearchOptions{Since: at("2023-02-01T00:00:00Z"), Until: at("2023-03-01T00:00:00Z")}, "[a/2 a/3 b/1]"},
+			{"", SearchOptions{Since: at("2023-02-15T00:00:00Z")}, "[a/3 a/4 a/5]"},
+			{"", SearchOptions{Until: at("2023-02-01T00:00:00Z")}, "[a/1]"},
+			{"", SearchOptions{Since: at("2023-02-01T00:31:00Z"), Until: at("2023-02-15T11:00:00Z")}, "[b/1]"},
+			{"a", SearchOptions{Roles: []Role{RoleUser}, Session: "s2"}, "[a/3]"},
+			{"", SearchOptions{Exact: true, Roles: []Role{RoleTool}}, "[a/4]"},
+			{"", SearchOptions{Exact: true, Session: "s1", Since: at("2023-02-01T00:00:00Z")}, "[a/2 b/1]"},
+		} {
+			for _, noContext := range []bool{false, true} {
+				tc.o.NoContext = noContext
+				hits, _, err := db.Search(tc.conv, "apple", tc.o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := placeSet(hits); got != tc.want {
+					t.Errorf("indexed %v: Search(%q, %+v) = %s, want %s", indexed, tc.conv, tc.o, got, tc.want)
+				}
+			}
+		}
+		if !indexed {
+			db.ix.work.Unlock()
+		}
+	}
+}
+
+// TestQualifiers: naming a speaker or a month lifts the messages it
+// describes, and never makes a message match by itself.
+func TestQualifiers(t *testing.T) {
+	db := openMem(t)
+	mustCreate(t, db, "a")
+	jan := time.Date(2023, 1, 10, 9, 0, 0, 0, time.UTC)
+	mar := time.Date(2023, 3, 10, 9, 0, 0, 0, time.UTC)
+	for _, m := range []struct {
+		name string
+		at   time.Time
+	}{{"Ann", jan}, {"Bob", mar}, {"Ann", mar}} {
+		msg := Message{Role: RoleUser, Name: m.name, Content: TextContent("we adopted a puppy last week")}
+		if _, err := db.Append("a", msg, AppendOptions{Time: m.at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustAppend(t, db, "a", Message{Role: RoleUser, Name: "Bob", Content: TextContent("nothing to see")})
+	if err := db.WaitIndexed(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ q, want string }{
+		{"puppy", "[a/1 a/2 a/3]"},
+		{"What puppy did Bob adopt?", "[a/2 a/1 a/3]"},
+		{"puppy January", "[a/1 a/2 a/3]"},
+		{"Ann's puppy in March 2023", "[a/3 a/1 a/2]"},
+		{"Bob", "[]"},
+		{"March 2023", "[]"},
+	} {
+		hits, _, err := db.Search("a", tc.q, SearchOptions{NoContext: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := searchSeqs(hits); got != tc.want {
+			t.Errorf("Search(%q) = %s, want %s", tc.q, got, tc.want)
+		}
+	}
+}
+
+// TestContextLifting: the reply to the question that matches best moves
+// up; the best two hits keep their ranks; the hits are the same messages.
+func TestContextLifting(t *testing.T) {
+	db := openMem(t)
+	mustCreate(t, db, "a")
+	appendIn := func(session string, m Message) {
+		if _, err := db.Append("a", m, AppendOptions{Session: session}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 6; i++ {
+		appendIn(fmt.Sprint("filler", i), user(fmt.Sprintf("puppy %d, puppy barking", i)))
+	}
+	appendIn("talk", user("Did you choose a name for your puppy? What name?"))      // 7
+	appendIn("talk", assistant("Yes! We call the puppy Biscuit, after his colour")) // 8
+	if err := db.WaitIndexed(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	plain, _, _ := db.Search("a", "puppy name", SearchOptions{NoContext: true})
+	lifted, _, _ := db.Search("a", "puppy name", SearchOptions{})
+	rank := func(hits []Hit, seq int64) int {
+		for i, h := range hits {
+			if h.Seq == seq {
+				return i
+			}
+		}
+		return -1
+	}
+	if placeSet(plain) != placeSet(lifted) || len(plain) != 8 {
+		t.Fatalf("hits differ: plain %s, lifted %s", placeSet(plain), placeSet(lifted))
+	}
+	if plain[0].Seq != 7 || lifted[0].Seq != 7 || lifted[1].Seq != plain[1].Seq {
+		t.Errorf("the best two moved: plain %s, lifted %s", searchSeqs(plain), searchSeqs(lifted))
+	}
+	if r := rank(lifted, 8); r >= rank(plain, 8) || r != 2 {
+		t.Errorf("the reply ranks %d with context, %d without: %s", r, rank(plain, 8), searchSeqs(lifted))
+	}
+	if lifted[2].Lift <= 0 || lifted[0].Lift != 0 {
+		t.Errorf("lifts: %v, %v", lifted[0].Lift, lifted[2].Lift)
+	}
+}
+
+// TestWindows: the messages around each hit, within its session, nearest
+// first within the byte budget, each message once.
+func TestWindows(t *testing.T) {
+	db := openMem(t)
+	mustCreate(t, db, "a")
+	for i := 1; i <= 10; i++ {
+		session := "s1"
+		if i > 6 {
+			session = "s2"
+		}
+		text := fmt.Sprintf("turn%02d", i) // 6 bytes each
+		if i == 4 || i == 6 {
+			text += " needle"
+		}
+		if _, err := db.Append("a", user(text), AppendOptions{Session: session}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	window := func(h Hit) []int64 {
+		var out []int64
+		for _, r := range h.Window {
+			out = append(out, r.Seq)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		o         SearchOptions
+		want      string
+		truncated bool
+	}{
+		{SearchOptions{Window: 2}, "4:[2 3 5] 6:[]", false},
+		{SearchOptions{Window: 1, NoContext: true}, "4:[3 5] 6:[]", false},
+		{SearchOptions{Window: 3, MaxResults: 1}, "4:[1 2 3 5 6]", false},
+		{SearchOptions{Window: 2, MaxBytes: 13 + 13 + 12}, "4:[3 5] 6:[]", true},
+		{SearchOptions{Window: 2, MaxBytes: 13 + 13 + 18}, "4:[2 3 5] 6:[]", false},
+		{SearchOptions{Window: 2, MaxBytes: 1}, "4:[] 6:[]", true},
+	} {
+		res, err := db.Find("a", "needle", tc.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range res.Hits {
+			got = append(got, fmt.Sprintf("%d:%v", h.Seq, window(h)))
+		}
+		if s := strings.Join(got, " "); s != tc.want || res.Truncated != tc.truncated {
+			t.Errorf("Find(%+v) = %s truncated %v, want %s truncated %v", tc.o, s, res.Truncated, tc.want, tc.truncated)
+		}
 	}
 }

@@ -1,0 +1,316 @@
+package store
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	index "github.com/blevesearch/bleve_index_api"
+)
+
+// minPool is the least number of best-scored messages a ranked search
+// collects before lifting by context (context.go): enough for a hit's
+// neighbours and session to be seen even when few hits are asked for.
+const minPool = 20
+
+// docKey identifies a message across conversations.
+type docKey struct {
+	num uint64
+	seq int64
+}
+
+// tail is the unindexed part of a conversation as a search starts: the
+// messages after what the index snapshot holds, up to head.
+type tail struct {
+	cs   *convState
+	head int64
+}
+
+// pendingTails returns the conversations with messages not yet in the
+// index, in number order. Their messages at or below the head read here
+// are either in an index snapshot opened afterwards or in its tail.
+func (ix *indexer) pendingTails() []tail {
+	ix.mu.Lock()
+	var ts []tail
+	for cs := range ix.dirty {
+		if h := cs.head.Load(); cs.indexed.Load() < h {
+			ts = append(ts, tail{cs, h})
+		}
+	}
+	ix.mu.Unlock()
+	slices.SortFunc(ts, func(a, b tail) int { return cmp.Compare(a.cs.num, b.cs.num) })
+	return ts
+}
+
+// scanned is an unindexed message that matches the query.
+type scanned struct {
+	num uint64
+	rec Record
+	dt  docTerms
+}
+
+// searchRanked returns the ranked hits: at least Offset+MaxResults+1 of
+// them when there are that many, with the query words dropped as common.
+func (db *DB) searchRanked(t kvTxn, cs *convState, q string, opts SearchOptions) ([]Hit, []string, error) {
+	ix := db.ix
+	terms := ix.an.queryTerms(q)
+	if len(terms) == 0 {
+		return []Hit{}, nil, nil // only stop words
+	}
+	f := filterOf(opts)
+	tails := ix.pendingTails()
+
+	ix.idxMu.RLock()
+	defer ix.idxMu.RUnlock()
+	adv, err := ix.idx.Advanced()
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: search: %w", err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: search: %w", err)
+	}
+	defer r.Close()
+
+	// The statistics are those of the collection searched: the scoped
+	// conversation, or everything.
+	st, err := readStats(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	var scope *scopeIndex
+	if cs != nil {
+		ci, err := readConv(r, cs.num)
+		if err != nil {
+			return nil, nil, err
+		}
+		scope = &scopeIndex{num: cs.num, held: ci.held, alone: ci.stats.docs == st.docs}
+		st = ci.stats
+		tails = slices.DeleteFunc(tails, func(tl tail) bool { return tl.cs != cs })
+	}
+	counted := scope
+	if scope != nil && scope.alone {
+		counted = nil // its frequencies are the index's
+	}
+	fr, err := indexFrequencies(r, terms, counted)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: search: %w", err)
+	}
+	found, err := ix.scanTails(t, r, tails, terms, f, &st, &fr)
+	if err != nil {
+		return nil, nil, err
+	}
+
+	p := newPlan(terms, st, fr)
+	top := &topK{k: max(minPool, opts.Offset+opts.MaxResults+1)}
+	records := map[docKey]Record{}
+	for _, s := range found {
+		if score := p.scoreDoc(s.dt); score > 0 {
+			k := docKey{s.num, s.rec.Seq}
+			records[k] = s.rec
+			top.offer(candidate{num: k.num, seq: k.seq, score: score})
+		}
+	}
+	if err := db.searchIndex(t, r, scope, f, p, top, records); err != nil {
+		return nil, nil, err
+	}
+	pool := top.sorted()
+	var hits []Hit
+	if opts.NoContext {
+		hits, err = db.hitsOf(t, pool, records)
+	} else {
+		hits, err = db.rankWithContext(t, r, p, pool, len(pool) == top.k, opts.Offset+opts.MaxResults+1, f, records)
+	}
+	return hits, p.dropped, err
+}
+
+// scanTails reads the unindexed messages of tails (those after what
+// snapshot r holds), counts them in the statistics st and frequencies fr
+// as they will count once indexed, and returns those that match the query
+// and pass f.
+func (ix *indexer) scanTails(t kvTxn, r index.IndexReader, tails []tail, terms []queryTerm, f filter, st *indexStats, fr *frequencies) ([]scanned, error) {
+	var found []scanned
+	for _, tl := range tails {
+		ci, err := readConv(r, tl.cs.num)
+		if err != nil {
+			return nil, err
+		}
+		err = readRange(t, tl.cs, ci.held+1, tl.head, false, func(rec Record) bool {
+			dt := ix.an.analyzeDoc(textOf(rec), terms)
+			st.count(dt.len)
+			fr.count(dt)
+			if dt.matches() && f.match(rec) {
+				found = append(found, scanned{tl.cs.num, rec, dt})
+			}
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return found, nil
+}
+
+// scopeIndex is what an index snapshot holds of the conversation a search
+// is scoped to.
+type scopeIndex struct {
+	num   uint64
+	held  int64 // its messages 1..held are indexed
+	alone bool  // no other conversation is indexed: no need to scope
+}
+
+// searchIndex offers the best indexed documents that pass the filters
+// (and the scope, unless nil) to top.
+func (db *DB) searchIndex(t kvTxn, r index.IndexReader, scope *scopeIndex, f filter, p *plan, top *topK, records map[docKey]Record) error {
+	fs := &filterSet{}
+	defer fs.close()
+	add := func(field string, terms ...string) error {
+		var u union
+		for _, term := range terms {
+			q, err := openPosting(r, term, field, false)
+			if err != nil {
+				closeAll(u)
+				return err
+			}
+			u = append(u, q)
+		}
+		fs.groups = append(fs.groups, u)
+		return nil
+	}
+	if scope != nil {
+		if scope.held == 0 {
+			return nil // none of its messages is indexed yet
+		}
+		if !scope.alone {
+			if err := add(fieldConv, convTerm(scope.num)); err != nil {
+				return err
+			}
+		}
+	}
+	if f.roles != nil {
+		names := make([]string, len(f.roles))
+		for i, role := range f.roles {
+			names[i] = role.String()
+		}
+		if err := add(fieldRole, names...); err != nil {
+			return err
+		}
+	}
+	if f.session != "" {
+		if err := add(fieldSession, f.session); err != nil {
+			return err
+		}
+	}
+	var needsCheck func([]byte) bool
+	if !f.since.IsZero() || !f.until.IsZero() {
+		months, edges, err := monthsOf(r, f.since, f.until)
+		if err != nil {
+			return err
+		}
+		if err := add(fieldMonth, months...); err != nil {
+			return err
+		}
+		u := fs.groups[len(fs.groups)-1]
+		// Only a message of a month the range cuts needs its time checked.
+		needsCheck = func(id []byte) bool {
+			i := u.member(id)
+			return i >= 0 && edges[i]
+		}
+	}
+	check := func(num uint64, seq int64) (bool, error) {
+		c, err := db.convByNum(num)
+		if err != nil {
+			return false, err
+		}
+		rec, err := readRecord(t, c, seq)
+		if err != nil {
+			return false, err
+		}
+		records[docKey{num, seq}] = rec
+		return f.inTime(rec.When()), nil
+	}
+	var filter *filterSet
+	if len(fs.groups) > 0 {
+		filter = fs
+	}
+	return p.indexPass(r, top, filter, needsCheck, check)
+}
+
+// monthsOf returns the month terms of snapshot r within [since, until)
+// (zero bounds are open) and, for each, whether the range cuts it.
+func monthsOf(r index.IndexReader, since, until time.Time) ([]string, []bool, error) {
+	lo, hi := "0000-00", "9999-99"
+	if !since.IsZero() {
+		lo = monthTerm(since)
+	}
+	if !until.IsZero() {
+		hi = monthTerm(until.Add(-time.Nanosecond))
+	}
+	d, err := r.FieldDictRange(fieldMonth, []byte(lo), []byte(hi))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer d.Close()
+	var months []string
+	var edges []bool
+	for {
+		e, err := d.Next()
+		if err != nil {
+			return nil, nil, err
+		}
+		if e == nil {
+			return months, edges, nil
+		}
+		months = append(months, e.Term)
+		edges = append(edges, !since.IsZero() && e.Term == lo || !until.IsZero() && e.Term == hi)
+	}
+}
+
+// hitsOf returns the candidates as hits, in order, reading their records.
+func (db *DB) hitsOf(t kvTxn, cands []candidate, records map[docKey]Record) ([]Hit, error) {
+	hits := make([]Hit, len(cands))
+	for i, c := range cands {
+		rec, err := db.recordOf(t, docKey{c.num, c.seq}, records)
+		if err != nil {
+			return nil, err
+		}
+		hits[i] = Hit{Record: rec, Score: c.score}
+	}
+	return hits, nil
+}
+
+// recordOf returns message k, from records when it was read already,
+// without its token counts (withTokenCounts adds them to the hits
+// returned).
+func (db *DB) recordOf(t kvTxn, k docKey, records map[docKey]Record) (Record, error) {
+	if rec, ok := records[k]; ok {
+		return rec, nil
+	}
+	c, err := db.convByNum(k.num)
+	if err != nil {
+		return Record{}, err
+	}
+	rec, found, err := getMessage(t, c, k.seq)
+	if err == nil && !found {
+		err = notFound("message %d of conversation %q", k.seq, c.id)
+	}
+	if err == nil {
+		records[k] = rec
+	}
+	return rec, err
+}
+
+// withTokenCounts reads the token counts of hits.
+func (db *DB) withTokenCounts(t kvTxn, hits []Hit) error {
+	for i := range hits {
+		cs, err := db.conv(hits[i].Conversation)
+		if err != nil {
+			return err
+		}
+		if hits[i].TokenCounts, err = readTokenCounts(t, cs, hits[i].Seq); err != nil {
+			return err
+		}
+	}
+	return nil
+}
