@@ -11,9 +11,8 @@
 // [AtMost] and [SameChoice]. The result is a [Solution] with a [Status]:
 //
 //   - [Optimal]: proven optimal (Bound == Utility);
-//   - [Feasible]: the time limit (Options.TimeLimit or the context's
-//     deadline) or a work limit stopped the search; the pack is valid and
-//     Bound is a proven upper bound on the optimum;
+//   - [Feasible]: a limit stopped the search (Stats.Limit names it); the
+//     pack is valid and Bound is a proven upper bound on the optimum;
 //   - [Infeasible]: nothing satisfies the mandatory units, constraints and
 //     capacity; Conflict names a subset-minimal set of mandatory units and
 //     constraints that cannot hold together, and the token excess.
@@ -65,9 +64,14 @@
 //
 // # Ties and determinism
 //
-// Solve is deterministic: the same problem gives the same choice, unless a
-// deadline cuts the search (then which pack is found first depends on
-// timing). Among packs of maximal utility it returns one with the fewest
+// Solve is deterministic: the same problem and options give the same
+// Solution (but for Stats.Elapsed) on any machine, under any load. The
+// limits that stop a search early are work budgets counted in work units
+// (Options.MaxWork: DP states, multiplier evaluations, search nodes;
+// Options.MaxNodes; Options.MaxStates), never time. The wall clock
+// (Options.TimeLimit, the context's deadline) is only a safety net, ten
+// times the default work budget; when it cuts a search the result may
+// differ between runs, and Stats.Limit says [LimitTime]. Among packs of maximal utility it returns one with the fewest
 // tokens. Remaining ties are broken by a fixed processing order (items by
 // decreasing regret under the multipliers, then by Order, oldest first;
 // within an item the richer option wins), which is deterministic but not a
@@ -91,7 +95,7 @@
 //		},
 //		Constraints: []solver.Constraint{solver.Requires("result7", "call7")},
 //	}
-//	sol, err := solver.Solve(ctx, p, &solver.Options{TimeLimit: 200 * time.Millisecond})
+//	sol, err := solver.Solve(ctx, p, nil)
 //	if err != nil {
 //		return err // invalid problem, cancelled, or deadline already passed
 //	}

@@ -41,7 +41,7 @@ type dpResult struct {
 	choice   []dpPick
 	states   int
 	overflow bool // MaxStates reached: no conclusion
-	stopped  bool // deadline: no conclusion
+	stopped  bool // a limit stopped the solver: no conclusion
 }
 
 type dpPick struct{ item, opt int32 }
@@ -144,14 +144,17 @@ func (b *dpBuf) merge(a int64, srcW, srcP, key []int64, ow, op int64, k int32, t
 // returns the canonical best such solution, or found == false if there is
 // none. States hold the scaled penalised utility; with no penalties that is
 // b·utility, so ties are exactly ties in utility.
-func (m *model) runDP(steps []dpStep, capacity, target int64, l lagrange, maxStates int, stop func() bool, buf *dpBuf) dpResult {
+//
+// stop is called before every layer with the number of states of the
+// layer before; when it reports true the DP gives up.
+func (m *model) runDP(steps []dpStep, capacity, target int64, l lagrange, maxStates int, stop func(states int) bool, buf *dpBuf) dpResult {
 	return m.runDPMode(steps, capacity, target, l, maxStates, false, stop, buf)
 }
 
 // runDPMode is runDP; with valueOnly it keeps no back-pointers, so memory
 // is bounded per layer (MaxStates states) rather than in total, and it
 // returns the optimum value without the choice.
-func (m *model) runDPMode(steps []dpStep, capacity, target int64, l lagrange, maxStates int, valueOnly bool, stop func() bool, buf *dpBuf) dpResult {
+func (m *model) runDPMode(steps []dpStep, capacity, target int64, l lagrange, maxStates int, valueOnly bool, stop func(states int) bool, buf *dpBuf) dpResult {
 	var res dpResult
 	n := len(steps)
 	if capacity < 0 {
@@ -207,7 +210,7 @@ func (m *model) runDPMode(steps []dpStep, capacity, target int64, l lagrange, ma
 	beforeStar := -1
 	inStar := false // the leaf branch may die out; the centre branch may not
 	for t := 0; t < n; t++ {
-		if stop() {
+		if stop(len(buf.cw)) {
 			res.stopped = true
 			return res
 		}

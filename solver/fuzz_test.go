@@ -98,7 +98,7 @@ func FuzzSolve(f *testing.F) {
 			t.Fatal(err)
 		}
 		cu, _, err := p.Evaluate(cut.Choice)
-		if err != nil || cu != cut.Utility || cut.Bound < wantU || (cut.Status == Optimal && cu != wantU) {
+		if err != nil || cu != cut.Utility || cut.Bound < wantU || (cut.Status == Optimal && cu != wantU) || (cut.Status == Feasible && cut.Stats.Limit == LimitNone) {
 			t.Fatalf("with %+v: %v utility %d bound %d (%v), optimum %d\n%s", *o, cut.Status, cut.Utility, cut.Bound, err, wantU, dump(p))
 		}
 	})

@@ -9,7 +9,8 @@ import (
 // ErrTimeout is returned (wrapped, together with the context's error) when
 // the deadline has already passed when Solve is called, so that not even a
 // feasible pack could be computed. Once Solve is running, a deadline never
-// produces an error: it produces a [Feasible] solution with its bound.
+// produces an error: it produces a [Feasible] solution with its bound and
+// [LimitTime] in [Stats].Limit.
 var ErrTimeout = errors.New("solver: time limit exceeded")
 
 // Status says how much a [Solution] is worth.
@@ -18,7 +19,7 @@ type Status uint8
 const (
 	// Optimal: the choice is proven to maximise utility (Bound == Utility).
 	Optimal Status = iota + 1
-	// Feasible: the time limit or a work limit stopped the search. The
+	// Feasible: a limit stopped the search (Stats.Limit says which). The
 	// choice is valid and Bound is a proven upper bound on the optimum.
 	Feasible
 	// Infeasible: no choice satisfies the mandatory units, the constraints
@@ -85,8 +86,51 @@ func (c *Conflict) String() string {
 	return s
 }
 
+// A Limit names the limit that stopped a search early.
+type Limit uint8
+
+const (
+	// LimitNone: no limit was reached; the search ran to completion.
+	LimitNone Limit = iota
+	// LimitWork: Options.MaxWork, the deterministic work budget.
+	LimitWork
+	// LimitNodes: Options.MaxNodes, the deterministic node budget.
+	LimitNodes
+	// LimitStates: Options.MaxStates left a search node undecided.
+	LimitStates
+	// LimitTime: Options.TimeLimit or the context's deadline, the
+	// wall-clock safety net. It is the only limit whose effect depends on
+	// the machine: a result it cut may differ between runs.
+	LimitTime
+)
+
+// String returns "none", "work", "nodes", "states" or "time".
+func (l Limit) String() string {
+	switch l {
+	case LimitNone:
+		return "none"
+	case LimitWork:
+		return "work"
+	case LimitNodes:
+		return "nodes"
+	case LimitStates:
+		return "states"
+	case LimitTime:
+		return "time"
+	}
+	return fmt.Sprintf("Limit(%d)", uint8(l))
+}
+
 // Stats describes how a solution was found.
 type Stats struct {
+	// Limit names the limit that stopped the search, or LimitNone. A
+	// Feasible solution always names one; an Optimal one may too (the
+	// search stopped, but the incumbent had already met the bound).
+	Limit Limit
+	// Work is the deterministic work done, in the units of
+	// Options.MaxWork. The same problem and options give the same Work on
+	// any machine unless Limit is LimitTime.
+	Work int64
 	// Phase is the stage that decided the result: "presolve" (bound and
 	// reduced-cost fixing left nothing undecided), "dp" (one core DP at
 	// the root), "search" (branch and bound over constraints with the DP
@@ -107,11 +151,25 @@ type Stats struct {
 
 // Options tune [Solve]. The zero value is ready to use; a nil *Options
 // passes to Solve as the zero value.
+//
+// The limits that decide when a search stops are work budgets (MaxWork,
+// MaxNodes, MaxStates), so that the same problem and options give the
+// same pack on any machine, under any load. TimeLimit and the context's
+// deadline are only a safety net for machines far slower than intended;
+// Stats.Limit reports when one of them cut the search.
 type Options struct {
+	// MaxWork is the deterministic work budget of one call. One unit is
+	// one DP state created, one item evaluated while tuning the
+	// Lagrange multipliers, or one search node. When it is spent, Solve
+	// returns the best pack found with Status Feasible, a proven Bound
+	// and Stats.Limit == LimitWork. Zero means DefaultMaxWork.
+	MaxWork int64
 	// TimeLimit bounds the wall time of one call, on top of the context's
-	// deadline. When it passes, Solve returns the best pack found with
-	// Status Feasible and a proven Bound. Zero means DefaultTimeLimit;
-	// negative means no limit other than the context.
+	// deadline. It is a safety net, not the deciding limit: when it
+	// passes, Solve returns the best pack found with Status Feasible, a
+	// proven Bound and Stats.Limit == LimitTime, and that pack may differ
+	// between runs. Zero means DefaultTimeLimit; negative means no limit
+	// other than the context.
 	TimeLimit time.Duration
 	// MaxStates bounds the number of DP states one dynamic-programming
 	// pass keeps back-pointers for (8 bytes each, so the default costs up
@@ -124,8 +182,14 @@ type Options struct {
 	MaxNodes int
 }
 
-// DefaultTimeLimit is the time limit used when Options.TimeLimit is zero.
-const DefaultTimeLimit = time.Second
+// Defaults for [Options]. DefaultMaxWork takes roughly a second on one
+// core of a 2024 server; DefaultTimeLimit is ten times that, so that the
+// work budget decides, not the clock, even under the race detector on a
+// loaded machine.
+const (
+	DefaultMaxWork   = 25_000_000
+	DefaultTimeLimit = 10 * time.Second
+)
 
 func (o *Options) withDefaults() (Options, error) {
 	var r Options
@@ -137,6 +201,12 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if r.MaxNodes < 0 {
 		return r, fmt.Errorf("solver: Options.MaxNodes: must be >= 0 (got %d)", r.MaxNodes)
+	}
+	if r.MaxWork < 0 {
+		return r, fmt.Errorf("solver: Options.MaxWork: must be >= 0 (got %d)", r.MaxWork)
+	}
+	if r.MaxWork == 0 {
+		r.MaxWork = DefaultMaxWork
 	}
 	if r.TimeLimit == 0 {
 		r.TimeLimit = DefaultTimeLimit

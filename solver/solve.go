@@ -17,9 +17,13 @@ import (
 // message names the field), when ctx is cancelled (ctx.Err() is returned
 // unchanged), or when the deadline has already passed on entry
 // ([ErrTimeout]). Infeasibility is not an error: the Solution then has
-// Status [Infeasible] and a [Conflict]. When the time limit or the
-// context's deadline passes during the search, Solve returns the best pack
-// found with Status [Feasible] and a proven Bound.
+// Status [Infeasible] and a [Conflict]. When a limit stops the search,
+// Solve returns the best pack found with Status [Feasible], a proven Bound
+// and the limit in Stats.Limit. The deciding limits are work budgets, so
+// the same problem and options give the same Solution (but for
+// Stats.Elapsed) on any machine; only the wall-clock safety net
+// (Options.TimeLimit, the context's deadline) can make runs differ, and
+// Stats.Limit then says [LimitTime].
 //
 // Solve does not modify p, keeps no reference to it, starts no goroutines,
 // and is safe to call concurrently.
@@ -47,6 +51,9 @@ func Solve(ctx context.Context, p *Problem, opts *Options) (Solution, error) {
 	}
 	sv := &solver{p: p, index: index, o: o, ctx: ctx, deadline: deadline, hasDeadline: hasDeadline}
 	sol, err := sv.solve()
+	if sv.cancelled != nil {
+		return Solution{}, sv.cancelled
+	}
 	sol.Stats.Elapsed = time.Since(start)
 	return sol, err
 }
@@ -59,7 +66,7 @@ type solver struct {
 	deadline    time.Time
 	hasDeadline bool
 	ticks       int
-	expired     bool
+	cancelled   error // ctx was cancelled (not timed out) during the search
 
 	m     *model
 	l     lagrange
@@ -80,25 +87,30 @@ type solver struct {
 	stepsTmp   []dpStep
 }
 
-// stop reports whether the deadline has passed or ctx is done. It samples
-// the clock only every few calls.
-func (sv *solver) stop() bool {
-	if sv.expired {
+// stop charges work units to the budget and reports whether the search
+// must stop. The work budget is checked on every call, so where it stops
+// is the same on every machine; the clock and ctx (the safety net) are
+// sampled only every few calls.
+func (sv *solver) stop(work int) bool {
+	sv.stats.Work += int64(work)
+	if sv.stats.Limit != LimitNone || sv.cancelled != nil {
+		return true
+	}
+	if sv.stats.Work > sv.o.MaxWork {
+		sv.stats.Limit = LimitWork
 		return true
 	}
 	sv.ticks++
 	if sv.ticks&15 != 0 {
 		return false
 	}
-	select {
-	case <-sv.ctx.Done():
-		sv.expired = true
-	default:
-		if sv.hasDeadline && time.Now().After(sv.deadline) {
-			sv.expired = true
-		}
+	switch err := sv.ctx.Err(); {
+	case err != nil && !errors.Is(err, context.DeadlineExceeded):
+		sv.cancelled = err
+	case err != nil || (sv.hasDeadline && time.Now().After(sv.deadline)):
+		sv.stats.Limit = LimitTime
 	}
-	return sv.expired
+	return sv.stats.Limit != LimitNone || sv.cancelled != nil
 }
 
 func (sv *solver) offer(sel []int32) {
@@ -203,19 +215,24 @@ func (sv *solver) multipliers() {
 	}
 	aMax := int64(1) << 61 / (m.capacity + 1)
 	aMax = min(aMax, maxVal+1)
-	ternary := func(lo, hi int64, f func(int64) int64) int64 {
+	// ternary charges one work unit per item an evaluation of f visits.
+	ternary := func(lo, hi int64, cost int, f func(int64) int64) int64 {
+		eval := func(x int64) int64 {
+			sv.stats.Work += int64(cost)
+			return f(x)
+		}
 		for hi-lo > 2 {
 			m1 := lo + (hi-lo)/3
 			m2 := hi - (hi-lo)/3
-			if f(m1) <= f(m2) {
+			if eval(m1) <= eval(m2) {
 				hi = m2
 			} else {
 				lo = m1
 			}
 		}
-		bestX, bestF := lo, f(lo)
+		bestX, bestF := lo, eval(lo)
 		for x := lo + 1; x <= hi; x++ {
-			if v := f(x); v < bestF {
+			if v := eval(x); v < bestF {
 				bestX, bestF = x, v
 			}
 		}
@@ -246,7 +263,7 @@ func (sv *solver) multipliers() {
 				mu[gi] = x
 			}
 			hi := min(maxVal+1, int64(1)<<60/int64(g.k+1)/int64(len(m.groups)))
-			best := ternary(0, hi, func(x int64) int64 {
+			best := ternary(0, hi, len(g.members), func(x int64) int64 {
 				set(x)
 				return rest + sv.muK + sv.parts(items, stars)
 			})
@@ -254,12 +271,12 @@ func (sv *solver) multipliers() {
 			mu[gi] = best
 			sv.setMultipliers(sv.l.a, mu)
 		}
-		best := ternary(0, aMax, func(x int64) int64 {
+		best := ternary(0, aMax, len(m.items), func(x int64) int64 {
 			sv.l.a = x
 			return sv.total()
 		})
 		sv.setMultipliers(best, mu)
-		if sv.stop() {
+		if sv.stop(0) {
 			break
 		}
 	}
@@ -437,6 +454,7 @@ func (sv *solver) search() {
 	var steps []dpStep
 	var pen []int64
 	open := int64(-1) // bound of unresolved nodes
+	overflowed := false
 	for len(stack) > 0 {
 		// Best first: the open node with the highest bound (newest on
 		// ties), which also keeps the reported bound falling.
@@ -454,8 +472,10 @@ func (sv *solver) search() {
 			stack = stack[:len(stack)-1]
 			continue
 		}
-		if sv.stop() || sv.stats.Nodes >= sv.o.MaxNodes {
-			sv.expired = true
+		if sv.stats.Nodes >= sv.o.MaxNodes && sv.stats.Limit == LimitNone {
+			sv.stats.Limit = LimitNodes
+		}
+		if sv.stop(1) {
 			break
 		}
 		stack = stack[:len(stack)-1]
@@ -545,6 +565,9 @@ func (sv *solver) search() {
 			}
 			if res.stopped || res.overflow {
 				open = max(open, nd.bound)
+				if res.overflow {
+					overflowed = true
+				}
 				break
 			}
 			if !res.found {
@@ -630,7 +653,7 @@ func (sv *solver) search() {
 				&node{parent: nd, item: x, val: stIn, bound: bound, mu: mu})
 			break
 		}
-		if sv.expired {
+		if sv.stats.Limit != LimitNone || sv.cancelled != nil {
 			break
 		}
 	}
@@ -650,6 +673,9 @@ func (sv *solver) search() {
 		sv.stats.Phase = "presolve"
 	}
 	sv.ub = ub
+	if ub > sv.bestU && sv.stats.Limit == LimitNone && overflowed {
+		sv.stats.Limit = LimitStates
+	}
 }
 
 const maxLowers = 4
