@@ -65,11 +65,19 @@ func TestDeterministicUnderLoad(t *testing.T) {
 	for cons := consNone; cons <= consHard; cons++ {
 		insts = append(insts, instance{genConversation(3, 1024, 128_000, cons), &Options{TimeLimit: -1}})
 	}
-	// Cut by each deterministic limit: work, nodes, states.
+	// Cut by each deterministic limit: work, nodes (one-way requires
+	// are branched on), states.
 	hard := genConversation(1, 2048, 300_000, consHard)
+	oneWay := genConversation(1, 2048, 128_000, consPairs)
+	oneWay.Constraints = oneWay.Constraints[:0:0] // results require calls, not back
+	for i, c := range genConversation(1, 2048, 128_000, consPairs).Constraints {
+		if i%2 == 0 {
+			oneWay.Constraints = append(oneWay.Constraints, c)
+		}
+	}
 	insts = append(insts,
 		instance{hard, &Options{TimeLimit: -1, MaxWork: 3_000_000}},
-		instance{hard, &Options{TimeLimit: -1, MaxNodes: 3}},
+		instance{oneWay, &Options{TimeLimit: -1, MaxNodes: 2}},
 		instance{hard, &Options{TimeLimit: -1, MaxStates: 5000}})
 	want := make([]Solution, len(insts))
 	limits := map[Limit]bool{}

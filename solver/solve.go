@@ -1,7 +1,6 @@
 package solver
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -85,6 +84,11 @@ type solver struct {
 	buf        dpBuf
 	violations []int32
 	stepsTmp   []dpStep
+	grp        dpGroups // the groups the current DP enforces exactly
+	exact      []bool   // per group: in grp
+	nodeMu     []int64  // the current node's group multipliers
+	inDP       []int32  // per item: its step in the current DP, or −1
+	slotGroup  []int32  // per DP layer and frontier slot: the keeper's step, or −1
 }
 
 // stop charges work units to the budget and reports whether the search
@@ -152,7 +156,10 @@ func (sv *solver) solve() (Solution, error) {
 	g.newestFirst()
 	sv.offer(g.sel)
 
+	sv.violations = make([]int32, len(m.items))
+	sv.exact = make([]bool, len(m.groups))
 	sv.fix()
+	sv.improve()
 	sv.search()
 	return sv.result(), nil
 }
@@ -382,6 +389,15 @@ func (sv *solver) fix() {
 		g.fill(sv.segs)
 		sv.offer(g.sel)
 	}
+	sv.root = m.root
+	sv.refix()
+}
+
+// refix performs reduced-cost fixing against the incumbent on the current
+// alive options and root status, and propagates what it decides.
+func (sv *solver) refix() {
+	m := sv.m
+	bd := sv.bounds()
 	need := sv.l.b * sv.bestU
 	for i := range m.items {
 		keep := sv.alive[i][:0]
@@ -393,7 +409,8 @@ func (sv *solver) fix() {
 		sv.alive[i] = keep
 	}
 	// Propagate what fixing decided.
-	s := newSearchState(m)
+	s := &searchState{m: m, status: slices.Clone(sv.root), inWeight: make([]int32, len(m.groups))}
+	s.recount()
 	for i := range m.items {
 		if s.status[i] != stFree {
 			continue
@@ -411,11 +428,69 @@ func (sv *solver) fix() {
 		}
 	}
 	sv.root = s.status
+	sv.stats.Core = 0
 	for i := range m.items {
 		sv.alive[i] = restrict(sv.alive[i], sv.root[i])
 		if len(sv.alive[i]) > 1 {
 			sv.stats.Core++
 		}
+	}
+}
+
+// Primal heuristic limits: rounds of improve and states per bucket.
+const (
+	maxImprove = 3
+
+)
+
+// improve looks for a better incumbent with a beam DP over the root core
+// (the exact DP keeping only the most promising states of each bucket) and
+// re-fixes against it, while that helps: a near-optimal incumbent shrinks
+// the core far more than the greedy ones.
+func (sv *solver) improve() {
+	m := sv.m
+	sel := make([]int32, len(m.items))
+	var steps []dpStep
+	for range maxImprove {
+		pen, muK := m.penalties(sv.mu, nil)
+		sv.nodeMu = sv.mu
+		var fw, fp int64
+		var ok bool
+		steps, fw, fp, ok = sv.steps(sv.root, sel, pen, steps)
+		if !ok || len(steps) == 0 {
+			return
+		}
+		q := dpQuery{steps: steps, grp: &sv.grp, slotGroup: sv.slotGroup, capacity: m.capacity - fw,
+			target: sv.l.b*(sv.bestU+1) - fp - muK, l: sv.l, maxStates: sv.o.MaxStates, beam: beamW}
+		res := m.runDP(&q, sv.stop, &sv.buf)
+		sv.stats.States += res.states
+		if debugSolve {
+			println("improve: steps", len(steps), "buckets", sv.grp.buckets, "best", sv.bestU, "found", res.found, "p", floorDiv(res.p+fp+muK, sv.l.b), "states", res.states)
+		}
+		if !res.found {
+			return
+		}
+		for _, st := range steps {
+			sel[st.item] = -1
+		}
+		for _, pk := range res.choice {
+			sel[pk.item] = pk.opt
+		}
+		before := sv.bestU
+		if m.violation(sel, sv.root, sv.violations) != -1 {
+			b := newBuilder(m)
+			b.repair(sel, sv.segs)
+			sv.offer(b.sel)
+		} else {
+			sv.offer(sel)
+		}
+		if debugSolve {
+			println("improve: best", before, "->", sv.bestU)
+		}
+		if sv.bestU == before {
+			return
+		}
+		sv.refix()
 	}
 }
 
@@ -448,9 +523,9 @@ type node struct {
 func (sv *solver) search() {
 	m := sv.m
 	stack := []*node{{item: -1, bound: sv.rootBound(), mu: sv.mu}}
+	if debugSolve { println("root bound", stack[0].bound, "incumbent", sv.bestU, "core", sv.stats.Core, "mu", fmtMu(sv.mu)) }
 	s := &searchState{m: m, status: make([]int8, len(m.items)), inWeight: make([]int32, len(m.groups))}
 	sel := make([]int32, len(m.items))
-	sv.violations = make([]int32, len(m.items))
 	var steps []dpStep
 	var pen []int64
 	open := int64(-1) // bound of unresolved nodes
@@ -499,6 +574,7 @@ func (sv *solver) search() {
 		for {
 			var muK int64
 			pen, muK = m.penalties(mu, pen)
+			sv.nodeMu = mu
 			// Relaxation: DP over the items with a choice left.
 			var fw, fp int64
 			steps, fw, fp, okNode = sv.steps(s.status, sel, pen, steps)
@@ -525,8 +601,12 @@ func (sv *solver) search() {
 					res = dpResult{overflow: true}
 					break
 				}
-				res = m.runDP(steps, m.capacity-fw, sv.l.b*t-fp-muK, sv.l, sv.o.MaxStates, sv.stop, &sv.buf)
+				q := dpQuery{steps: steps, grp: &sv.grp, slotGroup: sv.slotGroup, capacity: m.capacity - fw, target: sv.l.b*t - fp - muK, l: sv.l, maxStates: sv.o.MaxStates}
+				res = m.runDP(&q, sv.stop, &sv.buf)
 				sv.stats.States += res.states
+				if debugSolve {
+					println("node", sv.stats.Nodes, "steps", len(steps), "buckets", sv.grp.buckets, "t", t, "hi", hi, "best", sv.bestU, "states", res.states, "found", res.found, "ovf", res.overflow)
+				}
 				if res.found || res.stopped {
 					break
 				}
@@ -534,7 +614,9 @@ func (sv *solver) search() {
 					// Without back-pointers the DP still decides
 					// whether the target is reachable, and if so its
 					// optimum bounds the node.
-					v := m.runDPMode(steps, m.capacity-fw, sv.l.b*t-fp-muK, sv.l, sv.o.MaxStates, true, sv.stop, &sv.buf)
+					vq := q
+					vq.valueOnly = true
+					v := m.runDP(&vq, sv.stop, &sv.buf)
 					sv.stats.States += v.states
 					if v.stopped || v.overflow {
 						ovf = t
@@ -548,7 +630,8 @@ func (sv *solver) search() {
 						}
 						// Knowing the optimum exactly, a DP aimed at it
 						// keeps only states on optimal paths.
-						res = m.runDP(steps, m.capacity-fw, v.p, sv.l, sv.o.MaxStates, sv.stop, &sv.buf)
+						q.target = v.p
+						res = m.runDP(&q, sv.stop, &sv.buf)
 						sv.stats.States += res.states
 						if !res.found {
 							res = dpResult{overflow: true}
@@ -574,9 +657,7 @@ func (sv *solver) search() {
 				break
 			}
 			for _, st := range steps {
-				if st.kind != stepBegin {
-					sel[st.d.item] = -1
-				}
+				sel[st.item] = -1
 			}
 			for _, pk := range res.choice {
 				sel[pk.item] = pk.opt
@@ -595,7 +676,7 @@ func (sv *solver) search() {
 				var relaxed []int64
 				branch := int32(-1)
 				for gi, g := range m.groups {
-					if mu[gi] == 0 || groupCount(g, sel) >= int32(g.k) {
+					if mu[gi] == 0 || sv.exact[gi] || groupCount(g, sel) >= int32(g.k) {
 						continue
 					}
 					bestV := int64(neg)
@@ -688,7 +769,7 @@ func (sv *solver) lower(mu []int64, sel []int32, status []int8, pen []int64) []i
 	m := sv.m
 	var next []int64
 	for gi, g := range m.groups {
-		if mu[gi] == 0 || groupCount(g, sel) >= int32(g.k) {
+		if mu[gi] == 0 || sv.exact[gi] || groupCount(g, sel) >= int32(g.k) {
 			continue
 		}
 		step := int64(-1)
@@ -761,120 +842,6 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
-}
-
-// steps builds the DP over the items that still have a choice under
-// status, writing the fixed items' options into sel and returning their
-// tokens and scaled penalised utility (pen: per-item group penalties). Stars whose centre and some leaves are undecided become star
-// blocks at the centre's position. It reports false if some item has no
-// option left (the node holds no pack reaching the incumbent).
-func (sv *solver) steps(status []int8, sel []int32, pen []int64, dst []dpStep) ([]dpStep, int64, int64, bool) {
-	m := sv.m
-	dst = dst[:0]
-	var fw, fp int64
-	opts := func(i int) []int32 { return restrict(sv.alive[i], status[i]) }
-	active := func(si int32) bool {
-		st := &m.stars[si]
-		c := opts(int(st.centre))
-		if len(c) < 2 || c[0] != -1 {
-			return false
-		}
-		n := 0
-		for _, j := range st.leaves {
-			a := opts(int(j))
-			if len(a) >= 2 {
-				if a[0] != -1 {
-					return false
-				}
-				n++
-			}
-		}
-		return n > 0
-	}
-	// Units of the DP: single items and star blocks, each with its regret
-	// (how much the second-best choice loses under the multipliers).
-	type unit struct {
-		regret int64
-		first  int // index into dst of its first step
-		n      int
-	}
-	var units []unit
-	regret := func(i int, a []int32) int64 {
-		b1, b2 := int64(neg), int64(neg)
-		for _, o := range a {
-			v := int64(0)
-			if o >= 0 {
-				op := m.items[i].opts[o]
-				v = sv.l.val(op.w, op.u) - pen[i]
-			}
-			if v > b1 {
-				b1, b2 = v, b1
-			} else if v > b2 {
-				b2 = v
-			}
-		}
-		return b1 - b2
-	}
-	for i := range m.items {
-		a := opts(i)
-		switch len(a) {
-		case 0:
-			return dst, 0, 0, false
-		case 1:
-			sel[i] = a[0]
-			if a[0] >= 0 {
-				fw += m.items[i].opts[a[0]].w
-				fp += sv.l.b*m.items[i].opts[a[0]].u - pen[i]
-			}
-			continue
-		}
-		si := m.starOf[i]
-		if si < 0 || !active(si) {
-			units = append(units, unit{regret: regret(i, a), first: len(dst), n: 1})
-			dst = append(dst, dpStep{kind: stepItem, d: dpItem{item: int32(i), opts: a, pen: pen[i]}})
-			continue
-		}
-		st := &m.stars[si]
-		if st.centre != int32(i) {
-			continue // emitted with its centre
-		}
-		u := unit{first: len(dst)}
-		dst = append(dst, dpStep{kind: stepBegin})
-		var leafBest int64
-		for _, j := range st.leaves {
-			if la := opts(int(j)); len(la) >= 2 {
-				dst = append(dst, dpStep{kind: stepItem, d: dpItem{item: j, opts: la, pen: pen[j]}})
-				lb := int64(neg)
-				for _, o := range la {
-					v := int64(0)
-					if o >= 0 {
-						op := m.items[j].opts[o]
-						v = sv.l.val(op.w, op.u) - pen[j]
-					}
-					lb = max(lb, v)
-				}
-				leafBest += lb
-			}
-		}
-		centre := int64(neg)
-		for _, o := range a[1:] {
-			op := m.items[i].opts[o]
-			centre = max(centre, sv.l.val(op.w, op.u)-pen[i])
-		}
-		dst = append(dst, dpStep{kind: stepEnd, d: dpItem{item: int32(i), opts: a[1:], pen: pen[i]}})
-		u.n = len(dst) - u.first
-		u.regret = max(centre-leafBest, leafBest-centre)
-		units = append(units, u)
-	}
-	// Most certain units first: their alternatives die at once, so the
-	// state lists stay short until the uncertain units at the end.
-	slices.SortStableFunc(units, func(x, y unit) int { return cmp.Compare(y.regret, x.regret) })
-	out := sv.stepsTmp[:0]
-	for _, u := range units {
-		out = append(out, dst[u.first:u.first+u.n]...)
-	}
-	sv.stepsTmp = dst
-	return out, fw, fp, true
 }
 
 // rootBound is the Lagrangian bound of the whole problem, in utility units.
