@@ -124,7 +124,6 @@ func (sv *solver) steps(status []int8, sel []int32, pen []int64, dst []dpStep) (
 	type unit struct {
 		regret int64
 		order  []int32
-		lump   int64
 	}
 	var units []unit
 	cluster := make(map[int32]int)
@@ -154,12 +153,10 @@ func (sv *solver) steps(status []int8, sel []int32, pen []int64, dst []dpStep) (
 				leaves += value(&dst[l])
 			}
 		}
-		if dpOrder != 6 {
-			// Certain leaves first, as for units.
-			slices.SortStableFunc(u.order[from:], func(x, y int32) int {
-				return cmp.Compare(sv.optRegret(&dst[y]), sv.optRegret(&dst[x]))
-			})
-		}
+		// Certain leaves first, as for units.
+		slices.SortStableFunc(u.order[from:], func(x, y int32) int {
+			return cmp.Compare(sv.optRegret(&dst[y]), sv.optRegret(&dst[x]))
+		})
 		placed[k] = true
 		dst[k].bg, dst[k].keeper = g, true
 		u.order = append(u.order, int32(k))
@@ -167,42 +164,9 @@ func (sv *solver) steps(status []int8, sel []int32, pen []int64, dst []dpStep) (
 	}
 	// Most certain units first: their alternatives die at once, so the
 	// state lists stay short until the uncertain units at the end.
-	for ui := range units {
-		for _, k := range units[ui].order {
-			it := &m.items[dst[k].item]
-			if dpOrder >= 4 {
-				units[ui].lump += it.opts[len(it.opts)-1].w
-			} else {
-				units[ui].lump += it.opts[len(it.opts)-1].u
-			}
-		}
-	}
-	slices.SortStableFunc(units, func(x, y unit) int {
-		if dpOrder == 4 {
-			if c := cmp.Compare(min(y.lump*200/m.capacity, 1), min(x.lump*200/m.capacity, 1)); c != 0 {
-				return c
-			}
-		}
-		if dpOrder == 5 {
-			if c := cmp.Compare(min(y.lump*50/m.capacity, 1), min(x.lump*50/m.capacity, 1)); c != 0 {
-				return c
-			}
-		}
-		if dpOrder == 2 {
-			return cmp.Compare(y.lump, x.lump)
-		}
-		if dpOrder == 3 {
-			if c := cmp.Compare(min(y.lump/10000, 1), min(x.lump/10000, 1)); c != 0 {
-				return c
-			}
-		}
-		if dpOrder == 1 {
-			if c := cmp.Compare(min(len(y.order), 2), min(len(x.order), 2)); c != 0 {
-				return c
-			}
-		}
-		return cmp.Compare(y.regret, x.regret)
-	})
+	// Most certain units first: their alternatives die at once, so the
+	// state lists stay short until the uncertain units at the end.
+	slices.SortStableFunc(units, func(x, y unit) int { return cmp.Compare(y.regret, x.regret) })
 	out := sv.stepsTmp[:0]
 	pos := make([]int32, len(dst)) // old step index -> new
 	for _, u := range units {
@@ -232,6 +196,7 @@ func (sv *solver) steps(status []int8, sel []int32, pen []int64, dst []dpStep) (
 	}
 	slots := sv.frontier(out, edges)
 	sv.exactGroups(out, sel, slots)
+	sv.gen++
 	return out, fw, fp, true
 }
 
@@ -389,7 +354,7 @@ func (sv *solver) exactGroups(steps []dpStep, sel []int32, slots int) {
 		}
 		sv.grp.radix = append(sv.grp.radix, int32(c.room+1))
 		sv.grp.stride = append(sv.grp.stride, stride)
-		sv.grp.mu = append(sv.grp.mu, sv.nodeMu[c.g])
+		sv.grp.muK += sv.nodeMu[c.g] * int64(c.room)
 		sv.grp.buckets *= c.room + 1
 		stride *= int32(c.room + 1)
 		sv.exact[c.g] = true
@@ -406,7 +371,7 @@ func (sv *solver) exactGroups(steps []dpStep, sel []int32, slots int) {
 				}
 				d.gw[ei] = g.weights[k]
 				d.delta += g.weights[k] * sv.grp.stride[ei]
-				d.gpen += sv.grp.mu[ei] * int64(g.weights[k])
+				d.gpen += sv.nodeMu[gi] * int64(g.weights[k])
 			}
 		}
 	}

@@ -76,7 +76,7 @@ func TestDeterministicUnderLoad(t *testing.T) {
 		}
 	}
 	insts = append(insts,
-		instance{hard, &Options{TimeLimit: -1, MaxWork: 3_000_000}},
+		instance{hard, &Options{TimeLimit: -1, MaxWork: 500_000}},
 		instance{oneWay, &Options{TimeLimit: -1, MaxNodes: 2}},
 		instance{hard, &Options{TimeLimit: -1, MaxStates: 5000}})
 	want := make([]Solution, len(insts))

@@ -1,23 +1,28 @@
 package solver
 
-import "slices"
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"slices"
+)
 
 // The core DP is an exact multiple-choice knapsack over the undecided items:
 // a list of Pareto-optimal (tokens, utility) states per layer, pruned by
 // Lagrangian bounds of the remaining layers against a target utility. Only
 // states that can still reach the target survive, so with a good incumbent
 // the lists stay short even at large capacities (Pisinger's idea). Each
-// state is tested against a small grid of multipliers (see gridPoint).
+// state is tested against a small grid of capacity multipliers (see
+// dpGrid).
 //
 // States live in buckets (see core.go): the bits of the live frontier
 // slots, which enforce exclusions exactly, and the counts of selected
 // members of the exactly enforced at_most groups, in mixed radix above
 // them. A step maps each source bucket and option to a destination bucket
-// or forbids it; lists that meet in a destination are merged. Stored
-// values keep the group penalties μ, so one threshold serves every bucket
-// up to an offset, and the final value adds back μ·count. Side
-// constraints the DP does not enforce are relaxed; the search branches on
-// them.
+// or forbids it; lists that meet in a destination are merged. A bucket's
+// thresholds are the common ones plus offsets for its set bits and the
+// room left in its groups. Side constraints the DP does not enforce are
+// relaxed through their multipliers; the search branches on them.
 //
 // Among states with equal tokens and utility in a bucket the one merged
 // last wins (later options, later source buckets); among final buckets of
@@ -31,7 +36,7 @@ type dpStep struct {
 	pen   int64   // scaled group penalty of every selected option
 	gw    []int32 // weight in each exact group (nil: in none)
 	delta int32   // bucket offset of a selected option: Σ gw[g]·stride[g]
-	gpen  int64   // the part of pen due to exact groups: Σ μ_g·gw[g]
+	gpen  int64   // the part of pen due to exact groups, which the DP leaves out
 
 	// Frontier bits (see core.go): selecting is forbidden if the source
 	// has a forbid bit; selecting sets set and own, omitting clears own;
@@ -62,9 +67,9 @@ type dpList struct {
 }
 
 type dpBuf struct {
-	cw, cp  []int64  // current layer, bucket after bucket
-	coff    []int32  // bucket b of the current layer: [coff[b], coff[b+1])
-	next    dpList   // next layer
+	cw, cp  []int64 // current layer, bucket after bucket
+	coff    []int32 // bucket b of the current layer: [coff[b], coff[b+1])
+	next    dpList  // next layer
 	noff    []int32
 	acc     []dpList // per destination bucket
 	tmp     dpList
@@ -73,9 +78,12 @@ type dpBuf struct {
 	starts  []int // per layer: offset in parLog/optLog
 	need    []int64
 	delta   []int64 // per layer, grid point and slot: threshold offset of a set bit
-	offs    []int64 // per bucket and grid point: threshold offset of the group counts
+	topsum  []int64 // per layer, grid point, exact group and room r: the best r member gains
+	pool    []poolGain
 	needB   []int64 // the thresholds of one bucket
 	touched []bool  // per destination bucket: merged into this layer
+	gen     uint64  // the steps generation need, delta and topsum are for
+	base    []int64 // per grid point: target − λ·capacity
 	keys    []int64 // prune's scratch
 	sorted  []int64
 }
@@ -83,9 +91,9 @@ type dpBuf struct {
 // merge merges src shifted by (ow, op) into acc (using tmp), tagging the
 // new entries with option k and parent parBase+j, keeping only states within capacity whose
 // bound reaches the thresholds, and only Pareto-optimal ones. On ties the
-// new entries win. A shifted state survives iff P − λ·W ≥ need[i] for
-// every grid point i.
-func (acc *dpList) merge(tmp *dpList, grid []gridPoint, srcW, srcP []int64, parBase int32, ow, op int64, k int32, need []int64, capacity int64) {
+// new entries win. A shifted state survives iff P − λ_i·W ≥ need[i] for
+// every grid point i (ascending λ_i).
+func (acc *dpList) merge(tmp *dpList, grid []int64, srcW, srcP []int64, parBase int32, ow, op int64, k int32, need []int64, capacity int64) {
 	tw, tp, tpar, topt := tmp.w[:0], tmp.p[:0], tmp.par[:0], tmp.opt[:0]
 	nw, np, npar, nopt := acc.w, acc.p, acc.par, acc.opt
 	x, na := 0, len(nw)
@@ -103,14 +111,15 @@ func (acc *dpList) merge(tmp *dpList, grid []gridPoint, srcW, srcP []int64, parB
 		}
 		nc = lo
 	}
+	// A state passes if P ≥ λ_i·W + need[i] for the binding grid point i,
+	// the line on top at W; W only grows, and so does the binding λ.
+	i := 0
 	ok := func(j int) bool {
 		w, p := srcW[j]+ow, srcP[j]+op
-		for i, g := range grid {
-			if p-g.lam*w < need[i] {
-				return false
-			}
+		for i+1 < len(grid) && grid[i+1]*w+need[i+1] >= grid[i]*w+need[i] {
+			i++
 		}
-		return true
+		return p >= grid[i]*w+need[i]
 	}
 	if na == 0 {
 		// Nothing to merge with: a shifted subset of a Pareto list is
@@ -168,8 +177,8 @@ func (acc *dpList) merge(tmp *dpList, grid []gridPoint, srcW, srcP []int64, parB
 type dpGroups struct {
 	slots         int
 	radix, stride []int32
-	mu            []int64 // per group: the penalty per unit of weight in pen
-	buckets       int     // 2^slots · Π radix
+	muK           int64 // Σ μ_g·(radix_g−1): the penalties the caller expects
+	buckets       int   // 2^slots · Π radix
 }
 
 func (g *dpGroups) count(b, gi int) int32 { return int32(b) / g.stride[gi] % g.radix[gi] }
@@ -183,17 +192,6 @@ func (g *dpGroups) fits(b int, gw []int32) bool {
 		}
 	}
 	return true
-}
-
-// refund is Σ μ_g·(count_g − (radix_g−1)) ≤ 0 of bucket b: added to a
-// stored value it turns the penalties of exact groups into their true
-// (zero) cost, less the μ·K the caller adds back.
-func (g *dpGroups) refund(b int) int64 {
-	var r int64
-	for gi := range g.radix {
-		r += g.mu[gi] * int64(g.count(b, gi)-(g.radix[gi]-1))
-	}
-	return r
 }
 
 // A dpQuery asks for the best solution of a DP whose value is at least
@@ -213,14 +211,18 @@ type dpQuery struct {
 	// beam > 0 keeps only the beam most promising states per bucket: a
 	// heuristic for a good pack, not a proof.
 	beam int
+	// gen identifies steps, grp, slotGroup and l: queries with the same
+	// non-zero gen share the target-independent thresholds.
+	gen uint64
 }
 
 // runDP solves max Σ(b·u − pen) subject to Σw ≤ capacity, the enforced
 // exclusions and the exact groups over the steps, looking only for
 // solutions whose value is at least target. It returns the canonical best
-// such solution, or found == false if there is none. States hold the
-// scaled penalised utility; the result adds back the refund of exact
-// groups, so with no relaxed groups it is b·utility less Σ μ·K.
+// such solution, or found == false if there is none. Values are scaled
+// utilities less the penalties of relaxed groups; the exact groups cost
+// nothing, but the result subtracts grp.muK, which the caller's target
+// and bookkeeping (Σ μ·K over all groups) expect.
 //
 // stop is called before every layer with the number of states of the
 // layer before; when it reports true the DP gives up.
@@ -231,25 +233,22 @@ func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResu
 	if capacity < 0 {
 		return res
 	}
-	grid := dpGrid(l, grp)
+	grid := dpGrid(l)
 	L := len(grid)
-	buf.thresholds(m, steps, q.slotGroup, grid, capacity, target, l.b)
+	target += grp.muK
+	if buf.gen != q.gen || q.gen == 0 {
+		buf.thresholds(m, steps, grp, q.slotGroup, grid, l.b)
+		buf.gen = q.gen
+	}
+	buf.base = buf.base[:0]
+	for _, lam := range grid {
+		buf.base = append(buf.base, target-lam*capacity)
+	}
 	B := grp.buckets
 	bitMask := 1<<grp.slots - 1
-	// offs[b*L+i]: what bucket b's group counts add to grid point i's
-	// thresholds.
-	buf.offs = buf.offs[:0]
-	for b := range B {
-		r := -grp.refund(b)
-		for _, g := range grid {
-			buf.offs = append(buf.offs, (1-g.f)*r)
-		}
-	}
-	if cap(buf.needB) < L {
-		buf.needB = make([]int64, L)
-	}
-	thr := buf.needB[:L]
-	if buf.bucketNeed(thr, 0, 0, grp.slots, L); slices.ContainsFunc(thr, func(x int64) bool { return x > 0 }) {
+	buf.needB = grow(buf.needB, B*L)
+	thrOf := func(d int) []int64 { return buf.needB[d*L : (d+1)*L] }
+	if buf.bucketNeed(thrOf(0), 0, 0, grp, L); slices.ContainsFunc(thrOf(0), func(x int64) bool { return x > 0 }) {
 		return res // even the empty state cannot reach target
 	}
 	for len(buf.acc) < B {
@@ -302,13 +301,13 @@ func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResu
 					touched[d] = true
 					a := &buf.acc[d]
 					a.w, a.p, a.par, a.opt = a.w[:0], a.p[:0], a.par[:0], a.opt[:0]
+					buf.bucketNeed(thrOf(d), t+1, d, grp, L)
 				}
-				buf.bucketNeed(thr, t+1, d, grp.slots, L)
 				var ow, op int64
 				if o >= 0 {
-					ow, op = it.opts[o].w, l.b*it.opts[o].u-s.pen
+					ow, op = it.opts[o].w, l.b*it.opts[o].u-(s.pen-s.gpen)
 				}
-				buf.acc[d].merge(&buf.tmp, grid, buf.cw[lo:hi], buf.cp[lo:hi], lo, ow, op, int32(k), thr, capacity)
+				buf.acc[d].merge(&buf.tmp, grid, buf.cw[lo:hi], buf.cp[lo:hi], lo, ow, op, int32(k), thrOf(d), capacity)
 			}
 		}
 		nx := &buf.next
@@ -318,8 +317,7 @@ func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResu
 			if touched[d] {
 				a := &buf.acc[d]
 				if q.beam > 0 && len(a.w) > q.beam {
-					buf.bucketNeed(thr, t+1, d, grp.slots, L)
-					buf.prune(a, q.beam, grid, thr)
+					buf.prune(a, q.beam, grid, thrOf(d))
 				}
 				nx.w = append(nx.w, a.w...)
 				nx.p = append(nx.p, a.p...)
@@ -330,10 +328,6 @@ func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResu
 		}
 		if len(nx.w) == 0 {
 			return res
-		}
-		if dpProfile && (t%40 == 0 || t == n-1) {
-			it := &m.items[s.item]
-			println("  layer", t, "states", len(nx.w), "wmax", it.opts[len(it.opts)-1].w, "umax", it.opts[len(it.opts)-1].u, "bg", s.bg)
 		}
 		res.states += len(nx.w)
 		if q.valueOnly {
@@ -354,8 +348,8 @@ func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResu
 		buf.cp, nx.p = nx.p, buf.cp
 		buf.coff, buf.noff = buf.noff, buf.coff
 	}
-	// The best final state: the last (richest) of each bucket, valued with
-	// its refund; ties go to fewer tokens, then the lower bucket.
+	// The best final state: the last (richest) of each bucket; ties go to
+	// fewer tokens, then the lower bucket.
 	s := -1
 	var best int64
 	for b := 0; b < B; b++ {
@@ -363,7 +357,7 @@ func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResu
 		if hi < int(buf.coff[b]) {
 			continue
 		}
-		v := buf.cp[hi] + grp.refund(b)
+		v := buf.cp[hi]
 		if s < 0 || v > best || (v == best && buf.cw[hi] < buf.cw[s]) {
 			s, best = hi, v
 		}
@@ -372,7 +366,7 @@ func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResu
 		return res
 	}
 	res.found = true
-	res.w, res.p = buf.cw[s], best
+	res.w, res.p = buf.cw[s], best-grp.muK
 	if q.valueOnly {
 		return res
 	}
@@ -389,14 +383,14 @@ func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResu
 
 // prune keeps the beam states of a whose bounds exceed the thresholds
 // thr by the most (the least slack over the grid), in order.
-func (buf *dpBuf) prune(a *dpList, beam int, grid []gridPoint, thr []int64) {
+func (buf *dpBuf) prune(a *dpList, beam int, grid []int64, thr []int64) {
 	keys := buf.keys[:0]
+	i := 0
 	for j, w := range a.w {
-		k := int64(1) << 62
-		for i, g := range grid {
-			k = min(k, a.p[j]-g.lam*w-thr[i])
+		for i+1 < len(grid) && grid[i+1]*w+thr[i+1] >= grid[i]*w+thr[i] {
+			i++
 		}
-		keys = append(keys, k)
+		keys = append(keys, a.p[j]-grid[i]*w-thr[i])
 	}
 	buf.keys = keys
 	sorted := append(buf.sorted[:0], keys...)
@@ -423,123 +417,211 @@ func (buf *dpBuf) prune(a *dpList, beam int, grid []gridPoint, thr []int64) {
 }
 
 // bucketNeed writes into thr the thresholds of bucket d at layer t: the
-// common ones, plus the offsets of its group counts and set bits.
-func (buf *dpBuf) bucketNeed(thr []int64, t, d, slots, L int) {
+// common ones, plus the offsets of its set bits, less the best gains of
+// the group members it still has room for.
+func (buf *dpBuf) bucketNeed(thr []int64, t, d int, grp *dpGroups, L int) {
 	copy(thr, buf.need[t*L:(t+1)*L])
-	for i := range thr {
-		thr[i] += buf.offs[d*L+i]
+	for i, b := range buf.base {
+		thr[i] += b
 	}
-	for s := range slots {
+	for s := range grp.slots {
 		if d&(1<<s) != 0 {
 			for i := range thr {
 				thr[i] += buf.delta[(t*L+i)*maxSlots+s]
 			}
 		}
 	}
-}
-
-// A gridPoint is one Lagrangian bound the DP tests states against: the
-// capacity multiplier lam and, for the exact groups, the multipliers f·μ.
-// Every point gives a valid bound, so a state must pass them all. Small
-// capacity multipliers suit states with much room left and large ones
-// states with little, so together they approximate the LP bound of each
-// state's residual capacity, much tighter than one multiplier for states
-// far from the break. Likewise f = 0 tightens buckets that have room
-// left in the exact groups and f = 2 those that are nearly full.
-type gridPoint struct {
-	lam int64
-	f   int64
-}
-
-var dpLamGrid = [][2]int64{{1, 1}, {1, 2}, {3, 4}, {9, 10}, {10, 9}, {4, 3}, {2, 1}}
-
-// dpGrid returns the grid points around the multipliers l and grp.mu.
-func dpGrid(l lagrange, grp *dpGroups) []gridPoint {
-	var grid []gridPoint
-	for _, f := range dpLamGrid {
-		g := l.aMax
-		if q := l.a / f[1]; q <= l.aMax/f[0] {
-			g = q * f[0]
-		}
-		if len(grid) == 0 || g != grid[len(grid)-1].lam {
-			grid = append(grid, gridPoint{lam: g, f: 1})
+	if len(grp.radix) == 0 {
+		return
+	}
+	w := buf.topWidth(grp)
+	for i := range thr {
+		off := (t*L + i) * w
+		for gi, rad := range grp.radix {
+			thr[i] -= buf.topsum[off+int(rad-1-grp.count(d, gi))]
+			off += int(rad)
 		}
 	}
-	if len(grp.radix) > 0 {
-		grid = append(grid, gridPoint{lam: l.a, f: 0}, gridPoint{lam: l.a, f: 2})
+}
+
+// topWidth is the number of topsum entries per layer and grid point.
+func (buf *dpBuf) topWidth(grp *dpGroups) int {
+	w := 0
+	for _, r := range grp.radix {
+		w += int(r)
+	}
+	return w
+}
+
+// dpGrid returns the capacity multipliers, ascending, that the DP tests
+// states against: l.a·2^(k/4) for k = −8…8. Each gives a valid Lagrangian
+// bound. Small multipliers suit states with much room left and large ones
+// states with little, so the tightest of them approximates the LP bound
+// of each state's residual capacity: much tighter than one multiplier for
+// states far from the break. As states run in ascending tokens, finding
+// the tightest costs one comparison per state (see merge).
+func dpGrid(l lagrange) []int64 {
+	var grid []int64
+	for k := -24; k <= 24; k++ {
+		hi, lo := bits.Mul64(uint64(l.a), uint64(math.Round(math.Exp2(float64(k)/12)*(1<<16))))
+		g := l.aMax
+		if hi>>16 == 0 {
+			g = min(int64(hi<<48|lo>>16), l.aMax)
+		}
+		if len(grid) == 0 || g != grid[len(grid)-1] {
+			grid = append(grid, g)
+		}
 	}
 	return grid
 }
 
-// thresholds fills buf.need and buf.delta. need[t*L+i] is the least
-// P − λ_i·w a state of layer t (before step t) needs to reach target
-// under grid point i when all its bits are clear (row n: the final
-// thresholds); delta[(t*L+i)*maxSlots+s] is what a set bit s adds.
+// A poolGain is a group member's gain in the bound: what selecting it
+// adds over leaving it out.
+type poolGain struct {
+	step int32
+	gain int64
+}
+
+// thresholds fills buf.need, buf.delta and buf.topsum, which do not depend
+// on the target. need[t*L+i] + base[i] is the least P − λ_i·w a state of
+// layer t (before step t) needs to reach target under grid point i when
+// all its bits are clear and it has no room left in the exact groups (row
+// n: the final thresholds); delta[(t*L+i)*maxSlots+s] is what a set bit s
+// adds, and topsum the best gains of r more members of each exact group,
+// which room for them subtracts.
 //
 // The bound of the remaining steps is separable by bound group: a keeper
 // and the leaves counted with it contribute max(keeper, leaves) while the
 // keeper is undecided and leaves only after, every other step its best
 // option. A set bit means the keeper can no longer be selected (before
-// it) or its leaves no longer can (after it).
-func (buf *dpBuf) thresholds(m *model, steps []dpStep, slotGroup []int32, grid []gridPoint, capacity, target, scale int64) {
-	n, L := len(steps), len(grid)
+// it) or its leaves no longer can (after it). A member of an exact group
+// that is a keeper or counted with no keeper contributes its value left
+// out, and its gain goes to the group's pool: with room r, the bound adds
+// the r best gains (the exact Lagrangian dual of the count). Members that
+// are leaves, or in a second exact group, are bounded as if the group
+// did not exist; that only loosens the bound.
+func (buf *dpBuf) thresholds(m *model, steps []dpStep, grp *dpGroups, slotGroup []int32, grid []int64, scale int64) {
+	n, L, G := len(steps), len(grid), len(grp.radix)
+	tw := buf.topWidth(grp)
 	buf.need = grow(buf.need, (n+1)*L)
 	buf.delta = grow(buf.delta, (n+1)*L*maxSlots)
-	need, delta := buf.need, buf.delta
+	buf.topsum = grow(buf.topsum, (n+1)*L*tw)
+	need, delta, topsum := buf.need, buf.delta, buf.topsum
 	keeper := make([]int64, n) // per bound group (keeper step): its best value
 	leaves := make([]int64, n) // Σ best of its remaining leaves
 	undecided := make([]bool, n)
-	for i, g := range grid {
-		best := func(d *dpStep) int64 {
-			b := int64(-1 << 62)
-			pen := d.pen - (1-g.f)*d.gpen
+	// The pool member of each step: its exact group, or −1.
+	member := make([]int8, n)
+	for t := range steps {
+		member[t] = -1
+		d := &steps[t]
+		if d.gw == nil || (d.bg >= 0 && !d.keeper) {
+			continue
+		}
+		for gi, w := range d.gw {
+			if w > 0 {
+				member[t] = int8(gi)
+				break
+			}
+		}
+	}
+	pools := make([][]poolGain, G)
+	for _, lam := range grid {
+		_ = lam
+	}
+	for i, lam := range grid {
+		best := func(d *dpStep) (all, out int64) {
+			all, out = neg, neg
 			for _, o := range d.opts {
 				v := int64(0)
 				if o >= 0 {
 					op := m.items[d.item].opts[o]
-					v = scale*op.u - g.lam*op.w - pen
+					v = scale*op.u - lam*op.w - (d.pen - d.gpen)
+				} else {
+					out = 0
 				}
-				b = max(b, v)
+				all = max(all, v)
 			}
-			return b
+			if out == neg {
+				out = all // must be selected: no gain to choose
+			}
+			return all, out
 		}
 		clear(leaves)
 		clear(undecided)
-		val := func(k int32) int64 {
-			if undecided[k] {
-				return max(keeper[k], leaves[k])
-			}
-			return leaves[k]
+		for gi := range pools {
+			pools[gi] = pools[gi][:0]
 		}
-		base := target - g.lam*capacity
+		// setGain inserts or moves step k's gain in its pool, kept
+		// sorted by decreasing gain.
+		setGain := func(gi int8, k int32, gain int64) {
+			p := pools[gi]
+			if j := slices.IndexFunc(p, func(x poolGain) bool { return x.step == k }); j >= 0 {
+				p = slices.Delete(p, j, j+1)
+			}
+			j, _ := slices.BinarySearchFunc(p, gain, func(x poolGain, g int64) int { return cmp.Compare(g, x.gain) })
+			pools[gi] = slices.Insert(p, j, poolGain{k, gain})
+		}
+		val := func(k int32) int64 { // a bound group's contribution outside the pools
+			switch {
+			case !undecided[k]:
+				return leaves[k]
+			case member[k] >= 0:
+				return leaves[k] // the keeper's gain is in its pool
+			}
+			return max(keeper[k], leaves[k])
+		}
 		rest := int64(0)
 		for t := n; t >= 0; t-- {
 			if t < n {
 				d := &steps[t]
-				v := best(d)
+				all, out := best(d)
 				switch k := d.bg; {
+				case k < 0 && member[t] >= 0:
+					rest += out
+					setGain(member[t], int32(t), all-out)
 				case k < 0:
-					rest += v
+					rest += all
 				case d.keeper:
 					old := val(k)
-					keeper[k], undecided[k] = v, true
+					keeper[k], undecided[k] = all, true
 					rest += val(k) - old
+					if member[t] >= 0 {
+						setGain(member[t], k, all-leaves[k])
+					}
 				default:
 					old := val(k)
-					leaves[k] += v
+					leaves[k] += all
 					rest += val(k) - old
+					if undecided[k] && member[k] >= 0 {
+						setGain(member[k], k, keeper[k]-leaves[k])
+					}
 				}
 			}
-			need[t*L+i] = base - rest
+			need[t*L+i] = -rest
 			for s := range maxSlots {
 				x := int64(0)
 				if k := slotGroup[t*maxSlots+s]; k >= 0 {
-					x = leaves[k]
-					if undecided[k] {
+					switch {
+					case !undecided[k]:
+						x = leaves[k]
+					case member[k] < 0:
 						x = max(keeper[k], leaves[k]) - leaves[k]
 					}
 				}
 				delta[(t*L+i)*maxSlots+s] = x
+			}
+			off := (t*L + i) * tw
+			for gi, rad := range grp.radix {
+				sum := int64(0)
+				topsum[off] = 0
+				for r := 1; r < int(rad); r++ {
+					if r <= len(pools[gi]) && pools[gi][r-1].gain > 0 {
+						sum += pools[gi][r-1].gain
+					}
+					topsum[off+r] = sum
+				}
+				off += int(rad)
 			}
 		}
 	}

@@ -89,6 +89,7 @@ type solver struct {
 	nodeMu     []int64  // the current node's group multipliers
 	inDP       []int32  // per item: its step in the current DP, or −1
 	slotGroup  []int32  // per DP layer and frontier slot: the keeper's step, or −1
+	gen        uint64   // generation of the steps last built
 }
 
 // stop charges work units to the budget and reports whether the search
@@ -222,13 +223,16 @@ func (sv *solver) multipliers() {
 	}
 	aMax := int64(1) << 61 / (m.capacity + 1)
 	aMax = min(aMax, maxVal+1)
-	// ternary charges one work unit per item an evaluation of f visits.
+	// ternary minimises f over [lo, hi] to 1/4096 of the range (any
+	// multiplier gives a valid bound; precision only tightens it). It
+	// charges one work unit per item an evaluation of f visits.
 	ternary := func(lo, hi int64, cost int, f func(int64) int64) int64 {
 		eval := func(x int64) int64 {
 			sv.stats.Work += int64(cost)
 			return f(x)
 		}
-		for hi-lo > 2 {
+		tol := max(2, (hi-lo)/4096)
+		for hi-lo > tol {
 			m1 := lo + (hi-lo)/3
 			m2 := hi - (hi-lo)/3
 			if eval(m1) <= eval(m2) {
@@ -238,7 +242,7 @@ func (sv *solver) multipliers() {
 			}
 		}
 		bestX, bestF := lo, eval(lo)
-		for x := lo + 1; x <= hi; x++ {
+		for _, x := range []int64{lo + (hi-lo)/2, hi} {
 			if v := eval(x); v < bestF {
 				bestX, bestF = x, v
 			}
@@ -278,7 +282,7 @@ func (sv *solver) multipliers() {
 			mu[gi] = best
 			sv.setMultipliers(sv.l.a, mu)
 		}
-		best := ternary(0, aMax, len(m.items), func(x int64) int64 {
+		best := ternary(sv.l.a/4, min(aMax, sv.l.a*4+4), len(m.items), func(x int64) int64 {
 			sv.l.a = x
 			return sv.total()
 		})
@@ -440,7 +444,7 @@ func (sv *solver) refix() {
 // Primal heuristic limits: rounds of improve and states per bucket.
 const (
 	maxImprove = 3
-
+	beamWidth  = 16
 )
 
 // improve looks for a better incumbent with a beam DP over the root core
@@ -460,13 +464,10 @@ func (sv *solver) improve() {
 		if !ok || len(steps) == 0 {
 			return
 		}
-		q := dpQuery{steps: steps, grp: &sv.grp, slotGroup: sv.slotGroup, capacity: m.capacity - fw,
-			target: sv.l.b*(sv.bestU+1) - fp - muK, l: sv.l, maxStates: sv.o.MaxStates, beam: beamW}
+		q := dpQuery{steps: steps, grp: &sv.grp, slotGroup: sv.slotGroup, gen: sv.gen, capacity: m.capacity - fw,
+			target: sv.l.b*(sv.bestU+1) - fp - muK, l: sv.l, maxStates: sv.o.MaxStates, beam: beamWidth}
 		res := m.runDP(&q, sv.stop, &sv.buf)
 		sv.stats.States += res.states
-		if debugSolve {
-			println("improve: steps", len(steps), "buckets", sv.grp.buckets, "best", sv.bestU, "found", res.found, "p", floorDiv(res.p+fp+muK, sv.l.b), "states", res.states)
-		}
 		if !res.found {
 			return
 		}
@@ -483,9 +484,6 @@ func (sv *solver) improve() {
 			sv.offer(b.sel)
 		} else {
 			sv.offer(sel)
-		}
-		if debugSolve {
-			println("improve: best", before, "->", sv.bestU)
 		}
 		if sv.bestU == before {
 			return
@@ -523,7 +521,6 @@ type node struct {
 func (sv *solver) search() {
 	m := sv.m
 	stack := []*node{{item: -1, bound: sv.rootBound(), mu: sv.mu}}
-	if debugSolve { println("root bound", stack[0].bound, "incumbent", sv.bestU, "core", sv.stats.Core, "mu", fmtMu(sv.mu)) }
 	s := &searchState{m: m, status: make([]int8, len(m.items)), inWeight: make([]int32, len(m.groups))}
 	sel := make([]int32, len(m.items))
 	var steps []dpStep
@@ -584,10 +581,12 @@ func (sv *solver) search() {
 			// Guess the target from above: a DP that must reach a
 			// target near the bound keeps few states. If it finds
 			// nothing the bound drops below the target; if it finds a
-			// solution, that is the relaxation's optimum.
-			// A target that overflows MaxStates is too low to decide;
-			// the search then stays above it, still tightening the
-			// bound, and leaves the node open if it cannot decide.
+			// solution, that is the relaxation's optimum. The lowest
+			// target is the incumbent itself (ties included, for the
+			// tie-break rule). A target that overflows MaxStates is too
+			// low to decide; the search then stays above it, still
+			// tightening the bound, and leaves the node open if it
+			// cannot decide.
 			var res dpResult
 			hi := nd.bound
 			delta := max(1, (hi-sv.bestU)/256)
@@ -601,12 +600,9 @@ func (sv *solver) search() {
 					res = dpResult{overflow: true}
 					break
 				}
-				q := dpQuery{steps: steps, grp: &sv.grp, slotGroup: sv.slotGroup, capacity: m.capacity - fw, target: sv.l.b*t - fp - muK, l: sv.l, maxStates: sv.o.MaxStates}
+				q := dpQuery{steps: steps, grp: &sv.grp, slotGroup: sv.slotGroup, gen: sv.gen, capacity: m.capacity - fw, target: sv.l.b*t - fp - muK, l: sv.l, maxStates: sv.o.MaxStates}
 				res = m.runDP(&q, sv.stop, &sv.buf)
 				sv.stats.States += res.states
-				if debugSolve {
-					println("node", sv.stats.Nodes, "steps", len(steps), "buckets", sv.grp.buckets, "t", t, "hi", hi, "best", sv.bestU, "states", res.states, "found", res.found, "ovf", res.overflow)
-				}
 				if res.found || res.stopped {
 					break
 				}
