@@ -26,7 +26,14 @@ import (
 //
 // Solve does not modify p, keeps no reference to it, starts no goroutines,
 // and is safe to call concurrently.
-func Solve(ctx context.Context, p *Problem, opts *Options) (Solution, error) {
+func Solve(ctx context.Context, p *Problem, opts *Options) (sol Solution, err error) {
+	defer func() {
+		// A broken invariant is a bug, reported as an error, never a
+		// panic in the caller's goroutine.
+		if r := recover(); r != nil {
+			sol, err = Solution{}, fmt.Errorf("%w: %v", ErrInternal, r)
+		}
+	}()
 	start := time.Now()
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -49,7 +56,7 @@ func Solve(ctx context.Context, p *Problem, opts *Options) (Solution, error) {
 		}
 	}
 	sv := &solver{p: p, index: index, o: o, ctx: ctx, deadline: deadline, hasDeadline: hasDeadline}
-	sol, err := sv.solve()
+	sol, err = sv.solve()
 	if sv.cancelled != nil {
 		return Solution{}, sv.cancelled
 	}
@@ -162,7 +169,25 @@ func (sv *solver) solve() (Solution, error) {
 	sv.fix()
 	sv.improve()
 	sv.search()
-	return sv.result(), nil
+	sol := sv.result()
+	if err := check(sv.p, sv.index, sol.Choice, sv.coreUnits()); err != nil {
+		return Solution{}, err
+	}
+	return sol, nil
+}
+
+// coreUnits returns the units of the items reduced-cost fixing left
+// undecided.
+func (sv *solver) coreUnits() []int {
+	var us []int
+	for i, a := range sv.alive {
+		if len(a) > 1 {
+			for _, u := range sv.m.items[i].units {
+				us = append(us, int(u))
+			}
+		}
+	}
+	return us
 }
 
 func (sv *solver) optVal(i int, o int32) int64 {
