@@ -294,3 +294,45 @@ func referenceDP(p *Problem) (int64, bool) {
 	}
 	return f[c], true
 }
+
+// randDense returns a random problem of n units (1–3 variants, utility
+// close to tokens, so that many packs tie closely) with ncons constraints
+// of random pairs and groups: exclusions without star structure, one-way
+// requires and overlapping at_most groups, which the DP enforces only in
+// part, so that the search branches on a small core.
+func randDense(r *rand.Rand, n, ncons int) *Problem {
+	p := &Problem{}
+	var total int64
+	for i := 0; i < n; i++ {
+		u := Unit{ID: fmt.Sprintf("u%d", i), Order: int64(i)}
+		for j := 0; j < 1+r.IntN(3); j++ {
+			w := int64(5 + r.IntN(60))
+			u.Variants = append(u.Variants, Variant{Kind: "v", Tokens: w, Utility: w*int64(80+r.IntN(40))/100 + int64(r.IntN(10))})
+		}
+		total += u.Variants[0].Tokens
+		p.Units = append(p.Units, u)
+	}
+	p.Capacity = total / 3
+	id := func() string { return p.Units[r.IntN(n)].ID }
+	for c := 0; c < ncons; c++ {
+		a, b := id(), id()
+		for a == b {
+			b = id()
+		}
+		switch r.IntN(4) {
+		case 0:
+			p.Constraints = append(p.Constraints, Requires(a, b))
+		case 1, 2:
+			p.Constraints = append(p.Constraints, Excludes(a, b))
+		case 3:
+			perm := r.Perm(n)[:4+r.IntN(6)]
+			var g []string
+			for _, i := range perm {
+				g = append(g, p.Units[i].ID)
+			}
+			p.Constraints = append(p.Constraints, AtMost(1+r.IntN(3), g...))
+		}
+	}
+	return p
+}
+

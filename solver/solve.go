@@ -169,6 +169,15 @@ func (sv *solver) solve() (Solution, error) {
 	sv.fix()
 	sv.improve()
 	sv.search()
+	if l := sv.stats.Limit; sv.ub > sv.bestU && (l == LimitNodes || l == LimitStates) {
+		// A structural limit stopped the search with work left: gini
+		// gets the core (satcore.go).
+		sv.stats.Phase, sv.stats.Limit = "sat", LimitNone
+		sv.ub = min(sv.ub, max(sv.satSearch(), sv.bestU))
+		if sv.ub > sv.bestU && sv.stats.Limit == LimitNone {
+			sv.stats.Limit = l // gini could not take the core
+		}
+	}
 	sol := sv.result()
 	if err := check(sv.p, sv.index, sol.Choice, sv.coreUnits()); err != nil {
 		return Solution{}, err
