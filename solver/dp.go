@@ -248,7 +248,8 @@ func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResu
 	bitMask := 1<<grp.slots - 1
 	buf.needB = grow(buf.needB, B*L)
 	thrOf := func(d int) []int64 { return buf.needB[d*L : (d+1)*L] }
-	if buf.bucketNeed(thrOf(0), 0, 0, grp, L); slices.ContainsFunc(thrOf(0), func(x int64) bool { return x > 0 }) {
+	buf.bucketNeed(thrOf(0), 0, 0, grp, L)
+	if slices.ContainsFunc(thrOf(0), func(x int64) bool { return x > 0 }) {
 		return res // even the empty state cannot reach target
 	}
 	for len(buf.acc) < B {

@@ -335,4 +335,3 @@ func randDense(r *rand.Rand, n, ncons int) *Problem {
 	}
 	return p
 }
-

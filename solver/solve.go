@@ -167,7 +167,9 @@ func (sv *solver) solve() (Solution, error) {
 	sv.violations = make([]int32, len(m.items))
 	sv.exact = make([]bool, len(m.groups))
 	sv.fix()
+	sv.dpFix()
 	sv.improve()
+	sv.dpFix()
 	sv.search()
 	if l := sv.stats.Limit; sv.ub > sv.bestU && (l == LimitNodes || l == LimitStates) {
 		// A structural limit stopped the search with work left: gini
@@ -433,20 +435,40 @@ func (sv *solver) fix() {
 
 // refix performs reduced-cost fixing against the incumbent on the current
 // alive options and root status, and propagates what it decides.
+//
+// Every capacity multiplier gives a valid bound, so an option is dropped
+// if the bound with it forced falls below the incumbent under any
+// multiplier of the DP's grid: the one that prices an option best depends
+// on how many tokens it takes, and the grid prunes far more than the
+// LP multiplier alone.
 func (sv *solver) refix() {
 	m := sv.m
-	bd := sv.bounds()
 	need := sv.l.b * sv.bestU
-	for i := range m.items {
-		keep := sv.alive[i][:0]
-		for _, o := range sv.alive[i] {
-			if bd.forced(i, o) >= need {
-				keep = append(keep, o)
+	a := sv.l.a
+	grid := dpGrid(sv.l)
+	for k := 0; k < len(grid); k += 4 { // a quarter of the grid: dpFix does the rest on the core
+		sv.l.a = grid[k]
+		bd := sv.bounds()
+		sv.stats.Work += int64(len(m.items))
+		for i := range m.items {
+			keep := sv.alive[i][:0]
+			for _, o := range sv.alive[i] {
+				if bd.forced(i, o) >= need {
+					keep = append(keep, o)
+				}
 			}
+			sv.alive[i] = keep
 		}
-		sv.alive[i] = keep
 	}
-	// Propagate what fixing decided.
+	sv.l.a = a
+	sv.propagateFixing()
+}
+
+// propagateFixing propagates what fixing decided (items left with only
+// omission out, items left with only selected options in) from the root
+// status, and counts the core.
+func (sv *solver) propagateFixing() {
+	m := sv.m
 	s := &searchState{m: m, status: slices.Clone(sv.root), inWeight: make([]int32, len(m.groups))}
 	s.recount()
 	for i := range m.items {
@@ -499,7 +521,7 @@ func (sv *solver) improve() {
 			return
 		}
 		q := dpQuery{steps: steps, grp: &sv.grp, slotGroup: sv.slotGroup, gen: sv.gen, capacity: m.capacity - fw,
-			target: sv.l.b*(sv.bestU+1) - fp - muK, l: sv.l, maxStates: sv.o.MaxStates, beam: beamWidth}
+			target: sv.l.b*(sv.bestU+1) - fp - muK, l: sv.l, maxStates: sv.o.MaxStates, beam: beamFor(len(steps))}
 		res := m.runDP(&q, sv.stop, &sv.buf)
 		sv.stats.States += res.states
 		if !res.found {
@@ -522,7 +544,7 @@ func (sv *solver) improve() {
 		if sv.bestU == before {
 			return
 		}
-		sv.refix()
+		sv.dpFix()
 	}
 }
 
@@ -993,4 +1015,11 @@ func (sv *solver) result() Solution {
 		sol.Status = Feasible
 	}
 	return sol
+}
+
+// beamFor is the beam width for a core of n steps: narrow on big cores,
+// where a wide beam costs most and fixing has not yet had a good
+// incumbent, wider once fixing has shrunk the core.
+func beamFor(n int) int {
+	return max(4, min(64, beamWidth*256/max(n, 1)))
 }
