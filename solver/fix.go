@@ -5,6 +5,135 @@ import (
 	"slices"
 )
 
+// Reduced-cost fixing: options that cannot be part of a pack better than
+// the incumbent are dropped before the search, first with the root
+// Lagrangian bound (fix, refix), then with the DP's own bound (dpFix).
+
+// fix performs reduced-cost fixing against the incumbent: an option whose
+// Lagrangian bound (with the option forced) is below the incumbent's
+// utility cannot be part of an optimal pack. Items left with only selected
+// (or only omitted) options are then propagated as in (or out).
+func (sv *solver) fix() {
+	m := sv.m
+	sv.alive = make([][]int32, len(m.items))
+	for i, it := range m.items {
+		st := m.root[i]
+		if st != stIn {
+			sv.alive[i] = append(sv.alive[i], -1)
+		}
+		if st != stOut {
+			for o := range it.opts {
+				sv.alive[i] = append(sv.alive[i], int32(o))
+			}
+		}
+	}
+	sv.multipliers()
+	bd := sv.bounds()
+	// Lagrangian greedy: give every star the mode its bound prefers,
+	// then fill greedily.
+	if len(m.stars) > 0 {
+		g := newBuilder(m)
+		for si, st := range m.stars {
+			out := []int32{st.centre}
+			if bd.star[si].a > bd.star[si].b {
+				out = st.leaves
+			}
+			for _, j := range out {
+				if g.s.status[j] == stFree {
+					mark := len(g.s.trail)
+					if !g.s.set(j, stOut) {
+						g.s.undo(mark)
+					}
+				}
+			}
+		}
+		g.fill(sv.segs)
+		sv.offer(g.sel)
+	}
+	sv.root = m.root
+	sv.refix()
+}
+
+// refix performs reduced-cost fixing against the incumbent on the current
+// alive options and root status, and propagates what it decides.
+//
+// Every capacity multiplier gives a valid bound, so an option is dropped
+// if the bound with it forced falls below the incumbent under any
+// multiplier of the DP's grid: the one that prices an option best depends
+// on how many tokens it takes, and the grid prunes far more than the
+// LP multiplier alone.
+func (sv *solver) refix() {
+	m := sv.m
+	need := sv.l.b * sv.bestU
+	a := sv.l.a
+	grid := dpGrid(sv.l)
+	for k := 0; k < len(grid); k += 4 { // a quarter of the grid: dpFix does the rest on the core
+		sv.l.a = grid[k]
+		bd := sv.bounds()
+		sv.stats.Work += int64(len(m.items))
+		for i := range m.items {
+			keep := sv.alive[i][:0]
+			for _, o := range sv.alive[i] {
+				if bd.forced(i, o) >= need {
+					keep = append(keep, o)
+				}
+			}
+			sv.alive[i] = keep
+		}
+	}
+	sv.l.a = a
+	sv.propagateFixing()
+}
+
+// propagateFixing propagates what fixing decided (items left with only
+// omission out, items left with only selected options in) from the root
+// status, and counts the core.
+func (sv *solver) propagateFixing() {
+	m := sv.m
+	s := &searchState{m: m, status: slices.Clone(sv.root), inWeight: make([]int32, len(m.groups))}
+	s.recount()
+	for i := range m.items {
+		if s.status[i] != stFree {
+			continue
+		}
+		a := sv.alive[i]
+		switch {
+		case len(a) == 1 && a[0] == -1:
+			if !s.set(int32(i), stOut) {
+				panic("solver: reduced-cost fixing contradicts the incumbent")
+			}
+		case len(a) > 0 && a[0] >= 0:
+			if !s.set(int32(i), stIn) {
+				panic("solver: reduced-cost fixing contradicts the incumbent")
+			}
+		}
+	}
+	sv.root = s.status
+	sv.stats.Core = 0
+	for i := range m.items {
+		sv.alive[i] = restrict(sv.alive[i], sv.root[i])
+		if len(sv.alive[i]) > 1 {
+			sv.stats.Core++
+		}
+	}
+}
+
+// restrict filters options by status.
+func restrict(a []int32, st int8) []int32 {
+	switch st {
+	case stIn:
+		if len(a) > 0 && a[0] == -1 {
+			return a[1:]
+		}
+	case stOut:
+		if len(a) > 0 && a[0] == -1 {
+			return a[:1]
+		}
+		return nil
+	}
+	return a
+}
+
 // dpFix is reduced-cost fixing with the DP's own bound at its first layer
 // instead of the root Lagrangian bound: stars with the bound groups of
 // core.go (each leaf counted with the keeper it is likeliest to lose to),
