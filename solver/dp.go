@@ -50,6 +50,9 @@ type dpStep struct {
 }
 
 type dpResult struct {
+	// bound is an upper bound on the value (as target) of every solution:
+	// the thresholds of the first layer, which hold whatever the target.
+	bound    int64
 	found    bool
 	w, p     int64 // tokens and scaled penalised utility of the solution
 	choice   []dpPick
@@ -228,7 +231,7 @@ type dpQuery struct {
 // layer before; when it reports true the DP gives up.
 func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResult {
 	steps, grp, l, capacity, target := q.steps, q.grp, q.l, q.capacity, q.target
-	var res dpResult
+	res := dpResult{bound: neg}
 	n := len(steps)
 	if capacity < 0 {
 		return res
@@ -249,7 +252,8 @@ func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResu
 	buf.needB = grow(buf.needB, B*L)
 	thrOf := func(d int) []int64 { return buf.needB[d*L : (d+1)*L] }
 	buf.bucketNeed(thrOf(0), 0, 0, grp, L)
-	if slices.ContainsFunc(thrOf(0), func(x int64) bool { return x > 0 }) {
+	res.bound = q.target - slices.Max(thrOf(0))
+	if res.bound < q.target {
 		return res // even the empty state cannot reach target
 	}
 	for len(buf.acc) < B {

@@ -189,3 +189,4 @@ func (b *builder) repair(rel []int32, segs []segment) {
 	}
 	b.fill(segs)
 }
+

@@ -133,9 +133,9 @@ func (sv *solver) search() {
 						break
 					}
 				}
-				hi = t - 1
+				hi = min(t-1, floorDiv(res.bound+fp+muK, sv.l.b))
 				nd.bound = hi
-				if t <= sv.bestU {
+				if t <= sv.bestU || hi < sv.bestU {
 					break
 				}
 				delta *= 2
@@ -337,3 +337,4 @@ func floorDiv(a, b int64) int64 {
 	}
 	return q
 }
+
