@@ -50,9 +50,9 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
-// TestDeterministicUnderLoad solves instances of every constraint level,
-// some cut by the work budget, on several goroutines at once, repeatedly,
-// and checks that every run matches a run made alone. The wall-clock
+// TestDeterministicUnderLoad solves instances of every constraint mix,
+// some cut by each deterministic limit, 100+ times on four goroutines at
+// once, and checks that every run matches a run made alone. The wall-clock
 // safety net is off: what is checked is that the deterministic limits
 // alone decide, however slow the machine (under -race, with other tests
 // sharing the cores).
@@ -62,8 +62,8 @@ func TestDeterministicUnderLoad(t *testing.T) {
 		o *Options
 	}
 	var insts []instance
-	for cons := consNone; cons <= consHard; cons++ {
-		insts = append(insts, instance{genConversation(3, 1024, 128_000, cons), &Options{TimeLimit: -1}})
+	for mix := range consNames {
+		insts = append(insts, instance{genConversation(3, 1024, 128_000, mix), &Options{TimeLimit: -1}})
 	}
 	// Cut by each deterministic limit: work, nodes (one-way requires
 	// are branched on), states.
@@ -94,7 +94,7 @@ func TestDeterministicUnderLoad(t *testing.T) {
 		}
 	}
 	const workers = 4
-	reps := 3
+	reps := (100 + len(insts) - 1) / len(insts)
 	if testing.Short() {
 		reps = 1
 	}

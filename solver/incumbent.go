@@ -189,4 +189,3 @@ func (b *builder) repair(rel []int32, segs []segment) {
 	}
 	b.fill(segs)
 }
-

@@ -337,4 +337,3 @@ func floorDiv(a, b int64) int64 {
 	}
 	return q
 }
-
