@@ -167,3 +167,31 @@ func BenchmarkCoreSearch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCheck measures the gini check Solve runs on every pack, at the
+// sizes of the benchmark set (the core, whose capacity gini sums, as Solve
+// leaves it).
+func BenchmarkCheck(b *testing.B) {
+	for _, n := range []int{2048, 10000} {
+		p := genConversation(1, n, 300_000, consWarmHard)
+		idx, err := p.validate()
+		if err != nil {
+			b.Fatal(err)
+		}
+		sol, err := Solve(context.Background(), p, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		core := make([]int, 0, checkSumUnits)
+		for u := range p.Units[:min(sol.Stats.Core, checkSumUnits, len(p.Units))] {
+			core = append(core, u)
+		}
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			for range b.N {
+				if err := check(p, idx, sol.Choice, core); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -28,7 +28,7 @@ func check(p *Problem, idx map[string]int, choice []int, core []int) error {
 }
 
 func checkPack(p *Problem, idx map[string]int, choice []int, core []int, guarded bool) error {
-	k := compile(p, idx, guarded)
+	k := compile(p, idx, guarded, core)
 	inCore := make([]bool, len(p.Units))
 	for _, u := range core {
 		inCore[u] = true

@@ -38,19 +38,40 @@ type circuit struct {
 
 // compile builds the circuit of p, whose validated unit index is idx.
 // Unless guarded, mandatory units and constraints are plain clauses, with
-// no activation literals (act and con stay z.LitNull).
-func compile(p *Problem, idx map[string]int, guarded bool) *circuit {
-	vars := 2 * len(p.Units)
+// no activation literals (act and con stay z.LitNull). Only units that a
+// rule mentions, mandatory units and the units of sums get literals (the
+// others' x is nil): a unit in no rule constrains nothing but the sums.
+func compile(p *Problem, idx map[string]int, guarded bool, sums []int) *circuit {
+	n := len(p.Units)
+	used := make([]bool, n)
+	for _, u := range sums {
+		used[u] = true
+	}
+	vars := 2 * len(sums)
+	for i, u := range p.Units {
+		if u.Mandatory {
+			used[i] = true
+			vars += 2
+		}
+	}
 	for _, c := range p.Constraints {
 		vars += 1 + len(c.Group)*8 // a sorting network's comparators
+		for _, id := range append([]string{c.A, c.B}, c.Group...) {
+			if i, ok := idx[id]; ok && !used[i] {
+				used[i] = true
+				vars += 2
+			}
+		}
 	}
 	k := &circuit{p: p, idx: idx, c: logic.NewCCap(vars), g: gini.NewVc(vars, 3*vars)}
 	k.flush(k.c.T) // the constants
-	n := len(p.Units)
 	k.x = make([][]z.Lit, n)
 	k.sel = make([]z.Lit, n)
 	k.act = make([]z.Lit, n)
 	for i, u := range p.Units {
+		if !used[i] {
+			continue
+		}
 		xs := make([]z.Lit, len(u.Variants))
 		for j := range xs {
 			xs[j] = k.c.Lit()
@@ -285,7 +306,7 @@ func (k *circuit) atLeast(act z.Lit, s []z.Lit, bound int64) {
 }
 
 // assumeChoice assumes choice (one entry per unit) on the variant
-// literals of the units it is given for.
+// literals of the units it is given for (those that have literals).
 func (k *circuit) assumeChoice(choice []int, units []int) {
 	for _, u := range units {
 		for v, x := range k.x[u] {

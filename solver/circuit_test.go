@@ -27,7 +27,7 @@ func TestCircuitSums(t *testing.T) {
 		}
 		bound := int64(r.IntN(70)) - 2
 		for _, leq := range []bool{true, false} {
-			kc := compile(p, idx, true)
+			kc := compile(p, idx, true, units)
 			act := kc.c.Lit()
 			s := kc.sum(units, func(u, v int) int64 { return p.Units[u].Variants[v].Tokens })
 			want := tok >= bound

@@ -160,7 +160,7 @@ func (sv *solver) minimise(core []element) []element {
 // the compiled admissibility model without capacity: a contradictory
 // subset (not necessarily minimal).
 func (sv *solver) logicalCore(elems []element) []element {
-	k := compile(sv.p, sv.index, true)
+	k := compile(sv.p, sv.index, true, nil)
 	lit := func(e element) z.Lit {
 		if e.unit >= 0 {
 			return k.act[e.unit]

@@ -45,7 +45,7 @@ func (sv *solver) satSearch() int64 {
 	if len(core) == 0 || len(core) > satMaxCore {
 		return sv.ub
 	}
-	k := compile(p, sv.index, false)
+	k := compile(p, sv.index, false, core)
 	inCore := make([]bool, len(p.Units))
 	allowed := make([][]bool, len(p.Units)) // core unit -> variants some alive option uses
 	for _, u := range core {
@@ -103,6 +103,9 @@ func (sv *solver) satSearch() int64 {
 			return target - 1
 		}
 		for u := range p.Units {
+			if k.x[u] == nil {
+				continue // in no rule and not in the core: keeps its fixed option
+			}
 			choice[u] = -1
 			for v, x := range k.x[u] {
 				if k.g.Value(x) {
