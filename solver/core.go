@@ -29,7 +29,7 @@ import (
 // Limits on the buckets of one DP.
 const (
 	maxSlots   = 3
-	maxBuckets = 256
+	maxBuckets = 1024
 )
 
 // steps builds the DP over the items that still have a choice under
