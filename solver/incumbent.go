@@ -17,7 +17,8 @@ func (sv *solver) improve() {
 	m := sv.m
 	sel := make([]int32, len(m.items))
 	var steps []dpStep
-	for range maxImprove {
+	widen := 1 // after a round that finds nothing better, one more 4× wider
+	for range maxImprove + 1 { // + the wider retry
 		pen, muK := m.penalties(sv.mu, nil)
 		sv.nodeMu = sv.mu
 		var fw, fp int64
@@ -27,11 +28,15 @@ func (sv *solver) improve() {
 			return
 		}
 		q := dpQuery{steps: steps, grp: &sv.grp, slotGroup: sv.slotGroup, gen: sv.gen, capacity: m.capacity - fw,
-			target: sv.l.b*(sv.bestU+1) - fp - muK, l: sv.l, maxStates: sv.o.MaxStates, beam: beamFor(len(steps))}
+			target: sv.l.b*(sv.bestU+1) - fp - muK, l: sv.l, maxStates: sv.o.MaxStates, beam: widen * beamFor(len(steps))}
 		res := m.runDP(&q, sv.stop, &sv.buf)
 		sv.stats.States += res.states
 		if !res.found {
-			return
+			if widen > 1 {
+				return
+			}
+			widen = 4
+			continue
 		}
 		for _, st := range steps {
 			sel[st.item] = -1
@@ -50,6 +55,7 @@ func (sv *solver) improve() {
 		if sv.bestU == before {
 			return
 		}
+		widen = 1
 		sv.dpFix()
 	}
 }
