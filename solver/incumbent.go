@@ -17,7 +17,7 @@ func (sv *solver) improve() {
 	m := sv.m
 	sel := make([]int32, len(m.items))
 	var steps []dpStep
-	widen := 1 // after a round that finds nothing better, one more 4× wider
+	widen := 1                 // after a round that finds nothing better, one more 4× wider
 	for range maxImprove + 1 { // + the wider retry
 		pen, muK := m.penalties(sv.mu, nil)
 		sv.nodeMu = sv.mu
