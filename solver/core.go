@@ -60,18 +60,7 @@ func (sv *solver) steps(status []int8, sel []int32, pen []int64, dst []dpStep) (
 		}
 	}
 	sv.inDP = inDP
-	value := func(d *dpStep) int64 {
-		b := int64(neg)
-		for _, o := range d.opts {
-			v := int64(0)
-			if o >= 0 {
-				op := m.items[d.item].opts[o]
-				v = sv.l.val(op.w, op.u) - d.pen
-			}
-			b = max(b, v)
-		}
-		return b
-	}
+	value := sv.bestValue
 
 	// Exclusion edges inside the DP, their keepers and clusters.
 	deg := make([]int32, len(dst))
@@ -214,18 +203,7 @@ func abs(x int64) int64 {
 // is then tighter: on the full mix, by about the value of four messages.
 func (sv *solver) boundGroups(dst []dpStep, inDP []int32, keeps func(k, l int32) bool) {
 	m := sv.m
-	value := func(d *dpStep) int64 {
-		b := int64(neg)
-		for _, o := range d.opts {
-			v := int64(0)
-			if o >= 0 {
-				op := m.items[d.item].opts[o]
-				v = sv.l.val(op.w, op.u) - (d.pen - d.gpen)
-			}
-			b = max(b, v)
-		}
-		return b
-	}
+	value := sv.bestValue
 	gain := make(map[int32]int64)
 	for l := range dst {
 		if k := dst[l].bg; k >= 0 && !dst[l].keeper {
@@ -250,6 +228,21 @@ func (sv *solver) boundGroups(dst []dpStep, inDP []int32, keeps func(k, l int32)
 		}
 		d.bg = best
 	}
+}
+
+// bestValue is step d's best option value (omission is 0) under the
+// root multipliers.
+func (sv *solver) bestValue(d *dpStep) int64 {
+	b := int64(neg)
+	for _, o := range d.opts {
+		v := int64(0)
+		if o >= 0 {
+			op := sv.m.items[d.item].opts[o]
+			v = sv.l.val(op.w, op.u) - d.pen
+		}
+		b = max(b, v)
+	}
+	return b
 }
 
 // optRegret is how much the best option of a single item beats its

@@ -14,7 +14,7 @@ type node struct {
 	mu     []int64 // group multipliers for this node's relaxation
 }
 
-// search runs depth-first branch and bound over side-constraint violations,
+// search runs best-first branch and bound over side-constraint violations,
 // with the core DP as the relaxation at every node.
 func (sv *solver) search() {
 	m := sv.m
