@@ -75,14 +75,17 @@
 //
 // # Where gini earns its place (measured)
 //
-// On a 2-core VM shared with other jobs, go 1.26, gini v1.0.4:
+// On a 2-core VM shared with other jobs (load about 3), go 1.26, gini
+// v1.0.4, one run:
 //
 //	BenchmarkCoreSearch: dense 20-unit cores the root DP leaves open
-//	  branch and bound + DP    p50   8 ms   proven 100%
-//	  gini, U ≥ T, 10M budget  p50 162 ms   proven  12.5%
-//	BenchmarkHardMix cores after fixing: 15-1,100 items, where CDCL
-//	  proofs of knapsack optimality do not scale past ~60 (solver-notes §6.2)
-//	the gini check of a pack: ~2 ms at 2,048 units, ~15 ms at 10,000
+//	  branch and bound + DP    p50  12 ms   proven 100%
+//	  gini, U ≥ T, 10M budget  p50 117 ms   proven  15%
+//	BenchmarkHardMix: cores after fixing are 4-1,100 items, where CDCL
+//	  proofs of knapsack optimality do not scale past ~60 (solver-notes
+//	  §6.2); the DP proves all 120 instances at 2,048 units, p99 160 ms
+//	BenchmarkCheck, the gini check of a pack (warmhard mix):
+//	  8 ms at 2,048 units, 35 ms at 10,000
 //
 // So the search stays branch and bound with the DP, and gini does what
 // the DP cannot: an independent check of every pack against the
