@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/go-air/gini"
-	"github.com/go-air/gini/logic"
 	"github.com/go-air/gini/z"
 )
 
@@ -18,9 +16,10 @@ import (
 // breaks no excludes or at_most and fits the capacity. A conflict is a set
 // of mandatory units and constraints that already makes the closure fail.
 //
-// A logical conflict (excludes/at_most) is first narrowed by gini: one
-// assumption literal per mandatory unit and per constraint over the pure
-// Boolean encoding, and Why() for the failed assumptions. Deletion with the
+// A logical conflict (excludes/at_most) is first narrowed by gini: the
+// compiled admissibility model (circuit.go) has one activation literal per
+// mandatory unit and per constraint; assuming them all, Why() returns the
+// failed ones. Deletion with the
 // closure check (which also counts capacity) then makes the set
 // subset-minimal: dropping any element makes the rest satisfiable.
 
@@ -157,91 +156,30 @@ func (sv *solver) minimise(core []element) []element {
 	return core
 }
 
-// logicalCore returns the failed assumptions gini reports for elems, a
-// (not necessarily minimal) contradictory subset without capacity.
+// logicalCore returns the failed assumptions gini reports for elems over
+// the compiled admissibility model without capacity: a contradictory
+// subset (not necessarily minimal).
 func (sv *solver) logicalCore(elems []element) []element {
-	p := sv.p
-	c := logic.NewC()
-	sel := make([]z.Lit, len(p.Units))
-	for i := range sel {
-		sel[i] = c.Lit()
-	}
-	acts := make([]z.Lit, len(elems))
-	for i := range acts {
-		acts[i] = c.Lit()
-	}
-	g := gini.New()
-	var roots []z.Lit
-	var clauses [][]z.Lit
-	for k, e := range elems {
-		a := acts[k]
+	k := compile(sv.p, sv.index, true, nil)
+	lit := func(e element) z.Lit {
 		if e.unit >= 0 {
-			clauses = append(clauses, []z.Lit{a.Not(), sel[e.unit]})
-			continue
+			return k.act[e.unit]
 		}
-		con := p.Constraints[e.con]
-		switch con.Kind {
-		case KindRequires:
-			clauses = append(clauses, []z.Lit{a.Not(), sel[sv.index[con.A]].Not(), sel[sv.index[con.B]]})
-		case KindExcludes:
-			clauses = append(clauses, []z.Lit{a.Not(), sel[sv.index[con.A]].Not(), sel[sv.index[con.B]].Not()})
-		case KindSameChoice:
-			for j, id := range con.Group {
-				next := con.Group[(j+1)%len(con.Group)]
-				clauses = append(clauses, []z.Lit{a.Not(), sel[sv.index[id]].Not(), sel[sv.index[next]]})
-			}
-		case KindAtMost:
-			ms := make([]z.Lit, len(con.Group))
-			for j, id := range con.Group {
-				ms[j] = sel[sv.index[id]]
-			}
-			leq := c.CardSort(ms).Leq(con.K)
-			roots = append(roots, leq)
-			clauses = append(clauses, []z.Lit{a.Not(), leq})
-		}
+		return k.con[e.con]
 	}
-	c.CnfSince(g, nil, roots...)
-	for _, cl := range clauses {
-		for _, m := range cl {
-			g.Add(m)
-		}
-		g.Add(0)
+	for _, e := range elems {
+		k.g.Assume(lit(e))
 	}
-	sv.stats.SATVars = int(g.MaxVar())
-	sv.stats.SATClauses = len(clauses)
-
-	actElem := make(map[z.Lit]int, len(acts))
-	for k, a := range acts {
-		actElem[a] = k
-	}
-	core := make([]int, len(elems))
-	for k := range core {
-		core[k] = k
-	}
-	unsat := func(ks []int) ([]int, bool) {
-		for _, k := range ks {
-			g.Assume(acts[k])
-		}
-		if g.Solve() != -1 {
-			return nil, false
-		}
-		var out []int
-		for _, m := range g.Why(nil) {
-			if k, ok := actElem[m]; ok {
-				out = append(out, k)
-			}
-		}
-		slices.Sort(out)
-		return out, true
-	}
-	if why, ok := unsat(core); ok {
-		core = why
-	} else {
+	sv.stats.SATVars, sv.stats.SATClauses = int(k.g.MaxVar()), k.clauses
+	if k.g.Solve() != -1 {
 		return elems // unreachable: the closure check said contradictory
 	}
-	out := make([]element, len(core))
-	for j, k := range core {
-		out[j] = elems[k]
+	failed := k.g.Why(nil)
+	var out []element
+	for _, e := range elems {
+		if slices.Contains(failed, lit(e)) {
+			out = append(out, e)
+		}
 	}
 	return out
 }

@@ -50,9 +50,9 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
-// TestDeterministicUnderLoad solves instances of every constraint level,
-// some cut by the work budget, on several goroutines at once, repeatedly,
-// and checks that every run matches a run made alone. The wall-clock
+// TestDeterministicUnderLoad solves instances of every constraint mix,
+// some cut by each deterministic limit, 100+ times on four goroutines at
+// once, and checks that every run matches a run made alone. The wall-clock
 // safety net is off: what is checked is that the deterministic limits
 // alone decide, however slow the machine (under -race, with other tests
 // sharing the cores).
@@ -62,14 +62,22 @@ func TestDeterministicUnderLoad(t *testing.T) {
 		o *Options
 	}
 	var insts []instance
-	for cons := consNone; cons <= consHard; cons++ {
-		insts = append(insts, instance{genConversation(3, 1024, 128_000, cons), &Options{TimeLimit: -1}})
+	for mix := range consNames {
+		insts = append(insts, instance{genConversation(3, 1024, 128_000, mix), &Options{TimeLimit: -1}})
 	}
-	// Cut by each deterministic limit: work, nodes, states.
+	// Cut by each deterministic limit: work, nodes (one-way requires
+	// are branched on), states.
 	hard := genConversation(1, 2048, 300_000, consHard)
+	oneWay := genConversation(1, 2048, 128_000, consPairs)
+	oneWay.Constraints = oneWay.Constraints[:0:0] // results require calls, not back
+	for i, c := range genConversation(1, 2048, 128_000, consPairs).Constraints {
+		if i%2 == 0 {
+			oneWay.Constraints = append(oneWay.Constraints, c)
+		}
+	}
 	insts = append(insts,
-		instance{hard, &Options{TimeLimit: -1, MaxWork: 3_000_000}},
-		instance{hard, &Options{TimeLimit: -1, MaxNodes: 3}},
+		instance{hard, &Options{TimeLimit: -1, MaxWork: 500_000}},
+		instance{oneWay, &Options{TimeLimit: -1, MaxNodes: 2}},
 		instance{hard, &Options{TimeLimit: -1, MaxStates: 5000}})
 	want := make([]Solution, len(insts))
 	limits := map[Limit]bool{}
@@ -86,7 +94,7 @@ func TestDeterministicUnderLoad(t *testing.T) {
 		}
 	}
 	const workers = 4
-	reps := 3
+	reps := (100 + len(insts) - 1) / len(insts)
 	if testing.Short() {
 		reps = 1
 	}

@@ -25,58 +25,99 @@
 //
 // # How it solves
 //
-// The pipeline follows reference/solver-notes.md:
+// The pipeline (reference/solver-notes.md, then issue #17):
 //
 //  1. Validate; merge units that must be selected together (same_choice
 //     groups and cycles of requires, such as a tool call and its result)
 //     into multiple-choice items whose options are the Pareto-optimal
 //     combinations of their members' variants; restate the constraints
 //     between items; propagate mandatory units, requires, excludes and
-//     saturated at_most groups.
-//  2. Bound: the Lagrangian relaxation λ·C + μ·K + Σ max(u − λ·w − μ·groups),
-//     with "stars" (a summary excluding the raws it covers) kept exact and
-//     multipliers μ for at_most groups found by coordinate ternary search,
-//     in exact scaled integer arithmetic. Incumbents: a constraint-aware LP
-//     greedy, the newest-first greedy and a star-mode Lagrangian greedy.
-//  3. Reduced-cost fixing against the incumbent shrinks the problem to a
-//     core of undecided items.
-//  4. An exact DP over the core: Pareto lists of (tokens, utility) states,
-//     pruned by the bound against a target guessed from just below the
-//     bound (a DP that finds nothing lowers the bound; one that finds a
-//     solution has found the relaxation's optimum), stars solved exactly.
-//     Where the core is a multiple-choice knapsack (no side constraints,
-//     or only same_choice/mutual requires, which are merged) this is the
-//     proof. If a pass would keep more than Options.MaxStates states it is
-//     redone without back-pointers, which still bounds the node.
-//  5. Otherwise best-first branch and bound on the items of violated
-//     constraints (and on members of at_most groups a multiplier leaves
-//     short), with that DP as the relaxation at every node.
-//  6. Infeasibility: the forced content (the closure of the mandatory units
-//     under requires and same_choice) is checked; a logical conflict is
-//     narrowed by gini's failed assumptions (one assumption literal per
-//     mandatory unit and constraint over the Boolean encoding, Why), and
-//     deletion makes it subset-minimal.
+//     saturated at_most groups (model.go).
+//  2. Bound: the LP relaxation (lp.go) and the Lagrangian relaxation
+//     λ·C + μ·K + Σ max(u − λ·w − μ·groups) with "stars" (a summary
+//     excluding the raws it covers) kept exact and multipliers μ for the
+//     at_most groups (lagrange.go), in exact scaled integer arithmetic.
+//     Incumbents: an LP greedy, newest-first and a star-mode greedy.
+//  3. Reduced-cost fixing (fix.go): an option goes if the bound with it
+//     forced falls below the incumbent, first under the Lagrangian bound,
+//     then under the DP's own first-layer bound (below).
+//  4. A beam DP (the exact DP keeping a few states per bucket) improves
+//     the incumbent, and fixing runs again after each improvement
+//     (incumbent.go).
+//  5. The exact DP over the core (core.go, dp.go): Pareto lists of
+//     (tokens, utility) states in buckets. A bucket holds frontier bits,
+//     which enforce exclusions exactly (summary stars, and chains of them
+//     linked by tool pairs that straddle two summaries' ranges), and the
+//     counts of selected members of small at_most groups, which enforce
+//     those exactly. States are pruned against a target by Lagrangian
+//     bounds of the remaining items: a grid of 25 capacity multipliers
+//     (the tightest, found in one comparison per state, approximates the
+//     LP bound of the state's residual capacity), stars as bound groups,
+//     and the exact dual of each group's count (the best gains of the
+//     room a bucket has left). Targets are guessed from above.
+//  6. Branch and bound over what the DP does not enforce (one-way
+//     requires, exclusions beyond the frontier's slots, groups beyond the
+//     bucket limit, relaxed by multipliers), with the DP as the
+//     relaxation at every node (search.go).
+//  7. gini (circuit.go): the admissibility model is compiled from the
+//     Problem into gini — a literal per variant, at most one per unit,
+//     mandatory units, requires and excludes clauses, same_choice cycles,
+//     at_most as sorting networks (logic.CardSort), capacity and utility
+//     as pseudo-Boolean sums (one-hot bits, a column adder, a bitwise
+//     comparison with a constant). Every returned pack is checked against
+//     it (check.go: the pack assumed, capacity summed over the core
+//     units); a failure is an [ErrInternal] that names the violated rule,
+//     never a silent answer. Infeasible problems are explained with its
+//     activation literals and Why, then minimised by deletion
+//     (conflict.go). When a structural limit (MaxNodes, MaxStates) stops
+//     the search, gini searches a core of at most 64 units under U ≥ T
+//     (satcore.go).
 //
-// gini is not used to optimise: measured on these problems (see
-// reference/solver-notes.md and BenchmarkSolve), knapsack optimality proofs
-// by CDCL stop scaling at a few dozen core items, while the DP certificate
-// has no such ceiling.
+// # Where gini earns its place (measured)
 //
-// # Ties and determinism
+// On a 2-core VM shared with other jobs (load about 3), go 1.26, gini
+// v1.0.4, one run:
+//
+//	BenchmarkCoreSearch: dense 20-unit cores the root DP leaves open
+//	  branch and bound + DP    p50  12 ms   proven 100%
+//	  gini, U ≥ T, 10M budget  p50 117 ms   proven  15%
+//	BenchmarkHardMix: cores after fixing are 4-1,100 items, where CDCL
+//	  proofs of knapsack optimality do not scale past ~60 (solver-notes
+//	  §6.2); the DP proves all 120 instances at 2,048 units, p99 160 ms
+//	BenchmarkCheck, the gini check of a pack (warmhard mix):
+//	  8 ms at 2,048 units, 35 ms at 10,000
+//
+// So the search stays branch and bound with the DP, and gini does what
+// the DP cannot: an independent check of every pack against the
+// constraints as the caller stated them (not the merged model the search
+// uses), subset-minimal conflicts, and a last try on small cores when a
+// structural limit stops the search.
+//
+// # Limits and determinism
 //
 // Solve is deterministic: the same problem and options give the same
 // Solution (but for Stats.Elapsed) on any machine, under any load. The
 // limits that stop a search early are work budgets counted in work units
-// (Options.MaxWork: DP states, multiplier evaluations, search nodes;
-// Options.MaxNodes; Options.MaxStates), never time. The wall clock
-// (Options.TimeLimit, the context's deadline) is only a safety net, ten
-// times the default work budget; when it cuts a search the result may
-// differ between runs, and Stats.Limit says [LimitTime]. Among packs of maximal utility it returns one with the fewest
+// (Options.MaxWork: DP states, multiplier and fixing evaluations, search
+// nodes, and 500,000 per slice of gini search; Options.MaxNodes;
+// Options.MaxStates), never time. gini has no conflict budget; Try(1ns)
+// stops at its first deadline check, after 20,000 propagations, which
+// makes it a deterministic slice. The wall clock (Options.TimeLimit, the
+// context's deadline) is only a safety net, ten times the default work
+// budget; when it cuts a search the result may differ between runs, and
+// Stats.Limit says [LimitTime]. No map iteration order or randomness
+// enters a decision.
+//
+// # Ties
+//
+// Among packs of maximal utility Solve returns one with the fewest
 // tokens. Remaining ties are broken by a fixed processing order (items by
-// decreasing regret under the multipliers, then by Order, oldest first;
-// within an item the richer option wins), which is deterministic but not a
-// user-facing preference. The fewest-tokens rule is exact except when an
-// at_most multiplier decides the node, where it is best effort.
+// decreasing certainty under the multipliers, then by Order, oldest
+// first; within an item the richer option wins; among DP buckets of equal
+// value the lower bucket), which is deterministic but not a user-facing
+// preference. The fewest-tokens rule is exact except when a multiplier
+// decides an at_most group the DP relaxes (more groups than its buckets
+// hold), where it is best effort.
 //
 // # Concurrency
 //
@@ -97,13 +138,13 @@
 //	}
 //	sol, err := solver.Solve(ctx, p, nil)
 //	if err != nil {
-//		return err // invalid problem, cancelled, or deadline already passed
+//		return err // invalid problem, cancelled, deadline already passed, or ErrInternal
 //	}
 //	switch sol.Status {
 //	case solver.Infeasible:
 //		return fmt.Errorf("pack: %v", sol.Conflict)
 //	case solver.Feasible:
-//		// valid pack; optimum is at most sol.Bound
+//		// valid pack; optimum is at most sol.Bound; sol.Stats.Limit says why
 //	}
 //	for i, c := range sol.Choice { /* c == -1: p.Units[i] omitted */ }
 package solver

@@ -1,41 +1,58 @@
 package solver
 
-// The core DP is an exact multiple-choice knapsack over the undecided items:
-// a list of Pareto-optimal (tokens, utility) states per layer, pruned by the
-// Lagrangian bound of the remaining layers against a target utility. Only
-// states that can still reach the target survive, so with a good incumbent
-// the lists stay short even at large capacities (Pisinger's idea, with the
-// LP multiplier as the bound).
-//
-// A star (a centre item that excludes a set of leaf items, such as a
-// summary and the raw messages it covers) is solved exactly: from the
-// states before the star, one branch takes the leaves with the centre
-// omitted, the other takes a centre option with every leaf omitted, and
-// the two lists are merged. Other side constraints are relaxed; the search
-// branches on them.
-//
-// Layers run oldest first. Among states with equal tokens and utility the
-// one whose latest layer takes the later (richer) option wins, which makes
-// the result the canonical optimum of the tie-break rule.
-
-type dpItem struct {
-	item int32
-	opts []int32 // allowed options ascending; −1 (omitted) first if allowed
-	pen  int64   // scaled group penalty of every selected option
-}
-
-const (
-	stepItem  = iota // one item (also a leaf inside a star)
-	stepBegin        // a star starts: remember the states
-	stepEnd          // a star ends: merge in the centre (d: its selected options)
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"slices"
 )
 
+// The core DP is an exact multiple-choice knapsack over the undecided items:
+// a list of Pareto-optimal (tokens, utility) states per layer, pruned by
+// Lagrangian bounds of the remaining layers against a target utility. Only
+// states that can still reach the target survive, so with a good incumbent
+// the lists stay short even at large capacities (Pisinger's idea). Each
+// state is tested against a small grid of capacity multipliers (see
+// dpGrid).
+//
+// States live in buckets (see core.go): the bits of the live frontier
+// slots, which enforce exclusions exactly, and the counts of selected
+// members of the exactly enforced at_most groups, in mixed radix above
+// them. A step maps each source bucket and option to a destination bucket
+// or forbids it; lists that meet in a destination are merged. A bucket's
+// thresholds are the common ones plus offsets for its set bits and the
+// room left in its groups. Side constraints the DP does not enforce are
+// relaxed through their multipliers; the search branches on them.
+//
+// Among states with equal tokens and utility in a bucket the one merged
+// last wins (later options, later source buckets); among final buckets of
+// equal value the one with fewer tokens, then the lower bucket. That makes
+// the result deterministic.
+
+// A dpStep decides one item.
 type dpStep struct {
-	kind int8
-	d    dpItem
+	item  int32
+	opts  []int32 // allowed options ascending; −1 (omitted) first if allowed
+	pen   int64   // scaled group penalty of every selected option
+	gw    []int32 // weight in each exact group (nil: in none)
+	delta int32   // bucket offset of a selected option: Σ gw[g]·stride[g]
+	gpen  int64   // the part of pen due to exact groups, which the DP leaves out
+
+	// Frontier bits (see core.go): selecting is forbidden if the source
+	// has a forbid bit; selecting sets set and own, omitting clears own;
+	// release is cleared after the step.
+	forbid, set, own, release uint8
+	// Bound group: the step index of the keeper whose star this step is
+	// counted in by the thresholds (−1: none), and whether it is that
+	// keeper.
+	bg     int32
+	keeper bool
 }
 
 type dpResult struct {
+	// bound is an upper bound on the value (as target) of every solution:
+	// the thresholds of the first layer, which hold whatever the target.
+	bound    int64
 	found    bool
 	w, p     int64 // tokens and scaled penalised utility of the solution
 	choice   []dpPick
@@ -46,33 +63,42 @@ type dpResult struct {
 
 type dpPick struct{ item, opt int32 }
 
-type dpLayer struct {
-	start int // offset in parLog/optLog
-	step  int // index of the step that produced it
-	from  int // stepEnd: layer of the states before the star (−1 = initial)
+// dpList is a Pareto list of states with back-pointers.
+type dpList struct {
+	w, p     []int64
+	par, opt []int32
 }
 
 type dpBuf struct {
-	cw, cp, ck []int64 // current layer; ck = cp − a·cw
-	sw, sp, sk []int64 // states before the current star
-	nw, np     []int64 // accumulator
-	npar, nopt []int32
-	tw, tp     []int64 // merge output
-	tpar, topt []int32
-	parLog     []int32
-	optLog     []int32
-	layers     []dpLayer
-	need       []int64
+	cw, cp  []int64 // current layer, bucket after bucket
+	coff    []int32 // bucket b of the current layer: [coff[b], coff[b+1])
+	next    dpList  // next layer
+	noff    []int32
+	acc     []dpList // per destination bucket
+	tmp     dpList
+	parLog  []int32
+	optLog  []int32
+	starts  []int // per layer: offset in parLog/optLog
+	need    []int64
+	delta   []int64 // per layer, grid point and slot: threshold offset of a set bit
+	topsum  []int64 // per layer, grid point, exact group and room r: the best r member gains
+	pool    []poolGain
+	needB   []int64 // the thresholds of one bucket
+	touched []bool  // per destination bucket: merged into this layer
+	gen     uint64  // the steps generation need, delta and topsum are for
+	base    []int64 // per grid point: target − λ·capacity
+	keys    []int64 // prune's scratch
+	sorted  []int64
 }
 
-// merge merges the accumulator with src shifted by (ow, op), tagging the
-// new entries with option k, keeping only states within capacity whose
-// bound reaches thr, and only Pareto-optimal ones. On ties the new entries
-// win. key[j] = srcP[j] − a·srcW[j], so the bound test of a shifted state
-// is key[j] ≥ thr − op + a·ow.
-func (b *dpBuf) merge(a int64, srcW, srcP, key []int64, ow, op int64, k int32, thr, capacity int64) {
-	tw, tp, tpar, topt := b.tw[:0], b.tp[:0], b.tpar[:0], b.topt[:0]
-	nw, np, npar, nopt := b.nw, b.np, b.npar, b.nopt
+// merge merges src shifted by (ow, op) into acc (using tmp), tagging the
+// new entries with option k and parent parBase+j, keeping only states within capacity whose
+// bound reaches the thresholds, and only Pareto-optimal ones. On ties the
+// new entries win. A shifted state survives iff P − λ_i·W ≥ need[i] for
+// every grid point i (ascending λ_i).
+func (acc *dpList) merge(tmp *dpList, grid []int64, srcW, srcP []int64, parBase int32, ow, op int64, k int32, need []int64, capacity int64) {
+	tw, tp, tpar, topt := tmp.w[:0], tmp.p[:0], tmp.par[:0], tmp.opt[:0]
+	nw, np, npar, nopt := acc.w, acc.p, acc.par, acc.opt
 	x, na := 0, len(nw)
 	// Shifted states beyond the capacity never survive: srcW is ascending.
 	nc := len(srcW)
@@ -88,26 +114,35 @@ func (b *dpBuf) merge(a int64, srcW, srcP, key []int64, ow, op int64, k int32, t
 		}
 		nc = lo
 	}
-	need := thr - op + a*ow
+	// A state passes if P ≥ λ_i·W + need[i] for the binding grid point i,
+	// the line on top at W; W only grows, and so does the binding λ.
+	i := 0
+	ok := func(j int) bool {
+		w, p := srcW[j]+ow, srcP[j]+op
+		for i+1 < len(grid) && grid[i+1]*w+need[i+1] >= grid[i]*w+need[i] {
+			i++
+		}
+		return p >= grid[i]*w+need[i]
+	}
 	if na == 0 {
 		// Nothing to merge with: a shifted subset of a Pareto list is
 		// Pareto already.
 		for j := 0; j < nc; j++ {
-			if key[j] >= need {
+			if ok(j) {
 				tw = append(tw, srcW[j]+ow)
 				tp = append(tp, srcP[j]+op)
-				tpar = append(tpar, int32(j))
+				tpar = append(tpar, parBase+int32(j))
 				topt = append(topt, k)
 			}
 		}
-		b.nw, b.tw = tw, nw
-		b.np, b.tp = tp, np
-		b.npar, b.tpar = tpar, npar
-		b.nopt, b.topt = topt, nopt
+		acc.w, tmp.w = tw, nw
+		acc.p, tmp.p = tp, np
+		acc.par, tmp.par = tpar, npar
+		acc.opt, tmp.opt = topt, nopt
 		return
 	}
 	j := 0
-	for j < nc && key[j] < need {
+	for j < nc && !ok(j) {
 		j++
 	}
 	last := int64(neg)
@@ -115,11 +150,11 @@ func (b *dpBuf) merge(a int64, srcW, srcP, key []int64, ow, op int64, k int32, t
 		var w, p int64
 		var par, o int32
 		if x >= na || (j < nc && (srcW[j]+ow < nw[x] || (srcW[j]+ow == nw[x] && srcP[j]+op >= np[x]))) {
-			w, p, par, o = srcW[j]+ow, srcP[j]+op, int32(j), k
+			w, p, par, o = srcW[j]+ow, srcP[j]+op, parBase+int32(j), k
 			if x < na && w == nw[x] && p == np[x] {
 				x++
 			}
-			for j++; j < nc && key[j] < need; j++ {
+			for j++; j < nc && !ok(j); j++ {
 			}
 		} else {
 			w, p, par, o = nw[x], np[x], npar[x], nopt[x]
@@ -133,175 +168,484 @@ func (b *dpBuf) merge(a int64, srcW, srcP, key []int64, ow, op int64, k int32, t
 			topt = append(topt, o)
 		}
 	}
-	b.nw, b.tw = tw, nw
-	b.np, b.tp = tp, np
-	b.npar, b.tpar = tpar, npar
-	b.nopt, b.topt = topt, nopt
+	acc.w, tmp.w = tw, nw
+	acc.p, tmp.p = tp, np
+	acc.par, tmp.par = tpar, npar
+	acc.opt, tmp.opt = topt, nopt
 }
 
-// runDP solves max Σ(b·u − pen) subject to Σw ≤ capacity over the steps,
-// looking only for solutions whose value is at least target (scaled). It
-// returns the canonical best such solution, or found == false if there is
-// none. States hold the scaled penalised utility; with no penalties that is
-// b·utility, so ties are exactly ties in utility.
+// dpGroups are the at_most groups a DP enforces exactly, with the frontier
+// slots below them. A state's bucket is bits + Σ count_g·stride[g],
+// count_g ≤ radix[g]−1.
+type dpGroups struct {
+	slots         int
+	radix, stride []int32
+	muK           int64 // Σ μ_g·(radix_g−1): the penalties the caller expects
+	buckets       int   // 2^slots · Π radix
+}
+
+func (g *dpGroups) count(b, gi int) int32 { return int32(b) / g.stride[gi] % g.radix[gi] }
+
+// fits reports whether a state in bucket b may select an item with group
+// weights gw.
+func (g *dpGroups) fits(b int, gw []int32) bool {
+	for gi, w := range gw {
+		if w > 0 && g.count(b, gi)+w >= g.radix[gi] {
+			return false
+		}
+	}
+	return true
+}
+
+// A dpQuery asks for the best solution of a DP whose value is at least
+// target.
+type dpQuery struct {
+	steps     []dpStep
+	grp       *dpGroups
+	slotGroup []int32 // per layer and frontier slot: the keeper's step, or −1
+	capacity  int64
+	target    int64 // scaled, as the result's p
+	l         lagrange
+	maxStates int
+	// valueOnly keeps no back-pointers, so memory is bounded per layer
+	// (maxStates states) rather than in total; the result then has the
+	// optimum value without the choice.
+	valueOnly bool
+	// beam > 0 keeps only the beam most promising states per bucket: a
+	// heuristic for a good pack, not a proof.
+	beam int
+	// gen identifies steps, grp, slotGroup and l: queries with the same
+	// non-zero gen share the target-independent thresholds.
+	gen uint64
+}
+
+// runDP solves max Σ(b·u − pen) subject to Σw ≤ capacity, the enforced
+// exclusions and the exact groups over the steps, looking only for
+// solutions whose value is at least target. It returns the canonical best
+// such solution, or found == false if there is none. Values are scaled
+// utilities less the penalties of relaxed groups; the exact groups cost
+// nothing, but the result subtracts grp.muK, which the caller's target
+// and bookkeeping (Σ μ·K over all groups) expect.
 //
 // stop is called before every layer with the number of states of the
 // layer before; when it reports true the DP gives up.
-func (m *model) runDP(steps []dpStep, capacity, target int64, l lagrange, maxStates int, stop func(states int) bool, buf *dpBuf) dpResult {
-	return m.runDPMode(steps, capacity, target, l, maxStates, false, stop, buf)
-}
-
-// runDPMode is runDP; with valueOnly it keeps no back-pointers, so memory
-// is bounded per layer (MaxStates states) rather than in total, and it
-// returns the optimum value without the choice.
-func (m *model) runDPMode(steps []dpStep, capacity, target int64, l lagrange, maxStates int, valueOnly bool, stop func(states int) bool, buf *dpBuf) dpResult {
-	var res dpResult
+func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResult {
+	steps, grp, l, capacity, target := q.steps, q.grp, q.l, q.capacity, q.target
+	res := dpResult{bound: neg}
 	n := len(steps)
 	if capacity < 0 {
 		return res
 	}
-	// need[t]: a state before step t survives iff P − a·w ≥ need[t];
-	// need[n] is the final threshold.
-	a := l.a
-	if cap(buf.need) < n+1 {
-		buf.need = make([]int64, n+1)
+	grid := dpGrid(l)
+	L := len(grid)
+	target += grp.muK
+	if buf.gen != q.gen || q.gen == 0 {
+		buf.thresholds(m, steps, grp, q.slotGroup, grid, l.b)
+		buf.gen = q.gen
 	}
-	need := buf.need[:n+1]
-	best := func(d dpItem) int64 {
-		b := int64(-1 << 62)
-		for _, o := range d.opts {
-			v := int64(0)
-			if o >= 0 {
-				op := m.items[d.item].opts[o]
-				v = l.b*op.u - a*op.w - d.pen
-			}
-			b = max(b, v)
-		}
-		return b
+	buf.base = buf.base[:0]
+	for _, lam := range grid {
+		buf.base = append(buf.base, target-lam*capacity)
 	}
-	base := target - a*capacity
-	rest := int64(0)
-	need[n] = base
-	var afterStar, leaves int64 // inside a star (walking backwards)
-	for t := n - 1; t >= 0; t-- {
-		s := &steps[t]
-		switch s.kind {
-		case stepItem:
-			rest += best(s.d)
-			leaves += best(s.d)
-		case stepEnd:
-			// Entering stepEnd from the leaf branch: centre omitted.
-			afterStar, leaves = rest, 0
-		case stepBegin:
-			// States before the star may take either branch.
-			centre := best(steps[starEnd(steps, t)].d)
-			rest = afterStar + max(leaves, centre)
-		}
-		need[t] = base - rest
+	B := grp.buckets
+	bitMask := 1<<grp.slots - 1
+	buf.needB = grow(buf.needB, B*L)
+	thrOf := func(d int) []int64 { return buf.needB[d*L : (d+1)*L] }
+	buf.bucketNeed(thrOf(0), 0, 0, grp, L)
+	res.bound = q.target - slices.Max(thrOf(0))
+	if res.bound < q.target {
+		return res // even the empty state cannot reach target
 	}
-	if 0 < need[0] {
-		return res
+	for len(buf.acc) < B {
+		buf.acc = append(buf.acc, dpList{})
 	}
+	if cap(buf.touched) < B {
+		buf.touched = make([]bool, B)
+	}
+	touched := buf.touched[:B]
 
 	buf.cw = append(buf.cw[:0], 0)
 	buf.cp = append(buf.cp[:0], 0)
-	buf.parLog, buf.optLog, buf.layers = buf.parLog[:0], buf.optLog[:0], buf.layers[:0]
+	buf.coff = append(buf.coff[:0], 0)
+	for range B {
+		buf.coff = append(buf.coff, 1)
+	}
+	buf.parLog, buf.optLog, buf.starts = buf.parLog[:0], buf.optLog[:0], buf.starts[:0]
 	res.states = 1
-	beforeStar := -1
-	inStar := false // the leaf branch may die out; the centre branch may not
 	for t := 0; t < n; t++ {
 		if stop(len(buf.cw)) {
 			res.stopped = true
 			return res
 		}
 		s := &steps[t]
-		thr := need[t+1]
-		buf.nw, buf.np, buf.npar, buf.nopt = buf.nw[:0], buf.np[:0], buf.npar[:0], buf.nopt[:0]
-		lay := dpLayer{start: len(buf.parLog), step: t}
-		buf.ck = buf.ck[:0]
-		for j, w := range buf.cw {
-			buf.ck = append(buf.ck, buf.cp[j]-a*w)
+		it := &m.items[s.item]
+		clear(touched)
+		// dest returns the bucket that source bucket b reaches with an
+		// option, or −1 if the option is forbidden there.
+		dest := func(b int, selected bool) int {
+			bits := b & bitMask
+			if !selected {
+				return (b &^ int(s.own)) &^ int(s.release)
+			}
+			if bits&int(s.forbid) != 0 || !grp.fits(b, s.gw) {
+				return -1
+			}
+			return ((b | int(s.set) | int(s.own)) &^ int(s.release)) + int(s.delta)
 		}
-		switch s.kind {
-		case stepBegin:
-			buf.sw = append(buf.sw[:0], buf.cw...)
-			buf.sp = append(buf.sp[:0], buf.cp...)
-			buf.sk = append(buf.sk[:0], buf.ck...)
-			beforeStar = len(buf.layers) - 1
-			inStar = true
-			continue
-		case stepItem:
-			it := &m.items[s.d.item]
-			for k, o := range s.d.opts {
+		for b := 0; b < B; b++ {
+			lo, hi := buf.coff[b], buf.coff[b+1]
+			if lo == hi {
+				continue
+			}
+			for k, o := range s.opts {
+				d := dest(b, o >= 0)
+				if d < 0 {
+					continue
+				}
+				if !touched[d] {
+					touched[d] = true
+					a := &buf.acc[d]
+					a.w, a.p, a.par, a.opt = a.w[:0], a.p[:0], a.par[:0], a.opt[:0]
+					buf.bucketNeed(thrOf(d), t+1, d, grp, L)
+				}
 				var ow, op int64
 				if o >= 0 {
-					ow, op = it.opts[o].w, l.b*it.opts[o].u-s.d.pen
+					ow, op = it.opts[o].w, l.b*it.opts[o].u-(s.pen-s.gpen)
 				}
-				buf.merge(a, buf.cw, buf.cp, buf.ck, ow, op, int32(k), thr, capacity)
-			}
-		case stepEnd:
-			lay.from = beforeStar
-			inStar = false
-			it := &m.items[s.d.item]
-			buf.merge(a, buf.cw, buf.cp, buf.ck, 0, 0, -1, thr, capacity)
-			for k, o := range s.d.opts {
-				buf.merge(a, buf.sw, buf.sp, buf.sk, it.opts[o].w, l.b*it.opts[o].u-s.d.pen, int32(k), thr, capacity)
+				buf.acc[d].merge(&buf.tmp, grid, buf.cw[lo:hi], buf.cp[lo:hi], lo, ow, op, int32(k), thrOf(d), capacity)
 			}
 		}
-		if len(buf.nw) == 0 && !inStar {
+		nx := &buf.next
+		nx.w, nx.p, nx.par, nx.opt = nx.w[:0], nx.p[:0], nx.par[:0], nx.opt[:0]
+		buf.noff = append(buf.noff[:0], 0)
+		for d := 0; d < B; d++ {
+			if touched[d] {
+				a := &buf.acc[d]
+				if q.beam > 0 && len(a.w) > q.beam {
+					buf.prune(a, q.beam, grid, thrOf(d))
+				}
+				nx.w = append(nx.w, a.w...)
+				nx.p = append(nx.p, a.p...)
+				nx.par = append(nx.par, a.par...)
+				nx.opt = append(nx.opt, a.opt...)
+			}
+			buf.noff = append(buf.noff, int32(len(nx.w)))
+		}
+		if len(nx.w) == 0 {
 			return res
 		}
-		res.states += len(buf.nw)
-		if valueOnly {
-			if len(buf.nw) > maxStates {
+		res.states += len(nx.w)
+		if q.valueOnly {
+			if len(nx.w) > q.maxStates {
 				res.overflow = true
 				return res
 			}
 		} else {
-			buf.layers = append(buf.layers, lay)
-			buf.parLog = append(buf.parLog, buf.npar...)
-			buf.optLog = append(buf.optLog, buf.nopt...)
-			if len(buf.parLog) > maxStates {
+			buf.starts = append(buf.starts, len(buf.parLog))
+			buf.parLog = append(buf.parLog, nx.par...)
+			buf.optLog = append(buf.optLog, nx.opt...)
+			if len(buf.parLog) > q.maxStates {
 				res.overflow = true
 				return res
 			}
 		}
-		buf.cw, buf.nw = buf.nw, buf.cw
-		buf.cp, buf.np = buf.np, buf.cp
+		buf.cw, nx.w = nx.w, buf.cw
+		buf.cp, nx.p = nx.p, buf.cp
+		buf.coff, buf.noff = buf.noff, buf.coff
 	}
-	s := len(buf.cw) - 1
-	if buf.cp[s] < target {
+	// The best final state: the last (richest) of each bucket; ties go to
+	// fewer tokens, then the lower bucket.
+	s := -1
+	var best int64
+	for b := 0; b < B; b++ {
+		hi := int(buf.coff[b+1]) - 1
+		if hi < int(buf.coff[b]) {
+			continue
+		}
+		v := buf.cp[hi]
+		if s < 0 || v > best || (v == best && buf.cw[hi] < buf.cw[s]) {
+			s, best = hi, v
+		}
+	}
+	if s < 0 || best < target {
 		return res
 	}
 	res.found = true
-	res.w, res.p = buf.cw[s], buf.cp[s]
-	if valueOnly {
+	res.w, res.p = buf.cw[s], best-grp.muK
+	if q.valueOnly {
 		return res
 	}
-	for li := len(buf.layers) - 1; li >= 0; {
-		lay := buf.layers[li]
-		g := lay.start + s
+	for t := n - 1; t >= 0; t-- {
+		g := buf.starts[t] + s
 		k := buf.optLog[g]
 		s = int(buf.parLog[g])
-		st := &steps[lay.step]
-		switch {
-		case st.kind == stepItem:
-			res.choice = append(res.choice, dpPick{st.d.item, st.d.opts[k]})
-			li--
-		case k < 0: // star with the centre omitted: continue into the leaves
-			li--
-		default: // star with the centre selected: leaves stay omitted
-			res.choice = append(res.choice, dpPick{st.d.item, st.d.opts[k]})
-			li = lay.from
+		if o := steps[t].opts[k]; o >= 0 {
+			res.choice = append(res.choice, dpPick{steps[t].item, o})
 		}
 	}
 	return res
 }
 
-// starEnd returns the index of the stepEnd closing the star opened at t.
-func starEnd(steps []dpStep, t int) int {
-	for steps[t].kind != stepEnd {
-		t++
+// prune keeps the beam states of a whose bounds exceed the thresholds
+// thr by the most (the least slack over the grid), in order.
+func (buf *dpBuf) prune(a *dpList, beam int, grid []int64, thr []int64) {
+	keys := buf.keys[:0]
+	i := 0
+	for j, w := range a.w {
+		for i+1 < len(grid) && grid[i+1]*w+thr[i+1] >= grid[i]*w+thr[i] {
+			i++
+		}
+		keys = append(keys, a.p[j]-grid[i]*w-thr[i])
 	}
-	return t
+	buf.keys = keys
+	sorted := append(buf.sorted[:0], keys...)
+	buf.sorted = sorted
+	slices.Sort(sorted)
+	cut := sorted[len(sorted)-beam]
+	above := 0 // states strictly above cut: all kept
+	for _, k := range keys {
+		if k > cut {
+			above++
+		}
+	}
+	ties, n := beam-above, 0
+	for j, k := range keys {
+		if k > cut || (k == cut && ties > 0) {
+			if k == cut {
+				ties--
+			}
+			a.w[n], a.p[n], a.par[n], a.opt[n] = a.w[j], a.p[j], a.par[j], a.opt[j]
+			n++
+		}
+	}
+	a.w, a.p, a.par, a.opt = a.w[:n], a.p[:n], a.par[:n], a.opt[:n]
 }
+
+// bucketNeed writes into thr the thresholds of bucket d at layer t: the
+// common ones, plus the offsets of its set bits, less the best gains of
+// the group members it still has room for.
+func (buf *dpBuf) bucketNeed(thr []int64, t, d int, grp *dpGroups, L int) {
+	copy(thr, buf.need[t*L:(t+1)*L])
+	for i, b := range buf.base {
+		thr[i] += b
+	}
+	for s := range grp.slots {
+		if d&(1<<s) != 0 {
+			row := buf.delta[(t*maxSlots+s)*L:][:L]
+			for i := range thr {
+				thr[i] += row[i]
+			}
+		}
+	}
+	off := t * buf.topWidth(grp)
+	for gi, rad := range grp.radix {
+		row := buf.topsum[(off+int(rad-1-grp.count(d, gi)))*L:][:L]
+		for i := range thr {
+			thr[i] -= row[i]
+		}
+		off += int(rad)
+	}
+}
+
+// topWidth is the number of topsum entries per layer and grid point.
+func (buf *dpBuf) topWidth(grp *dpGroups) int {
+	w := 0
+	for _, r := range grp.radix {
+		w += int(r)
+	}
+	return w
+}
+
+// dpGrid returns the capacity multipliers, ascending, that the DP tests
+// states against: l.a times each of dpGridFactors. Each gives a valid Lagrangian
+// bound. Small multipliers suit states with much room left and large ones
+// states with little, so the tightest of them approximates the LP bound
+// of each state's residual capacity: much tighter than one multiplier for
+// states far from the break. As states run in ascending tokens, finding
+// the tightest costs one comparison per state (see merge).
+func dpGrid(l lagrange) []int64 {
+	var grid []int64
+	for _, f := range dpGridFactors {
+		hi, lo := bits.Mul64(uint64(l.a), uint64(math.Round(f*(1<<16))))
+		g := l.aMax
+		if hi>>16 == 0 {
+			g = min(int64(hi<<48|lo>>16), l.aMax)
+		}
+		if len(grid) == 0 || g != grid[len(grid)-1] {
+			grid = append(grid, g)
+		}
+	}
+	return grid
+}
+
+// A poolGain is a group member's gain in the bound: what selecting it
+// adds over leaving it out.
+type poolGain struct {
+	step int32
+	gain int64
+}
+
+// thresholds fills buf.need, buf.delta and buf.topsum, which do not depend
+// on the target. need[t*L+i] + base[i] is the least P − λ_i·w a state of
+// layer t (before step t) needs to reach target under grid point i when
+// all its bits are clear and it has no room left in the exact groups (row
+// n: the final thresholds); delta[(t*maxSlots+s)*L+i] is what a set bit s
+// adds, and topsum[(t*tw+off_g+r)*L+i] the best gains of r more members
+// of exact group g, which room for them subtracts. Rows run over the grid
+// so that a bucket's thresholds are a few vector additions.
+//
+// The bound of the remaining steps is separable by bound group: a keeper
+// and the leaves counted with it contribute max(keeper, leaves) while the
+// keeper is undecided and leaves only after, every other step its best
+// option. A set bit means the keeper can no longer be selected (before
+// it) or its leaves no longer can (after it). A member of an exact group
+// that is a keeper or counted with no keeper contributes its value left
+// out, and its gain goes to the group's pool: with room r, the bound adds
+// the r best gains (the exact Lagrangian dual of the count). Members that
+// are leaves, or in a second exact group, are bounded as if the group
+// did not exist; that only loosens the bound.
+func (buf *dpBuf) thresholds(m *model, steps []dpStep, grp *dpGroups, slotGroup []int32, grid []int64, scale int64) {
+	n, L, G := len(steps), len(grid), len(grp.radix)
+	tw := buf.topWidth(grp)
+	buf.need = grow(buf.need, (n+1)*L)
+	buf.delta = grow(buf.delta, (n+1)*L*maxSlots)
+	buf.topsum = grow(buf.topsum, (n+1)*L*tw)
+	need, delta, topsum := buf.need, buf.delta, buf.topsum
+	keeper := make([]int64, n) // per bound group (keeper step): its best value
+	leaves := make([]int64, n) // Σ best of its remaining leaves
+	undecided := make([]bool, n)
+	// The pool member of each step: its exact group, or −1.
+	member := make([]int8, n)
+	for t := range steps {
+		member[t] = -1
+		d := &steps[t]
+		if d.gw == nil || (d.bg >= 0 && !d.keeper) {
+			continue
+		}
+		for gi, w := range d.gw {
+			if w > 0 {
+				member[t] = int8(gi)
+				break
+			}
+		}
+	}
+	pools := make([][]poolGain, G)
+	for _, lam := range grid {
+		_ = lam
+	}
+	for i, lam := range grid {
+		best := func(d *dpStep) (all, out int64) {
+			all, out = neg, neg
+			for _, o := range d.opts {
+				v := int64(0)
+				if o >= 0 {
+					op := m.items[d.item].opts[o]
+					v = scale*op.u - lam*op.w - (d.pen - d.gpen)
+				} else {
+					out = 0
+				}
+				all = max(all, v)
+			}
+			if out == neg {
+				out = all // must be selected: no gain to choose
+			}
+			return all, out
+		}
+		clear(leaves)
+		clear(undecided)
+		for gi := range pools {
+			pools[gi] = pools[gi][:0]
+		}
+		// setGain inserts or moves step k's gain in its pool, kept
+		// sorted by decreasing gain.
+		setGain := func(gi int8, k int32, gain int64) {
+			p := pools[gi]
+			if j := slices.IndexFunc(p, func(x poolGain) bool { return x.step == k }); j >= 0 {
+				p = slices.Delete(p, j, j+1)
+			}
+			j, _ := slices.BinarySearchFunc(p, gain, func(x poolGain, g int64) int { return cmp.Compare(g, x.gain) })
+			pools[gi] = slices.Insert(p, j, poolGain{k, gain})
+		}
+		val := func(k int32) int64 { // a bound group's contribution outside the pools
+			switch {
+			case !undecided[k]:
+				return leaves[k]
+			case member[k] >= 0:
+				return leaves[k] // the keeper's gain is in its pool
+			}
+			return max(keeper[k], leaves[k])
+		}
+		rest := int64(0)
+		for t := n; t >= 0; t-- {
+			if t < n {
+				d := &steps[t]
+				all, out := best(d)
+				switch k := d.bg; {
+				case k < 0 && member[t] >= 0:
+					rest += out
+					setGain(member[t], int32(t), all-out)
+				case k < 0:
+					rest += all
+				case d.keeper:
+					old := val(k)
+					keeper[k], undecided[k] = all, true
+					rest += val(k) - old
+					if member[t] >= 0 {
+						setGain(member[t], k, all-leaves[k])
+					}
+				default:
+					old := val(k)
+					leaves[k] += all
+					rest += val(k) - old
+					if undecided[k] && member[k] >= 0 {
+						setGain(member[k], k, keeper[k]-leaves[k])
+					}
+				}
+			}
+			need[t*L+i] = -rest
+			for s := range maxSlots {
+				x := int64(0)
+				if k := slotGroup[t*maxSlots+s]; k >= 0 {
+					switch {
+					case !undecided[k]:
+						x = leaves[k]
+					case member[k] < 0:
+						x = max(keeper[k], leaves[k]) - leaves[k]
+					}
+				}
+				delta[(t*maxSlots+s)*L+i] = x
+			}
+			off := t * tw
+			for gi, rad := range grp.radix {
+				sum := int64(0)
+				topsum[off*L+i] = 0
+				for r := 1; r < int(rad); r++ {
+					if r <= len(pools[gi]) && pools[gi][r-1].gain > 0 {
+						sum += pools[gi][r-1].gain
+					}
+					topsum[(off+r)*L+i] = sum
+				}
+				off += int(rad)
+			}
+		}
+	}
+}
+
+func grow(s []int64, n int) []int64 {
+	if cap(s) < n {
+		return make([]int64, n)
+	}
+	return s[:n]
+}
+
+// dpGridFactors are the grid's multipliers relative to l.a: 2^(k/12) for
+// k = −12…12, from half to twice the LP multiplier. (Measured on the
+// hard-mix set: a wider grid (¼…4, 49 points) prunes no better and costs
+// twice the thresholds.)
+var dpGridFactors = func() []float64 {
+	var g []float64
+	for k := -12; k <= 12; k++ {
+		g = append(g, math.Exp2(float64(k)/12))
+	}
+	return g
+}()

@@ -62,8 +62,10 @@ func decodeProblem(data []byte) *Problem {
 }
 
 // FuzzSolve checks that Solve never panics, that every returned choice
-// satisfies the constraints and the capacity, that Optimal agrees with
-// brute force, and that Infeasible comes with a sound, minimal conflict.
+// satisfies the constraints and the capacity (by Evaluate, and by gini
+// against the compiled model with every unit in the capacity sum), that
+// Optimal agrees with brute force, and that Infeasible comes with a sound,
+// minimal conflict.
 func FuzzSolve(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{3, 1, 0, 10, 20, 0, 1, 5, 5, 2, 2, 7, 9, 30, 4, 0, 1, 1, 2, 0, 1, 2})
@@ -85,6 +87,7 @@ func FuzzSolve(f *testing.F) {
 		if err != nil {
 			t.Fatalf("invalid choice %v: %v\n%s", sol.Choice, err, dump(p))
 		}
+		ginicheck(t, p, sol.Choice)
 		if u != sol.Utility || w != sol.Tokens || sol.Bound < u {
 			t.Fatalf("totals %d/%d reported %d/%d bound %d", u, w, sol.Utility, sol.Tokens, sol.Bound)
 		}
@@ -92,14 +95,32 @@ func FuzzSolve(f *testing.F) {
 			t.Fatalf("optimal utility %d, brute force %d\n%s", u, wantU, dump(p))
 		}
 		// Work limits may cut the search; the pack and bound stay sound.
-		o := &Options{MaxStates: 1 + len(data)%7, MaxNodes: 1 + len(data)%3}
+		o := &Options{MaxStates: 1 + len(data)%7, MaxNodes: 1 + len(data)%3, MaxWork: 2_000_000}
 		cut, err := Solve(context.Background(), p, o)
 		if err != nil {
 			t.Fatal(err)
 		}
+		ginicheck(t, p, cut.Choice)
 		cu, _, err := p.Evaluate(cut.Choice)
 		if err != nil || cu != cut.Utility || cut.Bound < wantU || (cut.Status == Optimal && cu != wantU) || (cut.Status == Feasible && cut.Stats.Limit == LimitNone) {
 			t.Fatalf("with %+v: %v utility %d bound %d (%v), optimum %d\n%s", *o, cut.Status, cut.Utility, cut.Bound, err, wantU, dump(p))
 		}
 	})
+}
+
+// ginicheck checks a pack with gini against the compiled model of p, with
+// every unit in the capacity's pseudo-Boolean sum.
+func ginicheck(t *testing.T, p *Problem, choice []int) {
+	t.Helper()
+	idx, err := p.validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := make([]int, len(p.Units))
+	for i := range all {
+		all[i] = i
+	}
+	if err := check(p, idx, choice, all); err != nil {
+		t.Fatalf("gini check: %v\n%s", err, dump(p))
+	}
 }

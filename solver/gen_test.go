@@ -9,13 +9,15 @@ import (
 
 // Constraint levels of the generated conversations.
 const (
-	consNone  = iota // no constraints: tool calls and results are independent units
-	consPairs        // tool call <-> result pairing (requires both ways)
-	consFull         // pairs, one summary per 40 old messages excluding its raws, at_most(nsum/2) summaries
-	consHard         // full, summaries capped at nsum/4, at_most(2) over big (>4k) tool results
+	consNone     = iota // no constraints: tool calls and results are independent units
+	consPairs           // tool call <-> result pairing (requires both ways)
+	consFull            // pairs, one summary per 40 old messages excluding its raws, at_most(nsum/2) summaries
+	consHard            // full, summaries capped at nsum/4, at_most(2) over big (>4k) tool results
+	consWarm            // full, but each summary is a warm artifact with 4 fidelities
+	consWarmHard        // hard, with 4-fidelity warm artifacts
 )
 
-var consNames = []string{"none", "pairs", "full", "hard"}
+var consNames = []string{"none", "pairs", "full", "hard", "warm", "warmhard"}
 
 // genConversation builds a realistic pack problem with n messages (the
 // generator of reference/solver-notes.md §2): a mandatory system prompt;
@@ -24,6 +26,10 @@ var consNames = []string{"none", "pairs", "full", "hard"}
 // variants (2.0M/1.6M/1.3M/1.0M); the boundary message 1.5M…0.8M; the newest
 // 25% warm with 4 variants by fidelity (100k/60k/35k/15k + seq, tokens
 // ×1/0.4/0.15/0.06); older messages one variant with utility 1000 + seq.
+// From consFull on, one summary per 40 old messages excludes the raws it
+// covers (tokens 8% of the block, utility half of it); from consWarm on,
+// it is a warm artifact with 4 fidelities (tokens 20/8/4/1.5% of the
+// block, utility 80/50/40/25%).
 func genConversation(seed uint64, n int, capacity int64, cons int) *Problem {
 	r := rand.New(rand.NewPCG(seed, uint64(n)*31+uint64(cons)))
 	logn := func(median float64, sigma float64, hi int64) int64 {
@@ -100,14 +106,21 @@ func genConversation(seed uint64, n int, capacity int64, cons int) *Problem {
 				ut += p.Units[i].Variants[0].Utility
 			}
 			id := fmt.Sprintf("s%d", start)
-			p.Units = append(p.Units, Unit{ID: id, Order: int64(start + 39), Variants: []Variant{{Kind: "summary", Tokens: max(1, tok*8/100), Utility: ut / 2}}})
+			su := Unit{ID: id, Order: int64(start + 39), Variants: []Variant{{Kind: "summary", Tokens: max(1, tok*8/100), Utility: ut / 2}}}
+			if cons >= consWarm {
+				su.Variants = nil
+				for k, f := range [][2]int64{{200, 800}, {80, 500}, {40, 400}, {15, 250}} {
+					su.Variants = append(su.Variants, Variant{Kind: fidelity[k], Tokens: max(1, tok*f[0]/1000), Utility: ut * f[1] / 1000})
+				}
+			}
+			p.Units = append(p.Units, su)
 			for i := start; i < start+40; i++ {
 				p.Constraints = append(p.Constraints, Excludes(id, p.Units[i].ID))
 			}
 			sums = append(sums, id)
 		}
 		k := len(sums) / 2
-		if cons == consHard {
+		if cons == consHard || cons == consWarmHard {
 			k = len(sums) / 4
 			for i, m := range msgs {
 				if m.kind == "result" && m.tok > 4000 && !p.Units[i].Mandatory {
@@ -280,4 +293,45 @@ func referenceDP(p *Problem) (int64, bool) {
 		return 0, false
 	}
 	return f[c], true
+}
+
+// randDense returns a random problem of n units (1–3 variants, utility
+// close to tokens, so that many packs tie closely) with ncons constraints
+// of random pairs and groups: exclusions without star structure, one-way
+// requires and overlapping at_most groups, which the DP enforces only in
+// part, so that the search branches on a small core.
+func randDense(r *rand.Rand, n, ncons int) *Problem {
+	p := &Problem{}
+	var total int64
+	for i := 0; i < n; i++ {
+		u := Unit{ID: fmt.Sprintf("u%d", i), Order: int64(i)}
+		for j := 0; j < 1+r.IntN(3); j++ {
+			w := int64(5 + r.IntN(60))
+			u.Variants = append(u.Variants, Variant{Kind: "v", Tokens: w, Utility: w*int64(80+r.IntN(40))/100 + int64(r.IntN(10))})
+		}
+		total += u.Variants[0].Tokens
+		p.Units = append(p.Units, u)
+	}
+	p.Capacity = total / 3
+	id := func() string { return p.Units[r.IntN(n)].ID }
+	for c := 0; c < ncons; c++ {
+		a, b := id(), id()
+		for a == b {
+			b = id()
+		}
+		switch r.IntN(4) {
+		case 0:
+			p.Constraints = append(p.Constraints, Requires(a, b))
+		case 1, 2:
+			p.Constraints = append(p.Constraints, Excludes(a, b))
+		case 3:
+			perm := r.Perm(n)[:4+r.IntN(6)]
+			var g []string
+			for _, i := range perm {
+				g = append(g, p.Units[i].ID)
+			}
+			p.Constraints = append(p.Constraints, AtMost(1+r.IntN(3), g...))
+		}
+	}
+	return p
 }

@@ -605,3 +605,15 @@ func (m *model) findStars() {
 		}
 	}
 }
+
+// recount recomputes group weights from status.
+func (s *searchState) recount() {
+	clear(s.inWeight)
+	for gi, g := range s.m.groups {
+		for k, it := range g.members {
+			if s.status[it] == stIn {
+				s.inWeight[gi] += g.weights[k]
+			}
+		}
+	}
+}

@@ -134,7 +134,8 @@ type Stats struct {
 	// Phase is the stage that decided the result: "presolve" (bound and
 	// reduced-cost fixing left nothing undecided), "dp" (one core DP at
 	// the root), "search" (branch and bound over constraints with the DP
-	// as relaxation) or "explain" (infeasible).
+	// as relaxation), "sat" (gini searched the core after a structural
+	// limit stopped the search) or "explain" (infeasible).
 	Phase string
 	// Items is the number of items after merging same-choice groups and
 	// mutual requires; Core is the number left undecided after
@@ -143,7 +144,9 @@ type Stats struct {
 	// Nodes is the number of search nodes; States the number of DP states.
 	Nodes, States int
 	// SATVars and SATClauses size the gini encoding built to explain an
-	// infeasible problem (zero otherwise).
+	// infeasible problem or to search the core (Phase "sat"); zero
+	// otherwise. (The check of every pack builds one too; it is not
+	// counted.)
 	SATVars, SATClauses int
 	// Elapsed is the wall time of the call.
 	Elapsed time.Duration
@@ -159,10 +162,12 @@ type Stats struct {
 // Stats.Limit reports when one of them cut the search.
 type Options struct {
 	// MaxWork is the deterministic work budget of one call. One unit is
-	// one DP state created, one item evaluated while tuning the
-	// Lagrange multipliers, or one search node. When it is spent, Solve
-	// returns the best pack found with Status Feasible, a proven Bound
-	// and Stats.Limit == LimitWork. Zero means DefaultMaxWork.
+	// one DP state created, one item evaluated while tuning the Lagrange
+	// multipliers or fixing options, or one search node; a slice of gini
+	// search (20,000 propagations) counts 500,000, about as long. When it
+	// is spent, Solve returns the best pack found with Status Feasible, a
+	// proven Bound and Stats.Limit == LimitWork. Zero means
+	// DefaultMaxWork.
 	MaxWork int64
 	// TimeLimit bounds the wall time of one call, on top of the context's
 	// deadline. It is a safety net, not the deciding limit: when it

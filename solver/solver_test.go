@@ -127,27 +127,6 @@ func TestMatchesReferenceDP(t *testing.T) {
 	}
 }
 
-// TestNeverBelowGreedy checks generated conversations of every constraint
-// level against the newest-first baseline.
-func TestNeverBelowGreedy(t *testing.T) {
-	for cons := consNone; cons <= consHard; cons++ {
-		for _, c := range []int64{8000, 128000} {
-			p := genConversation(7, 512, c, cons)
-			sol, err := Solve(context.Background(), p, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, _, _ := p.Evaluate(greedyNewestFirst(p))
-			if _, _, err := p.Evaluate(sol.Choice); err != nil {
-				t.Fatalf("cons=%s cap=%d: %v", consNames[cons], c, err)
-			}
-			if sol.Utility < g || sol.Bound < sol.Utility {
-				t.Fatalf("cons=%s cap=%d: utility %d bound %d, greedy %d", consNames[cons], c, sol.Utility, sol.Bound, g)
-			}
-		}
-	}
-}
-
 func TestTieBreakFewerTokens(t *testing.T) {
 	// Both packs are worth 10; the one with fewer tokens wins.
 	p := &Problem{Capacity: 10, Units: []Unit{
