@@ -494,7 +494,9 @@ func solverTerm(p pack.Pack) engine.Term {
 	return record("solver",
 		fld("bound", engine.Integer(p.Bound)), fld("core", engine.Integer(p.Stats.Core)),
 		fld("elapsed_ms", engine.Float(float64(p.Stats.Elapsed.Microseconds())/1000)),
-		fld("phase", engine.NewAtom(p.Stats.Phase)), fld("status", engine.NewAtom(p.Status.String())))
+		fld("limit", engine.NewAtom(p.Stats.Limit.String())),
+		fld("phase", engine.NewAtom(p.Stats.Phase)), fld("status", engine.NewAtom(p.Status.String())),
+		fld("work", engine.Integer(p.Stats.Work)))
 }
 
 func ledgerTerm(l pack.Ledger) engine.Term {

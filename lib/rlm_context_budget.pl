@@ -72,4 +72,10 @@ context_section(Name, Visibility, Text, TokenOptions, Outcome) :-
 %   Outcome is ok(context_pack([ledger(L), policy(P), selected(S),
 %   solver(St), utility(U)])) or an error naming what does not fit:
 %   fixed_context_exceeds_limit, mandatory_context_exceeds_limit (with the
-%   units and the excess) or no_feasible_context_pack.
+%   units and the excess) or no_feasible_context_pack. St is
+%   solver([bound(B), core(N), elapsed_ms(Ms), limit(L), phase(P),
+%   status(optimal|feasible), work(W)]): W is the solver's deterministic
+%   effort, the same on any machine, and L the limit that stopped a search
+%   short of a proof (none otherwise; only time, a safety net, depends on
+%   the machine). Every pack is checked against the constraints by gini
+%   before it is returned.

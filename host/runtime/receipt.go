@@ -12,6 +12,7 @@ import (
 	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/host/plan"
 	"github.com/rlmpl/rlmpl/host/provider"
+	"github.com/rlmpl/rlmpl/solver"
 	"github.com/rlmpl/rlmpl/store"
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
@@ -104,11 +105,15 @@ type ReceiptStage struct {
 	Method  string `json:"method"`
 }
 
-// ReceiptSolver is how the selection was proven.
+// ReceiptSolver is how the selection was proven. Work is the solver's
+// deterministic effort (the same on any machine); Limit names the limit
+// that stopped a search that did not prove optimality.
 type ReceiptSolver struct {
 	Status  string `json:"status"`
 	Bound   int64  `json:"bound"`
 	Utility int64  `json:"utility"`
+	Work    int64  `json:"work"`
+	Limit   string `json:"limit,omitempty"`
 }
 
 // ReceiptBoundary is the cold-history boundary's status.
@@ -204,9 +209,12 @@ type WarmRef struct {
 // receiptPack keeps what a receipt needs of a pack.
 func receiptPack(cp Packed) *ReceiptPack {
 	rp := &ReceiptPack{Total: cp.Ledger.Total, Limit: cp.Ledger.Limit, Method: cp.Ledger.Method.String(),
-		Solver:   ReceiptSolver{Status: cp.Status.String(), Bound: cp.Bound, Utility: cp.Utility},
+		Solver:   ReceiptSolver{Status: cp.Status.String(), Bound: cp.Bound, Utility: cp.Utility, Work: cp.Stats.Work},
 		Boundary: ReceiptBoundary{Active: cp.Boundary.Active, ColdThrough: cp.Boundary.ColdThrough, Omitted: cp.Boundary.Omitted},
 		Warm:     cp.Warm}
+	if cp.Stats.Limit != solver.LimitNone {
+		rp.Solver.Limit = cp.Stats.Limit.String()
+	}
 	for _, s := range cp.Selected {
 		u := cp.Units[s.Unit]
 		v := u.Variants[s.Variant]
