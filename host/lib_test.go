@@ -62,8 +62,9 @@ func TestLibSuites(t *testing.T) {
 func runSuite(t *testing.T, file string) {
 	ctx := context.Background()
 	// Suites read their fixtures (testdata/lib/fixtures) as a program reads
-	// the files of its directory.
-	h, err := host.New(&host.Options{FS: os.DirFS(filepath.Dir(file))})
+	// the files of its directory; persist(Name) stores live in a scratch
+	// state directory.
+	h, err := host.New(&host.Options{FS: os.DirFS(filepath.Dir(file)), StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/ichiban/prolog/engine"
@@ -86,7 +87,7 @@ func (s *Session) conversationStoreOpen(c *prolog.Call, spec, out engine.Term) (
 		}
 		ss.Memory = true
 	case engine.Compound:
-		if t.Functor().String() != "persist" || t.Arity() != 1 {
+		if t.Functor().String() != "persist" || t.Arity() != 1 && t.Arity() != 2 {
 			return false, prolog.DomainError("conversation_store_spec", prolog.Resolved(t, c.Env))
 		}
 		d, err := c.Text(t.Arg(0))
@@ -94,6 +95,13 @@ func (s *Session) conversationStoreOpen(c *prolog.Call, spec, out engine.Term) (
 			return false, err
 		}
 		ss.Dir = d
+		if t.Arity() == 2 {
+			op, err := s.options(c, "conversation_store_open/2", t.Arg(1))
+			if err != nil {
+				return false, err
+			}
+			ss.Language = op.atom("language")
+		}
 	default:
 		return false, prolog.TypeError("conversation_store_spec", t)
 	}
@@ -198,7 +206,16 @@ func (s *Session) conversationAppend(c *prolog.Call, conv, msg, options, out eng
 	if err != nil {
 		return false, err
 	}
-	rec, err := cv.Append(m, runtime.AppendOptions{IdempotencyKey: op.text("idempotency_key"), Encodings: pol.encodings})
+	ao := runtime.AppendOptions{IdempotencyKey: op.text("idempotency_key"), Encodings: pol.encodings, Session: op.text("session")}
+	if op.has("time") {
+		if ao.Time, err = timeOf(c, op["time"]); err != nil {
+			return false, err
+		}
+	}
+	if ao.Metadata, err = metadataFrom(c, op["metadata"]); err != nil {
+		return false, err
+	}
+	rec, err := cv.Append(m, ao)
 	if err != nil {
 		return s.fail(c, out, "append", err, engine.NewAtom(cv.ID()))
 	}
@@ -373,16 +390,76 @@ func (s *Session) conversationSearch(c *prolog.Call, conv, query, options, out e
 		return false, err
 	}
 	so := store.SearchOptions{MaxResults: int(op.int("max_results")), Offset: int(op.int("offset")),
-		Exact: op.bool("exact") || op.has("case_sensitive"), CaseSensitive: op.bool("case_sensitive")}
-	hits, err := cv.Search(q, so)
+		Exact: op.bool("exact") || op.has("case_sensitive"), CaseSensitive: op.bool("case_sensitive"),
+		Session: op.text("session"), NoContext: !op.bool("context"), Window: int(min(op.int("window"), math.MaxInt32)),
+		MaxBytes: int(min(op.int("max_bytes"), math.MaxInt32))}
+	roles, err := c.List(op["roles"])
+	if err != nil {
+		return false, err
+	}
+	for _, r := range roles {
+		name, err := c.Text(r)
+		if err != nil {
+			return false, err
+		}
+		role, err := store.ParseRole(name)
+		if err != nil {
+			return false, prolog.DomainError("role", prolog.Resolved(r, c.Env))
+		}
+		so.Roles = append(so.Roles, role)
+	}
+	for _, b := range []struct {
+		name string
+		t    *time.Time
+	}{{"since", &so.Since}, {"until", &so.Until}} {
+		if op.has(b.name) {
+			if *b.t, err = timeOf(c, op[b.name]); err != nil {
+				return false, err
+			}
+		}
+	}
+	res, err := cv.Find(q, so)
 	if err != nil {
 		return s.fail(c, out, "search", err, engine.NewAtom(cv.ID()))
 	}
-	ts := make([]engine.Term, len(hits))
-	for i, h := range hits {
-		ts[i] = withField(recordTerm(h.Record), fld("score", engine.Float(h.Score)))
+	ts := make([]engine.Term, len(res.Hits))
+	for i, h := range res.Hits {
+		t := withField(recordTerm(h.Record), fld("score", engine.Float(h.Score)))
+		t = withField(t, fld("lift", engine.Float(h.Lift)))
+		if len(h.Window) > 0 {
+			w := make([]engine.Term, len(h.Window))
+			for j, r := range h.Window {
+				w[j] = recordTerm(r)
+			}
+			t = withField(t, fld("window", engine.List(w...)))
+		}
+		ts[i] = t
 	}
 	return c.Unify(out, ok(engine.List(ts...))), nil
+}
+
+// timeOf reads a moment: a number of milliseconds since the epoch (as a
+// record's created_at and time), or text in RFC 3339 ("2023-05-08T13:56:00Z")
+// or a date ("2023-05-08", midnight UTC).
+func timeOf(c *prolog.Call, t engine.Term) (time.Time, error) {
+	switch v := c.Resolve(t).(type) {
+	case engine.Variable:
+		return time.Time{}, prolog.InstantiationError()
+	case engine.Integer:
+		return time.UnixMilli(int64(v)).UTC(), nil
+	case engine.Float:
+		return time.UnixMicro(int64(float64(v) * 1000)).UTC(), nil
+	}
+	s, err := c.Text(t)
+	if err != nil {
+		return time.Time{}, prolog.TypeError("time", prolog.Resolved(t, c.Env))
+	}
+	for _, layout := range []string{time.RFC3339Nano, time.DateOnly} {
+		if tm, err := time.Parse(layout, s); err == nil {
+			return tm, nil
+		}
+	}
+	return time.Time{}, prolog.DomainError("time", prolog.Resolved(t, c.Env))
 }
 
 // conversationColdContext is an opaque handle over the conversation
@@ -487,16 +564,20 @@ func metadataFrom(c *prolog.Call, t engine.Term) ([]store.KV, error) {
 	return kvs, nil
 }
 
-// contentTerm renders content: text, or [text(T), image_url(URL, Detail)].
+// contentTerm renders content: text, or [text(T), image_url(URL, Detail)]
+// (image_url(URL, Detail, Alt) when the image has a caption).
 func contentTerm(c store.Content) engine.Term {
 	if !c.IsParts() {
 		return prolog.Chars(c.Text)
 	}
 	ts := make([]engine.Term, len(c.Parts))
 	for i, p := range c.Parts {
-		if p.Type == store.PartText {
+		switch {
+		case p.Type == store.PartText:
 			ts[i] = engine.NewAtom("text").Apply(prolog.Chars(p.Text))
-		} else {
+		case p.Alt != "":
+			ts[i] = engine.NewAtom("image_url").Apply(prolog.Chars(p.URL), engine.NewAtom(p.Detail), prolog.Chars(p.Alt))
+		default:
 			ts[i] = engine.NewAtom("image_url").Apply(prolog.Chars(p.URL), engine.NewAtom(p.Detail))
 		}
 	}
@@ -532,7 +613,7 @@ func recordTerm(r store.Record) engine.Term {
 		counts = append(counts, fld(enc, engine.Integer(n)))
 	}
 	conv := engine.NewAtom(r.Conversation)
-	return record("conversation_message",
+	fs := []prolog.Field{
 		fld("content", contentTerm(r.Message.Content)),
 		fld("conversation_id", conv),
 		fld("created_at", millis(r.CreatedAt)),
@@ -541,7 +622,18 @@ func recordTerm(r store.Record) engine.Term {
 		fld("role", engine.NewAtom(r.Message.Role.String())),
 		fld("sequence", engine.Integer(r.Seq)),
 		fld("token_counts", record("token_counts", counts...)),
-	)
+	}
+	// What the caller said about the message, when it said something.
+	if len(r.Metadata) > 0 {
+		fs = append(fs, fld("metadata", metadataOf(r.Metadata)))
+	}
+	if r.Session != "" {
+		fs = append(fs, fld("session", prolog.Chars(r.Session)))
+	}
+	if !r.Time.IsZero() {
+		fs = append(fs, fld("time", millis(r.Time)))
+	}
+	return record("conversation_message", fs...)
 }
 
 // messageOf reads message(Role, Content) or message([role(R), content(C),
@@ -624,7 +716,8 @@ func messageOf(c *prolog.Call, t engine.Term) (store.Message, error) {
 	return m.Normalize()
 }
 
-// contentOf reads text or a list of parts [text(T), image_url(URL[, Detail])].
+// contentOf reads text or a list of parts [text(T), image_url(URL[, Detail[,
+// Alt]])], Alt an image's caption (searched).
 func contentOf(c *prolog.Call, t engine.Term) (store.Content, error) {
 	if l, isList := c.Resolve(t).(engine.Compound); isList && l.Functor().String() == "." && l.Arity() == 2 {
 		if _, firstCompound := c.Resolve(l.Arg(0)).(engine.Compound); firstCompound {
@@ -643,18 +736,16 @@ func contentOf(c *prolog.Call, t engine.Term) (store.Content, error) {
 						return store.Content{}, &store.ValidationError{Kind: store.ErrInvalid, Field: field, Reason: "text(T) needs text"}
 					}
 					parts = append(parts, store.TextPart(s))
-				case isPart && p.Functor().String() == "image_url" && (p.Arity() == 1 || p.Arity() == 2):
-					url, err := prolog.TextOf(p.Arg(0), c.Env)
-					detail := ""
-					if err == nil && p.Arity() == 2 {
-						detail, err = prolog.TextOf(p.Arg(1), c.Env)
+				case isPart && p.Functor().String() == "image_url" && p.Arity() >= 1 && p.Arity() <= 3:
+					var texts [3]string // URL, Detail, Alt
+					for k := range p.Arity() {
+						if texts[k], err = prolog.TextOf(p.Arg(k), c.Env); err != nil {
+							return store.Content{}, &store.ValidationError{Kind: store.ErrInvalid, Field: field, Reason: "image_url(URL[, Detail[, Alt]]) needs text"}
+						}
 					}
-					if err != nil {
-						return store.Content{}, &store.ValidationError{Kind: store.ErrInvalid, Field: field, Reason: "image_url(URL[, Detail]) needs text"}
-					}
-					parts = append(parts, store.ImagePart(url, detail))
+					parts = append(parts, store.CaptionedImagePart(texts[0], texts[1], texts[2]))
 				default:
-					return store.Content{}, &store.ValidationError{Kind: store.ErrInvalid, Field: field, Reason: "a part is text(T) or image_url(URL[, Detail])"}
+					return store.Content{}, &store.ValidationError{Kind: store.ErrInvalid, Field: field, Reason: "a part is text(T) or image_url(URL[, Detail[, Alt]])"}
 				}
 			}
 			return store.PartsContent(parts...), nil

@@ -15,11 +15,18 @@ Records:
                           message(message([content(C), role(R), ...])),
                           ref(conversation_message_ref([conversation_id(Id), sequence(N)])),
                           role(R), sequence(N), token_counts(token_counts([...]))])
+    (plus metadata(metadata([...])), session(S) and time(Ms) when the
+    append said them)
+
+Times are milliseconds since the epoch (created_at, time); options that
+take a time also accept RFC 3339 text ("2023-05-08T13:56:00Z") or a date
+("2023-05-08").
 
 A message is message(Role, Content) or message([role(R), content(C),
 name(N), tool_call_id(Id), tool_calls([tool_call([id(I), name(F),
 arguments(JSON)])]), reasoning(T)]); content is text or a list of parts
-text(T), image_url(URL), image_url(URL, auto|low|high).
+text(T), image_url(URL), image_url(URL, auto|low|high) or
+image_url(URL, Detail, Alt) with the image's caption (searched).
 
 Errors follow the runtime's one rule: an unbound argument, an argument of
 the wrong type (a store, conversation, selector or message of the wrong
@@ -54,7 +61,10 @@ Exports:
 
 %!  conversation_store_open(+Spec, -Outcome) is det.
 %
-%   Spec is memory or persist(Dir). A relative Dir names a directory under
+%   Spec is memory, persist(Dir) or persist(Dir, [language(en|none)]): the
+%   search index's analyzer, English (stemming, possessives, stop words;
+%   the default) or none (a store opened with another language than its
+%   index's rebuilds the index). A relative Dir names a directory under
 %   the state directory (rlmpl --state DIR; default $XDG_STATE_HOME/rlmpl)
 %   and may not climb out of it; an absolute Dir must be under the state
 %   directory or granted (rlmpl --grant DIR). Outcome is
@@ -92,7 +102,10 @@ Exports:
 %
 %   As conversation_append/3; idempotency_key(K) makes a retry return the
 %   original record and write nothing (the same key with other content is
-%   detail(idempotency_key_reused)).
+%   detail(idempotency_key_reused)). time(T) says when the message was said
+%   (an imported transcript, a relayed message; default: when appended),
+%   session(S) which session it belongs to, metadata([key(V), ...]) what
+%   else is known (stored, not searched). Search filters and ranks by them.
 
 %!  conversation_message(+Conversation, +Seq, -Outcome) is det.
 %
@@ -108,11 +121,23 @@ Exports:
 
 %!  conversation_search(+Conversation, +Query, +Options, -Outcome) is det.
 %
-%   Messages whose content matches Query, best first (BM25 over a derived
-%   full-text index, with messages not yet indexed scanned too). Options:
-%   max_results(N) (default 32), offset(N) for paging, exact(true) for
-%   substring matching, case_sensitive(Bool) (substring mode). Matches
-%   content only, never roles or sequence numbers. Records carry score(S).
+%   Messages that match Query, best first: BM25 over message text, image
+%   captions, tool call names and arguments, stemmed (persist(Dir,
+%   [language(none)]) turns that off), with the same scores whether a
+%   message is indexed yet or not; a query naming a message's author or
+%   its month ("May 2023") ranks it higher. A hit's context counts: it lifts
+%   the matching messages next to it in its session (the answer to a
+%   matching question), and a session whose messages match together lifts
+%   them; the best two hits keep their ranks. Options: max_results(N)
+%   (default 32), offset(N) for paging, roles([user, ...]), session(S),
+%   since(T) and until(T) (a time range), context(false) to rank each
+%   message by its own score alone, window(K) (0..50) for the K messages on
+%   each side of each hit in its session, max_bytes(N) to bound the
+%   windows' text, exact(true) for substring matching and
+%   case_sensitive(Bool) (substring mode). A word in most messages is left
+%   out of ranking (a query of only such words finds nothing). Records
+%   carry score(S) (their own), lift(L) (what context added) and, with a
+%   window, window([Record, ...]) in sequence order.
 
 %!  conversation_cold_context(+Conversation, +LimitOptions, -Outcome) is det.
 %
@@ -123,7 +148,11 @@ Exports:
 %   0-based sequence indexes and search(Query) (ranked; exact(true) or
 %   case_sensitive(true) for substrings; cursor(N) pages), all bounded by
 %   the limits; it cannot reach another conversation. Items are
-%   conversation_message_view([content(C), role(R), sequence(N)]). Delete
+%   conversation_message_view([content(C), role(R), sequence(N)]); a
+%   search hit also carries window([View, ...]), the message before and
+%   after it in its session (within the byte limit), and its text for a
+%   model is those turns as "[N] role: text" lines, so a question that
+%   matches brings its answer. Delete
 %   it with context_delete/2.
 
 %!  conversation_stats(+Conversation, -Outcome) is det.

@@ -57,12 +57,23 @@ rlm_option(conversation_create/3, id, text, optional).
 rlm_option(conversation_create/3, metadata, list, default([])).
 rlm_option(conversation_list/3, order, oneof([asc, desc]), default(desc)).
 rlm_option(conversation_list/3, limit, limit, default(all)).
+rlm_option(conversation_store_open/2, language, oneof([en, none]), default(en)).
 rlm_option(conversation_append/4, idempotency_key, text, optional).
+rlm_option(conversation_append/4, time, any, optional).
+rlm_option(conversation_append/4, session, text, optional).
+rlm_option(conversation_append/4, metadata, list, default([])).
 rlm_option(conversation_messages/4, limit, limit, default(all)).
 rlm_option(conversation_search/4, max_results, positive_integer, default(32)).
 rlm_option(conversation_search/4, offset, nonneg, default(0)).
 rlm_option(conversation_search/4, exact, boolean, default(false)).
 rlm_option(conversation_search/4, case_sensitive, boolean, optional).
+rlm_option(conversation_search/4, roles, list, default([])).
+rlm_option(conversation_search/4, session, text, optional).
+rlm_option(conversation_search/4, since, any, optional).
+rlm_option(conversation_search/4, until, any, optional).
+rlm_option(conversation_search/4, context, boolean, default(true)).
+rlm_option(conversation_search/4, window, nonneg, default(0)).
+rlm_option(conversation_search/4, max_bytes, nonneg, default(0)).
 rlm_option(conversation_cold_context/3, Name, Type, Default) :-
     context_limit_option_(Name, Type, Default).
 rlm_option(conversation_context_pack/3, policy, options(context_policy/2), default([])).

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/rlmpl/rlmpl/host"
@@ -44,7 +45,7 @@ func openStore(state, name string, setup ...func(*host.Options) error) (*host.Ho
 }
 
 const convSynopsis = `conv list|show ID|search ID QUERY|export ID|import ID FILE.jsonl [--state DIR] [--store NAME]
-       [--recent N] [--max N] [--exact] [--cold] [--max-bytes N]`
+       [--recent N] [--max N] [--exact] [--window N] [--role R] [--session S] [--no-context] [--cold] [--max-bytes N]`
 
 // capPolicy applies an operator's --max-context: a small cap keeps room
 // for context, so the default reserve and margin shrink with it.
@@ -69,6 +70,10 @@ func runConv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	recent := fs.Int("recent", 0, "show: only the last N messages")
 	maxResults := fs.Int("max", 10, "search: at most N results")
 	exact := fs.Bool("exact", false, "search: substring matching instead of ranked")
+	window := fs.Int("window", 0, "search: also show the N messages on each side of each hit")
+	role := fs.String("role", "", "search: only messages of this role")
+	session := fs.String("session", "", "search: only messages of this session")
+	noContext := fs.Bool("no-context", false, "search: rank each message by its own score alone")
 	cold := fs.Bool("cold", false, "search: show exactly what a planner gets through the cold-history handle")
 	maxBytes := fs.Int("max-bytes", 4096, "search --cold: the handle's byte budget")
 	pos, code, ok := parseCommand(fs, convSynopsis, args, stdout, stderr)
@@ -101,7 +106,16 @@ func runConv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		if *cold {
 			err = c.coldSearch(pos[0], pos[1], *maxResults, *maxBytes)
 		} else {
-			err = c.search(pos[0], pos[1], *maxResults, *exact)
+			so := store.SearchOptions{MaxResults: *maxResults, Exact: *exact, Window: *window, Session: *session, NoContext: *noContext}
+			if *role != "" {
+				r, rerr := store.ParseRole(*role)
+				if rerr != nil {
+					fmt.Fprintf(stderr, "rlmpl conv search: --role: %v\n", rerr)
+					return 2
+				}
+				so.Roles = []store.Role{r}
+			}
+			err = c.search(pos[0], pos[1], so)
 		}
 	case "export":
 		err = st.Conversation(pos[0]).Export(stdout)
@@ -150,10 +164,23 @@ func (c convCmd) show(id string, recent int) error {
 	return err
 }
 
-func (c convCmd) search(id, query string, maxResults int, exact bool) error {
-	hits, err := c.st.Conversation(id).Search(query, store.SearchOptions{MaxResults: maxResults, Exact: exact})
-	for _, h := range hits {
-		fmt.Fprintf(c.stdout, "[%d] %s (%.3f): %s\n", h.Seq, h.Message.Role, h.Score, h.Message.Content.PlainText())
+func (c convCmd) search(id, query string, opts store.SearchOptions) error {
+	res, err := c.st.Conversation(id).Find(query, opts)
+	for _, h := range res.Hits {
+		for _, w := range h.Window {
+			if w.Seq < h.Seq {
+				fmt.Fprintf(c.stdout, "    [%d] %s: %s\n", w.Seq, w.Message.Role, w.Message.Content.PlainText())
+			}
+		}
+		fmt.Fprintf(c.stdout, "[%d] %s (%.3f): %s\n", h.Seq, h.Message.Role, h.Score+h.Lift, h.Message.Content.PlainText())
+		for _, w := range h.Window {
+			if w.Seq > h.Seq {
+				fmt.Fprintf(c.stdout, "    [%d] %s: %s\n", w.Seq, w.Message.Role, w.Message.Content.PlainText())
+			}
+		}
+	}
+	if len(res.Dropped) > 0 {
+		fmt.Fprintf(c.stdout, "(left out of ranking, in most messages: %s)\n", strings.Join(res.Dropped, ", "))
 	}
 	return err
 }
@@ -173,9 +200,7 @@ func (c convCmd) coldSearch(id, query string, maxResults, maxBytes int) error {
 		return err
 	}
 	for _, m := range res.Value.([]handle.Match) {
-		if v, ok := m.Value.(handle.Item).Value.(runtime.MessageView); ok {
-			fmt.Fprintf(c.stdout, "[%d] %s: %s\n", v.Sequence, v.Role, v.Content)
-		}
+		fmt.Fprintf(c.stdout, "%s\n---\n", m.Value.(handle.Item).Text)
 	}
 	fmt.Fprintf(c.stdout, "truncated: %t\n", res.Truncated)
 	return nil

@@ -46,7 +46,10 @@ func TestConvAndPackCommands(t *testing.T) {
 	if out, _, _ := rlmpl(t, "conv", "search", "--state", state, "demo", "needle"); !strings.HasPrefix(out, "[4] user") {
 		t.Fatalf("search: %s", out)
 	}
-	if out, errs, code := rlmpl(t, "conv", "search", "--cold", "--state", state, "demo", "needle"); code != 0 || !strings.Contains(out, "[4] user: the ancient needle is here\ntruncated: false") {
+	if out, _, _ := rlmpl(t, "conv", "search", "--state", state, "demo", "needle", "--window", "1"); !strings.HasPrefix(out, "    [3] user: filler") || !strings.Contains(out, "\n[4] user") {
+		t.Fatalf("search --window: %s", out)
+	}
+	if out, errs, code := rlmpl(t, "conv", "search", "--cold", "--state", state, "demo", "needle"); code != 0 || !strings.Contains(out, "\n[4] user: the ancient needle is here\n[5] user: filler") || !strings.HasSuffix(out, "---\ntruncated: false\n") {
 		t.Fatalf("cold search: %d %s %s", code, out, errs)
 	}
 	out, errs, code := rlmpl(t, "pack", "--state", state, "--conv", "demo", "--max-context", "1200", "--reserve", "100", "--safety", "10", "--min-recent", "4", "--explain")

@@ -166,8 +166,15 @@ func prologValue(v any) any {
 	case plan.Atom:
 		return prolog.Atom(v)
 	case runtime.MessageView:
-		return prolog.Record{Tag: "conversation_message_view", Fields: []prolog.Field{
-			{Key: "content", Value: v.Content}, {Key: "role", Value: prolog.Atom(v.Role)}, {Key: "sequence", Value: v.Sequence}}}
+		fs := []prolog.Field{{Key: "content", Value: v.Content}, {Key: "role", Value: prolog.Atom(v.Role)}, {Key: "sequence", Value: v.Sequence}}
+		if len(v.Window) > 0 {
+			window := make([]any, len(v.Window))
+			for i, m := range v.Window {
+				window[i] = prologValue(m)
+			}
+			fs = append(fs, prolog.Field{Key: "window", Value: window})
+		}
+		return prolog.Record{Tag: "conversation_message_view", Fields: fs}
 	case plan.Record:
 		fs := make([]prolog.Field, len(v.Fields))
 		for i, f := range v.Fields {

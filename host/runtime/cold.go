@@ -2,18 +2,28 @@ package runtime
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/rlmpl/rlmpl/host/handle"
 	"github.com/rlmpl/rlmpl/store"
 )
 
 // MessageView is a stored message as a cold-history operation returns it
-// (the Value of a handle.Item): what a planner needs to read a turn.
+// (the Value of a handle.Item): what a planner needs to read a turn. A
+// search hit carries its Window: the turns around it in its session.
 type MessageView struct {
 	Sequence int64
 	Role     string
 	Content  string
+	Window   []MessageView
 }
+
+// coldWindow is how many turns on each side of a search hit a cold search
+// returns with it: the answer next to a matching question (and the
+// question of a matching answer), which is where half of plain BM25's
+// misses are (store's retrieval eval: recall@10 .76 → .86 on LoCoMo).
+const coldWindow = 1
 
 // ColdContext registers an opaque handle on the conversation's history in
 // reg, through the trusted conversation adapter: peek, slice (0-based:
@@ -60,6 +70,39 @@ func (conversationAdapter) Describe(ctx context.Context, source any) (string, in
 func viewItem(r store.Record) handle.Item {
 	text := r.Message.Content.PlainText()
 	return handle.Item{Text: text, Value: MessageView{Sequence: r.Seq, Role: r.Message.Role.String(), Content: text}}
+}
+
+// hitItem is a search hit as a cold search returns it: with its window,
+// its text is the excerpt a model reads, one "[sequence] role: text" line
+// per turn in order.
+func hitItem(h store.Hit) handle.Item {
+	it := viewItem(h.Record)
+	if len(h.Window) == 0 {
+		return it
+	}
+	v := it.Value.(MessageView)
+	var sb strings.Builder
+	line := func(m MessageView) { fmt.Fprintf(&sb, "[%d] %s: %s\n", m.Sequence, m.Role, m.Content) }
+	hitDone := false
+	for _, r := range h.Window {
+		if !hitDone && r.Seq > h.Seq {
+			line(v)
+			hitDone = true
+		}
+		m := viewItem(r).Value.(MessageView)
+		v.Window = append(v.Window, m)
+		line(m)
+	}
+	if !hitDone {
+		line(v)
+	}
+	return handle.Item{Text: strings.TrimSuffix(sb.String(), "\n"), Value: v}
+}
+
+// hitLineSize is the size of a message's line in a hit's text, so that
+// the store's window budget and the handle's byte limit agree.
+func hitLineSize(r store.Record) int {
+	return len(fmt.Sprintf("[%d] %s: \n", r.Seq, r.Message.Role)) + len(r.Message.Content.PlainText())
 }
 
 func (conversationAdapter) Do(ctx context.Context, source any, q handle.Request, lim handle.Limits) (handle.Work, error) {
@@ -117,18 +160,20 @@ func (conversationAdapter) Do(ctx context.Context, source any, q handle.Request,
 		return handle.Work{Value: items, ItemsInspected: len(items), Truncated: int64(len(items)) < asked}, err
 	case handle.OpSearch:
 		// One extra hit tells whether the result was cut.
-		hits, err := c.Search(q.Pattern, store.SearchOptions{MaxResults: lim.MaxResults + 1, Offset: q.Cursor,
-			Exact: q.Exact || q.CaseSensitive, CaseSensitive: q.CaseSensitive})
+		res, err := c.Find(q.Pattern, store.SearchOptions{MaxResults: lim.MaxResults + 1, Offset: q.Cursor,
+			Exact: q.Exact || q.CaseSensitive, CaseSensitive: q.CaseSensitive,
+			Window: coldWindow, MaxBytes: lim.MaxBytes, Size: hitLineSize})
 		if err != nil {
 			return handle.Work{}, err
 		}
-		w := handle.Work{ItemsInspected: len(hits)}
+		hits := res.Hits
+		w := handle.Work{ItemsInspected: len(hits), Truncated: res.Truncated}
 		if len(hits) > lim.MaxResults {
 			hits, w.Truncated, w.Next = hits[:lim.MaxResults], true, q.Cursor+lim.MaxResults
 		}
 		matches := make([]handle.Match, len(hits))
 		for i, h := range hits {
-			matches[i] = handle.Match{Index: int(h.Seq - 1), Value: viewItem(h.Record)}
+			matches[i] = handle.Match{Index: int(h.Seq - 1), Value: hitItem(h)}
 		}
 		w.Value = matches
 		return w, nil

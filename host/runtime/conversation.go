@@ -36,6 +36,12 @@ type AppendOptions struct {
 	// Docs, when set, gives documents written in the same transaction as
 	// the message (a turn's receipt), from the record (see store).
 	Docs func(store.Record) ([]store.DocPut, error)
+	// Time, Session and Metadata say when the message was said, which
+	// session it belongs to and what else is known of it (see
+	// store.AppendOptions): search filters and ranks by them.
+	Time     time.Time
+	Session  string
+	Metadata []store.KV
 }
 
 // Append normalizes m, counts its content in every encoding of opts, and
@@ -49,7 +55,8 @@ func (c Conversation) Append(m store.Message, opts AppendOptions) (store.Record,
 	if err != nil {
 		return store.Record{}, err
 	}
-	return c.st.db.Append(c.id, m, store.AppendOptions{IdempotencyKey: opts.IdempotencyKey, TokenCounts: counts, Docs: opts.Docs})
+	return c.st.db.Append(c.id, m, store.AppendOptions{IdempotencyKey: opts.IdempotencyKey, TokenCounts: counts, Docs: opts.Docs,
+		Time: opts.Time, Session: opts.Session, Metadata: opts.Metadata})
 }
 
 // contentCounts counts m's content text in each encoding.
@@ -81,6 +88,13 @@ func (c Conversation) Messages(sel store.Selector, limit int) ([]store.Record, e
 
 // Stats reads the conversation's counters (O(1)).
 func (c Conversation) Stats() (store.Stats, error) { return c.st.db.Stats(c.id) }
+
+// Find is Search with everything the store returns: context lifts,
+// windows around each hit, the words a broad query dropped (see
+// store.DB.Find).
+func (c Conversation) Find(q string, opts store.SearchOptions) (store.Result, error) {
+	return c.st.db.Find(c.id, q, opts)
+}
 
 // Search finds messages matching q, best first (see store.DB.Search).
 func (c Conversation) Search(q string, opts store.SearchOptions) ([]store.Hit, error) {

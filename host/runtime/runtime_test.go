@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rlmpl/rlmpl/host/handle"
 	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/store"
 )
@@ -178,5 +179,46 @@ func TestImportCountsLikeAppend(t *testing.T) {
 	}
 	if _, err := c.Import(strings.NewReader(""), ImportOptions{Encodings: []string{"no_such"}}); err == nil {
 		t.Fatal("an unknown encoding imported")
+	}
+}
+
+// TestColdSearchBringsTheAnswer: a cold-history search hit comes with the
+// turns around it, so a question that matches brings its answer, within
+// the handle's byte budget.
+func TestColdSearchBringsTheAnswer(t *testing.T) {
+	assistant := func(text string) store.Message {
+		return store.Message{Role: store.RoleAssistant, Content: store.TextContent(text)}
+	}
+	c := memConv(t, user("hello"), assistant("hi"),
+		user("which port does the staging database listen on?"), assistant("5433, since the migration."),
+		user("thanks"), assistant("any time"))
+	reg := handle.New(nil)
+	ref, _, err := c.ColdContext(context.Background(), reg, handle.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := reg.Do(context.Background(), ref, handle.Request{Op: handle.OpSearch, Pattern: "staging database port"}, handle.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := res.Value.([]handle.Match)
+	if len(ms) == 0 || ms[0].Index != 2 {
+		t.Fatalf("matches %+v", ms)
+	}
+	it := ms[0].Value.(handle.Item)
+	want := "[2] assistant: hi\n[3] user: which port does the staging database listen on?\n[4] assistant: 5433, since the migration."
+	if it.Text != want {
+		t.Errorf("hit text:\n%s\nwant:\n%s", it.Text, want)
+	}
+	if v := it.Value.(MessageView); v.Sequence != 3 || len(v.Window) != 2 || v.Window[1].Sequence != 4 {
+		t.Errorf("hit value %+v", v)
+	}
+	// A budget too small for the window keeps the hit and says so.
+	res, err = reg.Do(context.Background(), ref, handle.Request{Op: handle.OpSearch, Pattern: "staging database port"}, handle.Limits{MaxBytes: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms := res.Value.([]handle.Match); len(ms) == 0 || ms[0].Index != 2 || len(ms[0].Value.(handle.Item).Value.(MessageView).Window) == 2 || !res.Truncated {
+		t.Errorf("small budget: %+v truncated=%v", res.Value, res.Truncated)
 	}
 }

@@ -15,6 +15,10 @@ type StoreSpec struct {
 	// Dir is a directory: relative to Options.StateDir (it may not climb
 	// out of it), or absolute inside StateDir or one of Options.Grants.
 	Dir string
+	// Language is the search index's analyzer (store.LanguageEnglish, the
+	// default, or store.LanguageNone). A store opened with another
+	// language than its index's rebuilds the index.
+	Language string
 }
 
 // ErrPathNotGranted is returned for a store directory outside the state
@@ -75,7 +79,7 @@ func within(path, root string) bool {
 // OpenStore opens (or shares) the store spec names. Close it with
 // [Runtime.CloseStore].
 func (r *Runtime) OpenStore(spec StoreSpec) (*Store, error) {
-	opts := store.Options{Now: r.opts.Now, Logger: r.opts.Logger}
+	opts := store.Options{Now: r.opts.Now, Logger: r.opts.Logger, Language: spec.Language}
 	dir := ""
 	if spec.Memory {
 		if spec.Dir != "" {

@@ -125,3 +125,49 @@ test(closed_store_is_structured,
          conversation_store_close(S, ok(closed)),
          conversation_create(S, [], error(E)), record_get(E, detail, closed_store)
      )).
+
+% Search: what a message is said about (time, session, metadata, an image's
+% caption) is kept, filtered and searched; a hit can bring its neighbours.
+envelope_conv_(C) :-
+    conv_(C),
+    conversation_append(C, message(user, "which port does the staging database use?"),
+                        [session(s1), time('2023-05-08'), metadata([source("chat")])], ok(R1)),
+    record_get(R1, session, "s1"), record_get(R1, time, 1683504000000),
+    record_get(R1, metadata/source, "chat"),
+    conversation_append(C, message(assistant, "5433 since the migration"), [session(s1), time(1683504060000)], ok(_)),
+    conversation_append(C, message([role(user), content([text("look"), image_url("https://x/y.png", low, "a red fox asleep on the porch")])]),
+                        [session(s2), time('2023-06-01T10:00:00Z')], ok(R3)),
+    record_get(R3, content, [_, image_url(_, low, "a red fox asleep on the porch")]).
+
+hit_seqs_(C, Q, Opts, Seqs) :-
+    conversation_search(C, Q, Opts, ok(Hits)), seqs_(Hits, Seqs).
+
+test(search_keeps_what_a_message_is_said_about,
+     (   envelope_conv_(C),
+         hit_seqs_(C, "fox", [], [3]),                       % the caption is searched
+         hit_seqs_(C, "foxes sleeping", [], [3]),            % stemmed
+         hit_seqs_(C, "staging database", [roles([assistant])], []),
+         hit_seqs_(C, "staging database", [session(s2)], []),
+         hit_seqs_(C, "staging database", [since('2023-05-01'), until('2023-05-09')], [1]),
+         hit_seqs_(C, "staging database", [since('2023-05-09')], []),
+         conversation_search(C, "staging database", [window(1)], ok([H|_])),
+         record_get(H, window, [W]), record_get(W, content, "5433 since the migration"),
+         record_get(H, lift, _), record_get(H, score, S), S > 0
+     )).
+
+test(search_options_are_checked,
+     (   envelope_conv_(C),
+         catch((conversation_search(C, "x", [roles([boss])], _), fail), error(domain_error(role, boss), _), true),
+         catch((conversation_search(C, "x", [since(yesterday)], _), fail), error(domain_error(time, yesterday), _), true),
+         conversation_search(C, "x", [window(51)], error(E)),
+         record_get(E, detail, invalid_argument(window))
+     )).
+
+test(a_store_without_stemming_matches_words_as_written,
+     (   conversation_store_open(persist(plain_words, [language(none)]), ok(S)),
+         conversation_create(S, [], ok(C)),
+         conversation_append(C, message(user, "the fox sleeps"), ok(_)),
+         conversation_search(C, "foxes", [], ok([])),
+         conversation_search(C, "fox", [], ok([_])),
+         conversation_store_close(S, ok(closed))
+     )).
