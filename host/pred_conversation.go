@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path"
 	"time"
 
 	"github.com/ichiban/prolog/engine"
@@ -506,11 +507,11 @@ func (s *Session) conversationImport(c *prolog.Call, conv, file, out engine.Term
 	if err != nil {
 		return false, err
 	}
-	n, err := cv.Import(f, runtime.ImportOptions{Encodings: pol.encodings, WaitIndexed: importIndexWait})
+	n, err := cv.Import(f, runtime.ImportOptions{Encodings: pol.encodings, WaitIndexed: importIndexWait, Source: path.Clean(name)})
 	if err != nil {
 		return s.fail(c, out, "import", err, engine.NewAtom(cv.ID()))
 	}
-	return c.Unify(out, ok(engine.NewAtom("imported").Apply(engine.Integer(n)))), nil
+	return c.Unify(out, ok(engine.NewAtom("imported").Apply(engine.Integer(n.Imported), engine.Integer(n.Skipped)))), nil
 }
 
 // Term conversions between store values and Prolog records.

@@ -170,5 +170,10 @@ Exports:
 %!  conversation_import(+Conversation, +File, -Outcome) is det.
 %
 %   Appends the messages of File, OpenAI chat-messages JSONL read from the
-%   program's directory, in batches: ok(imported(N)). A malformed line
-%   stops the import with an error naming it; the lines before it stay.
+%   program's directory, in batches: ok(imported(N, Skipped)). Each line is
+%   keyed by the file's name and its line number, so importing the same
+%   file again appends only the lines it did not store before (Skipped
+%   counts the others), and a stored line the file now says otherwise is
+%   detail(idempotency_key_reused). A UTF-8 byte order mark is ignored. A
+%   malformed line (bad JSON, invalid UTF-8, not a message) stops the
+%   import with an error naming it; the lines before it stay.

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -159,6 +160,24 @@ type docText struct {
 	session, month             string
 }
 
+// maxIndexedText bounds the text of one field that ranked search reads:
+// a pasted 20 MB log would otherwise take hundreds of megabytes to
+// analyze, for terms already in its first megabyte. Exact (substring)
+// search still reads everything.
+const maxIndexedText = 1 << 20
+
+// indexedPrefix is s cut to maxIndexedText bytes at a rune boundary.
+func indexedPrefix(s string) string {
+	if len(s) <= maxIndexedText {
+		return s
+	}
+	cut := maxIndexedText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
 // textOf returns the field texts of r. The indexer and the scan of
 // unindexed messages both use it, so both score the same text.
 func textOf(r Record) docText {
@@ -174,8 +193,8 @@ func textOf(r Record) docText {
 	}
 	when := r.When().UTC()
 	return docText{
-		body:    m.Content.PlainText(),
-		attach:  strings.Join(attach, "\n"),
+		body:    indexedPrefix(m.Content.PlainText()),
+		attach:  indexedPrefix(strings.Join(attach, "\n")),
 		author:  m.Name,
 		date:    when.Month().String() + " " + strconv.Itoa(when.Year()),
 		role:    m.Role,

@@ -150,24 +150,10 @@ func (db *DB) Append(conv string, m Message, opts AppendOptions) (Record, error)
 	var fresh bool
 	err = db.kv.Update(func(t kvTxn) error {
 		fresh = false
-		if opts.IdempotencyKey != "" {
-			b, err := t.Get(idemKey(cs.num, opts.IdempotencyKey))
-			switch {
-			case err == nil:
-				seq, err := decodeU64(b, "idempotency record")
-				if err != nil {
-					return err
-				}
-				if rec, err = readRecord(t, cs, int64(seq)); err != nil {
-					return err
-				}
-				if !bytes.Equal(envelopeBody(rec.Time, rec.Session, rec.Metadata, rec.Message), envelopeBody(opts.Time, opts.Session, opts.Metadata, nm)) {
-					return fmt.Errorf("%w: key %q is seq %d of conversation %q", ErrIdempotencyMismatch, opts.IdempotencyKey, seq, conv)
-				}
-				return nil
-			case !errors.Is(err, errKeyNotFound):
-				return err
-			}
+		prev, found, err := db.earlier(t, cs, nm, opts)
+		if found || err != nil {
+			rec = prev
+			return err
 		}
 		h, err := getHead(t, cs.num)
 		if err != nil {
@@ -210,13 +196,49 @@ func (db *DB) Append(conv string, m Message, opts AppendOptions) (Record, error)
 	return rec, nil
 }
 
+// earlier finds the message an append under opts.IdempotencyKey already
+// wrote: found, or an error wrapping [ErrIdempotencyMismatch] when the key
+// names other content.
+func (db *DB) earlier(t kvTxn, cs *convState, m Message, opts AppendOptions) (rec Record, found bool, err error) {
+	if opts.IdempotencyKey == "" {
+		return Record{}, false, nil
+	}
+	b, err := t.Get(idemKey(cs.num, opts.IdempotencyKey))
+	if errors.Is(err, errKeyNotFound) {
+		return Record{}, false, nil
+	}
+	if err != nil {
+		return Record{}, false, err
+	}
+	seq, err := decodeU64(b, "idempotency record")
+	if err != nil {
+		return Record{}, false, err
+	}
+	if rec, err = readRecord(t, cs, int64(seq)); err != nil {
+		return Record{}, false, err
+	}
+	if !bytes.Equal(envelopeBody(rec.Time, rec.Session, rec.Metadata, rec.Message), envelopeBody(opts.Time, opts.Session, opts.Metadata, m)) {
+		return Record{}, false, fmt.Errorf("%w: key %q is seq %d of conversation %q", ErrIdempotencyMismatch, opts.IdempotencyKey, seq, cs.id)
+	}
+	return rec, true, nil
+}
+
+// maxMemoryValue is the largest value badger's in-memory mode stores (its
+// value-log threshold, with no value log behind it); a store on disk keeps
+// larger values in its value log.
+const maxMemoryValue = 1<<20 - 64
+
 // writeMessage writes the next message of cs in t and advances h (which
 // the caller writes back).
 func (db *DB) writeMessage(t kvTxn, cs *convState, h *headRec, m Message, opts AppendOptions) (Record, error) {
 	seq := h.lastSeq + 1
 	now := db.now()
 	rec := messageRec{createdAt: now, at: opts.Time, session: opts.Session, metadata: opts.Metadata, idemKey: opts.IdempotencyKey, msg: m}
-	if err := t.Set(msgKey(cs.num, seq), encodeMessage(rec)); err != nil {
+	enc := encodeMessage(rec)
+	if db.opts.InMemory && len(enc) > maxMemoryValue {
+		return Record{}, invalid("content", "a memory store keeps messages up to %d bytes (this one is %d); open a store on disk for larger ones", maxMemoryValue, len(enc))
+	}
+	if err := t.Set(msgKey(cs.num, seq), enc); err != nil {
 		return Record{}, err
 	}
 	if err := t.Set(roleKey(cs.num, m.Role, seq), nil); err != nil {

@@ -64,7 +64,7 @@ func TestEnvelope(t *testing.T) {
 		t.Fatalf("export:\n%s\nwant first line\n%s", out.String(), wantLine)
 	}
 	mustCreate(t, db, "b")
-	if n, err := db.Import("b", &out, ImportOptions{}); err != nil || n != 3 {
+	if n, err := db.Import("b", &out, ImportOptions{}); err != nil || n.Imported != 3 {
 		t.Fatalf("import = %d, %v", n, err)
 	}
 	got, _ = db.Message("b", 1)

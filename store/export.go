@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"time"
+	"unicode/utf8"
 )
 
 // Export writes the messages of conv to w as JSONL: one OpenAI
@@ -85,6 +86,9 @@ type envelope struct {
 // append options its envelope keys give.
 func importLine(b []byte) (Message, AppendOptions, error) {
 	var m Message
+	if !utf8.Valid(b) {
+		return m, AppendOptions{}, invalid("", "invalid UTF-8 at byte %d", invalidUTF8At(b))
+	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		return m, AppendOptions{}, err
 	}
@@ -109,6 +113,30 @@ func importLine(b []byte) (Message, AppendOptions, error) {
 	}
 	opts, err = opts.normalize()
 	return m, opts, err
+}
+
+// lineError names the input line of err: a *ValidationError's field
+// becomes "line N[.field]".
+func lineError(line int, err error) error {
+	var ve *ValidationError
+	if errors.As(err, &ve) {
+		ve2 := *ve
+		ve2.Field = fmt.Sprintf("line %d", line) + dotField(ve.Field)
+		return &ve2
+	}
+	return fmt.Errorf("line %d: %w", line, err)
+}
+
+// invalidUTF8At is the offset of b's first invalid UTF-8 sequence.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }
 
 // objectKVs returns the members of JSON object b in their order.
@@ -141,33 +169,50 @@ const (
 
 // ImportOptions are the options of [DB.Import]. The zero value is valid.
 type ImportOptions struct {
-	// Progress, when set, is called with the running count after each batch.
+	// Progress, when set, is called with the running count of lines
+	// handled (imported or already there) after each batch.
 	Progress func(n int)
 	// TokenCounts, when set, gives each message's content token counts per
 	// encoding, stored with it as [AppendOptions.TokenCounts] would.
 	TokenCounts func(Message) map[string]int
+	// Source names what is imported (a file). Line N is then appended under
+	// the idempotency key "import/Source/N": importing the same source
+	// again skips the lines already stored and appends the new ones (a file
+	// that grew), and a stored line the source now says otherwise stops the
+	// import with [ErrIdempotencyMismatch]. Empty means no keys: every
+	// import appends.
+	Source string
 }
+
+// ImportResult counts what an import did.
+type ImportResult struct {
+	Imported int // messages appended
+	Skipped  int // lines an earlier import of the same Source stored
+}
+
+// utf8BOM is the byte order mark some editors put first in UTF-8 files.
+var utf8BOM = []byte("\xEF\xBB\xBF")
 
 // Import appends the OpenAI-format JSONL messages read from r to conv, in
 // order, in batches of up to 1000 messages per transaction (an order of
-// magnitude faster than one Append each). Blank lines are skipped; the
-// envelope keys [DB.Export] writes ("timestamp", "session", "metadata")
-// become the messages' [AppendOptions]. It calls progress (if not nil)
-// with the running count after each batch and returns the number of
-// messages imported.
+// magnitude faster than one Append each). Blank lines are skipped, and a
+// UTF-8 byte order mark before the first; the envelope keys [DB.Export]
+// writes ("timestamp", "session", "metadata") become the messages'
+// [AppendOptions].
 //
-// A malformed line stops the import with an error naming the line and
-// wrapping [ErrInvalid]; the messages before it are stored, the bad line and
-// everything after are not. It returns [ErrNotFound] for an unknown
-// conversation.
-func (db *DB) Import(conv string, r io.Reader, opts ImportOptions) (int, error) {
+// A malformed line (bad JSON, invalid UTF-8, not a message) stops the
+// import with an error naming the line and wrapping [ErrInvalid]; the
+// messages before it are stored, the bad line and everything after are
+// not. It returns [ErrNotFound] for an unknown conversation.
+func (db *DB) Import(conv string, r io.Reader, opts ImportOptions) (ImportResult, error) {
+	var res ImportResult
 	if err := db.enter(); err != nil {
-		return 0, err
+		return res, err
 	}
 	defer db.leave()
 	cs, err := db.conv(conv)
 	if err != nil {
-		return 0, err
+		return res, err
 	}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
@@ -175,13 +220,13 @@ func (db *DB) Import(conv string, r io.Reader, opts ImportOptions) (int, error) 
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxImportLine)
 	type item struct {
+		line int
 		m    Message
 		opts AppendOptions
 	}
 	var (
 		batch  []item
 		bytes_ int
-		total  int
 		line   int
 	)
 	flush := func() error {
@@ -189,18 +234,28 @@ func (db *DB) Import(conv string, r io.Reader, opts ImportOptions) (int, error) 
 			return nil
 		}
 		var last int64
+		var imported, skipped int
 		err := db.kv.Update(func(t kvTxn) error {
+			imported, skipped = 0, 0
 			h, err := getHead(t, cs.num)
 			if err != nil {
 				return err
 			}
 			for _, it := range batch {
+				if _, found, err := db.earlier(t, cs, it.m, it.opts); found || err != nil {
+					if err != nil {
+						return lineError(it.line, err)
+					}
+					skipped++
+					continue
+				}
 				if opts.TokenCounts != nil {
 					it.opts.TokenCounts = opts.TokenCounts(it.m)
 				}
 				if _, err := db.writeMessage(t, cs, &h, it.m, it.opts); err != nil {
-					return err
+					return lineError(it.line, err)
 				}
+				imported++
 			}
 			last = h.lastSeq
 			return t.Set(headKey(cs.num), encodeHead(h))
@@ -208,49 +263,56 @@ func (db *DB) Import(conv string, r io.Reader, opts ImportOptions) (int, error) 
 		if err != nil {
 			return fmt.Errorf("store: import into %q: %w", conv, err)
 		}
-		cs.head.Store(last)
-		db.appended(cs)
-		total += len(batch)
+		if imported > 0 {
+			cs.head.Store(last)
+			db.appended(cs)
+		}
+		res.Imported += imported
+		res.Skipped += skipped
 		batch, bytes_ = batch[:0], 0
 		if opts.Progress != nil {
-			opts.Progress(total)
+			opts.Progress(res.Imported + res.Skipped)
 		}
 		return nil
 	}
 	for sc.Scan() {
 		line++
 		b := bytes.TrimSpace(sc.Bytes())
+		if line == 1 {
+			b = bytes.TrimPrefix(b, utf8BOM)
+		}
 		if len(b) == 0 {
 			continue
 		}
 		m, ao, err := importLine(b)
 		if err != nil {
 			if ferr := flush(); ferr != nil {
-				return total, ferr
+				return res, ferr
 			}
 			var ve *ValidationError
 			if errors.As(err, &ve) {
-				ve2 := *ve
-				ve2.Field = fmt.Sprintf("line %d", line) + dotField(ve.Field)
-				return total, &ve2
+				return res, lineError(line, err)
 			}
-			return total, invalid(fmt.Sprintf("line %d", line), "%v", err)
+			return res, invalid(fmt.Sprintf("line %d", line), "%v", err)
 		}
-		batch = append(batch, item{m, ao})
+		if opts.Source != "" {
+			ao.IdempotencyKey = fmt.Sprintf("import/%s/%d", opts.Source, line)
+		}
+		batch = append(batch, item{line, m, ao})
 		bytes_ += len(b)
 		if len(batch) >= importBatchMessages || bytes_ >= importBatchBytes {
 			if err := flush(); err != nil {
-				return total, err
+				return res, err
 			}
 		}
 	}
 	if err := sc.Err(); err != nil {
 		if ferr := flush(); ferr != nil {
-			return total, ferr
+			return res, ferr
 		}
-		return total, fmt.Errorf("store: import into %q: line %d: %w", conv, line+1, err)
+		return res, fmt.Errorf("store: import into %q: line %d: %w", conv, line+1, err)
 	}
-	return total, flush()
+	return res, flush()
 }
 
 func dotField(f string) string {

@@ -474,3 +474,36 @@ func TestWindows(t *testing.T) {
 		}
 	}
 }
+
+// TestRankedSearchReadsAMegabytePerMessage: ranked search indexes the
+// first MiB of a message's text (a pasted log would otherwise cost
+// hundreds of megabytes to analyze); exact search reads it all.
+func TestRankedSearchReadsAMegabytePerMessage(t *testing.T) {
+	db := openDir(t, t.TempDir())
+	defer db.Close()
+	mustCreate(t, db, "c")
+	text := "early " + strings.Repeat("filler ", maxIndexedText/7) + " late"
+	if _, err := db.Append("c", Message{Role: RoleUser, Content: TextContent(text)}, AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A memory store says it cannot keep the message, and keeps nothing.
+	mem := openMem(t)
+	mustCreate(t, mem, "c")
+	var ve *ValidationError
+	if _, err := mem.Append("c", Message{Role: RoleUser, Content: TextContent(text)}, AppendOptions{}); !errors.As(err, &ve) || ve.Field != "content" {
+		t.Fatalf("memory store append of %d bytes: %v", len(text), err)
+	}
+	if st, _ := mem.Stats("c"); st.Messages != 0 {
+		t.Fatalf("memory store kept %d messages", st.Messages)
+	}
+	for _, tc := range []struct {
+		q     string
+		exact bool
+		want  int
+	}{{"early", false, 1}, {"late", false, 0}, {"late", true, 1}} {
+		hits, _, err := db.Search("c", tc.q, SearchOptions{Exact: tc.exact})
+		if err != nil || len(hits) != tc.want {
+			t.Errorf("search %q exact=%v: %d hits, %v; want %d", tc.q, tc.exact, len(hits), err, tc.want)
+		}
+	}
+}

@@ -539,7 +539,7 @@ func TestExportImport(t *testing.T) {
 	mustCreate(t, db, "dst")
 	var prog []int
 	n, err := db.Import("dst", strings.NewReader(buf.String()+"\n"), ImportOptions{Progress: func(n int) { prog = append(prog, n) }})
-	if err != nil || n != 4 || fmt.Sprint(prog) != "[4]" {
+	if err != nil || n.Imported != 4 || fmt.Sprint(prog) != "[4]" {
 		t.Fatalf("Import = %d, %v (progress %v)", n, err, prog)
 	}
 	var again bytes.Buffer
@@ -549,11 +549,51 @@ func TestExportImport(t *testing.T) {
 	}
 	n, err = db.Import("dst", strings.NewReader(`{"role":"user","content":"ok"}`+"\n"+`{"role":"robot","content":"x"}`+"\n"+`{"role":"user","content":"never"}`), ImportOptions{})
 	var ve *ValidationError
-	if n != 1 || !errors.As(err, &ve) || !strings.HasPrefix(ve.Field, "line 2") {
+	if n.Imported != 1 || !errors.As(err, &ve) || !strings.HasPrefix(ve.Field, "line 2") {
 		t.Errorf("Import(bad line) = %d, %v", n, err)
 	}
 	if st, _ := db.Stats("dst"); st.Messages != 5 {
 		t.Errorf("after bad import Messages = %d, want 5", st.Messages)
+	}
+}
+
+// TestImportOfASourceIsIdempotent: importing the same source twice adds
+// nothing; a source that grew adds its new lines; a stored line the source
+// now says otherwise stops the import. A byte order mark is not content;
+// invalid UTF-8 is an error naming its line, never replaced.
+func TestImportOfASourceIsIdempotent(t *testing.T) {
+	db := openMem(t)
+	mustCreate(t, db, "c")
+	file := "\xEF\xBB\xBF" + `{"role":"user","content":"one"}` + "\n" + `{"role":"assistant","content":"two"}` + "\n"
+	src := ImportOptions{Source: "/data/chat.jsonl"}
+	if n, err := db.Import("c", strings.NewReader(file), src); err != nil || n != (ImportResult{Imported: 2}) {
+		t.Fatalf("first import = %+v, %v", n, err)
+	}
+	if r, _ := db.Message("c", 1); r.Message.Content.Text != "one" {
+		t.Fatalf("the byte order mark reached the content: %q", r.Message.Content.Text)
+	}
+	if n, err := db.Import("c", strings.NewReader(file), src); err != nil || n != (ImportResult{Skipped: 2}) {
+		t.Fatalf("second import = %+v, %v", n, err)
+	}
+	grown := file + `{"role":"user","content":"three"}` + "\n"
+	if n, err := db.Import("c", strings.NewReader(grown), src); err != nil || n != (ImportResult{Imported: 1, Skipped: 2}) {
+		t.Fatalf("grown import = %+v, %v", n, err)
+	}
+	changed := strings.Replace(grown, "two", "TWO", 1)
+	if _, err := db.Import("c", strings.NewReader(changed), src); !errors.Is(err, ErrIdempotencyMismatch) || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("changed source: %v", err)
+	}
+	if n, err := db.Import("c", strings.NewReader(file), ImportOptions{}); err != nil || n.Imported != 2 {
+		t.Fatalf("import without a source = %+v, %v", n, err)
+	}
+	if st, _ := db.Stats("c"); st.Messages != 5 {
+		t.Fatalf("messages = %d, want 5", st.Messages)
+	}
+	bad := `{"role":"user","content":"fine"}` + "\n" + `{"role":"user","content":"caf` + "\xE9" + `"}` + "\n"
+	n, err := db.Import("c", strings.NewReader(bad), ImportOptions{})
+	var ve *ValidationError
+	if n.Imported != 1 || !errors.As(err, &ve) || ve.Field != "line 2" || !strings.Contains(err.Error(), "invalid UTF-8 at byte 29") {
+		t.Fatalf("invalid UTF-8: %+v, %v", n, err)
 	}
 }
 
@@ -566,7 +606,7 @@ func TestImportBatches(t *testing.T) {
 	}
 	var prog []int
 	n, err := db.Import("c", strings.NewReader(b.String()), ImportOptions{Progress: func(n int) { prog = append(prog, n) }})
-	if err != nil || n != 2500 || fmt.Sprint(prog) != "[1000 2000 2500]" {
+	if err != nil || n.Imported != 2500 || fmt.Sprint(prog) != "[1000 2000 2500]" {
 		t.Fatalf("Import = %d, %v, progress %v", n, err, prog)
 	}
 	r, _ := db.Message("c", 2500)

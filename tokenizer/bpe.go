@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dlclark/regexp2/v2"
 )
@@ -208,20 +209,44 @@ func (b *bpe) decode(dst []byte, ids []int) ([]byte, int, bool) {
 // split calls f with each pre-token of text, in order. It asks regexp2 for
 // all match offsets at once (FindAllStringIndex runs the capture-free quick
 // program and allocates no Match or string per piece), which is about
-// twice as fast as walking FindNextMatch.
+// twice as fast as walking FindNextMatch — but holds every offset, so a
+// long text is matched a window at a time (splitWindow bytes, larger when
+// one pre-token is): a match that ends more than one character before the
+// window's end is the match the whole text gives (the pattern looks at
+// most one character past a match), the rest is matched again in the next
+// window.
 func (b *bpe) split(text string, f func(piece string)) {
-	if text == "" {
-		return
-	}
-	idx, err := b.re.FindAllStringIndex(text, -1)
-	if err != nil {
-		// regexp2 fails only on a match timeout, and none is set.
-		panic(fmt.Sprintf("tokenizer: split: %v", err))
-	}
-	for _, m := range idx {
-		f(text[m[0]:m[1]])
+	for pos, window := 0, splitWindow; pos < len(text); {
+		end := min(pos+window, len(text))
+		idx, err := b.re.FindAllStringIndex(text[pos:end], -1)
+		if err != nil {
+			// regexp2 fails only on a match timeout, and none is set.
+			panic(fmt.Sprintf("tokenizer: split: %v", err))
+		}
+		if end == len(text) {
+			for _, m := range idx {
+				f(text[pos+m[0] : pos+m[1]])
+			}
+			return
+		}
+		kept := 0
+		for _, m := range idx {
+			if m[1] >= end-pos-utf8.UTFMax-1 {
+				break
+			}
+			f(text[pos+m[0] : pos+m[1]])
+			kept = m[1]
+		}
+		if kept == 0 {
+			window *= 2 // one pre-token longer than the window
+			continue
+		}
+		pos, window = pos+kept, splitWindow
 	}
 }
+
+// splitWindow bounds the bytes split matches at once.
+const splitWindow = 64 << 10
 
 // encodePiece appends the tokens of one pre-token.
 func (b *bpe) encodePiece(dst []int, piece string) []int {

@@ -1,6 +1,8 @@
 package tokenizer
 
 import (
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -47,4 +49,54 @@ func FuzzTokenizerRoundTrip(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSplitInWindowsIsSplitWhole: a text longer than the split window is
+// cut into exactly the pre-tokens one match over the whole text gives —
+// with whitespace runs, newlines, digits, apostrophes, multi-byte runes and
+// a pre-token longer than the window straddling the window edges.
+func TestSplitInWindowsIsSplitWhole(t *testing.T) {
+	r, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"the", " lease", "  ", "\n", "\n\n ", "   \t", "1234", "'s", "'LL", "日本語", "👨‍👩‍👧", " café", "!?", "x"}
+	var sb strings.Builder
+	for sb.Len() < 5*splitWindow {
+		if rng.IntN(5000) == 0 {
+			sb.WriteString(strings.Repeat("a", splitWindow+17)) // one pre-token wider than the window
+		}
+		sb.WriteString(pieces[rng.IntN(len(pieces))])
+	}
+	text := sb.String()
+	checked := 0
+	for _, name := range goldenEncodings {
+		e, err := r.Encoding(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, ok := e.ready().(*bpe)
+		if !ok {
+			continue
+		}
+		checked++
+		var got []string
+		b.split(text, func(p string) { got = append(got, p) })
+		idx, err := b.re.FindAllStringIndex(text, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(idx) {
+			t.Fatalf("%s: %d pieces in windows, %d whole", name, len(got), len(idx))
+		}
+		for i, m := range idx {
+			if got[i] != text[m[0]:m[1]] {
+				t.Fatalf("%s: piece %d = %q, whole gives %q", name, i, got[i], text[m[0]:m[1]])
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no encoding splits with bpe")
+	}
 }

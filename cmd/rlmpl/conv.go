@@ -222,11 +222,22 @@ func (c convCmd) importFile(id, file string) error {
 	if err != nil {
 		return err
 	}
-	opts := runtime.ImportOptions{Encodings: d.CountEncodings, WaitIndexed: 5 * time.Minute}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return err
+	}
+	opts := runtime.ImportOptions{Encodings: d.CountEncodings, WaitIndexed: 5 * time.Minute, Source: abs}
 	if isTerminal(c.stderr) {
 		opts.Progress = func(n int) { fmt.Fprintf(c.stderr, "\rimported %d messages", n) }
 	}
 	n, err := cv.Import(f, opts)
-	fmt.Fprintf(c.stderr, "imported %d messages into %s\n", n, id)
+	if isTerminal(c.stderr) {
+		fmt.Fprint(c.stderr, "\r")
+	}
+	fmt.Fprintf(c.stderr, "imported %d messages into %s", n.Imported, id)
+	if n.Skipped > 0 {
+		fmt.Fprintf(c.stderr, " (%d already there from an earlier import of this file)", n.Skipped)
+	}
+	fmt.Fprintln(c.stderr)
 	return err
 }

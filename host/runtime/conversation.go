@@ -109,6 +109,9 @@ func (c Conversation) Export(w io.Writer) error { return c.st.db.Export(c.id, w)
 type ImportOptions struct {
 	// Progress, when set, is called with the running count after each batch.
 	Progress func(n int)
+	// Source names the source, so that importing it again adds only its
+	// new lines (see store.ImportOptions.Source).
+	Source string
 	// Encodings are counted for each message, as by Append.
 	Encodings []string
 	// WaitIndexed bounds how long Import waits for the full-text index to
@@ -119,16 +122,16 @@ type ImportOptions struct {
 }
 
 // Import appends the messages of OpenAI chat-messages JSONL in batches,
-// counted in opts.Encodings like appends, and returns how many it appended
-// (see store.DB.Import for malformed lines).
-func (c Conversation) Import(r io.Reader, opts ImportOptions) (int, error) {
+// counted in opts.Encodings like appends, and says how many it appended
+// and skipped (see store.DB.Import for malformed lines).
+func (c Conversation) Import(r io.Reader, opts ImportOptions) (store.ImportResult, error) {
 	reg := c.st.rt.Tokenizers()
 	for _, enc := range opts.Encodings {
 		if _, err := reg.CounterForEncoding(enc); err != nil {
-			return 0, err
+			return store.ImportResult{}, err
 		}
 	}
-	n, err := c.st.db.Import(c.id, r, store.ImportOptions{Progress: opts.Progress, TokenCounts: func(m store.Message) map[string]int {
+	n, err := c.st.db.Import(c.id, r, store.ImportOptions{Progress: opts.Progress, Source: opts.Source, TokenCounts: func(m store.Message) map[string]int {
 		counts, _ := c.st.rt.contentCounts(m, opts.Encodings) // the encodings are known: checked above
 		return counts
 	}})

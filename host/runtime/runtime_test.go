@@ -169,8 +169,8 @@ func TestHotTailNeverStartsInsideAToolGroup(t *testing.T) {
 func TestImportCountsLikeAppend(t *testing.T) {
 	c := memConv(t, user("hello world"))
 	n, err := c.Import(strings.NewReader(`{"role":"user","content":"hello world"}`+"\n"), ImportOptions{Encodings: []string{"o200k_base", "cl100k_base"}})
-	if err != nil || n != 1 {
-		t.Fatalf("Import = %d, %v", n, err)
+	if err != nil || n.Imported != 1 {
+		t.Fatalf("Import = %+v, %v", n, err)
 	}
 	appended, _ := c.Message(1)
 	imported, _ := c.Message(2)
