@@ -34,7 +34,7 @@ harbor_(Store, C) :-
     (   conversation_open(Store, harbor, ok(C0))
     ->  C = C0
     ;   conversation_create(Store, [id(harbor), metadata([project("harbor")])], ok(C)),
-        conversation_import(C, 'harbor.jsonl', ok(imported(K, _))),
+        conversation_import(C, 'harbor.jsonl', ok(Imported)), record_get(Imported, messages, K),
         format("imported ~d messages from harbor.jsonl~n", [K])
     ).
 

@@ -365,9 +365,9 @@ func (s *Session) conversationExport(c *prolog.Call, conv, format, out engine.Te
 		}
 		return c.Unify(out, ok(record("conversation_export",
 			fld("conversation", convTerm(cv.Store(), info)), fld("conversation_id", subject), fld("messages", engine.List(ms...))))), nil
-	case "jsonl":
+	case "jsonl", "rlmpl_jsonl":
 		var b bytes.Buffer
-		if err := cv.Export(&b); err != nil {
+		if err := cv.Export(&b, store.ExportOptions{Documents: f == "rlmpl_jsonl"}); err != nil {
 			return s.fail(c, out, "export", err, subject)
 		}
 		return c.Unify(out, ok(prolog.Chars(b.String()))), nil
@@ -511,7 +511,8 @@ func (s *Session) conversationImport(c *prolog.Call, conv, file, out engine.Term
 	if err != nil {
 		return s.fail(c, out, "import", err, engine.NewAtom(cv.ID()))
 	}
-	return c.Unify(out, ok(engine.NewAtom("imported").Apply(engine.Integer(n.Imported), engine.Integer(n.Skipped)))), nil
+	return c.Unify(out, ok(record("import_result", fld("documents", engine.Integer(n.Documents)),
+		fld("messages", engine.Integer(n.Imported)), fld("skipped", engine.Integer(n.Skipped))))), nil
 }
 
 // Term conversions between store values and Prolog records.

@@ -165,15 +165,21 @@ Exports:
 %
 %   Format term gives ok(conversation_export([conversation, conversation_id,
 %   messages])) with messages losslessly; jsonl gives the OpenAI
-%   chat-messages JSONL text. Any other format is a domain error.
+%   chat-messages JSONL text; rlmpl_jsonl adds the conversation's
+%   documents (turn receipts, warm artifacts, every version) as
+%   {"rlmpl_document": ...} lines after the messages, a backup that
+%   conversation_import/3 restores whole. Any other format is a domain
+%   error.
 
 %!  conversation_import(+Conversation, +File, -Outcome) is det.
 %
 %   Appends the messages of File, OpenAI chat-messages JSONL read from the
-%   program's directory, in batches: ok(imported(N, Skipped)). Each line is
-%   keyed by the file's name and its line number, so importing the same
-%   file again appends only the lines it did not store before (Skipped
-%   counts the others), and a stored line the file now says otherwise is
-%   detail(idempotency_key_reused). A UTF-8 byte order mark is ignored. A
+%   program's directory, in batches: ok(import_result([documents(D),
+%   messages(N), skipped(S)])). Each line is keyed by the file's name and
+%   its line number, so importing the same file again appends only the
+%   lines it did not store before (S counts the others), and a stored line
+%   the file now says otherwise is detail(idempotency_key_reused). Document
+%   lines of an rlmpl_jsonl export restore receipts and warm artifacts with
+%   their versions. A UTF-8 byte order mark is ignored. A
 %   malformed line (bad JSON, invalid UTF-8, not a message) stops the
 %   import with an error naming it; the lines before it stay.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -187,6 +188,47 @@ func (db *DB) GetDoc(conv, collection, key string, version int) (Doc, error) {
 		return Doc{}, notFound("document %s/%s of %q", collection, key, conv)
 	}
 	return doc, nil
+}
+
+// allDocs reads every version of every document of conv, ordered by
+// collection, key and version.
+func (db *DB) allDocs(conv string) ([]Doc, error) {
+	if err := db.enter(); err != nil {
+		return nil, err
+	}
+	defer db.leave()
+	cs, err := db.conv(conv)
+	if err != nil {
+		return nil, err
+	}
+	var out []Doc
+	err = db.kv.View(func(t kvTxn) error {
+		prefix := be64([]byte{kindDoc}, cs.num)
+		return t.Iterate(prefix, prefixEnd(prefix), false, func(k, v []byte) (bool, error) {
+			rest := k[len(prefix):]
+			if len(rest) < 1 || len(rest) < 1+int(rest[0]) {
+				return false, corrupt("document key %x", k)
+			}
+			collection := string(rest[1 : 1+int(rest[0])])
+			key, version, ok := parseDocKey(k, len(prefix)+1+len(collection))
+			if !ok {
+				return false, corrupt("document key %x", k)
+			}
+			at, body, err := decodeDoc(v)
+			if err != nil {
+				return false, err
+			}
+			out = append(out, Doc{Conversation: conv, Collection: collection, Key: key, Version: version, CreatedAt: timeOf(at), Body: body})
+			return true, nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: documents of %q: %w", conv, err)
+	}
+	slices.SortStableFunc(out, func(a, b Doc) int {
+		return cmp.Or(strings.Compare(a.Collection, b.Collection), strings.Compare(a.Key, b.Key), a.Version-b.Version)
+	})
+	return out, nil
 }
 
 // Docs lists a collection of a conversation: the latest version of each

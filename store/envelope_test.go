@@ -55,7 +55,7 @@ func TestEnvelope(t *testing.T) {
 	check("reopen", got)
 
 	var out bytes.Buffer
-	if err := db.Export("a", &out); err != nil {
+	if err := db.Export("a", &out, ExportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")

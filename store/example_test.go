@@ -116,7 +116,7 @@ func ExampleDB_Export() {
 {"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{}"}}]}
 {"role":"tool","tool_call_id":"c1","content":[{"type":"text","text":"a.go"}]}
 `), store.ImportOptions{})
-	db.Export("src", os.Stdout)
+	db.Export("src", os.Stdout, store.ExportOptions{})
 	// Output:
 	// {"role":"user","content":"hi"}
 	// {"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{}"}}]}

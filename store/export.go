@@ -3,6 +3,7 @@ package store
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,13 +12,32 @@ import (
 	"unicode/utf8"
 )
 
+// ExportOptions are the options of [DB.Export]. The zero value is valid.
+type ExportOptions struct {
+	// Documents adds every version of every document of the conversation
+	// (turn receipts, warm artifacts) after the messages, one
+	// {"rlmpl_document": {...}} line each, so that [DB.Import] restores
+	// them. Tools that read chat messages skip what they do not know; keep
+	// it false for a plain chat-messages file.
+	Documents bool
+}
+
+// docLine is the object of a document line of an export.
+type docLine struct {
+	Collection string          `json:"collection"`
+	Key        string          `json:"key"`
+	Version    int             `json:"version"`
+	CreatedAt  time.Time       `json:"created_at"`
+	Body       json.RawMessage `json:"body"`
+}
+
 // Export writes the messages of conv to w as JSONL: one OpenAI
 // chat-messages object per line ([Message.MarshalJSON]), in sequence
 // order. What the caller said about a message at append is kept as extra
 // keys, present only when set: "timestamp" ([Record.Time], RFC 3339),
-// "session" and "metadata" (an object). It reads one snapshot and returns
-// [ErrNotFound] for an unknown conversation.
-func (db *DB) Export(conv string, w io.Writer) error {
+// "session" and "metadata" (an object). It returns [ErrNotFound] for an
+// unknown conversation.
+func (db *DB) Export(conv string, w io.Writer, opts ExportOptions) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var werr error
 	err := db.Scan(conv, 1, 0, false, func(r Record) bool {
@@ -38,6 +58,24 @@ func (db *DB) Export(conv string, w io.Writer) error {
 	}
 	if werr != nil {
 		return werr
+	}
+	if opts.Documents {
+		docs, err := db.allDocs(conv)
+		if err != nil {
+			return err
+		}
+		for _, d := range docs {
+			if !json.Valid(d.Body) {
+				return fmt.Errorf("store: export %q: document %s/%s v%d is not JSON", conv, d.Collection, d.Key, d.Version)
+			}
+			b, err := json.Marshal(map[string]docLine{"rlmpl_document": {d.Collection, d.Key, d.Version, d.CreatedAt.UTC(), d.Body}})
+			if err != nil {
+				return err
+			}
+			if _, err := bw.Write(append(b, '\n')); err != nil {
+				return fmt.Errorf("store: export %q: %w", conv, err)
+			}
+		}
 	}
 	return bw.Flush()
 }
@@ -115,6 +153,68 @@ func importLine(b []byte) (Message, AppendOptions, error) {
 	return m, opts, err
 }
 
+// documentLine reads a {"rlmpl_document": {...}} line of an export; isDoc
+// is false for any other line.
+func documentLine(b []byte) (d docLine, isDoc bool, err error) {
+	const prefix = `{"rlmpl_document":`
+	if !bytes.HasPrefix(b, []byte(prefix)) {
+		return d, false, nil
+	}
+	var line struct {
+		Doc *docLine `json:"rlmpl_document"`
+	}
+	if err := json.Unmarshal(b, &line); err != nil || line.Doc == nil {
+		return d, true, invalid("rlmpl_document", "not a document line: %v", err)
+	}
+	if err := (DocPut{Collection: line.Doc.Collection, Key: line.Doc.Key, Body: line.Doc.Body}).validate(); err != nil {
+		return d, true, err
+	}
+	if line.Doc.Version < 1 {
+		return d, true, invalid("rlmpl_document.version", "must be >= 1 (got %d)", line.Doc.Version)
+	}
+	return *line.Doc, true, nil
+}
+
+// importDoc restores one document version: written when it is the next
+// version of its key, skipped when that version is there with the same
+// body (an import run again), refused otherwise.
+func (db *DB) importDoc(cs *convState, d docLine, res *ImportResult) error {
+	return db.kv.Update(func(t kvTxn) error {
+		prefix := docPrefix(cs.num, d.Collection, d.Key)
+		latest := 0
+		var same bool
+		err := t.Iterate(prefix, prefixEnd(prefix), false, func(k, v []byte) (bool, error) {
+			if len(k) != len(prefix)+8 {
+				return true, nil
+			}
+			version := int(binary.BigEndian.Uint64(k[len(prefix):]))
+			latest = max(latest, version)
+			if version == d.Version {
+				_, body, err := decodeDoc(v)
+				if err != nil {
+					return false, err
+				}
+				same = bytes.Equal(body, d.Body)
+			}
+			return true, nil
+		})
+		switch {
+		case err != nil:
+			return err
+		case d.Version <= latest && same:
+			res.Skipped++
+			return nil
+		case d.Version != latest+1:
+			return fmt.Errorf("%w: document %s/%s version %d: the conversation holds versions 1..%d", ErrIdempotencyMismatch, d.Collection, d.Key, d.Version, latest)
+		}
+		if err := t.Set(documentKey(cs.num, d.Collection, d.Key, d.Version), encodeDoc(d.CreatedAt.UnixNano(), d.Body)); err != nil {
+			return err
+		}
+		res.Documents++
+		return nil
+	})
+}
+
 // lineError names the input line of err: a *ValidationError's field
 // becomes "line N[.field]".
 func lineError(line int, err error) error {
@@ -186,8 +286,9 @@ type ImportOptions struct {
 
 // ImportResult counts what an import did.
 type ImportResult struct {
-	Imported int // messages appended
-	Skipped  int // lines an earlier import of the same Source stored
+	Imported  int // messages appended
+	Documents int // document versions restored (an export with Documents)
+	Skipped   int // lines an earlier import stored
 }
 
 // utf8BOM is the byte order mark some editors put first in UTF-8 files.
@@ -282,6 +383,17 @@ func (db *DB) Import(conv string, r io.Reader, opts ImportOptions) (ImportResult
 			b = bytes.TrimPrefix(b, utf8BOM)
 		}
 		if len(b) == 0 {
+			continue
+		}
+		if d, isDoc, err := documentLine(b); isDoc || err != nil {
+			if err == nil {
+				if err = flush(); err == nil {
+					err = db.importDoc(cs, d, &res)
+				}
+			}
+			if err != nil {
+				return res, lineError(line, err)
+			}
 			continue
 		}
 		m, ao, err := importLine(b)

@@ -525,7 +525,7 @@ func TestExportImport(t *testing.T) {
 		mustAppend(t, db, "src", m)
 	}
 	var buf bytes.Buffer
-	if err := db.Export("src", &buf); err != nil {
+	if err := db.Export("src", &buf, ExportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want := `{"role":"system","content":"sys <&>"}
@@ -543,7 +543,7 @@ func TestExportImport(t *testing.T) {
 		t.Fatalf("Import = %d, %v (progress %v)", n, err, prog)
 	}
 	var again bytes.Buffer
-	db.Export("dst", &again)
+	db.Export("dst", &again, ExportOptions{})
 	if again.String() != want {
 		t.Errorf("round trip =\n%s", again.String())
 	}
@@ -642,5 +642,54 @@ func TestCloseStopsGoroutines(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > before {
 		buf := make([]byte, 1<<16)
 		t.Errorf("%d goroutines after Close, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// TestExportImportDocuments: an export with documents restores every
+// version of every document (with its time) in another conversation;
+// importing it again restores nothing twice.
+func TestExportImportDocuments(t *testing.T) {
+	db := openMem(t)
+	mustCreate(t, db, "a")
+	db.Append("a", user("hello"), AppendOptions{})
+	for _, p := range []DocPut{
+		{Collection: "warm", Key: "range_1_1", Body: []byte(`{"summary":"v1"}`)},
+		{Collection: "warm", Key: "range_1_1", Body: []byte(`{"summary":"v2"}`)},
+		{Collection: "receipt", Key: "turn_1", Body: []byte(`{"status":"completed"}`)},
+	} {
+		if _, err := db.PutDoc("a", p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var plain, full bytes.Buffer
+	db.Export("a", &plain, ExportOptions{})
+	db.Export("a", &full, ExportOptions{Documents: true})
+	if strings.Contains(plain.String(), "rlmpl_document") || strings.Count(full.String(), `{"rlmpl_document":`) != 3 {
+		t.Fatalf("exports:\n%s\n%s", plain.String(), full.String())
+	}
+	mustCreate(t, db, "b")
+	n, err := db.Import("b", strings.NewReader(full.String()), ImportOptions{})
+	if err != nil || n != (ImportResult{Imported: 1, Documents: 3}) {
+		t.Fatalf("import = %+v, %v", n, err)
+	}
+	for _, coll := range []string{"warm", "receipt"} {
+		a, _ := db.Docs("a", coll, true)
+		b, _ := db.Docs("b", coll, true)
+		if len(a) != len(b) {
+			t.Fatalf("%s: %d versions, want %d", coll, len(b), len(a))
+		}
+		for i := range a {
+			if a[i].Key != b[i].Key || a[i].Version != b[i].Version || !a[i].CreatedAt.Equal(b[i].CreatedAt) || string(a[i].Body) != string(b[i].Body) {
+				t.Errorf("%s: %+v, want %+v", coll, b[i], a[i])
+			}
+		}
+	}
+	docsOnly := full.String()[strings.Index(full.String(), `{"rlmpl_document":`):]
+	if n, err := db.Import("b", strings.NewReader(docsOnly), ImportOptions{}); err != nil || n != (ImportResult{Skipped: 3}) {
+		t.Fatalf("import again = %+v, %v", n, err)
+	}
+	changed := strings.Replace(docsOnly, `"v2"`, `"v3"`, 1)
+	if _, err := db.Import("b", strings.NewReader(changed), ImportOptions{}); !errors.Is(err, ErrIdempotencyMismatch) {
+		t.Fatalf("changed document: %v", err)
 	}
 }

@@ -45,7 +45,7 @@ func openStore(state, name string, setup ...func(*host.Options) error) (*host.Ho
 }
 
 const convSynopsis = `conv list|show ID|search ID QUERY|export ID|import ID FILE.jsonl [--state DIR] [--store NAME]
-       [--recent N] [--max N] [--exact] [--window N] [--role R] [--session S] [--no-context] [--cold] [--max-bytes N]`
+       [--recent N] [--max N] [--exact] [--window N] [--role R] [--session S] [--no-context] [--cold] [--max-bytes N] [--documents]`
 
 // capPolicy applies an operator's --max-context: a small cap keeps room
 // for context, so the default reserve and margin shrink with it.
@@ -74,6 +74,7 @@ func runConv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	role := fs.String("role", "", "search: only messages of this role")
 	session := fs.String("session", "", "search: only messages of this session")
 	noContext := fs.Bool("no-context", false, "search: rank each message by its own score alone")
+	documents := fs.Bool("documents", false, "export: add the conversation's receipts and warm artifacts (a backup import restores whole)")
 	cold := fs.Bool("cold", false, "search: show exactly what a planner gets through the cold-history handle")
 	maxBytes := fs.Int("max-bytes", 4096, "search --cold: the handle's byte budget")
 	pos, code, ok := parseCommand(fs, convSynopsis, args, stdout, stderr)
@@ -118,7 +119,7 @@ func runConv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			err = c.search(pos[0], pos[1], so)
 		}
 	case "export":
-		err = st.Conversation(pos[0]).Export(stdout)
+		err = st.Conversation(pos[0]).Export(stdout, store.ExportOptions{Documents: *documents})
 	case "import":
 		err = c.importFile(pos[0], pos[1])
 	}
@@ -235,8 +236,11 @@ func (c convCmd) importFile(id, file string) error {
 		fmt.Fprint(c.stderr, "\r")
 	}
 	fmt.Fprintf(c.stderr, "imported %d messages into %s", n.Imported, id)
+	if n.Documents > 0 {
+		fmt.Fprintf(c.stderr, " and %d documents", n.Documents)
+	}
 	if n.Skipped > 0 {
-		fmt.Fprintf(c.stderr, " (%d already there from an earlier import of this file)", n.Skipped)
+		fmt.Fprintf(c.stderr, " (%d lines already there from an earlier import of this file)", n.Skipped)
 	}
 	fmt.Fprintln(c.stderr)
 	return err

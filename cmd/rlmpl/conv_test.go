@@ -38,7 +38,7 @@ func TestConvAndPackCommands(t *testing.T) {
 		t.Fatalf("import: %d %s", code, errs)
 	}
 	// The same file again adds nothing: its lines are keyed by file and line.
-	if _, errs, code := rlmpl(t, "conv", "import", "--state", state, "demo", file); code != 0 || !strings.Contains(errs, "imported 0 messages into demo (40 already there") {
+	if _, errs, code := rlmpl(t, "conv", "import", "--state", state, "demo", file); code != 0 || !strings.Contains(errs, "imported 0 messages into demo (40 lines already there") {
 		t.Fatalf("import again: %d %s", code, errs)
 	}
 	if out, _, _ := rlmpl(t, "conv", "list", "--state", state); !strings.Contains(out, "demo") || !strings.Contains(out, "40 messages") {

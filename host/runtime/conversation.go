@@ -103,7 +103,9 @@ func (c Conversation) Search(q string, opts store.SearchOptions) ([]store.Hit, e
 }
 
 // Export writes the conversation as OpenAI chat-messages JSONL.
-func (c Conversation) Export(w io.Writer) error { return c.st.db.Export(c.id, w) }
+func (c Conversation) Export(w io.Writer, opts store.ExportOptions) error {
+	return c.st.db.Export(c.id, w, opts)
+}
 
 // ImportOptions are the options of [Conversation.Import].
 type ImportOptions struct {

@@ -20,7 +20,9 @@ import (
 // at a random moment, reopens the store and checks the turn's promise:
 // every user message of a turn is durable; a turn has either its assistant
 // message and a completed receipt — both, never one without the other — or
-// a failed or absent receipt; no message is duplicated.
+// a failed or absent receipt; no message is duplicated. The child also
+// republishes a warm artifact now and then: its versions stay dense and
+// whole, and current (its source never changes).
 // RLMPL_TURN_KILL_CYCLES sets the cycles (default 3).
 
 const envTurnKillDir = "RLMPL_TURN_KILL_DIR"
@@ -51,6 +53,12 @@ func TestTurnKillChild(t *testing.T) {
 			fmt.Fprintln(os.Stderr, "turn:", err)
 			os.Exit(3)
 		}
+		if i%3 == 1 {
+			if _, err := c.WarmPublish(context.Background(), 1, 2, (&scripted{fields: usefulFields}).gen, []string{"o200k_base"}); err != nil {
+				fmt.Fprintln(os.Stderr, "warm publish:", err)
+				os.Exit(3)
+			}
+		}
 		if !ready { // tell the parent turns are under way: the kill comes after
 			ready = true
 			os.WriteFile(dir+"/ready", nil, 0o644)
@@ -68,6 +76,7 @@ func TestTurnKill(t *testing.T) {
 	}
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(7, 7))
+	artifacts := 0
 	for cycle := range cycles {
 		os.Remove(dir + "/ready")
 		cmd := exec.Command(os.Args[0], "-test.run=^TestTurnKillChild$")
@@ -88,13 +97,17 @@ func TestTurnKill(t *testing.T) {
 		time.Sleep(time.Duration(r.IntN(500)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		checkTurns(t, dir, cycle)
+		artifacts = checkTurns(t, dir, cycle)
+	}
+	if artifacts == 0 {
+		t.Fatal("no warm artifact was published before the kills")
 	}
 }
 
 // checkTurns reopens the store and checks every turn's messages against
-// its receipts.
-func checkTurns(t *testing.T, dir string, cycle int) {
+// its receipts, and the warm artifact's versions; it returns how many
+// versions there are.
+func checkTurns(t *testing.T, dir string, cycle int) int {
 	t.Helper()
 	rt, err := New(&Options{StateDir: dir})
 	if err != nil {
@@ -150,4 +163,20 @@ func checkTurns(t *testing.T, dir string, cycle int) {
 	if len(recs) == 0 {
 		t.Fatalf("cycle %d: the child stored nothing", cycle)
 	}
+	arts, err := c.WarmList(true)
+	if err != nil {
+		t.Fatalf("cycle %d: warm artifacts: %v", cycle, err)
+	}
+	for i, a := range arts {
+		if a.Version != i+1 || a.Key != "range_1_2" || len(a.Variants) != 4 {
+			t.Fatalf("cycle %d: artifact %d is %s v%d with %d variants", cycle, i, a.Key, a.Version, len(a.Variants))
+		}
+	}
+	if len(arts) > 0 {
+		cp, err := c.Pack(context.Background(), PackOptions{Policy: testPolicy(100000, 1, 8), Utilities: testUtilities, Warm: &WarmOptions{Policy: testWarmPolicy}})
+		if err != nil || cp.Warm.Stale != 0 || cp.Warm.Available != 1 {
+			t.Fatalf("cycle %d: warm after reopen: %+v, %v", cycle, cp.Warm, err)
+		}
+	}
+	return len(arts)
 }

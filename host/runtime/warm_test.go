@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -199,6 +200,44 @@ func TestStaleArtifactIsNeverUsed(t *testing.T) {
 	for _, u := range cp.Units {
 		if u.Section == "warm" {
 			t.Fatal("a stale artifact was offered")
+		}
+	}
+}
+
+// TestArtifactsTravelWithTheirConversation: an export with documents
+// carries the artifacts; imported as is they are current, imported with a
+// covered message changed they are stale and never used.
+func TestArtifactsTravelWithTheirConversation(t *testing.T) {
+	c := memConv(t, user("original one"), user("original two"), user("now"))
+	if _, err := c.WarmPublish(context.Background(), 1, 2, (&scripted{fields: usefulFields}).gen, nil); err != nil {
+		t.Fatal(err)
+	}
+	var backup bytes.Buffer
+	if err := c.Export(&backup, store.ExportOptions{Documents: true}); err != nil {
+		t.Fatal(err)
+	}
+	opts := PackOptions{Policy: testPolicy(100000, 1, 8), Utilities: testUtilities, Warm: &WarmOptions{Policy: testWarmPolicy}}
+	for _, tc := range []struct {
+		name, file string
+		stale      int
+	}{
+		{"as is", backup.String(), 0},
+		{"edited", strings.Replace(backup.String(), "original one", "rewritten one", 1), 1},
+	} {
+		if _, err := c.st.Create(tc.name, nil); err != nil {
+			t.Fatal(err)
+		}
+		restored := c.st.Conversation(tc.name)
+		n, err := restored.Import(strings.NewReader(tc.file), ImportOptions{})
+		if err != nil || n.Imported != 3 || n.Documents != 1 {
+			t.Fatalf("%s: import %+v, %v", tc.name, n, err)
+		}
+		cp, err := restored.Pack(context.Background(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp.Warm.Available != 1 || cp.Warm.Stale != tc.stale {
+			t.Errorf("%s: warm status %+v, want %d stale", tc.name, cp.Warm, tc.stale)
 		}
 	}
 }
