@@ -12,7 +12,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/ichiban/prolog/engine"
 
@@ -58,14 +57,20 @@ func rangeArg(c *prolog.Call, t engine.Term) (int64, int64, error) {
 }
 
 // generator decodes generator(G): a trusted callable, call(G, Source,
-// Options, Raw), or rlm, an rlm_completion/4 over a terms context of the
-// range (the model sees it only through the handle).
-func (s *Session) generator(c *prolog.Call, op opts) runtime.WarmGenerator {
+// Options, Raw), or rlm, a completion over a terms context of the range
+// with completion_options as rlm_completion/4 takes them (the model sees
+// the range only through the handle).
+func (s *Session) generator(c *prolog.Call, op opts) (runtime.WarmGenerator, error) {
 	g := op["generator"]
 	if a, isAtom := g.(engine.Atom); isAtom && a.String() == "rlm" {
-		return func(ctx context.Context, src runtime.WarmSource) (runtime.WarmFields, runtime.WarmGeneration, error) {
-			return s.rlmGenerate(c, src, op["completion_options"])
+		sp, err := s.decode(c, "rlm_completion/4", op["completion_options"])
+		if err == nil {
+			err = s.decodeCompletion(c, sp)
 		}
+		if err != nil {
+			return nil, err
+		}
+		return runtime.CompletionGenerator(s.handles, sp.in, sp.deps), nil
 	}
 	return func(ctx context.Context, src runtime.WarmSource) (runtime.WarmFields, runtime.WarmGeneration, error) {
 		raw, err := callOnce(c, engine.NewAtom("call").Apply(g, warmSourceTerm(src), op["completion_options"], engine.NewVariable()))
@@ -77,7 +82,7 @@ func (s *Session) generator(c *prolog.Call, op opts) runtime.WarmGenerator {
 		}
 		f, err := warmFieldsOf(c, raw.(engine.Compound).Arg(3))
 		return f, runtime.WarmGeneration{Kind: "callback"}, err
-	}
+	}, nil
 }
 
 // warmError is a warm failure with its kind.
@@ -122,41 +127,6 @@ func warmFieldsOf(c *prolog.Call, raw engine.Term) (runtime.WarmFields, error) {
 	}
 	b, _ := json.Marshal(obj)
 	return runtime.ParseWarmFields(b)
-}
-
-// rlmGenerate asks rlm_completion/4 for the fields over a terms context of
-// the range's messages.
-func (s *Session) rlmGenerate(c *prolog.Call, src runtime.WarmSource, options engine.Term) (runtime.WarmFields, runtime.WarmGeneration, error) {
-	msgs := make([]engine.Term, len(src.Messages))
-	for i, r := range src.Messages {
-		msgs[i] = messageTerm(r.Message)
-	}
-	prompt := fmt.Sprintf("Summarize messages %d..%d of conversation %s, which the context holds as terms, into exactly one JSON object "+
-		"with the fields summary (text) and decisions, facts, unresolved, entities, topics, files, symbols (lists of text). "+
-		"Keep concrete decisions and unresolved work; invent nothing: the context is authoritative.", src.From, src.To, src.Conversation)
-	out := engine.NewVariable()
-	got, err := callOnce(c, engine.NewAtom("rlm_completion").Apply(prolog.Chars(prompt),
-		engine.NewAtom("terms").Apply(engine.List(msgs...)), options, out))
-	if err != nil {
-		return runtime.WarmFields{}, runtime.WarmGeneration{}, err
-	}
-	res := got.(engine.Compound).Arg(3)
-	r, isCompound := res.(engine.Compound)
-	if !isCompound || r.Functor().String() != "ok" {
-		return runtime.WarmFields{}, runtime.WarmGeneration{}, &warmError{kind: "rlm_generation_failed", msg: s.in.WriteQ(res, nil)}
-	}
-	f, err := recordFields(c, r.Arg(0), "completion_result")
-	if err != nil {
-		return runtime.WarmFields{}, runtime.WarmGeneration{}, err
-	}
-	fields, err := warmFieldsOf(c, f["value"])
-	gen := runtime.WarmGeneration{Kind: "rlm"}
-	if u, err := prolog.Value(f["usage"], nil); err == nil {
-		if j, err := jsonOf(u); err == nil {
-			gen.Usage, _ = j.(map[string]any)
-		}
-	}
-	return fields, gen, err
 }
 
 func warmSourceTerm(src runtime.WarmSource) engine.Term {
@@ -209,7 +179,11 @@ func (s *Session) warmProduce(c *prolog.Call, pred string, conv, st, rng, option
 	if st != nil {
 		produce = cv.WarmPublish
 	}
-	a, err := produce(c.Ctx, from, to, s.generator(c, op), pol.encodings)
+	gen, err := s.generator(c, op)
+	if err != nil {
+		return s.fail(c, out, phase, err, rangeTerm(from, to))
+	}
+	a, err := produce(c.Ctx, from, to, gen, pol.encodings)
 	if err != nil {
 		return s.fail(c, out, phase, err, rangeTerm(from, to))
 	}

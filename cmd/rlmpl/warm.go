@@ -10,10 +10,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rlmpl/rlmpl/host/handle"
+	"github.com/rlmpl/rlmpl/host/plan"
 	"github.com/rlmpl/rlmpl/host/runtime"
 )
 
-const warmSynopsis = "warm list|show KEY|publish --range S-E --fields FILE --conv ID [--state DIR] [--store NAME] [--history]"
+const warmSynopsis = "warm list|show KEY|publish --range S-E --fields FILE|--rlm --conv ID [--state DIR] [--store NAME] [--history] [provider flags]"
 
 // runWarm implements `rlmpl warm list|show|publish`: the warm artifacts of
 // a conversation, and publishing one from a file of the schema's fields.
@@ -29,15 +31,17 @@ func runWarm(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	history := fs.Bool("history", false, "list: every version, not only the latest")
 	rng := fs.String("range", "", "publish: the range S-E of messages it summarizes")
 	fieldsFile := fs.String("fields", "", "publish: a JSON file with the schema's fields (summary, decisions, facts, unresolved, entities, topics, files, symbols)")
+	useModel := fs.Bool("rlm", false, "publish: have a model write the fields, through a bounded completion over the range (the provider flags pick it)")
+	pf := providerFlags(fs)
 	pos, code, ok := parseCommand(fs, warmSynopsis, args, stdout, stderr)
 	if !ok {
 		return code
 	}
 	if *conv == "" || cmd == "show" && len(pos) != 1 || cmd != "show" && len(pos) != 0 {
-		fmt.Fprintf(stderr, "usage: rlmpl warm %s --conv ID%s\n", cmd, map[string]string{"show": " KEY", "publish": " --range S-E --fields FILE"}[cmd])
+		fmt.Fprintf(stderr, "usage: rlmpl warm %s --conv ID%s\n", cmd, map[string]string{"show": " KEY", "publish": " --range S-E --fields FILE|--rlm"}[cmd])
 		return 2
 	}
-	h, st, err := openStore(*state, *name)
+	h, st, err := openStore(*state, *name, providerSetup)
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl warm: %v\n", err)
 		return 1
@@ -75,27 +79,37 @@ func runWarm(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	case "publish":
 		from, to, ok := parseRange(*rng)
-		if !ok || *fieldsFile == "" {
-			fmt.Fprintln(stderr, "rlmpl warm publish: --range S-E and --fields FILE are required")
+		if !ok || (*fieldsFile == "") == !*useModel {
+			fmt.Fprintln(stderr, "rlmpl warm publish: --range S-E and one of --fields FILE or --rlm are required")
 			return 2
-		}
-		raw, err := os.ReadFile(*fieldsFile)
-		if err != nil {
-			fmt.Fprintf(stderr, "rlmpl warm publish: %v\n", err)
-			return 1
-		}
-		fields, err := runtime.ParseWarmFields(raw)
-		if err != nil {
-			fmt.Fprintf(stderr, "rlmpl warm publish: %s: %v\n", *fieldsFile, err)
-			return 1
 		}
 		d, err := h.Defaults(ctx)
 		if err != nil {
 			fmt.Fprintf(stderr, "rlmpl warm publish: %v\n", err)
 			return 1
 		}
-		gen := func(context.Context, runtime.WarmSource) (runtime.WarmFields, runtime.WarmGeneration, error) {
-			return fields, runtime.WarmGeneration{Kind: "file"}, nil
+		var gen runtime.WarmGenerator
+		if *useModel {
+			deps, resolved, err := pf.deps(ctx, h)
+			if err != nil {
+				fmt.Fprintf(stderr, "rlmpl warm publish: %s\n", configText(err))
+				return 2
+			}
+			gen = runtime.CompletionGenerator(handle.New(nil), plan.Input{Providers: []string{resolved.Name}, StructuredOutput: resolved.StructuredOutput}, deps)
+		} else {
+			raw, err := os.ReadFile(*fieldsFile)
+			if err != nil {
+				fmt.Fprintf(stderr, "rlmpl warm publish: %v\n", err)
+				return 1
+			}
+			fields, err := runtime.ParseWarmFields(raw)
+			if err != nil {
+				fmt.Fprintf(stderr, "rlmpl warm publish: %s: %v\n", *fieldsFile, err)
+				return 1
+			}
+			gen = func(context.Context, runtime.WarmSource) (runtime.WarmFields, runtime.WarmGeneration, error) {
+				return fields, runtime.WarmGeneration{Kind: "file"}, nil
+			}
 		}
 		a, err := cv.WarmPublish(ctx, from, to, gen, d.CountEncodings)
 		if err != nil {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rlmpl/rlmpl/host/provider/providertest"
 )
 
 // TestWarmCommands: publish a summary of old turns from a fields file,
@@ -39,5 +41,29 @@ func TestWarmCommands(t *testing.T) {
 	}
 	if _, errs, code := rlmpl(t, "warm", "publish", "--state", state, "--conv", "demo", "--range", "1-8", "--fields", file); code != 1 || !strings.Contains(errs, "warm schema") {
 		t.Fatalf("bad fields: %d %s", code, errs)
+	}
+}
+
+// TestWarmPublishWithAModel: --rlm has a model write the fields through a
+// bounded completion: the planner's request (the real client's, to a
+// scripted server) names the range but holds none of its text.
+func TestWarmPublishWithAModel(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	file := filepath.Join(dir, "t.jsonl")
+	os.WriteFile(file, []byte(`{"role":"user","content":"the secret-ish payload of turn one"}`+"\n"+`{"role":"assistant","content":"noted"}`+"\n"), 0o600)
+	if _, errs, code := rlmpl(t, "conv", "import", "--state", state, "demo", file); code != 0 {
+		t.Fatal(errs)
+	}
+	srv := providertest.NewServer(providertest.Completion(`{"steps":[{"op":"final","value":{"summary":"a payload was noted","decisions":[],"facts":["payload"],"unresolved":[],"entities":[],"topics":[],"files":[],"symbols":[]}}]}`, 50, 20))
+	defer srv.Close()
+	out, errs, code := rlmpl(t, "warm", "publish", "--state", state, "--conv", "demo", "--range", "1-2", "--rlm", "--base-url", srv.BaseURL())
+	if code != 0 || out != "published range_1_2 v1 (2 messages)\n" {
+		t.Fatalf("publish: %d %q %s", code, out, errs)
+	}
+	if body := srv.Requests()[0].Raw; !strings.Contains(body, "Summarize messages 1..2") || strings.Contains(body, "secret-ish payload") {
+		t.Fatalf("planner request: %s", body)
+	}
+	if out, _, _ := rlmpl(t, "warm", "show", "range_1_2", "--state", state, "--conv", "demo"); !strings.Contains(out, `"summary": "a payload was noted"`) || !strings.Contains(out, `"kind": "rlm"`) {
+		t.Fatalf("show: %s", out)
 	}
 }

@@ -12,7 +12,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rlmpl/rlmpl/host/handle"
 	"github.com/rlmpl/rlmpl/host/pack"
+	"github.com/rlmpl/rlmpl/host/plan"
 	"github.com/rlmpl/rlmpl/solver"
 	"github.com/rlmpl/rlmpl/store"
 	"github.com/rlmpl/rlmpl/tokenizer"
@@ -487,4 +489,44 @@ func cmpInt64(a, b int64) int {
 		return 1
 	}
 	return 0
+}
+
+// CompletionGenerator is the warm generator that asks a bounded
+// completion (plan.Complete, as rlm_completion/4) for the fields of a
+// range: the model reaches the range's messages only through a terms
+// handle in reg, deleted afterwards, and the completion's usage is kept
+// in the artifact's provenance. in is the completion's input (its
+// providers, budget, ...): Query and Context are the generator's.
+func CompletionGenerator(reg *handle.Registry, in plan.Input, deps plan.Deps) WarmGenerator {
+	return func(ctx context.Context, src WarmSource) (WarmFields, WarmGeneration, error) {
+		items := make([]handle.Item, len(src.Messages))
+		for i, r := range src.Messages {
+			items[i] = viewItem(r)
+			items[i].Text = fmt.Sprintf("[%d] %s: %s", r.Seq, r.Message.Role, items[i].Text)
+		}
+		ref, meta, err := reg.RegisterTerms(items, handle.Limits{})
+		if err != nil {
+			return WarmFields{}, WarmGeneration{}, err
+		}
+		defer reg.Delete(ref)
+		in.Query = fmt.Sprintf("Summarize messages %d..%d of conversation %s, which the context holds as items, into exactly one JSON object "+
+			"with the fields summary (text) and decisions, facts, unresolved, entities, topics, files, symbols (lists of text). "+
+			"Keep concrete decisions and unresolved work; invent nothing: the context is authoritative.", src.From, src.To, src.Conversation)
+		in.Context = plan.ContextRef{Ref: ref, Metadata: meta}
+		deps.Contexts = reg
+		out, err := plan.Complete(ctx, in, deps)
+		if err != nil {
+			return WarmFields{}, WarmGeneration{}, err
+		}
+		gen := WarmGeneration{Kind: "rlm"}
+		if b, err := json.Marshal(out.Usage); err == nil {
+			_ = json.Unmarshal(b, &gen.Usage)
+		}
+		raw, isText := out.Value.(string)
+		if !isText {
+			raw = plan.Encode(out.Value)
+		}
+		fields, err := ParseWarmFields([]byte(raw))
+		return fields, gen, err
+	}
 }

@@ -146,3 +146,18 @@ test(default_policy_and_schema,
          memberchk(fidelity(F), P), memberchk(compact_summary(70), F),
          warm_context_schema(warm_context_schema(Fs)), length(Fs, 8)
      )).
+
+% The rlm generator: a planner reads the range through the handle only and
+% answers the schema's JSON; the usage lands in the provenance.
+rlm_planner_(Req, plan([context(input(context), slice(0, 2), items),
+                        final(literal("{\"summary\":\"s\",\"decisions\":[\"d\"],\"facts\":[],\"unresolved\":[],\"entities\":[],\"topics\":[],\"files\":[],\"symbols\":[]}"))])) :-
+    record_get(Req, prompt, P), append(_, R, P), append("Summarize messages 1..2", _, R), !,
+    \+ ( append(_, R2, P), append("aaaa", _, R2) ).   % the range is not in the prompt
+
+test(rlm_generator_reads_the_range_through_a_handle,
+     (   setup_(w_rlm, _, C),
+         conversation_warm_derive(C, range(1, 2), [generator(rlm), completion_options([planner_handler(rlm_planner_)])], ok(W)),
+         record_get(W, fields/summary, "s"),
+         record_get(W, generation/kind, rlm),
+         record_get(W, generation/usage/model_calls, 1)
+     )).
