@@ -17,8 +17,10 @@ Usage:
 	rlmpl conv list|show|search|export|import [--store DIR] ...
 	                           inspect and load conversations: show ID
 	                           [--recent N], search ID QUERY [--max N]
-	                           [--exact] [--cold], export ID (OpenAI JSONL),
-	                           import ID FILE.jsonl
+	                           [--window N] [--role R] [--exact] [--cold],
+	                           export ID [--documents] (OpenAI JSONL; with
+	                           receipts and warm artifacts), import ID
+	                           FILE.jsonl (again: only its new lines)
 	rlmpl pack --conv ID [--store DIR] [--model M] [--max-context N]
 	           [--provider-window N] [--reserve N] [--safety N]
 	           [--min-recent N] [--max-candidates N] [--explain] [--json]
@@ -35,9 +37,11 @@ Usage:
 	rlmpl turn replay TURN --conv ID
 	                           re-render a stored turn's requests and check
 	                           their SHA-256 against its receipt
-	rlmpl warm list|show KEY|publish --range S-E --fields FILE --conv ID
+	rlmpl warm list|show KEY|publish --range S-E --fields FILE|--rlm --conv ID
 	                           warm summaries of older history: published
-	                           versions, their representations, staleness
+	                           versions, their representations; publish
+	                           from a file of fields or have a model write
+	                           them (--rlm, with the provider flags)
 	rlmpl version              print the runtime version (also --version)
 	rlmpl help                 print this text (also -h, --help); rlmpl run
 	                           --help and rlmpl repl --help tell more
