@@ -23,9 +23,9 @@ The top level: consult FILEs, then read goals and print their answers as
 SWI-Prolog does. A goal ends with a full stop; it may span lines, and a
 line may hold several. A deterministic answer ends with "."; after one that
 left a choice point, type ; (or n, r, space, tab) for the next answer, or
-return (or ., c, a) to stop. Ctrl-C interrupts a running goal; at the ?-
-prompt it leaves with status 130. halt. or end of input leaves. help(Name),
-apropos(Text) and listing(Name) document and show predicates.
+return (or ., c, a) to stop. Ctrl-C interrupts a running goal and, at the
+prompt, drops what was typed. halt. or end of input (Ctrl-D) leaves.
+help(Name), apropos(Text) and listing(Name) document and show predicates.
 
 Without a terminal, goals are read from the input one by one; the line
 after an answer that left a choice point is taken as the reply when it is
@@ -65,8 +65,14 @@ type toplevel struct {
 	buf        string // input read but not consumed yet
 	out        *lineWriter
 	errOut     io.Writer
-	fd         int            // the terminal's file descriptor, or -1
-	interrupts chan os.Signal // SIGINT, on a terminal
+	fd         int             // the terminal's file descriptor, or -1
+	interrupts chan os.Signal  // SIGINT, on a terminal
+	pending    chan readResult // a line read still under way (interrupted)
+}
+
+type readResult struct {
+	line string
+	err  error
 }
 
 func newToplevel(stdin io.Reader, stdout, stderr io.Writer) *toplevel {
@@ -79,9 +85,10 @@ func newToplevel(stdin io.Reader, stdout, stderr io.Writer) *toplevel {
 
 var errInterrupted = errors.New("interrupted")
 
-// loop runs goals until halt/0,1, the end of the input or an interrupt at
-// the prompt, and returns the exit status. Without a terminal, ctx ending
-// (SIGINT) ends the top level with status 130.
+// loop runs goals until halt/0,1 or the end of the input and returns the
+// exit status. On a terminal an interrupt at the prompt drops the input
+// typed so far; without one, ctx ending (SIGINT) ends the top level with
+// status 130.
 func (t *toplevel) loop(ctx context.Context, sess *host.Session) int {
 	if t.fd >= 0 {
 		// On a terminal, SIGINT interrupts the running goal only, so the
@@ -95,6 +102,14 @@ func (t *toplevel) loop(ctx context.Context, sess *host.Session) int {
 	for {
 		goal, err := t.readGoal(ctx)
 		switch {
+		case errors.Is(err, errInterrupted) && t.fd >= 0:
+			if prolog.Blank(t.buf) {
+				fmt.Fprint(t.out, "\n% halt. or Ctrl-D leaves the top level\n")
+			} else {
+				fmt.Fprintln(t.out)
+			}
+			t.buf = "" // the terminal dropped the line too
+			continue
 		case errors.Is(err, errInterrupted):
 			fmt.Fprintln(t.out)
 			return 130
@@ -131,21 +146,21 @@ func (t *toplevel) Read(p []byte) (int, error) {
 }
 
 // readLine reads a line into buf. It returns errInterrupted on SIGINT (on
-// a terminal) or when ctx ends (otherwise).
+// a terminal) or when ctx ends (otherwise). An interrupted read goes on:
+// the next call takes its line (the terminal drops what was typed before
+// the interrupt, so that line is the one typed after it).
 func (t *toplevel) readLine(ctx context.Context) error {
-	type result struct {
-		line string
-		err  error
+	if t.pending == nil {
+		ch := make(chan readResult, 1)
+		go func() {
+			line, err := t.in.ReadString('\n')
+			ch <- readResult{line, err}
+		}()
+		t.pending = ch
 	}
-	ch := make(chan result, 1)
-	// NB: on an interrupt the reading goroutine stays blocked; the caller
-	// leaves the process then.
-	go func() {
-		line, err := t.in.ReadString('\n')
-		ch <- result{line, err}
-	}()
 	select {
-	case r := <-ch:
+	case r := <-t.pending:
+		t.pending = nil
 		t.buf += r.line
 		return r.err
 	case <-t.interrupts:

@@ -122,11 +122,16 @@ func TestREPLTerminal(t *testing.T) {
 	term.expect("% Execution Aborted\n?- ")
 	term.send("true.\r")
 	term.expect("true.\n\n?- ")
-	term.send("\x03") // Ctrl-C at the prompt leaves with 130
-	err := term.cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Fatalf("exit: %v, want status 130", err)
+	term.send("foo(bar")
+	term.send("\x03") // Ctrl-C at the prompt drops the line typed so far
+	term.expect("?- ")
+	term.send("X = after.\r")
+	term.expect("X = after.\n\n?- ")
+	term.send("\x03")
+	term.expect("% halt. or Ctrl-D leaves the top level\n?- ")
+	term.send("\x04") // Ctrl-D leaves
+	if err := term.cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v, want status 0", err)
 	}
 }
 
