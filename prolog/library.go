@@ -251,39 +251,39 @@ func string1(c *Call, t engine.Term) (bool, error) {
 /* --- Sets as lists --- */
 
 func union3(c *Call, set1, set2, set3 engine.Term) (bool, error) {
-	elems, err := c.List(set1)
+	out, err := filterBy(c, set1, set2, false)
 	if err != nil {
 		return false, err
-	}
-	var out []engine.Term
-	for _, e := range elems {
-		found, err := memberchk(c, e, set2)
-		if err != nil {
-			return false, err
-		}
-		if !found {
-			out = append(out, e)
-		}
 	}
 	return c.Unify(set3, engine.PartialList(set2, out...)), nil
 }
 
 func intersection3(c *Call, set1, set2, set3 engine.Term) (bool, error) {
-	elems, err := c.List(set1)
+	out, err := filterBy(c, set1, set2, true)
 	if err != nil {
 		return false, err
+	}
+	return c.Unify(set3, engine.List(out...)), nil
+}
+
+// filterBy keeps the elements of set1 that are in set2 (in), or that are
+// not, comparing with memberchk/2.
+func filterBy(c *Call, set1, set2 engine.Term, in bool) ([]engine.Term, error) {
+	elems, err := c.List(set1)
+	if err != nil {
+		return nil, err
 	}
 	var out []engine.Term
 	for _, e := range elems {
 		found, err := memberchk(c, e, set2)
 		if err != nil {
-			return false, err
+			return nil, err
 		}
-		if found {
+		if found == in {
 			out = append(out, e)
 		}
 	}
-	return c.Unify(set3, engine.List(out...)), nil
+	return out, nil
 }
 
 /* --- Random numbers --- */

@@ -192,7 +192,34 @@ func (db *DB) GetDoc(conv, collection, key string, version int) (Doc, error) {
 
 // allDocs reads every version of every document of conv, ordered by
 // collection, key and version.
-func (db *DB) allDocs(conv string) ([]Doc, error) {
+func (db *DB) allDocs(conv string) ([]Doc, error) { return db.docs(conv, "") }
+
+// Docs lists a collection of a conversation: the latest version of each
+// key, or with history every version, ordered by key then version. The
+// cost is O(documents of the collection).
+func (db *DB) Docs(conv, collection string, history bool) ([]Doc, error) {
+	if err := (DocPut{Collection: collection, Key: "k"}).validate(); err != nil {
+		return nil, err
+	}
+	all, err := db.docs(conv, collection)
+	if err != nil || history {
+		return all, err
+	}
+	var out []Doc
+	for _, d := range all {
+		if n := len(out); n > 0 && out[n-1].Key == d.Key {
+			out[n-1] = d // a later version of the same key
+		} else {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// docs reads every version of the documents of one collection of conv (of
+// every collection when collection is ""), ordered by collection, key and
+// version.
+func (db *DB) docs(conv, collection string) ([]Doc, error) {
 	if err := db.enter(); err != nil {
 		return nil, err
 	}
@@ -204,13 +231,17 @@ func (db *DB) allDocs(conv string) ([]Doc, error) {
 	var out []Doc
 	err = db.kv.View(func(t kvTxn) error {
 		prefix := be64([]byte{kindDoc}, cs.num)
+		if collection != "" {
+			prefix = docPrefix(cs.num, collection, "")
+		}
+		base := len(be64([]byte{kindDoc}, cs.num))
 		return t.Iterate(prefix, prefixEnd(prefix), false, func(k, v []byte) (bool, error) {
-			rest := k[len(prefix):]
+			rest := k[base:]
 			if len(rest) < 1 || len(rest) < 1+int(rest[0]) {
 				return false, corrupt("document key %x", k)
 			}
-			collection := string(rest[1 : 1+int(rest[0])])
-			key, version, ok := parseDocKey(k, len(prefix)+1+len(collection))
+			coll := string(rest[1 : 1+int(rest[0])])
+			key, version, ok := parseDocKey(k, base+1+len(coll))
 			if !ok {
 				return false, corrupt("document key %x", k)
 			}
@@ -218,65 +249,17 @@ func (db *DB) allDocs(conv string) ([]Doc, error) {
 			if err != nil {
 				return false, err
 			}
-			out = append(out, Doc{Conversation: conv, Collection: collection, Key: key, Version: version, CreatedAt: timeOf(at), Body: body})
+			out = append(out, Doc{Conversation: conv, Collection: coll, Key: key, Version: version, CreatedAt: timeOf(at), Body: body})
 			return true, nil
 		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: documents of %q: %w", conv, err)
 	}
+	// Keys are grouped by length first in the key layout; callers get them
+	// in plain order.
 	slices.SortStableFunc(out, func(a, b Doc) int {
 		return cmp.Or(strings.Compare(a.Collection, b.Collection), strings.Compare(a.Key, b.Key), a.Version-b.Version)
-	})
-	return out, nil
-}
-
-// Docs lists a collection of a conversation: the latest version of each
-// key, or with history every version, ordered by key then version. The
-// cost is O(documents of the collection).
-func (db *DB) Docs(conv, collection string, history bool) ([]Doc, error) {
-	if err := (DocPut{Collection: collection, Key: "k"}).validate(); err != nil {
-		return nil, err
-	}
-	if err := db.enter(); err != nil {
-		return nil, err
-	}
-	defer db.leave()
-	cs, err := db.conv(conv)
-	if err != nil {
-		return nil, err
-	}
-	var out []Doc
-	err = db.kv.View(func(t kvTxn) error {
-		prefix := docPrefix(cs.num, collection, "")
-		return t.Iterate(prefix, prefixEnd(prefix), false, func(k, v []byte) (bool, error) {
-			key, version, ok := parseDocKey(k, len(prefix))
-			if !ok {
-				return false, corrupt("document key %x", k)
-			}
-			at, body, err := decodeDoc(v)
-			if err != nil {
-				return false, err
-			}
-			d := Doc{Conversation: conv, Collection: collection, Key: key, Version: version, CreatedAt: timeOf(at), Body: body}
-			if n := len(out); !history && n > 0 && out[n-1].Key == key {
-				out[n-1] = d // a later version of the same key
-				return true, nil
-			}
-			out = append(out, d)
-			return true, nil
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: list %s of %q: %w", collection, conv, err)
-	}
-	// Keys are grouped by length first in the key layout; callers get them
-	// in plain key order.
-	slices.SortStableFunc(out, func(a, b Doc) int {
-		if c := strings.Compare(a.Key, b.Key); c != 0 {
-			return c
-		}
-		return a.Version - b.Version
 	})
 	return out, nil
 }

@@ -89,6 +89,22 @@ func (c Conversation) Messages(sel store.Selector, limit int) ([]store.Record, e
 // Stats reads the conversation's counters (O(1)).
 func (c Conversation) Stats() (store.Stats, error) { return c.st.db.Stats(c.id) }
 
+// listDocs reads a collection of the conversation's documents (the latest
+// version of each key, or every version with history), each decoded.
+func listDocs[T any](c Conversation, collection string, history bool, decode func(store.Doc) (T, error)) ([]T, error) {
+	docs, err := c.st.db.Docs(c.id, collection, history)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, len(docs))
+	for i, d := range docs {
+		if out[i], err = decode(d); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // Find is Search with everything the store returns: context lifts,
 // windows around each hit, the words a broad query dropped (see
 // store.DB.Find).

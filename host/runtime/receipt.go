@@ -330,18 +330,9 @@ func decodeReceipt(d store.Doc) (Receipt, error) {
 // Receipts lists the conversation's receipts, the latest of each turn (or
 // every run with history), in the order of their user messages.
 func (c Conversation) Receipts(history bool) ([]Receipt, error) {
-	docs, err := c.st.db.Docs(c.id, receiptCollection, history)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Receipt, len(docs))
-	for i, d := range docs {
-		if out[i], err = decodeReceipt(d); err != nil {
-			return nil, err
-		}
-	}
+	out, err := listDocs(c, receiptCollection, history, decodeReceipt)
 	slices.SortStableFunc(out, func(a, b Receipt) int { return cmpInt64(a.UserSeq, b.UserSeq) })
-	return out, nil
+	return out, err
 }
 
 // storedTurn is the result of a turn that completed before.

@@ -280,17 +280,7 @@ func (c Conversation) WarmPublish(ctx context.Context, from, to int64, gen WarmG
 // WarmList lists the conversation's artifacts: the latest version of each
 // range, or every version with history, ordered by key then version.
 func (c Conversation) WarmList(history bool) ([]WarmArtifact, error) {
-	docs, err := c.st.db.Docs(c.id, warmCollection, history)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]WarmArtifact, len(docs))
-	for i, d := range docs {
-		if out[i], err = decodeArtifact(d); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return listDocs(c, warmCollection, history, decodeArtifact)
 }
 
 // jsonArtifact is an artifact's stored form.
