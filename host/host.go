@@ -179,11 +179,7 @@ func (h *Host) NewSession(ctx context.Context) (*Session, error) {
 	in.Install(s.predicates()...)
 	texts, err := libTexts()
 	if err == nil {
-		for _, t := range texts {
-			if err = in.Consult(ctx, t.name, t.text); err != nil {
-				break
-			}
-		}
+		err = in.ConsultShared(ctx, texts)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("host: loading lib: %w", err)
@@ -280,23 +276,21 @@ func (s *Session) Once(ctx context.Context, goal string) (map[string]string, err
 
 // libTexts are lib's files, read once per process (a session consults
 // them all).
-var libTexts = sync.OnceValues(func() ([]libText, error) {
+var libTexts = sync.OnceValues(func() ([]prolog.Text, error) {
 	names, err := fs.Glob(lib.FS, "*.pl")
 	if err != nil {
 		return nil, err
 	}
-	texts := make([]libText, len(names))
+	texts := make([]prolog.Text, len(names))
 	for i, n := range names {
 		b, err := fs.ReadFile(lib.FS, n)
 		if err != nil {
 			return nil, err
 		}
-		texts[i] = libText{n, string(b)}
+		texts[i] = prolog.Text{Name: n, Text: string(b)}
 	}
 	return texts, nil
 })
-
-type libText struct{ name, text string }
 
 // Close releases the session: async turns still running are cancelled
 // (their cleanup runs) and waited for. Further use returns [ErrClosed].

@@ -173,3 +173,42 @@ func TestCloseCancelsAsyncTurns(t *testing.T) {
 	s.Close()
 	waitFor(t, released, "the model call outlived its session")
 }
+
+// TestSessionsInParallel: sessions share their library's compiled
+// procedures; several started and used at once stay independent.
+func TestSessionsInParallel(t *testing.T) {
+	h, err := host.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := context.Background()
+			s, err := h.NewSession(ctx)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer s.Close()
+			enc := []string{"o200k_base", "cl100k_base"}[i%2]
+			got, err := s.Once(ctx, fmt.Sprintf(`retractall(conversation_count_encoding(_)), assertz(conversation_count_encoding(%s)),
+				conversation_store_open(memory, ok(S)), conversation_create(S, [], ok(C)),
+				conversation_append(C, message(user, "hi"), ok(R)), record_get(R, token_counts, Counts),
+				findall(E, conversation_count_encoding(E), Es)`, enc))
+			if err != nil {
+				errs <- err
+			} else if got["Es"] != "["+enc+"]" || got["Counts"] != "token_counts(["+enc+"(1)])" {
+				errs <- fmt.Errorf("session %d sees %s, counts %s", i, got["Es"], got["Counts"])
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

@@ -112,7 +112,7 @@ func New(opts *Options) *Interpreter {
 	in.registerFlags()
 	in.Install(preludeDefs...)
 	in.Install(textDefs...)
-	if err := in.consultText(context.Background(), "prelude.pl", preludeSource); err != nil {
+	if err := in.ConsultShared(context.Background(), []Text{{"prelude.pl", preludeSource}}); err != nil {
 		panic("prolog: New: prelude: " + err.Error())
 	}
 	return in
