@@ -168,6 +168,26 @@ type Breakdown struct {
 	Stages []Stage
 }
 
+// Messages is Message for each of the request's first n messages, in one
+// pass over the stages.
+func (b Breakdown) Messages(n int) []Count {
+	out := make([]Count, n)
+	for i := range out {
+		out[i] = Count{Basis: BasisSum, Encoding: b.Total.Encoding}
+	}
+	for _, s := range b.Stages {
+		if s.Index >= 0 && s.Index < n && (s.Kind == StageContent || s.Kind == StageFraming || s.Kind == StageToolCalls) {
+			out[s.Index].add(s.Count)
+		}
+	}
+	for i := range out {
+		if out[i].Method == 0 {
+			out[i].Method = Exact // nothing to count is exactly 0
+		}
+	}
+	return out
+}
+
 // Message returns the sum of message i's stages.
 func (b Breakdown) Message(i int) Count {
 	c := Count{Basis: BasisSum, Encoding: b.Total.Encoding}
@@ -215,6 +235,7 @@ func (c Counter) CountRequestCached(req *Request, cached func(i int) (Count, boo
 		return Count{Tokens: n, Method: m, Basis: basis}
 	}
 	textExact := c.enc != nil
+	roles := map[string]Count{} // a request has a handful of roles and many messages
 	for i, m := range req.Messages {
 		content, ok := Count{}, false
 		if cached != nil {
@@ -226,7 +247,12 @@ func (c Counter) CountRequestCached(req *Request, cached func(i int) (Count, boo
 		b.Stages = append(b.Stages, Stage{StageContent, i, content})
 
 		fr := fixed(f.PerMessage, textExact && f.Verified && m.ToolCallID == "" && !(f.DropsNames && m.Name != ""), BasisMessageFraming)
-		fr.add(c.Count(m.Role))
+		rc, seen := roles[m.Role]
+		if !seen {
+			rc = c.Count(m.Role)
+			roles[m.Role] = rc
+		}
+		fr.add(rc)
 		if m.Name != "" {
 			fr.add(c.Count(m.Name))
 			fr.Tokens += f.PerName

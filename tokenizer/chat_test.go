@@ -329,3 +329,29 @@ func TestCountRequestCached(t *testing.T) {
 	}
 	checkStagesSum(t, marked)
 }
+
+// TestBreakdownMessagesIsMessage: the one-pass per-message sums are the
+// per-message sums.
+func TestBreakdownMessagesIsMessage(t *testing.T) {
+	r, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.Counter("gpt-4o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := Request{Messages: []Message{
+		{Role: RoleSystem, Content: "be brief"},
+		{Role: RoleUser, Name: "ann", Content: "hello there"},
+		{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c1", Type: "function", Function: FunctionCall{Name: "f", Arguments: `{"a":1}`}}}},
+		{Role: RoleTool, ToolCallID: "c1", Content: "42"},
+	}}
+	b := c.CountRequest(&req)
+	all := b.Messages(len(req.Messages))
+	for i := range req.Messages {
+		if all[i] != b.Message(i) {
+			t.Errorf("message %d: %+v, want %+v", i, all[i], b.Message(i))
+		}
+	}
+}

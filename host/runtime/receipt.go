@@ -254,8 +254,8 @@ func recipeOf(cp Packed, sections, trailer []pack.TextSection) []RecipeMessage {
 		}
 	}
 	lit(trailer)
-	for i := range out {
-		out[i].Tokens = cp.Counted.Message(i).Tokens
+	for i, c := range cp.Counted.Messages(len(out)) {
+		out[i].Tokens = c.Tokens
 	}
 	return out
 }

@@ -46,6 +46,7 @@ type Runtime struct {
 
 	stale         staleCache // warm artifacts checked against their source
 	sectionCounts countCache // counts of recurring section texts
+	recipes       recipeCache // the last planner requests of turns, for the next turn's cache prefix
 }
 
 // New validates opts and returns a Runtime.

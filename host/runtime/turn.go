@@ -261,10 +261,12 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 	if err != nil {
 		return TurnResult{}, &TurnError{Kind: "receipt_failed", Cause: err}
 	}
-	t.emit(TurnEvent{Kind: "finished"})
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	return TurnResult{TurnID: t.id, User: t.user, Assistant: rec, Receipt: t.receipt, Value: out.Value}, nil
+	t.c.st.rt.recipes.put(t.c.st.id+"\x00"+t.c.id+"\x00"+t.id, plannerRecipe(t.receipt))
+	res := TurnResult{TurnID: t.id, User: t.user, Assistant: rec, Receipt: t.receipt, Value: out.Value}
+	t.mu.Unlock()
+	t.emit(TurnEvent{Kind: "finished"})
+	return res, nil
 }
 
 // fail stores a failed receipt for err and returns the TurnError.
@@ -347,16 +349,52 @@ func (t *turn) previousPlannerRecipe() []RecipeMessage {
 	if id, ok = strings.CutSuffix(id, "/assistant"); !ok {
 		return nil
 	}
+	key := t.c.st.id + "\x00" + t.c.id + "\x00" + id
+	if msgs, ok := t.c.st.rt.recipes.get(key); ok {
+		return msgs
+	}
 	r, err := t.c.Receipt(id)
 	if err != nil {
 		return nil
 	}
+	return plannerRecipe(r)
+}
+
+// plannerRecipe is the recipe of a receipt's first root planner call.
+func plannerRecipe(r Receipt) []RecipeMessage {
 	for _, call := range r.Calls {
 		if call.Kind == "planner" && call.Depth == 0 {
 			return call.Recipe.Messages
 		}
 	}
 	return nil
+}
+
+// recipeCache keeps the planner recipe of the turns that completed in
+// this process, so that the next turn's cache prefix needs no receipt
+// read (a receipt holds every call's recipe: decoding one costs more
+// than the rest of a turn's bookkeeping).
+type recipeCache struct {
+	mu sync.Mutex // protects m
+	m  map[string][]RecipeMessage
+}
+
+const recipeCacheSize = 256
+
+func (rc *recipeCache) get(key string) ([]RecipeMessage, bool) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	msgs, ok := rc.m[key]
+	return msgs, ok
+}
+
+func (rc *recipeCache) put(key string, msgs []RecipeMessage) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.m == nil || len(rc.m) >= recipeCacheSize {
+		rc.m = map[string][]RecipeMessage{}
+	}
+	rc.m[key] = msgs
 }
 
 // composedCall is what the planner wrapper needs of the request Compose
