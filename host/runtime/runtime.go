@@ -44,8 +44,8 @@ type Runtime struct {
 	byDir  map[string]*Store
 	closed bool
 
-	stale         staleCache // warm artifacts checked against their source
-	sectionCounts countCache // counts of recurring section texts
+	stale         staleCache  // warm artifacts checked against their source
+	sectionCounts countCache  // counts of recurring section texts
 	recipes       recipeCache // the last planner requests of turns, for the next turn's cache prefix
 }
 
