@@ -94,7 +94,7 @@ type solver struct {
 	exact      []bool   // per group: in grp
 	nodeMu     []int64  // the current node's group multipliers
 	inDP       []int32  // per item: its step in the current DP, or −1
-	slotGroup  []int32  // per DP layer and frontier slot: the keeper's step, or −1
+	slotGroup  []int32  // per DP layer and frontier slot: the keeper's step, −2−g for chain segment g, or −1
 	gen        uint64   // generation of the steps last built
 }
 
