@@ -96,7 +96,11 @@ func (sv *solver) multipliers() {
 		}
 		return bestX
 	}
-	for round := 0; round < 2; round++ {
+	rounds := 2
+	if len(m.groups) == 0 {
+		rounds = 1 // one coordinate: a second round finds the same
+	}
+	for round := 0; round < rounds; round++ {
 		for gi, g := range m.groups {
 			// Only the group's members (and their stars) depend on
 			// mu[gi]: evaluate just those against a fixed rest.

@@ -18,6 +18,7 @@ type lagrange struct {
 	a, b int64
 	aMax int64 // largest a for which a·C fits comfortably
 	low  bool  // the DP's grid reaches down to 0 (dpGrid)
+	lp   int64 // with low: the LP's a, which the grid spans too
 }
 
 // val returns b·u − a·w.

@@ -156,6 +156,7 @@ func (sv *solver) solve() (Solution, error) {
 		panic("solver: root LP infeasible after the capacity check")
 	}
 	sv.l, sv.segs = l, segs
+	sv.l.lp = l.a
 	g := newBuilder(m)
 	g.fill(segs)
 	sv.offer(g.sel)
