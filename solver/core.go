@@ -2,6 +2,7 @@ package solver
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -229,8 +230,12 @@ func (sv *solver) buildSteps(status []int8, sel []int32, pen []int64, dst []dpSt
 	// to it. Chain members and attached items are bounded with their
 	// segment (thresholds), in no bound group. A unit's regret is how much
 	// its best choice beats the next (for a cluster, the closest
-	// keeper-versus-leaves decision; a segment is a choice among many
-	// close cuts, so 0).
+	// keeper-versus-leaves decision). A cluster with a segment goes
+	// first, although its cut is the least certain choice: the bound of
+	// what follows a cut (summaries' representations, separable) is
+	// tight, while the bound of a cut still to come is not (its tokens
+	// jump by whole exchanges), so the states are best pruned by the
+	// first. (Window mix, 2,048 units at 300k: 44% less work than last.)
 	type unit struct {
 		regret int64
 		items  []int32 // cluster: its steps, ascending
@@ -288,7 +293,7 @@ func (sv *solver) buildSteps(status []int8, sel []int32, pen []int64, dst []dpSt
 	}
 	for g, run := range segs {
 		u := &units[cluster[find(run[0])]]
-		u.regret = 0
+		u.regret = math.MaxInt64
 		for _, k := range run {
 			dst[k].chain = int32(g)
 			u.order = append(u.order, k)
