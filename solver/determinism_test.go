@@ -66,13 +66,20 @@ func TestDeterministicUnderLoad(t *testing.T) {
 		insts = append(insts, instance{genConversation(3, 1024, 128_000, mix), &Options{TimeLimit: -1}})
 	}
 	// Cut by each deterministic limit: work, nodes (one-way requires
-	// are branched on), states.
+	// that are not chains are branched on), states.
 	hard := genConversation(1, 2048, 300_000, consHard)
 	oneWay := genConversation(1, 2048, 128_000, consPairs)
 	oneWay.Constraints = oneWay.Constraints[:0:0] // results require calls, not back
+	prev := ""
 	for i, c := range genConversation(1, 2048, 128_000, consPairs).Constraints {
 		if i%2 == 0 {
 			oneWay.Constraints = append(oneWay.Constraints, c)
+			// Results also require the call before theirs: two requires
+			// each, not a chain the DP would enforce.
+			if prev != "" {
+				oneWay.Constraints = append(oneWay.Constraints, Requires(c.A, prev))
+			}
+			prev = c.B
 		}
 	}
 	insts = append(insts,

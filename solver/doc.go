@@ -32,11 +32,16 @@
 //     into multiple-choice items whose options are the Pareto-optimal
 //     combinations of their members' variants; restate the constraints
 //     between items; propagate mandatory units, requires, excludes and
-//     saturated at_most groups (model.go).
+//     saturated at_most groups; find the chains of one-way requires (each
+//     link the only requires of its requirer and the only one on its
+//     target: a contiguous window's exchanges, each requiring the next
+//     newer one), whose selected members are a prefix (model.go).
 //  2. Bound: the LP relaxation (lp.go) and the Lagrangian relaxation
 //     λ·C + μ·K + Σ max(u − λ·w − μ·groups) with "stars" (a summary
 //     excluding the raws it covers) kept exact and multipliers μ for the
-//     at_most groups (lagrange.go), in exact scaled integer arithmetic.
+//     at_most groups (lagrange.go), in exact scaled integer arithmetic;
+//     with stars the capacity multiplier λ is tuned too, from 0 up (the
+//     LP's ignores the exclusions and can be far too high).
 //     Incumbents: an LP greedy, newest-first and a star-mode greedy.
 //  3. Reduced-cost fixing (fix.go): an option goes if the bound with it
 //     forced falls below the incumbent, first under the Lagrangian bound,
@@ -47,18 +52,23 @@
 //  5. The exact DP over the core (core.go, dp.go): Pareto lists of
 //     (tokens, utility) states in buckets. A bucket holds frontier bits,
 //     which enforce exclusions exactly (summary stars, and chains of them
-//     linked by tool pairs that straddle two summaries' ranges), and the
-//     counts of selected members of small at_most groups, which enforce
-//     those exactly. States are pruned against a target by Lagrangian
-//     bounds of the remaining items: a grid of 25 capacity multipliers
-//     (the tightest, found in one comparison per state, approximates the
-//     LP bound of the state's residual capacity), stars as bound groups,
-//     and the exact dual of each group's count (the best gains of the
-//     room a bucket has left). Targets are guessed from above.
+//     linked by tool pairs that straddle two summaries' ranges) and the
+//     chains of requires (one bit per chain: closed, once a member was
+//     left out; a summary of a chain's raws is attached to the newest
+//     raw it covers and needs the chain closed there, its other
+//     exclusions being implied), and the counts of selected members of
+//     small at_most groups, which enforce those exactly. States are
+//     pruned against a target by Lagrangian bounds of the remaining
+//     items: a grid of 25 capacity multipliers (the tightest, found in
+//     one comparison per state, approximates the LP bound of the state's
+//     residual capacity; with chains it reaches down to 0 and spans the
+//     LP's multiplier too), stars as bound groups, a chain by its best
+//     cut, and the exact dual of each group's count (the best gains of
+//     the room a bucket has left). Targets are guessed from above.
 //  6. Branch and bound over what the DP does not enforce (one-way
-//     requires, exclusions beyond the frontier's slots, groups beyond the
-//     bucket limit, relaxed by multipliers), with the DP as the
-//     relaxation at every node (search.go).
+//     requires that are not chains, exclusions beyond the frontier's
+//     slots, groups beyond the bucket limit, relaxed by multipliers),
+//     with the DP as the relaxation at every node (search.go).
 //  7. gini (circuit.go): the admissibility model is compiled from the
 //     Problem into gini — a literal per variant, at most one per unit,
 //     mandatory units, requires and excludes clauses, same_choice cycles,
@@ -93,6 +103,35 @@
 // uses), subset-minimal conflicts, and a last try on small cores when a
 // structural limit stops the search.
 //
+// # Contiguous windows with warm summaries (measured)
+//
+// host/pack keeps a contiguous window by making each older exchange all
+// or nothing and require the next newer one; each warm artifact excludes
+// the raws it covers. At a 32k cap only part of the window fits, and the
+// optimum trades summaries against a run of raws (host/runtime's
+// BenchmarkWarmPack; the window mix of BenchmarkHardMix, genWindow). The
+// DP used to relax the requires and branch on them, and priced tokens at
+// the LP's multiplier, which ignores the exclusions: a root bound 43%
+// above the optimum, 3 million DP states. What decided the changes, in
+// deterministic work (Stats.Work summed over the seeds; every instance
+// proven unless noted), each row adding one change:
+//
+//	window mix, n/cap (seeds)   524/32k(20)  2048/128k(10)  2048/300k(10)  10000/300k(3)
+//	before                        1.04M      162M, 4 proven  250M, 0 proven   0.36M
+//	chains in the DP (one bit)    0.81M       25.0M          228M, 0 proven   0.32M
+//	λ tuned with stars, from 0    0.57M        4.03M          67.3M           1.67M
+//	grid down to 0 with chains    0.48M        1.48M           5.02M          1.69M
+//	grid spans the LP's λ too     0.36M        1.39M           5.06M          1.00M
+//	the chain's cluster first     0.36M        1.25M           2.82M          1.00M
+//
+// (At 10,000 units and 300k the cut is fixed before the DP; the work is
+// tuning λ over 10,000 items, about the same time as before.) Tried and
+// left out, no better in work: a beam 4–16× wider for chains (the
+// incumbent did not improve), re-spacing the guessed targets after the
+// DP's own bound falls, a midpoint target before the incumbent (5% more),
+// five grid points around the LP's λ instead of 25 (7× the states at
+// 10,000/300k), multipliers 4–16× the tuned λ on top of the grid.
+//
 // # Limits and determinism
 //
 // Solve is deterministic: the same problem and options give the same
@@ -111,7 +150,8 @@
 // # Ties
 //
 // Among packs of maximal utility Solve returns one with the fewest
-// tokens. Remaining ties are broken by a fixed processing order (items by
+// tokens. Remaining ties are broken by a fixed processing order (a
+// chain's cluster first, its members newest first, then items by
 // decreasing certainty under the multipliers, then by Order, oldest
 // first; within an item the richer option wins; among DP buckets of equal
 // value the lower bucket), which is deterministic but not a user-facing

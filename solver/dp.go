@@ -16,9 +16,9 @@ import (
 // dpGrid).
 //
 // States live in buckets (see core.go): the bits of the live frontier
-// slots, which enforce exclusions exactly, and the counts of selected
-// members of the exactly enforced at_most groups, in mixed radix above
-// them. A step maps each source bucket and option to a destination bucket
+// slots, which enforce exclusions and chains of requires exactly, and the
+// counts of selected members of the exactly enforced at_most groups, in
+// mixed radix above them. A step maps each source bucket and option to a destination bucket
 // or forbids it; lists that meet in a destination are merged. A bucket's
 // thresholds are the common ones plus offsets for its set bits and the
 // room left in its groups. Side constraints the DP does not enforce are
@@ -39,14 +39,19 @@ type dpStep struct {
 	gpen  int64   // the part of pen due to exact groups, which the DP leaves out
 
 	// Frontier bits (see core.go): selecting is forbidden if the source
-	// has a forbid bit; selecting sets set and own, omitting clears own;
-	// release is cleared after the step.
-	forbid, set, own, release uint8
+	// has a forbid bit or lacks a needSet bit; selecting sets set and
+	// own, omitting clears own and sets omitSet; release is cleared after
+	// the step.
+	forbid, set, own, release, omitSet, needSet uint8
 	// Bound group: the step index of the keeper whose star this step is
 	// counted in by the thresholds (−1: none), and whether it is that
 	// keeper.
 	bg     int32
 	keeper bool
+	// Chain segment (core.go): the segment this step is a member of or
+	// attached to (−1: none), and which.
+	chain    int32
+	attached bool
 }
 
 type dpResult struct {
@@ -202,7 +207,7 @@ func (g *dpGroups) fits(b int, gw []int32) bool {
 type dpQuery struct {
 	steps     []dpStep
 	grp       *dpGroups
-	slotGroup []int32 // per layer and frontier slot: the keeper's step, or −1
+	slotGroup []int32 // per layer and frontier slot: the keeper's step, −2−g for chain segment g, or −1
 	capacity  int64
 	target    int64 // scaled, as the result's p
 	l         lagrange
@@ -285,9 +290,9 @@ func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResu
 		dest := func(b int, selected bool) int {
 			bits := b & bitMask
 			if !selected {
-				return (b &^ int(s.own)) &^ int(s.release)
+				return ((b &^ int(s.own)) | int(s.omitSet)) &^ int(s.release)
 			}
-			if bits&int(s.forbid) != 0 || !grp.fits(b, s.gw) {
+			if bits&int(s.forbid) != 0 || bits&int(s.needSet) != int(s.needSet) || !grp.fits(b, s.gw) {
 				return -1
 			}
 			return ((b | int(s.set) | int(s.own)) &^ int(s.release)) + int(s.delta)
@@ -465,17 +470,26 @@ func (buf *dpBuf) topWidth(grp *dpGroups) int {
 // the tightest costs one comparison per state (see merge).
 func dpGrid(l lagrange) []int64 {
 	var grid []int64
-	for _, f := range dpGridFactors {
-		hi, lo := bits.Mul64(uint64(l.a), uint64(math.Round(f*(1<<16))))
-		g := l.aMax
-		if hi>>16 == 0 {
-			g = min(int64(hi<<48|lo>>16), l.aMax)
-		}
-		if len(grid) == 0 || g != grid[len(grid)-1] {
+	scale := func(a int64, factors []float64) {
+		for _, f := range factors {
+			hi, lo := bits.Mul64(uint64(a), uint64(math.Round(f*(1<<16))))
+			g := l.aMax
+			if hi>>16 == 0 {
+				g = min(int64(hi<<48|lo>>16), l.aMax)
+			}
 			grid = append(grid, g)
 		}
 	}
-	return grid
+	if !l.low {
+		scale(l.a, dpGridFactors)
+	} else {
+		scale(l.a, dpGridLow)
+		if l.lp > 0 && l.lp != l.a {
+			scale(l.lp, dpGridFactors)
+		}
+		slices.Sort(grid)
+	}
+	return slices.Compact(grid)
 }
 
 // A poolGain is a group member's gain in the bound: what selecting it
@@ -497,13 +511,16 @@ type poolGain struct {
 // The bound of the remaining steps is separable by bound group: a keeper
 // and the leaves counted with it contribute max(keeper, leaves) while the
 // keeper is undecided and leaves only after, every other step its best
-// option. A set bit means the keeper can no longer be selected (before
-// it) or its leaves no longer can (after it). A member of an exact group
+// option; a chain segment contributes the best cut of its remaining steps
+// while open (a DP over them: members up to the cut, then the items
+// attached after it), or its attached items' best once closed. A set bit
+// means the keeper can no longer be selected (before it) or its leaves no
+// longer can (after it), or the segment is closed. A member of an exact group
 // that is a keeper or counted with no keeper contributes its value left
 // out, and its gain goes to the group's pool: with room r, the bound adds
 // the r best gains (the exact Lagrangian dual of the count). Members that
-// are leaves, or in a second exact group, are bounded as if the group
-// did not exist; that only loosens the bound.
+// are leaves, in a chain segment or in a second exact group are bounded as
+// if the group did not exist; that only loosens the bound.
 func (buf *dpBuf) thresholds(m *model, steps []dpStep, grp *dpGroups, slotGroup []int32, grid []int64, scale int64) {
 	n, L, G := len(steps), len(grid), len(grp.radix)
 	tw := buf.topWidth(grp)
@@ -519,7 +536,7 @@ func (buf *dpBuf) thresholds(m *model, steps []dpStep, grp *dpGroups, slotGroup 
 	for t := range steps {
 		member[t] = -1
 		d := &steps[t]
-		if d.gw == nil || (d.bg >= 0 && !d.keeper) {
+		if d.gw == nil || (d.bg >= 0 && !d.keeper) || d.chain >= 0 {
 			continue
 		}
 		for gi, w := range d.gw {
@@ -530,28 +547,19 @@ func (buf *dpBuf) thresholds(m *model, steps []dpStep, grp *dpGroups, slotGroup 
 		}
 	}
 	pools := make([][]poolGain, G)
-	for _, lam := range grid {
-		_ = lam
+	nch := 0
+	for t := range steps {
+		nch = max(nch, int(steps[t].chain)+1)
 	}
+	open := make([]int64, nch)   // per segment: the bound of its remaining steps while it is open
+	closed := make([]int64, nch) // and once it is closed
 	for i, lam := range grid {
-		best := func(d *dpStep) (all, out int64) {
-			all, out = neg, neg
-			for _, o := range d.opts {
-				v := int64(0)
-				if o >= 0 {
-					op := m.items[d.item].opts[o]
-					v = scale*op.u - lam*op.w - (d.pen - d.gpen)
-				} else {
-					out = 0
-				}
-				all = max(all, v)
-			}
-			if out == neg {
-				out = all // must be selected: no gain to choose
-			}
-			return all, out
+		best := func(d *dpStep) (all, out, sel int64) {
+			return stepBest(m, d, scale, lam)
 		}
 		clear(leaves)
+		clear(open)
+		clear(closed)
 		clear(undecided)
 		for gi := range pools {
 			pools[gi] = pools[gi][:0]
@@ -579,8 +587,13 @@ func (buf *dpBuf) thresholds(m *model, steps []dpStep, grp *dpGroups, slotGroup 
 		for t := n; t >= 0; t-- {
 			if t < n {
 				d := &steps[t]
-				all, out := best(d)
+				all, out, sel := best(d)
 				switch k := d.bg; {
+				case d.chain >= 0:
+					g := d.chain
+					o, c := chainStep(d, open[g], closed[g], all, out, sel)
+					rest += o - open[g]
+					open[g], closed[g] = o, c
 				case k < 0 && member[t] >= 0:
 					rest += out
 					setGain(member[t], int32(t), all-out)
@@ -605,13 +618,14 @@ func (buf *dpBuf) thresholds(m *model, steps []dpStep, grp *dpGroups, slotGroup 
 			need[t*L+i] = -rest
 			for s := range maxSlots {
 				x := int64(0)
-				if k := slotGroup[t*maxSlots+s]; k >= 0 {
-					switch {
-					case !undecided[k]:
-						x = leaves[k]
-					case member[k] < 0:
-						x = max(keeper[k], leaves[k]) - leaves[k]
-					}
+				switch k := slotGroup[t*maxSlots+s]; {
+				case k <= -2:
+					x = open[-2-k] - closed[-2-k] // the segment is closed
+				case k < 0:
+				case !undecided[k]:
+					x = leaves[k]
+				case member[k] < 0:
+					x = max(keeper[k], leaves[k]) - leaves[k]
 				}
 				delta[(t*maxSlots+s)*L+i] = x
 			}
@@ -631,6 +645,45 @@ func (buf *dpBuf) thresholds(m *model, steps []dpStep, grp *dpGroups, slotGroup 
 	}
 }
 
+// stepBest returns step d's best value under multiplier lam, its value
+// left out (0, or the best if it must be selected: no gain to choose) and
+// its best selected value.
+func stepBest(m *model, d *dpStep, scale, lam int64) (all, out, sel int64) {
+	all, out, sel = neg, neg, neg
+	for _, o := range d.opts {
+		if o < 0 {
+			out = 0
+			all = max(all, 0)
+			continue
+		}
+		op := m.items[d.item].opts[o]
+		v := scale*op.u - lam*op.w - (d.pen - d.gpen)
+		sel = max(sel, v)
+		all = max(all, v)
+	}
+	if out == neg {
+		out = all
+	}
+	return all, out, sel
+}
+
+// chainStep extends the bound of a segment's remaining steps (o while it
+// is open, c once it is closed) by step d, whose values are all, out and
+// sel (stepBest). A member keeps the segment open only if selected and is
+// left out once it is closed; an attached item is left out while it is
+// open. (A member that must be selected counts its best value once
+// closed, where no pack has it: a looser bound, never a wrong one.)
+func chainStep(d *dpStep, o, c, all, out, sel int64) (int64, int64) {
+	if d.attached {
+		return o + out, c + all
+	}
+	no := sel + o
+	if d.opts[0] < 0 {
+		no = max(no, c)
+	}
+	return no, c + out
+}
+
 func grow(s []int64, n int) []int64 {
 	if cap(s) < n {
 		return make([]int64, n)
@@ -642,10 +695,21 @@ func grow(s []int64, n int) []int64 {
 // k = −12…12, from half to twice the LP multiplier. (Measured on the
 // hard-mix set: a wider grid (¼…4, 49 points) prunes no better and costs
 // twice the thresholds.)
-var dpGridFactors = func() []float64 {
+//
+// dpGridLow adds 0, 1/64, 1/16 and 1/4, for problems with chains: once a
+// chain is closed, its state has room that only the items after the cut
+// can use (summaries, small next to the raws), which a multiplier near
+// the whole problem's prices far too high. (Measured on the window mix,
+// 2,048 units at 300k: 13× less work; elsewhere it only costs the
+// thresholds, 3–12% more work, so it is not used there.) With chains the
+// grid also spans the LP's multiplier (l.lp, dpGridFactors around it)
+// when tuning moved l.a away from it: it prices the trades between
+// summaries' representations, which fixing needs once the cut is decided
+// (window mix, 10,000 units at 300k: 7× fewer DP states).
+var dpGridFactors, dpGridLow = func() ([]float64, []float64) {
 	var g []float64
 	for k := -12; k <= 12; k++ {
 		g = append(g, math.Exp2(float64(k)/12))
 	}
-	return g
+	return g, append([]float64{0, 1.0 / 64, 1.0 / 16, 1.0 / 4}, g...)
 }()

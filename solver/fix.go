@@ -137,9 +137,11 @@ func restrict(a []int32, st int8) []int32 {
 // dpFix is reduced-cost fixing with the DP's own bound at its first layer
 // instead of the root Lagrangian bound: stars with the bound groups of
 // core.go (each leaf counted with the keeper it is likeliest to lose to),
-// the exactly enforced at_most groups as the best gains of the room they
-// have (the exact dual of the count), and every capacity multiplier of
-// the DP's grid. An option is dropped if that bound, with the option
+// chain segments by their best cut (a member forced in moves the cut past
+// it, forced out before it; an attached item forced in needs the cut
+// before its member), the exactly enforced at_most groups as the best
+// gains of the room they have (the exact dual of the count), and every
+// capacity multiplier of the DP's grid. An option is dropped if that bound, with the option
 // forced, falls below the incumbent under any multiplier. On the full mix
 // this bound is within a few hundred of the optimum where the Lagrangian
 // one is thousands above it, so fixing shrinks the core several times.
@@ -160,7 +162,7 @@ func (sv *solver) dpFix() {
 	for t := range steps {
 		member[t] = -1
 		d := &steps[t]
-		if d.gw == nil || (d.bg >= 0 && !d.keeper) {
+		if d.gw == nil || (d.bg >= 0 && !d.keeper) || d.chain >= 0 {
 			continue
 		}
 		for gi, w := range d.gw {
@@ -177,7 +179,24 @@ func (sv *solver) dpFix() {
 	}
 	val := make([][]int64, n) // per step and option index: value under λ
 	best := make([]int64, n)
-	out := make([]int64, n)     // per step: value left out (0, or best if it must be selected)
+	selV := make([]int64, n) // per step: best selected value
+	out := make([]int64, n)  // per step: value left out (0, or best if it must be selected)
+	var segs [][]int         // per chain segment: its steps, in order
+	for t := range steps {
+		if g := int(steps[t].chain); g >= 0 {
+			for len(segs) <= g {
+				segs = append(segs, nil)
+			}
+			segs[g] = append(segs[g], t)
+		}
+	}
+	// Per segment step at position i: the value of the segment's steps
+	// before it all open (F[i]), the bound of those after it open
+	// (O[i+1]), and the best bound of closing at a member before it
+	// (M[i]) or at it (M[i+1]); per segment, its bound (O[0]).
+	cF, cO, cM0, cM1 := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	segBound := make([]int64, len(segs))
+	var bO, bC []int64
 	leaves := make([]int64, n)  // per keeper step: Σ best of its group's leaves
 	pools := make([][]int64, G) // per group: member gains, clipped at 0, descending
 	prefix := make([][]int64, G)
@@ -188,21 +207,38 @@ func (sv *solver) dpFix() {
 		sv.stats.Work += int64(n)
 		for t := range steps {
 			d := &steps[t]
-			best[t], out[t] = neg, neg
+			best[t], out[t], selV[t] = stepBest(m, d, sv.l.b, lam)
 			for k, o := range d.opts {
 				v := int64(0)
 				if o >= 0 {
 					op := m.items[d.item].opts[o]
 					v = sv.l.b*op.u - lam*op.w - (d.pen - d.gpen)
-				} else {
-					out[t] = 0
 				}
 				val[t][k] = v
-				best[t] = max(best[t], v)
 			}
-			if out[t] == neg {
-				out[t] = best[t]
+		}
+		for g, ss := range segs {
+			L := len(ss)
+			bO, bC = append(bO[:0], make([]int64, L+1)...), append(bC[:0], make([]int64, L+1)...)
+			for i := L - 1; i >= 0; i-- {
+				t := ss[i]
+				bO[i], bC[i] = chainStep(&steps[t], bO[i+1], bC[i+1], best[t], out[t], selV[t])
 			}
+			f, mx := int64(0), int64(neg)
+			for i, t := range ss {
+				d := &steps[t]
+				cF[t], cO[t], cM0[t] = f, bO[i+1], mx
+				if d.attached {
+					f += out[t]
+				} else {
+					if d.opts[0] < 0 {
+						mx = max(mx, f+bC[i+1])
+					}
+					f += selV[t]
+				}
+				cM1[t] = mx
+			}
+			segBound[g] = bO[0]
 		}
 		clear(leaves)
 		for t := range steps {
@@ -219,6 +255,8 @@ func (sv *solver) dpFix() {
 		for t := range steps {
 			d := &steps[t]
 			switch {
+			case d.chain >= 0:
+				// counted with its segment
 			case d.bg >= 0 && !d.keeper:
 				// counted with its keeper
 			case member[t] >= 0:
@@ -263,6 +301,9 @@ func (sv *solver) dpFix() {
 			base += top(gi, room(gi))
 		}
 		base += total
+		for _, b := range segBound {
+			base += b
+		}
 		for t := range steps {
 			d := &steps[t]
 			for k, o := range d.opts {
@@ -272,6 +313,23 @@ func (sv *solver) dpFix() {
 				v := val[t][k]
 				var b int64 // the bound with option o forced
 				switch g := member[t]; {
+				case d.chain >= 0:
+					// A member selected keeps its segment open up to it,
+					// left out closes it there or before; an attached
+					// item selected needs it closed before, left out
+					// leaves both.
+					var x int64
+					switch {
+					case !d.attached && o >= 0:
+						x = cF[t] + v + cO[t]
+					case !d.attached:
+						x = cM1[t]
+					case o >= 0:
+						x = add(add(cM0[t], -best[t]), v)
+					default:
+						x = max(cF[t]+cO[t], add(cM0[t], -best[t]))
+					}
+					b = add(base-segBound[d.chain], x)
 				case d.bg >= 0 && !d.keeper:
 					// A leaf: its keeper's group changes; selected, it
 					// excludes the keeper.

@@ -15,9 +15,10 @@ const (
 	consHard            // full, summaries capped at nsum/4, at_most(2) over big (>4k) tool results
 	consWarm            // full, but each summary is a warm artifact with 4 fidelities
 	consWarmHard        // hard, with 4-fidelity warm artifacts
+	consWindow          // the runtime's shape: a contiguous window of whole exchanges and warm artifacts (genWindow)
 )
 
-var consNames = []string{"none", "pairs", "full", "hard", "warm", "warmhard"}
+var consNames = []string{"none", "pairs", "full", "hard", "warm", "warmhard", "window"}
 
 // genConversation builds a realistic pack problem with n messages (the
 // generator of reference/solver-notes.md §2): a mandatory system prompt;
@@ -31,6 +32,9 @@ var consNames = []string{"none", "pairs", "full", "hard", "warm", "warmhard"}
 // it is a warm artifact with 4 fidelities (tokens 20/8/4/1.5% of the
 // block, utility 80/50/40/25%).
 func genConversation(seed uint64, n int, capacity int64, cons int) *Problem {
+	if cons == consWindow {
+		return genWindow(seed, n, capacity)
+	}
 	r := rand.New(rand.NewPCG(seed, uint64(n)*31+uint64(cons)))
 	logn := func(median float64, sigma float64, hi int64) int64 {
 		v := int64(median * math.Exp(sigma*r.NormFloat64()))
@@ -331,6 +335,116 @@ func randDense(r *rand.Rand, n, ncons int) *Problem {
 				g = append(g, p.Units[i].ID)
 			}
 			p.Constraints = append(p.Constraints, AtMost(1+r.IntN(3), g...))
+		}
+	}
+	return p
+}
+
+// genWindow builds a problem of the shape host/pack gives the solver for a
+// conversation pack under window(contiguous) with warm artifacts (see
+// host/pack/conversation.go and host/runtime/warm.go), over n messages of
+// genConversation's sizes (user, assistant, tool call/result pairs, no
+// system prompt: sections are fixed costs outside the problem):
+//
+//   - the hot tail, the last 12 messages (moved back so that it does not
+//     start on a tool result), mandatory, utility 1,000,000 + seq;
+//   - the cold-history boundary, mandatory, 11 tokens, 2,000,000;
+//   - every older message optional, utility 1,000 + seq; an exchange (a
+//     user message and what follows it up to the next) is all or nothing
+//     (same_choice with the user message, a result with its call) and
+//     requires the next newer exchange, so what is kept is a suffix of
+//     whole exchanges; older messages before the first user message are
+//     left out, as the runtime does;
+//   - a warm artifact per 8 older messages, newest range first (the last
+//     may be shorter), each excluding the raws it covers, with 4
+//     representations: verbatim (the raws' tokens + 8, 95% of their
+//     utility), detailed (12%, at least 40 tokens, 90%), compact (6%, at
+//     least 20, 70%) and facts (3%, at least 12, 60%).
+//
+// At a 32k cap only a fraction of the window fits, so the optimum trades
+// summaries against a run of raw exchanges.
+func genWindow(seed uint64, n int, capacity int64) *Problem {
+	r := rand.New(rand.NewPCG(seed, uint64(n)*31+consWindow))
+	logn := func(median float64, sigma float64, hi int64) int64 {
+		v := int64(median * math.Exp(sigma*r.NormFloat64()))
+		return min(max(v, 1), hi)
+	}
+	type msg struct {
+		kind string
+		tok  int64
+		call int // the call of a result, else -1
+	}
+	var msgs []msg
+	for len(msgs) < n {
+		msgs = append(msgs, msg{kind: "user", tok: logn(45, 1.0, 8000), call: -1})
+		if r.Float64() < 0.35 {
+			for k := 1 + r.IntN(4); k > 0 && len(msgs)+2 <= n; k-- {
+				c := len(msgs)
+				msgs = append(msgs, msg{kind: "call", tok: logn(70, 0.6, 2000), call: -1})
+				msgs = append(msgs, msg{kind: "result", tok: logn(700, 1.2, 50000), call: c})
+			}
+		}
+		msgs = append(msgs, msg{kind: "assistant", tok: logn(220, 0.9, 8000), call: -1})
+	}
+	msgs = msgs[:n]
+	hot := max(0, n-12)
+	for hot > 0 && msgs[hot].kind == "result" {
+		hot--
+	}
+	p := &Problem{Capacity: capacity}
+	id := func(i int) string { return fmt.Sprintf("m%d", i) }
+	for i, m := range msgs {
+		u := Unit{ID: id(i), Order: int64(i + 1), Variants: []Variant{{Kind: "verbatim", Tokens: m.tok, Utility: 1000 + int64(i+1)}}}
+		if i >= hot {
+			u.Mandatory = true
+			u.Variants[0].Utility = 1_000_000 + int64(i+1)
+		}
+		p.Units = append(p.Units, u)
+	}
+	p.Units = append(p.Units, Unit{ID: "boundary", Mandatory: true, Order: int64(n + 1),
+		Variants: []Variant{{Kind: "instruction", Tokens: 11, Utility: 2_000_000}}})
+	first := slices.IndexFunc(msgs[:hot], func(m msg) bool { return m.kind == "user" })
+	if first < 0 {
+		first = hot
+	}
+	for i := first; i < n; i++ {
+		if m := msgs[i]; m.call >= 0 {
+			p.Constraints = append(p.Constraints, SameChoice(id(m.call), id(i)))
+		}
+	}
+	exchange, prev := -1, -1
+	for i := first; i < hot; i++ {
+		switch msgs[i].kind {
+		case "user":
+			prev, exchange = exchange, i
+			if prev >= 0 {
+				p.Constraints = append(p.Constraints, Requires(id(prev), id(exchange)))
+			}
+		case "result":
+		default:
+			p.Constraints = append(p.Constraints, SameChoice(id(exchange), id(i)))
+		}
+	}
+	for to := hot - 1; to >= first; to -= 8 {
+		from := max(first, to-7)
+		var tok, ut int64
+		for i := from; i <= to; i++ {
+			tok += msgs[i].tok
+			ut += p.Units[i].Variants[0].Utility
+		}
+		a := Unit{ID: fmt.Sprintf("w%d_%d", from, to), Order: int64(to + 1)}
+		for k, f := range [][3]int64{{1000, 8, 95}, {120, 40, 90}, {60, 20, 70}, {30, 12, 60}} {
+			t := tok * f[0] / 1000
+			if k == 0 {
+				t += f[1]
+			} else {
+				t = max(t, f[1])
+			}
+			a.Variants = append(a.Variants, Variant{Kind: fidelity[k], Tokens: t, Utility: ut * f[2] / 100})
+		}
+		p.Units = append(p.Units, a)
+		for i := from; i <= to; i++ {
+			p.Constraints = append(p.Constraints, Excludes(a.ID, id(i)))
 		}
 	}
 	return p

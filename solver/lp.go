@@ -17,6 +17,8 @@ import (
 type lagrange struct {
 	a, b int64
 	aMax int64 // largest a for which a·C fits comfortably
+	low  bool  // the DP's grid reaches down to 0 (dpGrid)
+	lp   int64 // with low: the LP's a, which the grid spans too
 }
 
 // val returns b·u − a·w.
@@ -26,7 +28,7 @@ func (l lagrange) val(w, u int64) int64 { return l.b*u - l.a*w }
 func newLagrange(m *model) lagrange {
 	k := 60 - bits.Len64(uint64(m.totalMax)+1) - 1
 	k = min(max(k, 0), 24)
-	return lagrange{b: 1 << k, aMax: int64(1) << 61 / (m.capacity + 1)}
+	return lagrange{b: 1 << k, aMax: int64(1) << 61 / (m.capacity + 1), low: len(m.chains) > 0}
 }
 
 // segment is one step along an item's upper convex hull: from option from

@@ -27,6 +27,8 @@ type model struct {
 	stars  []star
 	starOf []int32 // item -> star it is the centre or a leaf of, or −1
 
+	chains []chain
+
 	root     []int8 // status after root propagation: +1 in, -1 out, 0 free
 	totalMax int64  // sum of best option utilities
 }
@@ -53,6 +55,17 @@ type opt struct {
 type star struct {
 	centre int32
 	leaves []int32 // ascending
+}
+
+// chain is a path of one-way requires in which every link is the only
+// requires of its requirer and the only one on its target: members[k+1]
+// requires members[k] and nothing else, and nothing else requires
+// members[k]. The requires of a contiguous window (each older exchange
+// requires the next newer one) are a chain. The selected members are a
+// prefix of members: the DP enforces that with one frontier slot instead
+// of branching on each link (core.go).
+type chain struct {
+	members []int32 // newest (required by the rest) first
 }
 
 type group struct {
@@ -220,6 +233,7 @@ func buildModel(p *Problem, index map[string]int) (*model, bool) {
 	}
 
 	m.findStars()
+	m.findChains()
 
 	// Root propagation.
 	s := newSearchState(m)
@@ -615,5 +629,33 @@ func (s *searchState) recount() {
 				s.inWeight[gi] += g.weights[k]
 			}
 		}
+	}
+}
+
+// findChains collects the chains of length two or more, each from the
+// item nothing in it requires.
+func (m *model) findChains() {
+	next := make([]int32, len(m.items)) // the item whose only requires is i, if i has no other requirer
+	linked := make([]bool, len(m.items))
+	for i := range next {
+		next[i] = -1
+	}
+	for a := range m.items {
+		if len(m.req[a]) == 1 {
+			if b := m.req[a][0]; len(m.revReq[b]) == 1 {
+				next[b] = int32(a)
+				linked[a] = true
+			}
+		}
+	}
+	for i := range m.items {
+		if linked[i] || next[i] < 0 {
+			continue
+		}
+		c := chain{members: []int32{int32(i)}}
+		for j := next[i]; j >= 0; j = next[j] {
+			c.members = append(c.members, j)
+		}
+		m.chains = append(m.chains, c)
 	}
 }

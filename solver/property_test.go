@@ -46,13 +46,93 @@ func randKind(r *rand.Rand, kind ConstraintKind) *Problem {
 					p.Constraints = append(p.Constraints, Excludes(a, leaf))
 				}
 			}
+		case chainKind:
+			return randChains(r, p)
 		}
 	}
 	return p
 }
 
-// starKind asks randKind for summary stars: one unit excluding several.
-const starKind ConstraintKind = 100
+// randChains gives p the shape of a contiguous window (see genWindow):
+// one or two chains of requires over random runs of units (each requires
+// the one before it), summaries that exclude runs of a chain, sometimes
+// same_choice pairs along a chain, and a few constraints of other kinds
+// across it.
+func randChains(r *rand.Rand, p *Problem) *Problem {
+	n := len(p.Units)
+	perm := r.Perm(n)
+	var chains [][]string
+	for i := 0; i < n; {
+		k := min(n-i, 2+r.IntN(5))
+		if k < 2 {
+			break
+		}
+		var c []string
+		for _, u := range perm[i : i+k] {
+			c = append(c, p.Units[u].ID)
+		}
+		chains = append(chains, c)
+		i += k
+		if r.IntN(2) == 0 {
+			break
+		}
+	}
+	inChain := map[string]bool{}
+	for _, c := range chains {
+		for j, id := range c {
+			inChain[id] = true
+			if j > 0 {
+				p.Constraints = append(p.Constraints, Requires(id, c[j-1]))
+			}
+			if j > 0 && r.IntN(6) == 0 {
+				p.Constraints = append(p.Constraints, SameChoice(id, c[j-1]))
+			}
+		}
+	}
+	id := func() string { return p.Units[r.IntN(n)].ID }
+	for range 1 + r.IntN(3) {
+		s := id()
+		for tries := 0; inChain[s] && tries < 5; tries++ {
+			s = id()
+		}
+		c := chains[r.IntN(len(chains))]
+		from := r.IntN(len(c))
+		to := min(len(c), from+1+r.IntN(3))
+		for _, raw := range c[from:to] {
+			if raw != s {
+				p.Constraints = append(p.Constraints, Excludes(s, raw))
+			}
+		}
+	}
+	for range r.IntN(3) {
+		a, b := id(), id()
+		if a == b {
+			continue
+		}
+		switch r.IntN(4) {
+		case 0:
+			p.Constraints = append(p.Constraints, Requires(a, b))
+		case 1:
+			p.Constraints = append(p.Constraints, Excludes(a, b))
+		case 2:
+			g := []string{a, b}
+			if c := id(); c != a && c != b {
+				g = append(g, c)
+			}
+			p.Constraints = append(p.Constraints, AtMost(1+r.IntN(2), g...))
+		case 3:
+			p.Constraints = append(p.Constraints, SameChoice(a, b))
+		}
+	}
+	return p
+}
+
+// starKind asks randKind for summary stars: one unit excluding several;
+// chainKind for chains of requires with summaries over them (randChains).
+const (
+	starKind  ConstraintKind = 100
+	chainKind ConstraintKind = 101
+)
 
 // TestBruteForceEachKind checks Solve against brute force on small
 // problems with one constraint kind at a time (and mandatory units), so
@@ -63,11 +143,14 @@ func TestBruteForceEachKind(t *testing.T) {
 	if testing.Short() {
 		cases = 100
 	}
-	for _, kind := range []ConstraintKind{0, KindRequires, KindExcludes, KindAtMost, KindSameChoice, starKind} {
+	for _, kind := range []ConstraintKind{0, KindRequires, KindExcludes, KindAtMost, KindSameChoice, starKind, chainKind} {
 		name := kind.String()
-		if kind == starKind {
+		switch kind {
+		case starKind:
 			name = "stars"
-		} else if kind == 0 {
+		case chainKind:
+			name = "chains"
+		case 0:
 			name = "mandatory"
 		}
 		t.Run(name, func(t *testing.T) {

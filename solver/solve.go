@@ -94,7 +94,7 @@ type solver struct {
 	exact      []bool   // per group: in grp
 	nodeMu     []int64  // the current node's group multipliers
 	inDP       []int32  // per item: its step in the current DP, or −1
-	slotGroup  []int32  // per DP layer and frontier slot: the keeper's step, or −1
+	slotGroup  []int32  // per DP layer and frontier slot: the keeper's step, −2−g for chain segment g, or −1
 	gen        uint64   // generation of the steps last built
 }
 
@@ -156,6 +156,7 @@ func (sv *solver) solve() (Solution, error) {
 		panic("solver: root LP infeasible after the capacity check")
 	}
 	sv.l, sv.segs = l, segs
+	sv.l.lp = l.a
 	g := newBuilder(m)
 	g.fill(segs)
 	sv.offer(g.sel)
