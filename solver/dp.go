@@ -499,6 +499,26 @@ type poolGain struct {
 	gain int64
 }
 
+// poolMembers returns, per step, the exact at_most group whose pool the
+// step is in, or −1: keepers, and steps with no keeper that are in no chain.
+func poolMembers(steps []dpStep) []int8 {
+	member := make([]int8, len(steps))
+	for t := range steps {
+		member[t] = -1
+		d := &steps[t]
+		if d.gw == nil || (d.bg >= 0 && !d.keeper) || d.chain >= 0 {
+			continue
+		}
+		for gi, w := range d.gw {
+			if w > 0 {
+				member[t] = int8(gi)
+				break
+			}
+		}
+	}
+	return member
+}
+
 // thresholds fills buf.need, buf.delta and buf.topsum, which do not depend
 // on the target. need[t*L+i] + base[i] is the least P − λ_i·w a state of
 // layer t (before step t) needs to reach target under grid point i when
@@ -531,21 +551,7 @@ func (buf *dpBuf) thresholds(m *model, steps []dpStep, grp *dpGroups, slotGroup 
 	keeper := make([]int64, n) // per bound group (keeper step): its best value
 	leaves := make([]int64, n) // Σ best of its remaining leaves
 	undecided := make([]bool, n)
-	// The pool member of each step: its exact group, or −1.
-	member := make([]int8, n)
-	for t := range steps {
-		member[t] = -1
-		d := &steps[t]
-		if d.gw == nil || (d.bg >= 0 && !d.keeper) || d.chain >= 0 {
-			continue
-		}
-		for gi, w := range d.gw {
-			if w > 0 {
-				member[t] = int8(gi)
-				break
-			}
-		}
-	}
+	member := poolMembers(steps)
 	pools := make([][]poolGain, G)
 	nch := 0
 	for t := range steps {

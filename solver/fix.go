@@ -156,22 +156,7 @@ func (sv *solver) dpFix() {
 	}
 	n := len(steps)
 	need := sv.l.b*sv.bestU - fp - muK + sv.grp.muK // the DP's target for P
-	// member[t]: the exact group whose pool step t is in, or −1 (as in
-	// thresholds: keepers and steps with no keeper).
-	member := make([]int, n)
-	for t := range steps {
-		member[t] = -1
-		d := &steps[t]
-		if d.gw == nil || (d.bg >= 0 && !d.keeper) || d.chain >= 0 {
-			continue
-		}
-		for gi, w := range d.gw {
-			if w > 0 {
-				member[t] = gi
-				break
-			}
-		}
-	}
+	member := poolMembers(steps)
 	G := len(sv.grp.radix)
 	dead := make([][]bool, n) // per step and option index: dropped
 	for t := range steps {
@@ -312,7 +297,7 @@ func (sv *solver) dpFix() {
 				}
 				v := val[t][k]
 				var b int64 // the bound with option o forced
-				switch g := member[t]; {
+				switch g := int(member[t]); {
 				case d.chain >= 0:
 					// A member selected keeps its segment open up to it,
 					// left out closes it there or before; an attached
@@ -335,7 +320,7 @@ func (sv *solver) dpFix() {
 					// excludes the keeper.
 					kp := int(d.bg)
 					l2 := leaves[kp] - best[t] + v
-					if gk := member[kp]; gk >= 0 {
+					if gk := int(member[kp]); gk >= 0 {
 						var pool int64
 						if o >= 0 {
 							pool = others(gk, room(gk), gain[kp])

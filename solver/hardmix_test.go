@@ -69,6 +69,8 @@ func readMixCells(tb testing.TB) []mixCell {
 //
 //	p50-ms, p99-ms   wall time of Solve
 //	proven-%         share of runs proven optimal
+//	work-k-p50       median deterministic work (Stats.Work), thousands:
+//	                 the same on every machine
 //	gap-ppm          worst (Bound − Utility)/Utility, parts per million
 //	vs-greedy-%      least utility gain over greedy newest-first, as a
 //	                 share of the optional (non-mandatory) utility; a
@@ -119,6 +121,7 @@ func benchMix(b *testing.B, c mixCell) {
 		insts[k] = in
 	}
 	var times, greedyTimes, dpTimes []time.Duration
+	var work []int64
 	proven, dpRuns, dpAgree := 0, 0, 0
 	worstGap, minGain := 0.0, 1e9
 	b.ResetTimer()
@@ -132,6 +135,7 @@ func benchMix(b *testing.B, c mixCell) {
 		}
 		b.StopTimer()
 		times = append(times, d)
+		work = append(work, sol.Stats.Work)
 		greedyTimes = append(greedyTimes, in.greedyT)
 		if sol.Status == Optimal {
 			proven++
@@ -167,6 +171,8 @@ func benchMix(b *testing.B, c mixCell) {
 	b.ReportMetric(q(times, 0.5), "p50-ms")
 	b.ReportMetric(q(times, 0.99), "p99-ms")
 	b.ReportMetric(100*float64(proven)/float64(b.N), "proven-%")
+	slices.Sort(work)
+	b.ReportMetric(float64(work[len(work)/2])/1000, "work-k-p50")
 	b.ReportMetric(worstGap, "gap-ppm")
 	if minGain < 1e9 {
 		b.ReportMetric(minGain, "vs-greedy-%")

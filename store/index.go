@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -395,7 +396,7 @@ func (ix *indexer) step() (int, error) {
 		pending = append(pending, cs)
 	}
 	ix.mu.Unlock()
-	slices.SortFunc(pending, func(a, b *convState) int { return cmpU64(a.num, b.num) })
+	slices.SortFunc(pending, func(a, b *convState) int { return cmp.Compare(a.num, b.num) })
 
 	type mark struct {
 		cs  *convState
@@ -503,16 +504,6 @@ func (ix *indexer) step() (int, error) {
 	}
 	ix.mu.Unlock()
 	return n, nil
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func (ix *indexer) close() error {

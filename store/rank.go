@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"container/heap"
 	"context"
 	"math"
@@ -496,7 +497,7 @@ func (p *plan) indexPass(r index.IndexReader, top *topK, filter *filterSet, need
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(p.clauses[a].ub, p.clauses[b].ub) })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(p.clauses[a].ub, p.clauses[b].ub) })
 	prefix := make([]float64, len(order)+1)
 	for i, c := range order {
 		prefix[i+1] = prefix[i] + p.clauses[c].ub
@@ -611,14 +612,4 @@ func (p *plan) indexPass(r index.IndexReader, top *topK, filter *filterSet, need
 		top.offer(candidate{num: num, seq: seq, score: score})
 		advanceEss()
 	}
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -331,7 +332,7 @@ func decodeReceipt(d store.Doc) (Receipt, error) {
 // every run with history), in the order of their user messages.
 func (c Conversation) Receipts(history bool) ([]Receipt, error) {
 	out, err := listDocs(c, receiptCollection, history, decodeReceipt)
-	slices.SortStableFunc(out, func(a, b Receipt) int { return cmpInt64(a.UserSeq, b.UserSeq) })
+	slices.SortStableFunc(out, func(a, b Receipt) int { return cmp.Compare(a.UserSeq, b.UserSeq) })
 	return out, err
 }
 

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -419,7 +420,7 @@ func (c Conversation) WarmUnits(w WarmOptions, counter tokenizer.Counter, u pack
 		score[s.Key] += s.Strength * weight
 		pinned[s.Key] = pinned[s.Key] || s.Kind == "pinned" && s.Strength > 0
 	}
-	slices.SortStableFunc(arts, func(a, b WarmArtifact) int { return cmpInt64(score[b.Key], score[a.Key]) })
+	slices.SortStableFunc(arts, func(a, b WarmArtifact) int { return cmp.Compare(score[b.Key], score[a.Key]) })
 	var kept []WarmArtifact
 	for _, a := range arts {
 		if len(kept) >= w.Policy.MaxCandidates {
@@ -436,7 +437,7 @@ func (c Conversation) WarmUnits(w WarmOptions, counter tokenizer.Counter, u pack
 		kept = append(kept, a)
 	}
 	// Render oldest first, whatever their rank.
-	slices.SortStableFunc(kept, func(a, b WarmArtifact) int { return cmpInt64(a.To, b.To) })
+	slices.SortStableFunc(kept, func(a, b WarmArtifact) int { return cmp.Compare(a.To, b.To) })
 	units := make([]pack.Unit, len(kept))
 	for i, a := range kept {
 		covered := int64(0)
@@ -469,16 +470,6 @@ func (c Conversation) warmUnits(w WarmOptions, turns []pack.Turn, hotStart int64
 		}
 	}
 	return units, arts, cons, st, err
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // CompletionGenerator is the warm generator that asks a bounded
