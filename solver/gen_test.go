@@ -193,37 +193,45 @@ func greedyNewestFirst(p *Problem) []int {
 	var tokens int64
 	// try adds u (at variant v) and its closure, or nothing.
 	try := func(u, v int) bool {
+		// The closure is walked with its tokens and given up as soon as
+		// they exceed the capacity: on a chain of requires the walk from an
+		// old unit would otherwise revisit every newer one each time.
 		add := []int{u}
 		seen := map[int]bool{u: true}
-		for k := 0; k < len(add); k++ {
+		t := tokens + p.Units[u].Variants[v].Tokens
+		for k := 0; k < len(add) && t <= p.Capacity; k++ {
 			for _, w := range partners[add[k]] {
 				if !seen[w] && choice[w] < 0 {
 					seen[w] = true
 					add = append(add, w)
+					t += p.Units[w].Variants[0].Tokens
 				}
 			}
-		}
-		trial := slices.Clone(choice)
-		t := tokens
-		for _, w := range add {
-			trial[w] = v
-			if w != u {
-				trial[w] = 0
-			}
-			t += p.Units[w].Variants[trial[w]].Tokens
 		}
 		if t > p.Capacity {
 			return false
 		}
+		// Tried in place (every unit in add is unselected) and undone on
+		// failure.
+		for _, w := range add {
+			choice[w] = 0
+			if w == u {
+				choice[w] = v
+			}
+		}
+		ok := true
 		// Constraints other than capacity, those touching the added units.
 		for _, w := range add {
 			for _, ci := range touch[w] {
-				if !holds(p, idx, p.Constraints[ci], trial) {
-					return false
-				}
+				ok = ok && holds(p, idx, p.Constraints[ci], choice)
 			}
 		}
-		copy(choice, trial)
+		if !ok {
+			for _, w := range add {
+				choice[w] = -1
+			}
+			return false
+		}
 		tokens = t
 		return true
 	}
