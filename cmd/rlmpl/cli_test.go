@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -69,5 +71,34 @@ func TestHelpSpellings(t *testing.T) {
 		if code := run(context.Background(), []string{arg}, strings.NewReader(""), &out, &bytes.Buffer{}); code != 0 || out.String() != want.String() {
 			t.Errorf("%s: exit %d, output differs from --help", arg, code)
 		}
+	}
+}
+
+// TestRunStoreFlags: --state says where persist(Name) stores live, and a
+// directory outside it opens only when --grant names it.
+func TestRunStoreFlags(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "s.pl")
+	if err := os.WriteFile(script, []byte(`:- initialization(main, main).
+main :- current_prolog_flag(argv, [_, Dir]),
+    conversation_store_open(persist(demo), R1), print(R1), nl,
+    conversation_store_open(persist(Dir), R2), print(R2), nl.
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	state, granted := filepath.Join(dir, "state"), filepath.Join(dir, "granted")
+	out, errs, code := rlmpl(t, "run", "--state", state, script, filepath.Join(granted, "x"))
+	if code != 0 || !strings.HasPrefix(out, "ok(conversation_store(") || !strings.Contains(out, "store_path_not_granted") {
+		t.Fatalf("without --grant: %d %q %q", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(state, "demo")); err != nil {
+		t.Fatalf("persist(demo) not under --state: %v", err)
+	}
+	out, errs, code = rlmpl(t, "run", "--state", state, "--grant", granted, script, filepath.Join(granted, "x"))
+	if code != 0 || strings.Contains(out, "error(") {
+		t.Fatalf("with --grant: %d %q %q", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(granted, "x")); err != nil {
+		t.Fatalf("granted store not created: %v", err)
 	}
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/rlmpl/rlmpl/prolog"
 )
 
-const replUsage = `usage: rlmpl repl [FILE...]
+const replUsage = `usage: rlmpl repl [--state DIR] [--grant DIR]... [FILE...]
 
 The top level: consult FILEs, then read goals and print their answers as
 SWI-Prolog does. A goal ends with a full stop; it may span lines, and a
@@ -30,11 +30,13 @@ help(Name), apropos(Text) and listing(Name) document and show predicates.
 Without a terminal, goals are read from the input one by one; the line
 after an answer that left a choice point is taken as the reply when it is
 ";" (next answer) or empty (stop), and read as the next goal otherwise.
-`
+` + storesUsage
 
 // runREPL implements `rlmpl repl [FILE...]`.
 func runREPL(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	files, code, ok := parseFlags(flag.NewFlagSet("repl", flag.ContinueOnError), replUsage, args, stdout, stderr)
+	fs := flag.NewFlagSet("repl", flag.ContinueOnError)
+	sf := addStoreFlags(fs)
+	files, code, ok := parseFlags(fs, replUsage, args, stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -46,11 +48,11 @@ func runREPL(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	// The program's user_input is the top level's own input: a goal reading
 	// it consumes what follows, as in SWI-Prolog. Its user_output is the top
 	// level's, which tracks whether a line is open.
-	sess, code := openSession(ctx, first, nil, t, t.out, stderr)
+	sess, closeAll, code := openSession(ctx, sf, first, nil, t, t.out, stderr)
 	if sess == nil {
 		return code
 	}
-	defer sess.Close()
+	defer closeAll()
 	for _, f := range files {
 		if code := consultFile(ctx, sess, f, stderr); code >= 0 && code != 1 {
 			return code

@@ -16,19 +16,45 @@ import (
 	"github.com/rlmpl/rlmpl/prolog"
 )
 
-const runUsage = `usage: rlmpl run FILE [ARGS...]
+const runUsage = `usage: rlmpl run [--state DIR] [--grant DIR]... FILE [ARGS...]
 
 Consult FILE, run its initialization(Goal, main) goals and exit with their
 status: 0, N after halt(N), 1 on an uncaught exception, a failed goal or a
 syntax error, 130 when interrupted (SIGINT). The script sees ARGS in
 current_prolog_flag(argv, [rlmpl|ARGS]), may consult and read the files of
 FILE's directory, and cannot write files.
+` + storesUsage
+
+// storesUsage documents the flags every interpreter command shares.
+const storesUsage = `
+Stores: conversation_store_open(persist(Name), R) opens DIR/Name under the
+state directory, --state DIR (default $XDG_STATE_HOME/rlmpl). Nothing
+outside it is opened unless the operator grants it: --grant DIR (repeatable)
+lets the program open DIR, or a directory below it, by its absolute path.
 `
+
+// storeFlags are the flags of run and repl that say where stores live.
+type storeFlags struct {
+	state  *string
+	grants []string
+}
+
+func addStoreFlags(fs *flag.FlagSet) *storeFlags {
+	sf := &storeFlags{state: fs.String("state", defaultStateDir(), "state directory (where stores live)")}
+	fs.Func("grant", "a further directory the program may open as a store (repeatable)", func(dir string) error {
+		abs, err := filepath.Abs(dir)
+		sf.grants = append(sf.grants, abs)
+		return err
+	})
+	return sf
+}
 
 // runScript implements `rlmpl run FILE [ARGS...]`. Flags come before FILE;
 // what follows FILE is the script's.
 func runScript(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	args, code, ok := parseFlags(flag.NewFlagSet("run", flag.ContinueOnError), runUsage, args, stdout, stderr)
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	sf := addStoreFlags(fs)
+	args, code, ok := parseFlags(fs, runUsage, args, stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -36,11 +62,11 @@ func runScript(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stderr, "rlmpl run: missing FILE\n%s\n", strings.SplitN(runUsage, "\n", 2)[0])
 		return 2
 	}
-	sess, code := openSession(ctx, args[0], args[1:], stdin, stdout, stderr)
+	sess, closeAll, code := openSession(ctx, sf, args[0], args[1:], stdin, stdout, stderr)
 	if sess == nil {
 		return code
 	}
-	defer sess.Close()
+	defer closeAll()
 	if code := consultFile(ctx, sess, args[0], stderr); code >= 0 {
 		return code
 	}
@@ -50,8 +76,10 @@ func runScript(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	return 130
 }
 
-// openSession builds a host whose file system is the directory of file.
-func openSession(ctx context.Context, file string, argv []string, stdin io.Reader, stdout, stderr io.Writer) (*host.Session, int) {
+// openSession builds a host whose file system is the directory of file,
+// and a session on it. closeAll closes both: the host owns the stores the
+// program opened, and their directory locks.
+func openSession(ctx context.Context, sf *storeFlags, file string, argv []string, stdin io.Reader, stdout, stderr io.Writer) (sess *host.Session, closeAll func(), code int) {
 	dir := "."
 	if file != "" {
 		dir = filepath.Dir(file)
@@ -62,23 +90,25 @@ func openSession(ctx context.Context, file string, argv []string, stdin io.Reade
 		Stderr:   stderr,
 		FS:       os.DirFS(dir),
 		Argv:     append([]string{"rlmpl"}, argv...),
-		StateDir: defaultStateDir(),
+		StateDir: *sf.state,
+		Grants:   sf.grants,
 	}
 	if err := providerSetup(opts); err != nil {
 		fmt.Fprintf(stderr, "rlmpl: %v\n", err)
-		return nil, 1
+		return nil, nil, 1
 	}
 	h, err := host.New(opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl: %v\n", err)
-		return nil, 1
+		return nil, nil, 1
 	}
-	sess, err := h.NewSession(ctx)
+	sess, err = h.NewSession(ctx)
 	if err != nil {
+		h.Close()
 		fmt.Fprintf(stderr, "rlmpl: %v\n", err)
-		return nil, 1
+		return nil, nil, 1
 	}
-	return sess, 0
+	return sess, func() { sess.Close(); h.Close() }, 0
 }
 
 // consultFile loads file into sess. It returns -1 on success, else the
