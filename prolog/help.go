@@ -146,11 +146,17 @@ func help1(c *Call, spec engine.Term) (bool, error) {
 		return false, err
 	}
 	var b strings.Builder
+	documented := map[indicator]bool{}
 	for _, d := range c.In.docs() {
-		if d.matches(name, arity) {
-			b.WriteString(d.String())
-			b.WriteString("\n")
+		// A Go mode line adds nothing to the prose of the same predicate.
+		if !d.matches(name, arity) || d.file == "Go" && documented[d.pis[0]] {
+			continue
 		}
+		for _, pi := range d.pis {
+			documented[pi] = true
+		}
+		b.WriteString(d.String())
+		b.WriteString("\n")
 	}
 	if b.Len() == 0 {
 		what := name
@@ -169,10 +175,14 @@ func apropos1(c *Call, text engine.Term) (bool, error) {
 	}
 	s = strings.ToLower(s)
 	var b strings.Builder
+	seen := map[indicator]bool{} // a predicate once: its first block, the prose before a Go mode line
 	for _, d := range c.In.docs() {
 		if strings.Contains(strings.ToLower(strings.Join(d.heads, " ")+" "+strings.Join(d.body, " ")), s) {
 			for _, pi := range d.pis {
-				fmt.Fprintf(&b, "%-28s %s\n", pi, d.summary())
+				if !seen[pi] {
+					seen[pi] = true
+					fmt.Fprintf(&b, "%-28s %s\n", pi, d.summary())
+				}
 			}
 		}
 	}
