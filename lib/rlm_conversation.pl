@@ -94,7 +94,11 @@ Exports:
 %!  conversation_append(+Conversation, +Message, -Outcome) is det.
 %
 %   Appends Message durably: ok(conversation_message(...)), with its
-%   content counted in every conversation_count_encoding/1. A bad message
+%   content counted in every conversation_count_encoding/1. Message is
+%   message(Role, Content), e.g. message(user, "the port is 8443"), or
+%   message([role(R), content(C), name(N), tool_call_id(Id),
+%   tool_calls(Calls), reasoning(T)]) with only role required (README,
+%   "Managed conversations", has tool calls and image parts). A bad message
 %   is detail(invalid_message(Field)) and writes nothing. Not undone on
 %   backtracking.
 
