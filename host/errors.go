@@ -214,10 +214,14 @@ func packReason(e *pack.Error) engine.Term {
 	for i, u := range e.Units {
 		ids[i] = engine.NewAtom(u)
 	}
-	return budgetReason("pack", e.Kind,
-		fld("available", engine.Integer(e.Available)), fld("base", engine.Integer(e.Base)),
+	fields := []prolog.Field{fld("available", engine.Integer(e.Available)), fld("base", engine.Integer(e.Base)),
 		fld("excess", engine.Integer(e.Excess)), fld("limit", engine.Integer(e.Effective)),
-		fld("message", prolog.Chars(e.Error())), fld("units", engine.List(ids...)))
+		fld("message", prolog.Chars(e.Error()))}
+	if e.Kind == pack.KindFixedExceeds {
+		fields = append(fields, fld("reserve_output_tokens", engine.Integer(e.Reserve)),
+			fld("safety_margin_tokens", engine.Integer(e.Safety)))
+	}
+	return budgetReason("pack", e.Kind, append(fields, fld("units", engine.List(ids...)))...)
 }
 
 // tokenReason is token_error([kind(K), message(M), ...]).

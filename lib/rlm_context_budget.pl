@@ -71,8 +71,11 @@ context_section(Name, Visibility, Text, TokenOptions, Outcome) :-
 %   (gini-backed solver), ties go to newer units then fewer tokens.
 %   Outcome is ok(context_pack([ledger(L), policy(P), selected(S),
 %   solver(St), utility(U)])) or an error naming what does not fit:
-%   fixed_context_exceeds_limit, mandatory_context_exceeds_limit (with the
-%   units and the excess) or no_feasible_context_pack. St is
+%   fixed_context_exceeds_limit (base(B) = fixed sections +
+%   reserve_output_tokens(R) + safety_margin_tokens(M) > limit(L): a small
+%   max_context_tokens wants a smaller reserve and margin too),
+%   mandatory_context_exceeds_limit (with the units and the excess) or
+%   no_feasible_context_pack. St is
 %   solver([bound(B), core(N), elapsed_ms(Ms), limit(L), phase(P),
 %   status(optimal|feasible), work(W)]): W is the solver's deterministic
 %   effort, the same on any machine, and L the limit that stopped a search

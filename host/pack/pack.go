@@ -165,6 +165,8 @@ const (
 type Error struct {
 	Kind        string
 	Base        int64    // fixed sections + reserve + safety
+	Reserve     int64    // of Base: the policy's reserve_output_tokens
+	Safety      int64    // of Base: the policy's safety_margin_tokens
 	Effective   int64    // the ceiling
 	Available   int64    // what was left for units
 	Units       []string // the units in the conflict (mandatory ones)
@@ -175,7 +177,10 @@ type Error struct {
 func (e *Error) Error() string {
 	switch e.Kind {
 	case KindFixedExceeds:
-		return fmt.Sprintf("pack: %s: fixed content %d > limit %d", e.Kind, e.Base, e.Effective)
+		// Name the parts: a small cap under the default reserve and margin
+		// is the usual cause, and "fixed content" alone hides it.
+		return fmt.Sprintf("pack: %s: %d tokens before any message (fixed sections %d, reserve_output_tokens %d, safety_margin_tokens %d) > limit %d",
+			e.Kind, e.Base, e.Base-e.Reserve-e.Safety, e.Reserve, e.Safety, e.Effective)
 	case KindMandatoryExceeds:
 		return fmt.Sprintf("pack: %s: units %v exceed the %d available tokens by %d", e.Kind, e.Units, e.Available, e.Excess)
 	case KindCategoryExceeds:
@@ -201,7 +206,8 @@ func Solve(ctx context.Context, in Input) (Pack, error) {
 	}
 	base := fixed + in.Policy.ReserveOutputTokens + in.Policy.SafetyMarginTokens
 	if base > eff {
-		return Pack{}, &Error{Kind: KindFixedExceeds, Base: base, Effective: eff, Excess: base - eff}
+		return Pack{}, &Error{Kind: KindFixedExceeds, Base: base, Reserve: in.Policy.ReserveOutputTokens,
+			Safety: in.Policy.SafetyMarginTokens, Effective: eff, Excess: base - eff}
 	}
 	avail := eff - base
 	prob := &solver.Problem{Capacity: avail, Constraints: in.Constraints, Units: make([]solver.Unit, len(in.Units))}

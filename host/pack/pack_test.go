@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/rlmpl/rlmpl/solver"
@@ -91,7 +92,8 @@ func TestPolicyValidationNamesField(t *testing.T) {
 func TestFailClosed(t *testing.T) {
 	in := Input{Policy: policy(100, 100, 50, 10), Sections: []Section{{Name: "system", Visibility: Model, Count: tok(50)}}}
 	var pe *Error
-	if _, err := Solve(context.Background(), in); !errors.As(err, &pe) || pe.Kind != KindFixedExceeds || pe.Base != 110 {
+	if _, err := Solve(context.Background(), in); !errors.As(err, &pe) || pe.Kind != KindFixedExceeds || pe.Base != 110 ||
+		!strings.Contains(pe.Error(), "(fixed sections 50, reserve_output_tokens 50, safety_margin_tokens 10) > limit 100") {
 		t.Fatalf("fixed: %v", err)
 	}
 	// Host-only sections are measured, not charged.

@@ -472,7 +472,8 @@ func (t *turn) checked(req tokenizer.Request) (tokenizer.Count, error) {
 	n := t.counter.CountRequest(&req).Total
 	if limit := p.Effective() - p.ReserveOutputTokens - p.SafetyMarginTokens; int64(n.Tokens) > limit {
 		return n, &TurnError{Kind: "context_budget_failed", Cause: &pack.Error{Kind: pack.KindFixedExceeds,
-			Base: int64(n.Tokens) + p.ReserveOutputTokens + p.SafetyMarginTokens, Effective: p.Effective(), Excess: int64(n.Tokens) - limit}}
+			Base: int64(n.Tokens) + p.ReserveOutputTokens + p.SafetyMarginTokens, Reserve: p.ReserveOutputTokens, Safety: p.SafetyMarginTokens,
+			Effective: p.Effective(), Excess: int64(n.Tokens) - limit}}
 	}
 	return n, nil
 }

@@ -55,8 +55,10 @@ test(mandatory_unit_cannot_be_silently_dropped,
 
 test(fixed_context_exceeding_limit_is_typed,
      (   section_(prompt, model, 200, S),
-         context_pack([], [S], [max_context_tokens(100), provider_context_tokens(100)], error(E)),
-         record_get(E, kind, fixed_context_exceeds_limit)
+         context_pack([], [S], [max_context_tokens(100), provider_context_tokens(100),
+                                reserve_output_tokens(20), safety_margin_tokens(5)], error(E)),
+         record_get(E, kind, fixed_context_exceeds_limit), record_get(E, base, 225),
+         record_get(E, reserve_output_tokens, 20), record_get(E, safety_margin_tokens, 5)
      )).
 
 test(policy_range_errors_name_the_field,
