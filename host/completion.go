@@ -28,6 +28,7 @@ type Resolved struct {
 	Name             string
 	Provider         provider.Provider
 	StructuredOutput bool
+	SchemaFree       bool // see provider.Resolved
 }
 
 // Provider resolves the provider called name with the call's settings
@@ -66,7 +67,7 @@ func (h *Host) resolve(name string, call provider.Settings) (Resolved, error) {
 	if err != nil {
 		return Resolved{}, fmt.Errorf("host: provider %s: %w", name, err) // Resolve validated: a bug
 	}
-	return Resolved{Name: name, Provider: c, StructuredOutput: r.StructuredOutput}, nil
+	return Resolved{Name: name, Provider: c, StructuredOutput: r.StructuredOutput, SchemaFree: r.SchemaFree}, nil
 }
 
 // defaultProviders reads lib's default_provider/1 once, for Go callers.

@@ -310,7 +310,7 @@ func (s *Session) decode(c *prolog.Call, pred string, options engine.Term) (*spe
 	}
 	if needPlanner {
 		sp.deps.Planner = providerPlanner{models: pm}
-		sp.in.StructuredOutput = r.StructuredOutput
+		sp.in.StructuredOutput, sp.in.SchemaFree = r.StructuredOutput, r.SchemaFree
 	}
 	return sp, nil
 }

@@ -247,6 +247,15 @@ type Counter struct {
 	set     bool // framing is set (the zero Counter uses DefaultFraming(""))
 }
 
+// WithSchemaFree returns the counter with [Framing].SchemaFree set: for a
+// server that applies a response format as a sampling grammar whatever the
+// model's chat format.
+func (c Counter) WithSchemaFree() Counter {
+	c.framing, c.set = c.Framing(), true
+	c.framing.SchemaFree = true
+	return c
+}
+
 // Model returns the model name the counter was made for ("" if none).
 func (c Counter) Model() string { return c.model }
 

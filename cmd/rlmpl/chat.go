@@ -68,7 +68,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		Pack: runtime.PackOptions{Policy: p, Model: *pf.model, Boundary: true, BoundaryTemplate: d.BoundaryTemplate,
 			Utilities: d.Utilities, Warm: &runtime.WarmOptions{Policy: d.Warm}},
 		Encodings:  d.CountEncodings,
-		Completion: plan.Input{Providers: []string{resolved.Name}, StructuredOutput: resolved.StructuredOutput},
+		Completion: plan.Input{Providers: []string{resolved.Name}, StructuredOutput: resolved.StructuredOutput, SchemaFree: resolved.SchemaFree},
 		Deps:       deps,
 		Handles:    handle.New(nil),
 	}

@@ -73,6 +73,10 @@ type Input struct {
 	// it; the format is part of the request, so it is counted and hashed
 	// with it (Compose receives it in the base request).
 	StructuredOutput bool
+	// SchemaFree: the provider applies that schema as a sampling grammar
+	// and shows the model none of it, so a managed turn charges it no
+	// prompt tokens (provider.Resolved.SchemaFree).
+	SchemaFree bool
 	// OnEvent, when set, sees each step start (Status "started") and each
 	// trajectory event as it is recorded (a planner call, a finished step).
 	// It runs on the goroutine of the step (parallel branches call it

@@ -232,6 +232,10 @@ type Resolved struct {
 	// StructuredOutput says whether planners using it are asked for plans
 	// in the plan's JSON schema (response_format json_schema).
 	StructuredOutput bool
+	// SchemaFree says that the schema costs no prompt tokens: the provider
+	// is a preset whose server applies it as a sampling grammar (llamacpp,
+	// vllm, ollama). Elsewhere it is charged, estimated.
+	SchemaFree bool
 	// From maps each field that was set (base_url, model, credential,
 	// timeout, headers, structured_output) to its source: SourceCall,
 	// SourceFile, SourceEnvironment or SourcePreset.
@@ -271,6 +275,7 @@ func Resolve(name string, call Settings, cfg *Config, getenv func(string) string
 	}
 	s, from := merge(layers)
 	r := &Resolved{Name: name, From: from, StructuredOutput: s.StructuredOutput != nil && *s.StructuredOutput}
+	r.SchemaFree = r.StructuredOutput && isPreset && p.schemaFree
 	bad := func(field, format string, args ...any) (*Resolved, error) {
 		msg := fmt.Sprintf(format, args...)
 		if src := from[field]; src != "" && src != SourceCall {

@@ -208,3 +208,30 @@ func TestNoModelIsSentWithoutOne(t *testing.T) {
 		t.Errorf("body %s, Authorization %q: want no model and no key", got.Raw, got.Header.Get("Authorization"))
 	}
 }
+
+// TestSchemaFree: only the local servers that apply a response format as a
+// sampling grammar charge it no prompt tokens, and only while structured
+// output is on.
+func TestSchemaFree(t *testing.T) {
+	off := false
+	for _, tc := range []struct {
+		name string
+		call provider.Settings
+		want bool
+	}{
+		{"llamacpp", provider.Settings{}, true},
+		{"vllm", provider.Settings{}, true},
+		{"ollama", provider.Settings{Model: "llama3"}, true},
+		{"llamacpp", provider.Settings{StructuredOutput: &off}, false},
+		{"openai", provider.Settings{Model: "gpt-4o"}, false},
+		{"mine", provider.Settings{BaseURL: "http://127.0.0.1:1/v1", StructuredOutput: new(true)}, false},
+	} {
+		r, err := provider.Resolve(tc.name, tc.call, nil, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if r.SchemaFree != tc.want {
+			t.Errorf("%s %+v: SchemaFree = %v, want %v", tc.name, tc.call, r.SchemaFree, tc.want)
+		}
+	}
+}

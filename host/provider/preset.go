@@ -12,6 +12,10 @@ type preset struct {
 	// structured: the server honours response_format json_schema (it
 	// constrains sampling with it), so planners are asked for schema plans.
 	structured bool
+	// schemaFree: the server turns that schema into a sampling grammar and
+	// shows the model none of it, so it costs no prompt tokens (llama.cpp,
+	// vLLM, Ollama). OpenAI's counts it, by a rule it does not publish.
+	schemaFree bool
 	// needsModel: the server refuses a request without a model, so a
 	// missing one is a configuration error before anything is sent.
 	needsModel bool
@@ -26,9 +30,9 @@ var presets = map[string]preset{
 	"openai":     {baseURL: "https://api.openai.com/v1", credential: "OPENAI_API_KEY", baseURLEnv: "OPENAI_BASE_URL", structured: true, needsModel: true},
 	"openrouter": {baseURL: "https://openrouter.ai/api/v1", credential: "OPENROUTER_API_KEY", model: "openrouter/free", needsModel: true},
 	"deepseek":   {baseURL: "https://api.deepseek.com/v1", credential: "DEEPSEEK_API_KEY", model: "deepseek-chat", needsModel: true},
-	"ollama":     {baseURL: "http://127.0.0.1:11434/v1", baseURLEnv: "OLLAMA_HOST", structured: true, needsModel: true},
-	"vllm":       {baseURL: "http://127.0.0.1:8000/v1", structured: true},
-	"llamacpp":   {baseURL: "http://127.0.0.1:8080/v1", structured: true},
+	"ollama":     {baseURL: "http://127.0.0.1:11434/v1", baseURLEnv: "OLLAMA_HOST", structured: true, schemaFree: true, needsModel: true},
+	"vllm":       {baseURL: "http://127.0.0.1:8000/v1", structured: true, schemaFree: true},
+	"llamacpp":   {baseURL: "http://127.0.0.1:8080/v1", structured: true, schemaFree: true},
 }
 
 // Preset returns the Options of a known provider by name (openai,

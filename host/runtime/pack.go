@@ -31,6 +31,9 @@ type PackOptions struct {
 	// format (a turn's plan schema).
 	Tools  []tokenizer.Tool
 	Format *tokenizer.ResponseFormat
+	// FormatFree: the server applies Format as a sampling grammar and
+	// shows the model none of it, so it is charged no tokens.
+	FormatFree bool
 	// Units are explicit units (variant values tokenizer.Message) with
 	// their constraints.
 	Units       []pack.Unit
@@ -96,19 +99,27 @@ func (r *Runtime) packCounter(opts *PackOptions) (tokenizer.Counter, error) {
 		}
 	}
 	reg := r.Tokenizers()
+	var (
+		c   tokenizer.Counter
+		err error
+	)
 	switch {
 	case opts.Model != "" && opts.Encoding != "":
 		return tokenizer.Counter{}, &pack.FieldError{Field: "token_options", Value: opts.Model, Msg: "give a model or an encoding, not both"}
 	case opts.Encoding != "":
-		return reg.CounterForEncoding(opts.Encoding)
+		c, err = reg.CounterForEncoding(opts.Encoding)
 	case opts.Model != "":
-		c, err := reg.Counter(opts.Model)
+		c, err = reg.Counter(opts.Model)
 		if errors.Is(err, tokenizer.ErrUnknownModel) {
-			return reg.Estimator(), nil // counted, and labelled, as estimated
+			c, err = reg.Estimator(), nil // counted, and labelled, as estimated
 		}
-		return c, err
+	default:
+		c = reg.Estimator()
 	}
-	return reg.Estimator(), nil
+	if opts.FormatFree {
+		c = c.WithSchemaFree()
+	}
+	return c, err
 }
 
 // Pack compiles the provider-visible context of the conversation under the

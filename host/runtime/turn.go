@@ -429,7 +429,7 @@ func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection
 	// no request of a turn offers native function calls.
 	po.Sections, po.Trailer, po.Tools = sections, trailer, nil
 	if base.ResponseFormat != nil {
-		po.Format = base.ResponseFormat
+		po.Format, po.FormatFree = base.ResponseFormat, t.opts.Completion.SchemaFree
 	}
 	maxTokens := base.MaxTokens
 	began := time.Now()

@@ -382,3 +382,34 @@ func TestCachePrefixIsReported(t *testing.T) {
 		t.Fatalf("prefix %d of %d tokens", got, total)
 	}
 }
+
+// TestTurnChargesNoSchemaOnAGrammarServer: a planner asked for schema plans
+// pays for the schema's text, estimated, unless its server applies the
+// schema as a sampling grammar (SchemaFree), where it costs nothing.
+func TestTurnChargesNoSchemaOnAGrammarServer(t *testing.T) {
+	schemaStage := func(free bool) (charged, total int64) {
+		c := memConv(t, user("earlier question"))
+		opts := turnOpts(&planner{answers: []string{final("ok")}}, handle.New(nil))
+		opts.Completion.StructuredOutput, opts.Completion.SchemaFree = true, free
+		res, err := c.Turn(context.Background(), user("hello"), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := c.Receipt(res.TurnID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range r.Context.Stages {
+			if s.Name == "response_format" {
+				return s.Charged, r.Context.Total
+			}
+		}
+		t.Fatalf("no response_format stage in %+v", r.Context.Stages)
+		return 0, 0
+	}
+	charged, total := schemaStage(false)
+	free, freeTotal := schemaStage(true)
+	if charged < 100 || free != 0 || freeTotal != total-charged {
+		t.Fatalf("schema charged %d (total %d), on a grammar server %d (total %d)", charged, total, free, freeTotal)
+	}
+}
