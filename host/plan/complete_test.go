@@ -305,6 +305,10 @@ func TestCompletePlannerFailures(t *testing.T) {
 		if v, _ := err.(*Error).Get("attempts"); v != int64(2) {
 			t.Fatalf("attempts = %v", v)
 		}
+		// The reason is said once, with the kinds and the position.
+		if msg := err.Error(); strings.Count(msg, pe.Msg) != 1 || !strings.Contains(msg, "invalid_plan") || !strings.Contains(msg, "syntax=") {
+			t.Fatalf("message %q", msg)
+		}
 	})
 	t.Run("retry cannot exceed model call budget", func(t *testing.T) {
 		// rlm_completion_test 10

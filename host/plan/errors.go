@@ -129,17 +129,35 @@ type Error struct {
 
 func (e *Error) Error() string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "plan: %s: %s: %s", e.Phase, e.Kind, e.Message)
+	e.write(&sb, true)
+	return sb.String()
+}
+
+// write renders e and its causes, each message once: a cause that says
+// again what its error's message ends with adds only its kind, detail and
+// fields (a parse error's position is in its fields already).
+func (e *Error) write(sb *strings.Builder, message bool) {
+	fmt.Fprintf(sb, "plan: %s: %s", e.Phase, e.Kind)
+	if message {
+		fmt.Fprintf(sb, ": %s", e.Message)
+	}
 	if e.Detail != nil {
-		fmt.Fprintf(&sb, " detail=%s", e.Detail)
+		fmt.Fprintf(sb, " detail=%s", e.Detail)
 	}
 	for _, f := range e.Fields {
-		fmt.Fprintf(&sb, " %s=%s", f.Key, renderValue(f.Value))
+		fmt.Fprintf(sb, " %s=%s", f.Key, renderValue(f.Value))
 	}
-	if e.Cause != nil {
-		fmt.Fprintf(&sb, ": %v", e.Cause)
+	var ce *Error
+	var pe *ParseError
+	switch {
+	case e.Cause == nil:
+	case errors.As(e.Cause, &pe) && pe.Msg == e.Message:
+	case errors.As(e.Cause, &ce) && ce == e.Cause && strings.HasSuffix(e.Message, ce.Message):
+		sb.WriteString(": ")
+		ce.write(sb, false)
+	default:
+		fmt.Fprintf(sb, ": %v", e.Cause)
 	}
-	return sb.String()
 }
 
 // Unwrap returns the cause.
