@@ -36,10 +36,7 @@ func genConversation(seed uint64, n int, capacity int64, cons int) *Problem {
 		return genWindow(seed, n, capacity)
 	}
 	r := rand.New(rand.NewPCG(seed, uint64(n)*31+uint64(cons)))
-	logn := func(median float64, sigma float64, hi int64) int64 {
-		v := int64(median * math.Exp(sigma*r.NormFloat64()))
-		return min(max(v, 1), hi)
-	}
+	logn := logNormal(r)
 	type msg struct {
 		kind string
 		tok  int64
@@ -373,10 +370,7 @@ func randDense(r *rand.Rand, n, ncons int) *Problem {
 // summaries against a run of raw exchanges.
 func genWindow(seed uint64, n int, capacity int64) *Problem {
 	r := rand.New(rand.NewPCG(seed, uint64(n)*31+consWindow))
-	logn := func(median float64, sigma float64, hi int64) int64 {
-		v := int64(median * math.Exp(sigma*r.NormFloat64()))
-		return min(max(v, 1), hi)
-	}
+	logn := logNormal(r)
 	type msg struct {
 		kind string
 		tok  int64
@@ -456,4 +450,12 @@ func genWindow(seed uint64, n int, capacity int64) *Problem {
 		}
 	}
 	return p
+}
+
+// logNormal draws sizes from r: a log-normal around median, in [1, hi].
+func logNormal(r *rand.Rand) func(median, sigma float64, hi int64) int64 {
+	return func(median, sigma float64, hi int64) int64 {
+		v := int64(median * math.Exp(sigma*r.NormFloat64()))
+		return min(max(v, 1), hi)
+	}
 }
