@@ -148,7 +148,7 @@ func (c convCmd) list() error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.stdout, "%s\t%s\t%d messages\n", cv.ID, cv.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"), stats.Messages)
+		fmt.Fprintf(c.stdout, "%s\t%s\t%s\n", cv.ID, cv.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"), counted(stats.Messages, "message"))
 	}
 	return nil
 }
@@ -229,19 +229,27 @@ func (c convCmd) importFile(id, file string) error {
 	}
 	opts := runtime.ImportOptions{Encodings: d.CountEncodings, WaitIndexed: 5 * time.Minute, Source: abs}
 	if isTerminal(c.stderr) {
-		opts.Progress = func(n int) { fmt.Fprintf(c.stderr, "\rimported %d messages", n) }
+		opts.Progress = func(n int) { fmt.Fprintf(c.stderr, "\rimported %s", counted(n, "message")) }
 	}
 	n, err := cv.Import(f, opts)
 	if isTerminal(c.stderr) {
 		fmt.Fprint(c.stderr, "\r")
 	}
-	fmt.Fprintf(c.stderr, "imported %d messages into %s", n.Imported, id)
+	fmt.Fprintf(c.stderr, "imported %s into %s", counted(n.Imported, "message"), id)
 	if n.Documents > 0 {
-		fmt.Fprintf(c.stderr, " and %d documents", n.Documents)
+		fmt.Fprintf(c.stderr, " and %s", counted(n.Documents, "document"))
 	}
 	if n.Skipped > 0 {
-		fmt.Fprintf(c.stderr, " (%d lines already there from an earlier import of this file)", n.Skipped)
+		fmt.Fprintf(c.stderr, " (%s already there from an earlier import of this file)", counted(n.Skipped, "line"))
 	}
 	fmt.Fprintln(c.stderr)
 	return err
+}
+
+// counted is "1 message", "2 messages".
+func counted[N int | int64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

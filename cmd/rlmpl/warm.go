@@ -116,7 +116,7 @@ func runWarm(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "rlmpl warm publish: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "published %s v%d (%d messages)\n", a.Key, a.Version, len(a.SourceRefs))
+		fmt.Fprintf(stdout, "published %s v%d (%s)\n", a.Key, a.Version, counted(len(a.SourceRefs), "message"))
 	default:
 		fmt.Fprintf(stderr, "rlmpl warm: unknown command %q\n", cmd)
 		return 2
