@@ -147,16 +147,21 @@ func (e *Error) write(sb *strings.Builder, message bool) {
 	for _, f := range e.Fields {
 		fmt.Fprintf(sb, " %s=%s", f.Key, renderValue(f.Value))
 	}
-	var ce *Error
-	var pe *ParseError
-	switch {
-	case e.Cause == nil:
-	case errors.As(e.Cause, &pe) && pe.Msg == e.Message:
-	case errors.As(e.Cause, &ce) && ce == e.Cause && strings.HasSuffix(e.Message, ce.Message):
+	switch c := e.Cause.(type) {
+	case nil:
+	case *ParseError:
+		if c.Msg != e.Message {
+			fmt.Fprintf(sb, ": %v", c)
+		}
+	case *Error:
+		if !strings.HasSuffix(e.Message, c.Message) {
+			fmt.Fprintf(sb, ": %v", c)
+			return
+		}
 		sb.WriteString(": ")
-		ce.write(sb, false)
+		c.write(sb, false)
 	default:
-		fmt.Fprintf(sb, ": %v", e.Cause)
+		fmt.Fprintf(sb, ": %v", c)
 	}
 }
 
