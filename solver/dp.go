@@ -81,12 +81,11 @@ type dpBuf struct {
 	noff    []int32
 	acc     []dpList // per destination bucket
 	tmp     dpList
-	parLog  []int32
-	optLog  []int32
-	starts  []int // per layer: offset in parLog/optLog
+	log     dpLog // the back-pointers of every layer
 	need    []int64
 	delta   []int64 // per layer, grid point and slot: threshold offset of a set bit
-	topsum  []int64 // per layer, grid point, exact group and room r: the best r member gains
+	topsum  []int64 // per version of an exact group's pool, room r and grid point: the best r member gains
+	topOff  []int   // per layer and exact group: the offset of its pool's version in topsum
 	pool    []poolGain
 	needB   []int64 // the thresholds of one bucket
 	touched []bool  // per destination bucket: merged into this layer
@@ -94,6 +93,17 @@ type dpBuf struct {
 	base    []int64 // per grid point: target − λ·capacity
 	keys    []int64 // prune's scratch
 	sorted  []int64
+	th      thrScratch
+}
+
+// thrScratch is the scratch of thresholds, kept across the DPs of a solve
+// (thresholds runs at every search node).
+type thrScratch struct {
+	keeper, leaves, open, closed []int64
+	undecided, changed           []bool
+	cur, vers                    []int // vers: per version of a pool, its offset in topsum
+	member                       []int8
+	pools                        [][]poolGain
 }
 
 // merge merges src shifted by (ow, op) into acc (using tmp), tagging the
@@ -102,9 +112,8 @@ type dpBuf struct {
 // new entries win. A shifted state survives iff P − λ_i·W ≥ need[i] for
 // every grid point i (ascending λ_i).
 func (acc *dpList) merge(tmp *dpList, grid []int64, srcW, srcP []int64, parBase int32, ow, op int64, k int32, need []int64, capacity int64) {
-	tw, tp, tpar, topt := tmp.w[:0], tmp.p[:0], tmp.par[:0], tmp.opt[:0]
 	nw, np, npar, nopt := acc.w, acc.p, acc.par, acc.opt
-	x, na := 0, len(nw)
+	na := len(nw)
 	// Shifted states beyond the capacity never survive: srcW is ascending.
 	nc := len(srcW)
 	if room := capacity - ow; nc > 0 && srcW[nc-1] > room {
@@ -119,8 +128,14 @@ func (acc *dpList) merge(tmp *dpList, grid []int64, srcW, srcP []int64, parBase 
 		}
 		nc = lo
 	}
+	// The result has at most na+nc entries: sized up front, it is
+	// written by index, with no growth checks in the loops.
+	tw, tp := growTo(tmp.w, na+nc), growTo(tmp.p, na+nc)
+	tpar, topt := growTo32(tmp.par, na+nc), growTo32(tmp.opt, na+nc)
+	n := 0
 	// A state passes if P ≥ λ_i·W + need[i] for the binding grid point i,
-	// the line on top at W; W only grows, and so does the binding λ.
+	// the line on top at W; W only grows, and so does the binding λ. ok
+	// is called once per source state, in order.
 	i := 0
 	ok := func(j int) bool {
 		w, p := srcW[j]+ow, srcP[j]+op
@@ -134,49 +149,62 @@ func (acc *dpList) merge(tmp *dpList, grid []int64, srcW, srcP []int64, parBase 
 		// Pareto already.
 		for j := 0; j < nc; j++ {
 			if ok(j) {
-				tw = append(tw, srcW[j]+ow)
-				tp = append(tp, srcP[j]+op)
-				tpar = append(tpar, parBase+int32(j))
-				topt = append(topt, k)
+				tw[n], tp[n], tpar[n], topt[n] = srcW[j]+ow, srcP[j]+op, parBase+int32(j), k
+				n++
 			}
 		}
-		acc.w, tmp.w = tw, nw
-		acc.p, tmp.p = tp, np
-		acc.par, tmp.par = tpar, npar
-		acc.opt, tmp.opt = topt, nopt
-		return
-	}
-	j := 0
-	for j < nc && !ok(j) {
-		j++
-	}
-	last := int64(neg)
-	for x < na || j < nc {
-		var w, p int64
-		var par, o int32
-		if x >= na || (j < nc && (srcW[j]+ow < nw[x] || (srcW[j]+ow == nw[x] && srcP[j]+op >= np[x]))) {
-			w, p, par, o = srcW[j]+ow, srcP[j]+op, parBase+int32(j), k
-			if x < na && w == nw[x] && p == np[x] {
+	} else {
+		j := 0
+		for j < nc && !ok(j) {
+			j++
+		}
+		// Both lists in ascending tokens, ties to the higher utility and
+		// then to the new entry (which replaces an equal old one); an
+		// entry is kept if it has more utility than all before it.
+		last := int64(neg)
+		x := 0
+		for x < na && j < nc {
+			if w, p := srcW[j]+ow, srcP[j]+op; w < nw[x] || (w == nw[x] && p >= np[x]) {
+				if w == nw[x] && p == np[x] {
+					x++
+				}
+				if p > last {
+					last = p
+					tw[n], tp[n], tpar[n], topt[n] = w, p, parBase+int32(j), k
+					n++
+				}
+				for j++; j < nc && !ok(j); j++ {
+				}
+			} else {
+				if p := np[x]; p > last {
+					last = p
+					tw[n], tp[n], tpar[n], topt[n] = nw[x], p, npar[x], nopt[x]
+					n++
+				}
 				x++
+			}
+		}
+		for ; x < na; x++ {
+			if p := np[x]; p > last {
+				last = p
+				tw[n], tp[n], tpar[n], topt[n] = nw[x], p, npar[x], nopt[x]
+				n++
+			}
+		}
+		for j < nc { // j passed ok
+			if p := srcP[j] + op; p > last {
+				last = p
+				tw[n], tp[n], tpar[n], topt[n] = srcW[j]+ow, p, parBase+int32(j), k
+				n++
 			}
 			for j++; j < nc && !ok(j); j++ {
 			}
-		} else {
-			w, p, par, o = nw[x], np[x], npar[x], nopt[x]
-			x++
-		}
-		if p > last {
-			last = p
-			tw = append(tw, w)
-			tp = append(tp, p)
-			tpar = append(tpar, par)
-			topt = append(topt, o)
 		}
 	}
-	acc.w, tmp.w = tw, nw
-	acc.p, tmp.p = tp, np
-	acc.par, tmp.par = tpar, npar
-	acc.opt, tmp.opt = topt, nopt
+	acc.w, tmp.w = tw[:n], nw
+	acc.p, tmp.p = tp[:n], np
+	acc.par, tmp.par = tpar[:n], npar
+	acc.opt, tmp.opt = topt[:n], nopt
 }
 
 // dpGroups are the at_most groups a DP enforces exactly, with the frontier
@@ -275,7 +303,7 @@ func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResu
 	for range B {
 		buf.coff = append(buf.coff, 1)
 	}
-	buf.parLog, buf.optLog, buf.starts = buf.parLog[:0], buf.optLog[:0], buf.starts[:0]
+	buf.log.reset()
 	res.states = 1
 	for t := 0; t < n; t++ {
 		if stop(len(buf.cw)) {
@@ -321,7 +349,7 @@ func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResu
 			}
 		}
 		nx := &buf.next
-		nx.w, nx.p, nx.par, nx.opt = nx.w[:0], nx.p[:0], nx.par[:0], nx.opt[:0]
+		nx.w, nx.p = nx.w[:0], nx.p[:0]
 		buf.noff = append(buf.noff[:0], 0)
 		for d := 0; d < B; d++ {
 			if touched[d] {
@@ -331,8 +359,6 @@ func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResu
 				}
 				nx.w = append(nx.w, a.w...)
 				nx.p = append(nx.p, a.p...)
-				nx.par = append(nx.par, a.par...)
-				nx.opt = append(nx.opt, a.opt...)
 			}
 			buf.noff = append(buf.noff, int32(len(nx.w)))
 		}
@@ -346,12 +372,21 @@ func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResu
 				return res
 			}
 		} else {
-			buf.starts = append(buf.starts, len(buf.parLog))
-			buf.parLog = append(buf.parLog, nx.par...)
-			buf.optLog = append(buf.optLog, nx.opt...)
-			if len(buf.parLog) > q.maxStates {
+			if buf.log.n+len(nx.w) > q.maxStates {
 				res.overflow = true
 				return res
+			}
+			// The back-pointers go straight from the buckets' lists
+			// into the log.
+			lg := buf.log.add(len(nx.w))
+			for d := 0; d < B; d++ {
+				if touched[d] {
+					a := &buf.acc[d]
+					for j, par := range a.par {
+						lg[j] = dpBack{par, a.opt[j]}
+					}
+					lg = lg[len(a.par):]
+				}
 			}
 		}
 		buf.cw, nx.w = nx.w, buf.cw
@@ -381,14 +416,62 @@ func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResu
 		return res
 	}
 	for t := n - 1; t >= 0; t-- {
-		g := buf.starts[t] + s
-		k := buf.optLog[g]
-		s = int(buf.parLog[g])
+		bk := buf.log.layers[t][s]
+		k := bk.opt
+		s = int(bk.par)
 		if o := steps[t].opts[k]; o >= 0 {
 			res.choice = append(res.choice, dpPick{steps[t].item, o})
 		}
 	}
 	return res
+}
+
+// A dpBack is a state's back-pointer: its parent's index in the layer
+// before and the index of the option that led to it.
+type dpBack struct{ par, opt int32 }
+
+// dpLog holds the back-pointers of every layer of a DP. A layer's entries
+// are contiguous, in chunks that are never moved: one growing slice would
+// reallocate and copy the whole log as it grows (a few MB per DP on big
+// cores), and a solve runs the DP at every node. The chunks are kept for
+// the next DP of the same solve.
+type dpLog struct {
+	chunks  [][]dpBack
+	layers  [][]dpBack // per layer: its entries, in a chunk
+	c, used int        // the chunk being filled and its entries in use
+	n       int        // entries in all layers
+}
+
+// dpLogChunk is the least size of a chunk, in entries.
+const dpLogChunk = 1 << 16
+
+func (l *dpLog) reset() {
+	l.layers = l.layers[:0]
+	l.c, l.used, l.n = 0, 0, 0
+}
+
+// add returns room for the next layer's n entries.
+func (l *dpLog) add(n int) []dpBack {
+	for {
+		if l.c == len(l.chunks) {
+			l.chunks = append(l.chunks, make([]dpBack, max(dpLogChunk, n)))
+		}
+		if ch := l.chunks[l.c]; l.used+n <= len(ch) {
+			s := ch[l.used : l.used+n : l.used+n]
+			l.used += n
+			l.n += n
+			l.layers = append(l.layers, s)
+			return s
+		}
+		if l.used == 0 {
+			// An empty chunk too small for the layer (kept from an
+			// earlier DP): replace it.
+			l.chunks[l.c] = make([]dpBack, max(dpLogChunk, n))
+			continue
+		}
+		l.c++
+		l.used = 0
+	}
 }
 
 // prune keeps the beam states of a whose bounds exceed the thresholds
@@ -442,23 +525,13 @@ func (buf *dpBuf) bucketNeed(thr []int64, t, d int, grp *dpGroups, L int) {
 			}
 		}
 	}
-	off := t * buf.topWidth(grp)
+	G := len(grp.radix)
 	for gi, rad := range grp.radix {
-		row := buf.topsum[(off+int(rad-1-grp.count(d, gi)))*L:][:L]
+		row := buf.topsum[buf.topOff[t*G+gi]+int(rad-1-grp.count(d, gi))*L:][:L]
 		for i := range thr {
 			thr[i] -= row[i]
 		}
-		off += int(rad)
 	}
-}
-
-// topWidth is the number of topsum entries per layer and grid point.
-func (buf *dpBuf) topWidth(grp *dpGroups) int {
-	w := 0
-	for _, r := range grp.radix {
-		w += int(r)
-	}
-	return w
 }
 
 // dpGrid returns the capacity multipliers, ascending, that the DP tests
@@ -501,8 +574,9 @@ type poolGain struct {
 
 // poolMembers returns, per step, the exact at_most group whose pool the
 // step is in, or −1: keepers, and steps with no keeper that are in no chain.
-func poolMembers(steps []dpStep) []int8 {
-	member := make([]int8, len(steps))
+// It reuses dst's memory.
+func poolMembers(steps []dpStep, dst []int8) []int8 {
+	member := slices.Grow(dst[:0], len(steps))[:len(steps)]
 	for t := range steps {
 		member[t] = -1
 		d := &steps[t]
@@ -524,9 +598,16 @@ func poolMembers(steps []dpStep) []int8 {
 // layer t (before step t) needs to reach target under grid point i when
 // all its bits are clear and it has no room left in the exact groups (row
 // n: the final thresholds); delta[(t*maxSlots+s)*L+i] is what a set bit s
-// adds, and topsum[(t*tw+off_g+r)*L+i] the best gains of r more members
+// adds, and topsum[topOff[t*G+g]+r*L+i] the best gains of r more members
 // of exact group g, which room for them subtracts. Rows run over the grid
 // so that a bucket's thresholds are a few vector additions.
+//
+// A group's pool changes only at its members' steps, so topsum holds one
+// version of a group's rows per change rather than one per layer (layers
+// × groups × room rows were megabytes to write at every search node), and
+// topOff points each layer at its version. Which steps change a pool
+// depends on the steps only, not on the grid point, so every grid point
+// sees the same versions in the same order.
 //
 // The bound of the remaining steps is separable by bound group: a keeper
 // and the leaves counted with it contribute max(keeper, leaves) while the
@@ -543,22 +624,32 @@ func poolMembers(steps []dpStep) []int8 {
 // if the group did not exist; that only loosens the bound.
 func (buf *dpBuf) thresholds(m *model, steps []dpStep, grp *dpGroups, slotGroup []int32, grid []int64, scale int64) {
 	n, L, G := len(steps), len(grid), len(grp.radix)
-	tw := buf.topWidth(grp)
-	buf.need = grow(buf.need, (n+1)*L)
-	buf.delta = grow(buf.delta, (n+1)*L*maxSlots)
-	buf.topsum = grow(buf.topsum, (n+1)*L*tw)
-	need, delta, topsum := buf.need, buf.delta, buf.topsum
-	keeper := make([]int64, n) // per bound group (keeper step): its best value
-	leaves := make([]int64, n) // Σ best of its remaining leaves
-	undecided := make([]bool, n)
-	member := poolMembers(steps)
-	pools := make([][]poolGain, G)
+	buf.need = growTo(buf.need, (n+1)*L)
+	buf.delta = growTo(buf.delta, (n+1)*L*maxSlots)
+	need, delta := buf.need, buf.delta
+	buf.topsum = buf.topsum[:0]
+	buf.topOff = slices.Grow(buf.topOff[:0], (n+1)*G)[:(n+1)*G]
+	buf.th.vers = buf.th.vers[:0]
+	th := &buf.th
+	th.keeper = grow(th.keeper, n) // per bound group (keeper step): its best value
+	th.leaves = grow(th.leaves, n) // Σ best of its remaining leaves
+	th.undecided = slices.Grow(th.undecided[:0], n)[:n]
+	th.member = poolMembers(steps, th.member)
+	for len(th.pools) < G {
+		th.pools = append(th.pools, nil)
+	}
+	keeper, leaves, undecided, member, pools := th.keeper, th.leaves, th.undecided, th.member, th.pools[:G]
+	clear(keeper)
 	nch := 0
 	for t := range steps {
 		nch = max(nch, int(steps[t].chain)+1)
 	}
-	open := make([]int64, nch)   // per segment: the bound of its remaining steps while it is open
-	closed := make([]int64, nch) // and once it is closed
+	th.open = grow(th.open, nch)     // per segment: the bound of its remaining steps while it is open
+	th.closed = grow(th.closed, nch) // and once it is closed
+	open, closed := th.open, th.closed
+	th.changed = slices.Grow(th.changed[:0], G)[:G] // per group: its pool changed at this step
+	th.cur = slices.Grow(th.cur[:0], G)[:G]         // per group: the offset of its current version
+	changed, cur := th.changed, th.cur
 	for i, lam := range grid {
 		best := func(d *dpStep) (all, out, sel int64) {
 			return stepBest(m, d, scale, lam)
@@ -569,7 +660,9 @@ func (buf *dpBuf) thresholds(m *model, steps []dpStep, grp *dpGroups, slotGroup 
 		clear(undecided)
 		for gi := range pools {
 			pools[gi] = pools[gi][:0]
+			changed[gi] = true // the empty pool's version, at row n
 		}
+		v := 0 // versions so far in this grid point
 		// setGain inserts or moves step k's gain in its pool, kept
 		// sorted by decreasing gain.
 		setGain := func(gi int8, k int32, gain int64) {
@@ -579,6 +672,7 @@ func (buf *dpBuf) thresholds(m *model, steps []dpStep, grp *dpGroups, slotGroup 
 			}
 			j, _ := slices.BinarySearchFunc(p, gain, func(x poolGain, g int64) int { return cmp.Compare(g, x.gain) })
 			pools[gi] = slices.Insert(p, j, poolGain{k, gain})
+			changed[gi] = true
 		}
 		val := func(k int32) int64 { // a bound group's contribution outside the pools
 			switch {
@@ -635,17 +729,28 @@ func (buf *dpBuf) thresholds(m *model, steps []dpStep, grp *dpGroups, slotGroup 
 				}
 				delta[(t*maxSlots+s)*L+i] = x
 			}
-			off := t * tw
 			for gi, rad := range grp.radix {
-				sum := int64(0)
-				topsum[off*L+i] = 0
-				for r := 1; r < int(rad); r++ {
-					if r <= len(pools[gi]) && pools[gi][r-1].gain > 0 {
-						sum += pools[gi][r-1].gain
+				if changed[gi] {
+					// A new version: the first grid point adds its
+					// rows, the others fill their column of them.
+					changed[gi] = false
+					if i == 0 {
+						th.vers = append(th.vers, len(buf.topsum))
+						buf.topsum = slices.Grow(buf.topsum, int(rad)*L)[:len(buf.topsum)+int(rad)*L]
 					}
-					topsum[(off+r)*L+i] = sum
+					cur[gi] = th.vers[v]
+					v++
+					topsum := buf.topsum[cur[gi]:]
+					sum := int64(0)
+					topsum[i] = 0
+					for r := 1; r < int(rad); r++ {
+						if r <= len(pools[gi]) && pools[gi][r-1].gain > 0 {
+							sum += pools[gi][r-1].gain
+						}
+						topsum[r*L+i] = sum
+					}
 				}
-				off += int(rad)
+				buf.topOff[t*G+gi] = cur[gi]
 			}
 		}
 	}
@@ -693,6 +798,22 @@ func chainStep(d *dpStep, o, c, all, out, sel int64) (int64, int64) {
 func grow(s []int64, n int) []int64 {
 	if cap(s) < n {
 		return make([]int64, n)
+	}
+	return s[:n]
+}
+
+// growTo and growTo32 return s with length n, growing its capacity by at
+// least half when it must grow (the lists of a DP grow layer by layer).
+func growTo(s []int64, n int) []int64 {
+	if cap(s) < n {
+		return make([]int64, n, max(n, cap(s)+cap(s)/2))
+	}
+	return s[:n]
+}
+
+func growTo32(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n, max(n, cap(s)+cap(s)/2))
 	}
 	return s[:n]
 }
