@@ -627,7 +627,13 @@ func (buf *dpBuf) thresholds(m *model, steps []dpStep, grp *dpGroups, slotGroup 
 	buf.need = growTo(buf.need, (n+1)*L)
 	buf.delta = growTo(buf.delta, (n+1)*L*maxSlots)
 	need, delta := buf.need, buf.delta
-	buf.topsum = buf.topsum[:0]
+	tw := 0 // the rows of one version of every group
+	for _, r := range grp.radix {
+		tw += int(r)
+	}
+	// At most one version per layer and group: room for all of them, so
+	// that adding a version never moves topsum.
+	buf.topsum = growTo(buf.topsum, (n+1)*tw*L)[:0]
 	buf.topOff = slices.Grow(buf.topOff[:0], (n+1)*G)[:(n+1)*G]
 	buf.th.vers = buf.th.vers[:0]
 	th := &buf.th
@@ -736,7 +742,7 @@ func (buf *dpBuf) thresholds(m *model, steps []dpStep, grp *dpGroups, slotGroup 
 					changed[gi] = false
 					if i == 0 {
 						th.vers = append(th.vers, len(buf.topsum))
-						buf.topsum = slices.Grow(buf.topsum, int(rad)*L)[:len(buf.topsum)+int(rad)*L]
+						buf.topsum = buf.topsum[:len(buf.topsum)+int(rad)*L]
 					}
 					cur[gi] = th.vers[v]
 					v++
