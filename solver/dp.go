@@ -114,6 +114,8 @@ type thrScratch struct {
 func (acc *dpList) merge(tmp *dpList, grid []int64, srcW, srcP []int64, parBase int32, ow, op int64, k int32, need []int64, capacity int64) {
 	nw, np, npar, nopt := acc.w, acc.p, acc.par, acc.opt
 	na := len(nw)
+	np, npar, nopt = np[:na], npar[:na], nopt[:na]
+	srcP = srcP[:len(srcW)]
 	// Shifted states beyond the capacity never survive: srcW is ascending.
 	nc := len(srcW)
 	if room := capacity - ow; nc > 0 && srcW[nc-1] > room {
@@ -137,12 +139,18 @@ func (acc *dpList) merge(tmp *dpList, grid []int64, srcW, srcP []int64, parBase 
 	// the line on top at W; W only grows, and so does the binding λ. ok
 	// is called once per source state, in order.
 	i := 0
+	need = need[:len(grid)]
 	ok := func(j int) bool {
-		w, p := srcW[j]+ow, srcP[j]+op
-		for i+1 < len(grid) && grid[i+1]*w+need[i+1] >= grid[i]*w+need[i] {
-			i++
+		w := srcW[j] + ow
+		lim := grid[i]*w + need[i]
+		for i+1 < len(grid) {
+			next := grid[i+1]*w + need[i+1]
+			if next < lim {
+				break
+			}
+			i, lim = i+1, next
 		}
-		return p >= grid[i]*w+need[i]
+		return srcP[j]+op >= lim
 	}
 	if na == 0 {
 		// Nothing to merge with: a shifted subset of a Pareto list is
