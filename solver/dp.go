@@ -1,10 +1,10 @@
 package solver
 
 import (
-	"cmp"
 	"math"
 	"math/bits"
 	"slices"
+	"sort"
 )
 
 // The core DP is an exact multiple-choice knapsack over the undecided items:
@@ -86,7 +86,6 @@ type dpBuf struct {
 	delta   []int64 // per layer, grid point and slot: threshold offset of a set bit
 	topsum  []int64 // per version of an exact group's pool, room r and grid point: the best r member gains
 	topOff  []int   // per layer and exact group: the offset of its pool's version in topsum
-	pool    []poolGain
 	needB   []int64 // the thresholds of one bucket
 	touched []bool  // per destination bucket: merged into this layer
 	gen     uint64  // the steps generation need, delta and topsum are for
@@ -100,10 +99,11 @@ type dpBuf struct {
 // (thresholds runs at every search node).
 type thrScratch struct {
 	keeper, leaves, open, closed []int64
-	undecided, changed           []bool
-	cur, vers                    []int // vers: per version of a pool, its offset in topsum
+	rest, all, gain              []int64
+	undecided, changed, inPool   []bool
+	cur                          []int
 	member                       []int8
-	pools                        [][]poolGain
+	pools                        [][]int64
 }
 
 // merge merges src shifted by (ow, op) into acc (using tmp), tagging the
@@ -573,13 +573,6 @@ func dpGrid(l lagrange) []int64 {
 	return slices.Compact(grid)
 }
 
-// A poolGain is a group member's gain in the bound: what selecting it
-// adds over leaving it out.
-type poolGain struct {
-	step int32
-	gain int64
-}
-
 // poolMembers returns, per step, the exact at_most group whose pool the
 // step is in, or −1: keepers, and steps with no keeper that are in no chain.
 // It reuses dst's memory.
@@ -613,9 +606,8 @@ func poolMembers(steps []dpStep, dst []int8) []int8 {
 // A group's pool changes only at its members' steps, so topsum holds one
 // version of a group's rows per change rather than one per layer (layers
 // × groups × room rows were megabytes to write at every search node), and
-// topOff points each layer at its version. Which steps change a pool
-// depends on the steps only, not on the grid point, so every grid point
-// sees the same versions in the same order.
+// topOff points each layer at its version. (Which steps change a pool
+// depends on the steps only, not on the grid point.)
 //
 // The bound of the remaining steps is separable by bound group: a keeper
 // and the leaves counted with it contribute max(keeper, leaves) while the
@@ -643,129 +635,189 @@ func (buf *dpBuf) thresholds(m *model, steps []dpStep, grp *dpGroups, slotGroup 
 	// that adding a version never moves topsum.
 	buf.topsum = growTo(buf.topsum, (n+1)*tw*L)[:0]
 	buf.topOff = slices.Grow(buf.topOff[:0], (n+1)*G)[:(n+1)*G]
-	buf.th.vers = buf.th.vers[:0]
+	// The steps run once, all grid points at each step, so that every
+	// row is written whole (a pass per grid point wrote one entry of
+	// every row, megabytes apart). The state of the bound is kept per
+	// grid point: entry [x*L+i] is x's under grid point i.
 	th := &buf.th
-	th.keeper = grow(th.keeper, n) // per bound group (keeper step): its best value
-	th.leaves = grow(th.leaves, n) // Σ best of its remaining leaves
+	th.keeper = growTo(th.keeper, n*L) // per bound group (keeper step): its best value
+	th.leaves = growTo(th.leaves, n*L) // Σ best of its remaining leaves
 	th.undecided = slices.Grow(th.undecided[:0], n)[:n]
 	th.member = poolMembers(steps, th.member)
-	for len(th.pools) < G {
+	for len(th.pools) < G*L {
 		th.pools = append(th.pools, nil)
 	}
-	keeper, leaves, undecided, member, pools := th.keeper, th.leaves, th.undecided, th.member, th.pools[:G]
+	th.gain = growTo(th.gain, n*L) // per pool member and grid point: its gain in the pool
+	th.inPool = slices.Grow(th.inPool[:0], n)[:n]
+	gainOf, inPool := th.gain, th.inPool
+	clear(inPool)
+	keeper, leaves, undecided, member, pools := th.keeper, th.leaves, th.undecided, th.member, th.pools[:G*L]
 	clear(keeper)
+	clear(leaves)
+	clear(undecided)
+	for x := range pools {
+		pools[x] = pools[x][:0]
+	}
 	nch := 0
 	for t := range steps {
 		nch = max(nch, int(steps[t].chain)+1)
 	}
-	th.open = grow(th.open, nch)     // per segment: the bound of its remaining steps while it is open
-	th.closed = grow(th.closed, nch) // and once it is closed
+	th.open = growTo(th.open, nch*L)     // per segment: the bound of its remaining steps while it is open
+	th.closed = growTo(th.closed, nch*L) // and once it is closed
 	open, closed := th.open, th.closed
-	th.changed = slices.Grow(th.changed[:0], G)[:G] // per group: its pool changed at this step
+	clear(open)
+	clear(closed)
+	th.rest = growTo(th.rest, L) // the bound of the steps after t, less the pools
+	th.all = growTo(th.all, 3*L) // step t's stepBest
+	rest, all, out, sel := th.rest, th.all[:L], th.all[L:2*L], th.all[2*L:]
+	clear(rest)
+	th.changed = slices.Grow(th.changed[:0], G)[:G] // per group: its pools changed at this step
 	th.cur = slices.Grow(th.cur[:0], G)[:G]         // per group: the offset of its current version
 	changed, cur := th.changed, th.cur
-	for i, lam := range grid {
-		best := func(d *dpStep) (all, out, sel int64) {
-			return stepBest(m, d, scale, lam)
+	for gi := range changed {
+		changed[gi] = true // the empty pools' version, at row n
+	}
+	// setGain sets step k's gain under grid point i in the pool of group
+	// gi (inserted if k is not in it yet: the caller sets inPool[k]
+	// after the grid points). A pool is its members' gains in decreasing
+	// order; only the values count (topsum), so a member is found by its
+	// old gain and moved by shifting the gains between its old place and
+	// the new.
+	setGain := func(gi int8, i int, k int32, gain int64) {
+		p := pools[int(gi)*L+i]
+		g := &gainOf[int(k)*L+i]
+		// first returns the first index in [lo, hi) whose gain is below
+		// v (or, with eq, at most v), or hi.
+		first := func(lo, hi int, v int64, eq bool) int {
+			return lo + sort.Search(hi-lo, func(j int) bool { return p[lo+j] < v || (eq && p[lo+j] == v) })
 		}
-		clear(leaves)
-		clear(open)
-		clear(closed)
-		clear(undecided)
-		for gi := range pools {
-			pools[gi] = pools[gi][:0]
-			changed[gi] = true // the empty pool's version, at row n
+		switch {
+		case !inPool[k]:
+			p = slices.Insert(p, first(0, len(p), gain, false), gain)
+		case gain > *g:
+			j := first(0, len(p), *g, true) // the old gain's first place
+			q := first(0, j, gain, false)
+			copy(p[q+1:j+1], p[q:j])
+			p[q] = gain
+		case gain < *g:
+			j := first(0, len(p), *g, true)
+			q := first(j+1, len(p), gain, true) // past the gains above the new one
+			copy(p[j:q-1], p[j+1:q])
+			p[q-1] = gain
 		}
-		v := 0 // versions so far in this grid point
-		// setGain inserts or moves step k's gain in its pool, kept
-		// sorted by decreasing gain.
-		setGain := func(gi int8, k int32, gain int64) {
-			p := pools[gi]
-			if j := slices.IndexFunc(p, func(x poolGain) bool { return x.step == k }); j >= 0 {
-				p = slices.Delete(p, j, j+1)
+		*g = gain
+		pools[int(gi)*L+i] = p
+		changed[gi] = true
+	}
+	// val is bound group k's contribution outside the pools under grid
+	// point i, if the keeper is undecided (und) or not.
+	val := func(k int32, i int, und bool) int64 {
+		switch {
+		case !und:
+			return leaves[int(k)*L+i]
+		case member[k] >= 0:
+			return leaves[int(k)*L+i] // the keeper's gain is in its pool
+		}
+		return max(keeper[int(k)*L+i], leaves[int(k)*L+i])
+	}
+	for t := n; t >= 0; t-- {
+		if t < n {
+			d := &steps[t]
+			for i, lam := range grid {
+				all[i], out[i], sel[i] = stepBest(m, d, scale, lam)
 			}
-			j, _ := slices.BinarySearchFunc(p, gain, func(x poolGain, g int64) int { return cmp.Compare(g, x.gain) })
-			pools[gi] = slices.Insert(p, j, poolGain{k, gain})
-			changed[gi] = true
+			switch k := d.bg; {
+			case d.chain >= 0:
+				g := int(d.chain) * L
+				for i := range grid {
+					o, c := chainStep(d, open[g+i], closed[g+i], all[i], out[i], sel[i])
+					rest[i] += o - open[g+i]
+					open[g+i], closed[g+i] = o, c
+				}
+			case k < 0 && member[t] >= 0:
+				gi := member[t]
+				for i := range grid {
+					rest[i] += out[i]
+					setGain(gi, i, int32(t), all[i]-out[i])
+				}
+				inPool[t] = true
+			case k < 0:
+				for i := range grid {
+					rest[i] += all[i]
+				}
+			case d.keeper:
+				und := undecided[k]
+				undecided[k] = true
+				for i := range grid {
+					old := val(k, i, und)
+					keeper[int(k)*L+i] = all[i]
+					rest[i] += val(k, i, true) - old
+					if gi := member[t]; gi >= 0 {
+						setGain(gi, i, k, all[i]-leaves[int(k)*L+i])
+					}
+				}
+				if member[t] >= 0 {
+					inPool[k] = true
+				}
+			default:
+				und := undecided[k]
+				for i := range grid {
+					old := val(k, i, und)
+					leaves[int(k)*L+i] += all[i]
+					rest[i] += val(k, i, und) - old
+					if gi := member[k]; und && gi >= 0 {
+						setGain(gi, i, k, keeper[int(k)*L+i]-leaves[int(k)*L+i])
+					}
+				}
+				if member[k] >= 0 && und {
+					inPool[k] = true
+				}
+			}
 		}
-		val := func(k int32) int64 { // a bound group's contribution outside the pools
-			switch {
+		row := need[t*L:][:L]
+		for i := range row {
+			row[i] = -rest[i]
+		}
+		for s := range maxSlots {
+			row := delta[(t*maxSlots+s)*L:][:L]
+			switch k := int(slotGroup[t*maxSlots+s]); {
+			case k <= -2:
+				g := (-2 - k) * L
+				for i := range row {
+					row[i] = open[g+i] - closed[g+i] // the segment is closed
+				}
+			case k < 0:
+				clear(row)
 			case !undecided[k]:
-				return leaves[k]
-			case member[k] >= 0:
-				return leaves[k] // the keeper's gain is in its pool
+				copy(row, leaves[k*L:][:L])
+			case member[k] < 0:
+				for i := range row {
+					row[i] = max(keeper[k*L+i], leaves[k*L+i]) - leaves[k*L+i]
+				}
+			default:
+				clear(row)
 			}
-			return max(keeper[k], leaves[k])
 		}
-		rest := int64(0)
-		for t := n; t >= 0; t-- {
-			if t < n {
-				d := &steps[t]
-				all, out, sel := best(d)
-				switch k := d.bg; {
-				case d.chain >= 0:
-					g := d.chain
-					o, c := chainStep(d, open[g], closed[g], all, out, sel)
-					rest += o - open[g]
-					open[g], closed[g] = o, c
-				case k < 0 && member[t] >= 0:
-					rest += out
-					setGain(member[t], int32(t), all-out)
-				case k < 0:
-					rest += all
-				case d.keeper:
-					old := val(k)
-					keeper[k], undecided[k] = all, true
-					rest += val(k) - old
-					if member[t] >= 0 {
-						setGain(member[t], k, all-leaves[k])
-					}
-				default:
-					old := val(k)
-					leaves[k] += all
-					rest += val(k) - old
-					if undecided[k] && member[k] >= 0 {
-						setGain(member[k], k, keeper[k]-leaves[k])
-					}
-				}
-			}
-			need[t*L+i] = -rest
-			for s := range maxSlots {
-				x := int64(0)
-				switch k := slotGroup[t*maxSlots+s]; {
-				case k <= -2:
-					x = open[-2-k] - closed[-2-k] // the segment is closed
-				case k < 0:
-				case !undecided[k]:
-					x = leaves[k]
-				case member[k] < 0:
-					x = max(keeper[k], leaves[k]) - leaves[k]
-				}
-				delta[(t*maxSlots+s)*L+i] = x
-			}
-			for gi, rad := range grp.radix {
-				if changed[gi] {
-					// A new version: the first grid point adds its
-					// rows, the others fill their column of them.
-					changed[gi] = false
-					if i == 0 {
-						th.vers = append(th.vers, len(buf.topsum))
-						buf.topsum = buf.topsum[:len(buf.topsum)+int(rad)*L]
-					}
-					cur[gi] = th.vers[v]
-					v++
-					topsum := buf.topsum[cur[gi]:]
+		for gi, rad := range grp.radix {
+			if changed[gi] {
+				// A new version of the group's rows.
+				changed[gi] = false
+				cur[gi] = len(buf.topsum)
+				buf.topsum = buf.topsum[:len(buf.topsum)+int(rad)*L]
+				topsum := buf.topsum[cur[gi]:]
+				for i := range grid {
+					p := pools[gi*L+i]
 					sum := int64(0)
 					topsum[i] = 0
 					for r := 1; r < int(rad); r++ {
-						if r <= len(pools[gi]) && pools[gi][r-1].gain > 0 {
-							sum += pools[gi][r-1].gain
+						if r <= len(p) && p[r-1] > 0 {
+							sum += p[r-1]
 						}
 						topsum[r*L+i] = sum
 					}
 				}
-				buf.topOff[t*G+gi] = cur[gi]
 			}
+			buf.topOff[t*G+gi] = cur[gi]
 		}
 	}
 }
