@@ -627,13 +627,6 @@ func (buf *dpBuf) thresholds(m *model, steps []dpStep, grp *dpGroups, slotGroup 
 	buf.need = growTo(buf.need, (n+1)*L)
 	buf.delta = growTo(buf.delta, (n+1)*L*maxSlots)
 	need, delta := buf.need, buf.delta
-	tw := 0 // the rows of one version of every group
-	for _, r := range grp.radix {
-		tw += int(r)
-	}
-	// At most one version per layer and group: room for all of them, so
-	// that adding a version never moves topsum.
-	buf.topsum = growTo(buf.topsum, (n+1)*tw*L)[:0]
 	buf.topOff = slices.Grow(buf.topOff[:0], (n+1)*G)[:(n+1)*G]
 	// The steps run once, all grid points at each step, so that every
 	// row is written whole (a pass per grid point wrote one entry of
@@ -654,6 +647,32 @@ func (buf *dpBuf) thresholds(m *model, steps []dpStep, grp *dpGroups, slotGroup 
 	keeper, leaves, undecided, member, pools := th.keeper, th.leaves, th.undecided, th.member, th.pools[:G*L]
 	clear(keeper)
 	clear(leaves)
+	// Room for every version of topsum, counted as the loop below makes
+	// them (the empty pools', then one per step that changes a pool), so
+	// that adding a version never moves topsum.
+	rows := 0
+	for _, r := range grp.radix {
+		rows += int(r)
+	}
+	clear(undecided)
+	for t := n - 1; t >= 0; t-- {
+		d := &steps[t]
+		gi := int8(-1)
+		switch k := d.bg; {
+		case d.chain >= 0:
+		case k < 0:
+			gi = member[t]
+		case d.keeper:
+			gi = member[t]
+			undecided[k] = true
+		case undecided[k]:
+			gi = member[k]
+		}
+		if gi >= 0 {
+			rows += int(grp.radix[gi])
+		}
+	}
+	buf.topsum = growTo(buf.topsum, rows*L)[:0]
 	clear(undecided)
 	for x := range pools {
 		pools[x] = pools[x][:0]
