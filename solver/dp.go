@@ -450,8 +450,10 @@ type dpLog struct {
 	n       int        // entries in all layers
 }
 
-// dpLogChunk is the least size of a chunk, in entries.
-const dpLogChunk = 1 << 16
+// dpLogChunk is the size of the first chunk, in entries. Each further
+// chunk is twice the one before (or the layer, if larger), so that small
+// DPs allocate little and big ones few chunks.
+const dpLogChunk = 1 << 12
 
 func (l *dpLog) reset() {
 	l.layers = l.layers[:0]
@@ -462,7 +464,7 @@ func (l *dpLog) reset() {
 func (l *dpLog) add(n int) []dpBack {
 	for {
 		if l.c == len(l.chunks) {
-			l.chunks = append(l.chunks, make([]dpBack, max(dpLogChunk, n)))
+			l.chunks = append(l.chunks, make([]dpBack, max(dpLogChunk<<min(l.c, 12), n)))
 		}
 		if ch := l.chunks[l.c]; l.used+n <= len(ch) {
 			s := ch[l.used : l.used+n : l.used+n]
@@ -474,7 +476,7 @@ func (l *dpLog) add(n int) []dpBack {
 		if l.used == 0 {
 			// An empty chunk too small for the layer (kept from an
 			// earlier DP): replace it.
-			l.chunks[l.c] = make([]dpBack, max(dpLogChunk, n))
+			l.chunks[l.c] = make([]dpBack, max(2*len(l.chunks[l.c]), n))
 			continue
 		}
 		l.c++
