@@ -450,9 +450,9 @@ type dpLog struct {
 	n       int        // entries in all layers
 }
 
-// dpLogChunk is the size of the first chunk, in entries. Each further
-// chunk is twice the one before (or the layer, if larger), so that small
-// DPs allocate little and big ones few chunks.
+// dpLogChunk is the size of the first chunk, in entries. Chunk c has
+// dpLogChunk·2^c entries (at most 12 doublings), or the layer's if more, so
+// that small DPs allocate little and big ones few chunks.
 const dpLogChunk = 1 << 12
 
 func (l *dpLog) reset() {
