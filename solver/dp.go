@@ -1,10 +1,10 @@
 package solver
 
 import (
-	"cmp"
 	"math"
 	"math/bits"
 	"slices"
+	"sort"
 )
 
 // The core DP is an exact multiple-choice knapsack over the undecided items:
@@ -81,19 +81,29 @@ type dpBuf struct {
 	noff    []int32
 	acc     []dpList // per destination bucket
 	tmp     dpList
-	parLog  []int32
-	optLog  []int32
-	starts  []int // per layer: offset in parLog/optLog
+	log     dpLog // the back-pointers of every layer
 	need    []int64
 	delta   []int64 // per layer, grid point and slot: threshold offset of a set bit
-	topsum  []int64 // per layer, grid point, exact group and room r: the best r member gains
-	pool    []poolGain
+	topsum  []int64 // per version of an exact group's pool, room r and grid point: the best r member gains
+	topOff  []int   // per layer and exact group: the offset of its pool's version in topsum
 	needB   []int64 // the thresholds of one bucket
 	touched []bool  // per destination bucket: merged into this layer
 	gen     uint64  // the steps generation need, delta and topsum are for
 	base    []int64 // per grid point: target − λ·capacity
 	keys    []int64 // prune's scratch
 	sorted  []int64
+	th      thrScratch
+}
+
+// thrScratch is the scratch of thresholds, kept across the DPs of a solve
+// (thresholds runs at every search node).
+type thrScratch struct {
+	keeper, leaves, open, closed []int64
+	rest, all, gain              []int64
+	undecided, changed, inPool   []bool
+	cur                          []int
+	member                       []int8
+	pools                        [][]int64
 }
 
 // merge merges src shifted by (ow, op) into acc (using tmp), tagging the
@@ -102,9 +112,10 @@ type dpBuf struct {
 // new entries win. A shifted state survives iff P − λ_i·W ≥ need[i] for
 // every grid point i (ascending λ_i).
 func (acc *dpList) merge(tmp *dpList, grid []int64, srcW, srcP []int64, parBase int32, ow, op int64, k int32, need []int64, capacity int64) {
-	tw, tp, tpar, topt := tmp.w[:0], tmp.p[:0], tmp.par[:0], tmp.opt[:0]
 	nw, np, npar, nopt := acc.w, acc.p, acc.par, acc.opt
-	x, na := 0, len(nw)
+	na := len(nw)
+	np, npar, nopt = np[:na], npar[:na], nopt[:na]
+	srcP = srcP[:len(srcW)]
 	// Shifted states beyond the capacity never survive: srcW is ascending.
 	nc := len(srcW)
 	if room := capacity - ow; nc > 0 && srcW[nc-1] > room {
@@ -119,64 +130,89 @@ func (acc *dpList) merge(tmp *dpList, grid []int64, srcW, srcP []int64, parBase 
 		}
 		nc = lo
 	}
+	// The result has at most na+nc entries: sized up front, it is
+	// written by index, with no growth checks in the loops.
+	tw, tp := growTo(tmp.w, na+nc), growTo(tmp.p, na+nc)
+	tpar, topt := growTo32(tmp.par, na+nc), growTo32(tmp.opt, na+nc)
+	n := 0
 	// A state passes if P ≥ λ_i·W + need[i] for the binding grid point i,
-	// the line on top at W; W only grows, and so does the binding λ.
+	// the line on top at W; W only grows, and so does the binding λ. ok
+	// is called once per source state, in order.
 	i := 0
+	need = need[:len(grid)]
 	ok := func(j int) bool {
-		w, p := srcW[j]+ow, srcP[j]+op
-		for i+1 < len(grid) && grid[i+1]*w+need[i+1] >= grid[i]*w+need[i] {
-			i++
+		w := srcW[j] + ow
+		lim := grid[i]*w + need[i]
+		for i+1 < len(grid) {
+			next := grid[i+1]*w + need[i+1]
+			if next < lim {
+				break
+			}
+			i, lim = i+1, next
 		}
-		return p >= grid[i]*w+need[i]
+		return srcP[j]+op >= lim
 	}
 	if na == 0 {
 		// Nothing to merge with: a shifted subset of a Pareto list is
 		// Pareto already.
 		for j := 0; j < nc; j++ {
 			if ok(j) {
-				tw = append(tw, srcW[j]+ow)
-				tp = append(tp, srcP[j]+op)
-				tpar = append(tpar, parBase+int32(j))
-				topt = append(topt, k)
+				tw[n], tp[n], tpar[n], topt[n] = srcW[j]+ow, srcP[j]+op, parBase+int32(j), k
+				n++
 			}
 		}
-		acc.w, tmp.w = tw, nw
-		acc.p, tmp.p = tp, np
-		acc.par, tmp.par = tpar, npar
-		acc.opt, tmp.opt = topt, nopt
-		return
-	}
-	j := 0
-	for j < nc && !ok(j) {
-		j++
-	}
-	last := int64(neg)
-	for x < na || j < nc {
-		var w, p int64
-		var par, o int32
-		if x >= na || (j < nc && (srcW[j]+ow < nw[x] || (srcW[j]+ow == nw[x] && srcP[j]+op >= np[x]))) {
-			w, p, par, o = srcW[j]+ow, srcP[j]+op, parBase+int32(j), k
-			if x < na && w == nw[x] && p == np[x] {
+	} else {
+		j := 0
+		for j < nc && !ok(j) {
+			j++
+		}
+		// Both lists in ascending tokens, ties to the higher utility and
+		// then to the new entry (which replaces an equal old one); an
+		// entry is kept if it has more utility than all before it.
+		last := int64(neg)
+		x := 0
+		for x < na && j < nc {
+			if w, p := srcW[j]+ow, srcP[j]+op; w < nw[x] || (w == nw[x] && p >= np[x]) {
+				if w == nw[x] && p == np[x] {
+					x++
+				}
+				if p > last {
+					last = p
+					tw[n], tp[n], tpar[n], topt[n] = w, p, parBase+int32(j), k
+					n++
+				}
+				for j++; j < nc && !ok(j); j++ {
+				}
+			} else {
+				if p := np[x]; p > last {
+					last = p
+					tw[n], tp[n], tpar[n], topt[n] = nw[x], p, npar[x], nopt[x]
+					n++
+				}
 				x++
+			}
+		}
+		for ; x < na; x++ {
+			if p := np[x]; p > last {
+				last = p
+				tw[n], tp[n], tpar[n], topt[n] = nw[x], p, npar[x], nopt[x]
+				n++
+			}
+		}
+		for j < nc { // j passed ok
+			if p := srcP[j] + op; p > last {
+				last = p
+				tw[n], tp[n], tpar[n], topt[n] = srcW[j]+ow, p, parBase+int32(j), k
+				n++
 			}
 			for j++; j < nc && !ok(j); j++ {
 			}
-		} else {
-			w, p, par, o = nw[x], np[x], npar[x], nopt[x]
-			x++
-		}
-		if p > last {
-			last = p
-			tw = append(tw, w)
-			tp = append(tp, p)
-			tpar = append(tpar, par)
-			topt = append(topt, o)
 		}
 	}
-	acc.w, tmp.w = tw, nw
-	acc.p, tmp.p = tp, np
-	acc.par, tmp.par = tpar, npar
-	acc.opt, tmp.opt = topt, nopt
+	acc.w, tmp.w = tw[:n], nw
+	acc.p, tmp.p = tp[:n], np
+	acc.par, tmp.par = tpar[:n], npar
+	acc.opt, tmp.opt = topt[:n], nopt
 }
 
 // dpGroups are the at_most groups a DP enforces exactly, with the frontier
@@ -275,7 +311,7 @@ func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResu
 	for range B {
 		buf.coff = append(buf.coff, 1)
 	}
-	buf.parLog, buf.optLog, buf.starts = buf.parLog[:0], buf.optLog[:0], buf.starts[:0]
+	buf.log.reset()
 	res.states = 1
 	for t := 0; t < n; t++ {
 		if stop(len(buf.cw)) {
@@ -321,7 +357,7 @@ func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResu
 			}
 		}
 		nx := &buf.next
-		nx.w, nx.p, nx.par, nx.opt = nx.w[:0], nx.p[:0], nx.par[:0], nx.opt[:0]
+		nx.w, nx.p = nx.w[:0], nx.p[:0]
 		buf.noff = append(buf.noff[:0], 0)
 		for d := 0; d < B; d++ {
 			if touched[d] {
@@ -331,8 +367,6 @@ func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResu
 				}
 				nx.w = append(nx.w, a.w...)
 				nx.p = append(nx.p, a.p...)
-				nx.par = append(nx.par, a.par...)
-				nx.opt = append(nx.opt, a.opt...)
 			}
 			buf.noff = append(buf.noff, int32(len(nx.w)))
 		}
@@ -346,12 +380,21 @@ func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResu
 				return res
 			}
 		} else {
-			buf.starts = append(buf.starts, len(buf.parLog))
-			buf.parLog = append(buf.parLog, nx.par...)
-			buf.optLog = append(buf.optLog, nx.opt...)
-			if len(buf.parLog) > q.maxStates {
+			if buf.log.n+len(nx.w) > q.maxStates {
 				res.overflow = true
 				return res
+			}
+			// The back-pointers go straight from the buckets' lists
+			// into the log.
+			lg := buf.log.add(len(nx.w))
+			for d := 0; d < B; d++ {
+				if touched[d] {
+					a := &buf.acc[d]
+					for j, par := range a.par {
+						lg[j] = dpBack{par, a.opt[j]}
+					}
+					lg = lg[len(a.par):]
+				}
 			}
 		}
 		buf.cw, nx.w = nx.w, buf.cw
@@ -381,14 +424,64 @@ func (m *model) runDP(q *dpQuery, stop func(states int) bool, buf *dpBuf) dpResu
 		return res
 	}
 	for t := n - 1; t >= 0; t-- {
-		g := buf.starts[t] + s
-		k := buf.optLog[g]
-		s = int(buf.parLog[g])
+		bk := buf.log.layers[t][s]
+		k := bk.opt
+		s = int(bk.par)
 		if o := steps[t].opts[k]; o >= 0 {
 			res.choice = append(res.choice, dpPick{steps[t].item, o})
 		}
 	}
 	return res
+}
+
+// A dpBack is a state's back-pointer: its parent's index in the layer
+// before and the index of the option that led to it.
+type dpBack struct{ par, opt int32 }
+
+// dpLog holds the back-pointers of every layer of a DP. A layer's entries
+// are contiguous, in chunks that are never moved: one growing slice would
+// reallocate and copy the whole log as it grows (a few MB per DP on big
+// cores), and a solve runs the DP at every node. The chunks are kept for
+// the next DP of the same solve.
+type dpLog struct {
+	chunks  [][]dpBack
+	layers  [][]dpBack // per layer: its entries, in a chunk
+	c, used int        // the chunk being filled and its entries in use
+	n       int        // entries in all layers
+}
+
+// dpLogChunk is the size of the first chunk, in entries. Chunk c has
+// dpLogChunk·2^c entries (at most 12 doublings), or the layer's if more, so
+// that small DPs allocate little and big ones few chunks.
+const dpLogChunk = 1 << 12
+
+func (l *dpLog) reset() {
+	l.layers = l.layers[:0]
+	l.c, l.used, l.n = 0, 0, 0
+}
+
+// add returns room for the next layer's n entries.
+func (l *dpLog) add(n int) []dpBack {
+	for {
+		if l.c == len(l.chunks) {
+			l.chunks = append(l.chunks, make([]dpBack, max(dpLogChunk<<min(l.c, 12), n)))
+		}
+		if ch := l.chunks[l.c]; l.used+n <= len(ch) {
+			s := ch[l.used : l.used+n : l.used+n]
+			l.used += n
+			l.n += n
+			l.layers = append(l.layers, s)
+			return s
+		}
+		if l.used == 0 {
+			// An empty chunk too small for the layer (kept from an
+			// earlier DP): replace it.
+			l.chunks[l.c] = make([]dpBack, max(2*len(l.chunks[l.c]), n))
+			continue
+		}
+		l.c++
+		l.used = 0
+	}
 }
 
 // prune keeps the beam states of a whose bounds exceed the thresholds
@@ -442,23 +535,13 @@ func (buf *dpBuf) bucketNeed(thr []int64, t, d int, grp *dpGroups, L int) {
 			}
 		}
 	}
-	off := t * buf.topWidth(grp)
+	G := len(grp.radix)
 	for gi, rad := range grp.radix {
-		row := buf.topsum[(off+int(rad-1-grp.count(d, gi)))*L:][:L]
+		row := buf.topsum[buf.topOff[t*G+gi]+int(rad-1-grp.count(d, gi))*L:][:L]
 		for i := range thr {
 			thr[i] -= row[i]
 		}
-		off += int(rad)
 	}
-}
-
-// topWidth is the number of topsum entries per layer and grid point.
-func (buf *dpBuf) topWidth(grp *dpGroups) int {
-	w := 0
-	for _, r := range grp.radix {
-		w += int(r)
-	}
-	return w
 }
 
 // dpGrid returns the capacity multipliers, ascending, that the DP tests
@@ -492,17 +575,11 @@ func dpGrid(l lagrange) []int64 {
 	return slices.Compact(grid)
 }
 
-// A poolGain is a group member's gain in the bound: what selecting it
-// adds over leaving it out.
-type poolGain struct {
-	step int32
-	gain int64
-}
-
 // poolMembers returns, per step, the exact at_most group whose pool the
 // step is in, or −1: keepers, and steps with no keeper that are in no chain.
-func poolMembers(steps []dpStep) []int8 {
-	member := make([]int8, len(steps))
+// It reuses dst's memory.
+func poolMembers(steps []dpStep, dst []int8) []int8 {
+	member := slices.Grow(dst[:0], len(steps))[:len(steps)]
 	for t := range steps {
 		member[t] = -1
 		d := &steps[t]
@@ -524,9 +601,15 @@ func poolMembers(steps []dpStep) []int8 {
 // layer t (before step t) needs to reach target under grid point i when
 // all its bits are clear and it has no room left in the exact groups (row
 // n: the final thresholds); delta[(t*maxSlots+s)*L+i] is what a set bit s
-// adds, and topsum[(t*tw+off_g+r)*L+i] the best gains of r more members
+// adds, and topsum[topOff[t*G+g]+r*L+i] the best gains of r more members
 // of exact group g, which room for them subtracts. Rows run over the grid
 // so that a bucket's thresholds are a few vector additions.
+//
+// A group's pool changes only at its members' steps, so topsum holds one
+// version of a group's rows per change rather than one per layer (layers
+// × groups × room rows were megabytes to write at every search node), and
+// topOff points each layer at its version. (Which steps change a pool
+// depends on the steps only, not on the grid point.)
 //
 // The bound of the remaining steps is separable by bound group: a keeper
 // and the leaves counted with it contribute max(keeper, leaves) while the
@@ -543,110 +626,219 @@ func poolMembers(steps []dpStep) []int8 {
 // if the group did not exist; that only loosens the bound.
 func (buf *dpBuf) thresholds(m *model, steps []dpStep, grp *dpGroups, slotGroup []int32, grid []int64, scale int64) {
 	n, L, G := len(steps), len(grid), len(grp.radix)
-	tw := buf.topWidth(grp)
-	buf.need = grow(buf.need, (n+1)*L)
-	buf.delta = grow(buf.delta, (n+1)*L*maxSlots)
-	buf.topsum = grow(buf.topsum, (n+1)*L*tw)
-	need, delta, topsum := buf.need, buf.delta, buf.topsum
-	keeper := make([]int64, n) // per bound group (keeper step): its best value
-	leaves := make([]int64, n) // Σ best of its remaining leaves
-	undecided := make([]bool, n)
-	member := poolMembers(steps)
-	pools := make([][]poolGain, G)
+	buf.need = growTo(buf.need, (n+1)*L)
+	buf.delta = growTo(buf.delta, (n+1)*L*maxSlots)
+	need, delta := buf.need, buf.delta
+	buf.topOff = slices.Grow(buf.topOff[:0], (n+1)*G)[:(n+1)*G]
+	// The steps run once, all grid points at each step, so that every
+	// row is written whole (a pass per grid point wrote one entry of
+	// every row, megabytes apart). The state of the bound is kept per
+	// grid point: entry [x*L+i] is x's under grid point i.
+	th := &buf.th
+	th.keeper = growTo(th.keeper, n*L) // per bound group (keeper step): its best value
+	th.leaves = growTo(th.leaves, n*L) // Σ best of its remaining leaves
+	th.undecided = slices.Grow(th.undecided[:0], n)[:n]
+	th.member = poolMembers(steps, th.member)
+	for len(th.pools) < G*L {
+		th.pools = append(th.pools, nil)
+	}
+	th.gain = growTo(th.gain, n*L) // per pool member and grid point: its gain in the pool
+	th.inPool = slices.Grow(th.inPool[:0], n)[:n]
+	gainOf, inPool := th.gain, th.inPool
+	clear(inPool)
+	keeper, leaves, undecided, member, pools := th.keeper, th.leaves, th.undecided, th.member, th.pools[:G*L]
+	clear(keeper)
+	clear(leaves)
+	// Room for every version of topsum, counted as the loop below makes
+	// them (the empty pools', then one per step that changes a pool), so
+	// that adding a version never moves topsum.
+	rows := 0
+	for _, r := range grp.radix {
+		rows += int(r)
+	}
+	clear(undecided)
+	for t := n - 1; t >= 0; t-- {
+		d := &steps[t]
+		gi := int8(-1)
+		switch k := d.bg; {
+		case d.chain >= 0:
+		case k < 0:
+			gi = member[t]
+		case d.keeper:
+			gi = member[t]
+			undecided[k] = true
+		case undecided[k]:
+			gi = member[k]
+		}
+		if gi >= 0 {
+			rows += int(grp.radix[gi])
+		}
+	}
+	buf.topsum = growTo(buf.topsum, rows*L)[:0]
+	clear(undecided)
+	for x := range pools {
+		pools[x] = pools[x][:0]
+	}
 	nch := 0
 	for t := range steps {
 		nch = max(nch, int(steps[t].chain)+1)
 	}
-	open := make([]int64, nch)   // per segment: the bound of its remaining steps while it is open
-	closed := make([]int64, nch) // and once it is closed
-	for i, lam := range grid {
-		best := func(d *dpStep) (all, out, sel int64) {
-			return stepBest(m, d, scale, lam)
+	th.open = growTo(th.open, nch*L)     // per segment: the bound of its remaining steps while it is open
+	th.closed = growTo(th.closed, nch*L) // and once it is closed
+	open, closed := th.open, th.closed
+	clear(open)
+	clear(closed)
+	th.rest = growTo(th.rest, L) // the bound of the steps after t, less the pools
+	th.all = growTo(th.all, 3*L) // step t's stepBest
+	rest, all, out, sel := th.rest, th.all[:L], th.all[L:2*L], th.all[2*L:]
+	clear(rest)
+	th.changed = slices.Grow(th.changed[:0], G)[:G] // per group: its pools changed at this step
+	th.cur = slices.Grow(th.cur[:0], G)[:G]         // per group: the offset of its current version
+	changed, cur := th.changed, th.cur
+	for gi := range changed {
+		changed[gi] = true // the empty pools' version, at row n
+	}
+	// setGain sets step k's gain under grid point i in the pool of group
+	// gi (inserted if k is not in it yet: the caller sets inPool[k]
+	// after the grid points). A pool is its members' gains in decreasing
+	// order; only the values count (topsum), so a member is found by its
+	// old gain and moved by shifting the gains between its old place and
+	// the new.
+	setGain := func(gi int8, i int, k int32, gain int64) {
+		p := pools[int(gi)*L+i]
+		g := &gainOf[int(k)*L+i]
+		// first returns the first index in [lo, hi) whose gain is below
+		// v (or, with eq, at most v), or hi.
+		first := func(lo, hi int, v int64, eq bool) int {
+			return lo + sort.Search(hi-lo, func(j int) bool { return p[lo+j] < v || (eq && p[lo+j] == v) })
 		}
-		clear(leaves)
-		clear(open)
-		clear(closed)
-		clear(undecided)
-		for gi := range pools {
-			pools[gi] = pools[gi][:0]
+		switch {
+		case !inPool[k]:
+			p = slices.Insert(p, first(0, len(p), gain, false), gain)
+		case gain > *g:
+			j := first(0, len(p), *g, true) // the old gain's first place
+			q := first(0, j, gain, false)
+			copy(p[q+1:j+1], p[q:j])
+			p[q] = gain
+		case gain < *g:
+			j := first(0, len(p), *g, true)
+			q := first(j+1, len(p), gain, true) // past the gains above the new one
+			copy(p[j:q-1], p[j+1:q])
+			p[q-1] = gain
 		}
-		// setGain inserts or moves step k's gain in its pool, kept
-		// sorted by decreasing gain.
-		setGain := func(gi int8, k int32, gain int64) {
-			p := pools[gi]
-			if j := slices.IndexFunc(p, func(x poolGain) bool { return x.step == k }); j >= 0 {
-				p = slices.Delete(p, j, j+1)
+		*g = gain
+		pools[int(gi)*L+i] = p
+		changed[gi] = true
+	}
+	// val is bound group k's contribution outside the pools under grid
+	// point i, if the keeper is undecided (und) or not.
+	val := func(k int32, i int, und bool) int64 {
+		switch {
+		case !und:
+			return leaves[int(k)*L+i]
+		case member[k] >= 0:
+			return leaves[int(k)*L+i] // the keeper's gain is in its pool
+		}
+		return max(keeper[int(k)*L+i], leaves[int(k)*L+i])
+	}
+	for t := n; t >= 0; t-- {
+		if t < n {
+			d := &steps[t]
+			for i, lam := range grid {
+				all[i], out[i], sel[i] = stepBest(m, d, scale, lam)
 			}
-			j, _ := slices.BinarySearchFunc(p, gain, func(x poolGain, g int64) int { return cmp.Compare(g, x.gain) })
-			pools[gi] = slices.Insert(p, j, poolGain{k, gain})
+			switch k := d.bg; {
+			case d.chain >= 0:
+				g := int(d.chain) * L
+				for i := range grid {
+					o, c := chainStep(d, open[g+i], closed[g+i], all[i], out[i], sel[i])
+					rest[i] += o - open[g+i]
+					open[g+i], closed[g+i] = o, c
+				}
+			case k < 0 && member[t] >= 0:
+				gi := member[t]
+				for i := range grid {
+					rest[i] += out[i]
+					setGain(gi, i, int32(t), all[i]-out[i])
+				}
+				inPool[t] = true
+			case k < 0:
+				for i := range grid {
+					rest[i] += all[i]
+				}
+			case d.keeper:
+				und := undecided[k]
+				undecided[k] = true
+				for i := range grid {
+					old := val(k, i, und)
+					keeper[int(k)*L+i] = all[i]
+					rest[i] += val(k, i, true) - old
+					if gi := member[t]; gi >= 0 {
+						setGain(gi, i, k, all[i]-leaves[int(k)*L+i])
+					}
+				}
+				if member[t] >= 0 {
+					inPool[k] = true
+				}
+			default:
+				und := undecided[k]
+				for i := range grid {
+					old := val(k, i, und)
+					leaves[int(k)*L+i] += all[i]
+					rest[i] += val(k, i, und) - old
+					if gi := member[k]; und && gi >= 0 {
+						setGain(gi, i, k, keeper[int(k)*L+i]-leaves[int(k)*L+i])
+					}
+				}
+				if member[k] >= 0 && und {
+					inPool[k] = true
+				}
+			}
 		}
-		val := func(k int32) int64 { // a bound group's contribution outside the pools
-			switch {
+		row := need[t*L:][:L]
+		for i := range row {
+			row[i] = -rest[i]
+		}
+		for s := range maxSlots {
+			row := delta[(t*maxSlots+s)*L:][:L]
+			switch k := int(slotGroup[t*maxSlots+s]); {
+			case k <= -2:
+				g := (-2 - k) * L
+				for i := range row {
+					row[i] = open[g+i] - closed[g+i] // the segment is closed
+				}
+			case k < 0:
+				clear(row)
 			case !undecided[k]:
-				return leaves[k]
-			case member[k] >= 0:
-				return leaves[k] // the keeper's gain is in its pool
+				copy(row, leaves[k*L:][:L])
+			case member[k] < 0:
+				for i := range row {
+					row[i] = max(keeper[k*L+i], leaves[k*L+i]) - leaves[k*L+i]
+				}
+			default:
+				clear(row)
 			}
-			return max(keeper[k], leaves[k])
 		}
-		rest := int64(0)
-		for t := n; t >= 0; t-- {
-			if t < n {
-				d := &steps[t]
-				all, out, sel := best(d)
-				switch k := d.bg; {
-				case d.chain >= 0:
-					g := d.chain
-					o, c := chainStep(d, open[g], closed[g], all, out, sel)
-					rest += o - open[g]
-					open[g], closed[g] = o, c
-				case k < 0 && member[t] >= 0:
-					rest += out
-					setGain(member[t], int32(t), all-out)
-				case k < 0:
-					rest += all
-				case d.keeper:
-					old := val(k)
-					keeper[k], undecided[k] = all, true
-					rest += val(k) - old
-					if member[t] >= 0 {
-						setGain(member[t], k, all-leaves[k])
-					}
-				default:
-					old := val(k)
-					leaves[k] += all
-					rest += val(k) - old
-					if undecided[k] && member[k] >= 0 {
-						setGain(member[k], k, keeper[k]-leaves[k])
+		for gi, rad := range grp.radix {
+			if changed[gi] {
+				// A new version of the group's rows.
+				changed[gi] = false
+				cur[gi] = len(buf.topsum)
+				buf.topsum = buf.topsum[:len(buf.topsum)+int(rad)*L]
+				topsum := buf.topsum[cur[gi]:]
+				for i := range grid {
+					p := pools[gi*L+i]
+					sum := int64(0)
+					topsum[i] = 0
+					for r := 1; r < int(rad); r++ {
+						if r <= len(p) && p[r-1] > 0 {
+							sum += p[r-1]
+						}
+						topsum[r*L+i] = sum
 					}
 				}
 			}
-			need[t*L+i] = -rest
-			for s := range maxSlots {
-				x := int64(0)
-				switch k := slotGroup[t*maxSlots+s]; {
-				case k <= -2:
-					x = open[-2-k] - closed[-2-k] // the segment is closed
-				case k < 0:
-				case !undecided[k]:
-					x = leaves[k]
-				case member[k] < 0:
-					x = max(keeper[k], leaves[k]) - leaves[k]
-				}
-				delta[(t*maxSlots+s)*L+i] = x
-			}
-			off := t * tw
-			for gi, rad := range grp.radix {
-				sum := int64(0)
-				topsum[off*L+i] = 0
-				for r := 1; r < int(rad); r++ {
-					if r <= len(pools[gi]) && pools[gi][r-1].gain > 0 {
-						sum += pools[gi][r-1].gain
-					}
-					topsum[(off+r)*L+i] = sum
-				}
-				off += int(rad)
-			}
+			buf.topOff[t*G+gi] = cur[gi]
 		}
 	}
 }
@@ -693,6 +885,22 @@ func chainStep(d *dpStep, o, c, all, out, sel int64) (int64, int64) {
 func grow(s []int64, n int) []int64 {
 	if cap(s) < n {
 		return make([]int64, n)
+	}
+	return s[:n]
+}
+
+// growTo and growTo32 return s with length n, growing its capacity by at
+// least half when it must grow (the lists of a DP grow layer by layer).
+func growTo(s []int64, n int) []int64 {
+	if cap(s) < n {
+		return make([]int64, n, max(n, cap(s)+cap(s)/2))
+	}
+	return s[:n]
+}
+
+func growTo32(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n, max(n, cap(s)+cap(s)/2))
 	}
 	return s[:n]
 }

@@ -156,7 +156,7 @@ func (sv *solver) dpFix() {
 	}
 	n := len(steps)
 	need := sv.l.b*sv.bestU - fp - muK + sv.grp.muK // the DP's target for P
-	member := poolMembers(steps)
+	member := poolMembers(steps, nil)
 	G := len(sv.grp.radix)
 	dead := make([][]bool, n) // per step and option index: dropped
 	for t := range steps {
