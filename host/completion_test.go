@@ -34,15 +34,8 @@ func TestCompletionOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.New(&host.Options{Providers: map[string]provider.Provider{"local": p}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newSession(t, &host.Options{Providers: map[string]provider.Provider{"local": p}})
 	ctx := context.Background()
-	s, err := h.NewSession(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	got, err := s.Once(ctx, `rlm_completion("summarize the context", text("a long document"), [provider(local)], ok(R)),
 		R = completion_result(P), memberchk(value(model_response(VP)), P), memberchk(text(T), VP),
 		atom_chars(V, T), memberchk(usage(U), P)`)
@@ -72,9 +65,8 @@ func TestCompletionProviderErrorIsStructured(t *testing.T) {
 	defer srv.Close()
 	p, _ := provider.NewOpenAI(&provider.Options{BaseURL: srv.BaseURL(), Model: "tiny", Credential: "K",
 		Getenv: func(string) string { return "sk-secret-value" }})
-	h, _ := host.New(&host.Options{Providers: map[string]provider.Provider{"local": p}})
+	s := newSession(t, &host.Options{Providers: map[string]provider.Provider{"local": p}})
 	ctx := context.Background()
-	s, _ := h.NewSession(ctx)
 	got, err := s.Once(ctx, `rlm_completion("q", text("c"), [provider(local)], error(E))`)
 	if err != nil {
 		t.Fatal(err)
@@ -87,8 +79,7 @@ func TestCompletionProviderErrorIsStructured(t *testing.T) {
 // TestBoundaryTeachesValidPlanSteps: the retrieval forms the cold-history
 // boundary shows the model parse as plan steps in both syntaxes.
 func TestBoundaryTeachesValidPlanSteps(t *testing.T) {
-	h, _ := host.New(nil)
-	s, _ := h.NewSession(context.Background())
+	s := newSession(t, nil)
 	got, err := s.Once(context.Background(), `context_boundary_template(T), atom_chars(A, T)`)
 	if err != nil {
 		t.Fatal(err)
@@ -125,8 +116,7 @@ func TestStructuredPlanRequests(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := providertest.NewServer(providertest.Completion(plan, 1, 1))
 			defer srv.Close()
-			h, _ := host.New(nil)
-			s, _ := h.NewSession(context.Background())
+			s := newSession(t, nil)
 			goal := fmt.Sprintf(`rlm_completion("q", text("c"), [provider(`+tc.provider+`), capabilities([context(search)])], ok(_))`, srv.BaseURL())
 			if _, err := s.Once(context.Background(), goal); err != nil {
 				t.Fatal(err)
@@ -155,9 +145,8 @@ func TestLLMQueryStreams(t *testing.T) {
 		`{"choices":[],"usage":{"prompt_tokens":4,"completion_tokens":2,"total_tokens":6}}`,
 		"[DONE]"))
 	defer srv.Close()
-	h, _ := host.New(nil)
+	s := newSession(t, nil)
 	ctx := context.Background()
-	s, _ := h.NewSession(ctx)
 	if err := s.Consult(ctx, "d.pl", ":- dynamic(seen_/1).\nsee_(D) :- assertz(seen_(D)).\nnever_(_) :- fail.\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -188,14 +177,13 @@ func TestKeysStayOutOfTrajectories(t *testing.T) {
 		providertest.Completion(`{"steps":[{"op":"model","provider":"local","prompt":"x","bind":"m"},{"op":"final","value":{"ref":"var","name":"m"}}]}`, 1, 1),
 		providertest.Reply(400, `{"error":{"message":"bad key `+key+`"}}`))
 	defer srv.Close()
-	h, _ := host.New(&host.Options{Getenv: func(v string) string {
+	s := newSession(t, &host.Options{Getenv: func(v string) string {
 		if v == "LOCAL_KEY" {
 			return key
 		}
 		return ""
 	}})
 	ctx := context.Background()
-	s, _ := h.NewSession(ctx)
 	got, err := s.Once(ctx, fmt.Sprintf(`rlm_completion("q", text("c"), [provider(provider(local, [base_url(%q), credential(env('LOCAL_KEY'))]))], O)`, srv.BaseURL()))
 	if err != nil {
 		t.Fatal(err)

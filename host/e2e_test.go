@@ -38,17 +38,10 @@ func TestE2ELlamaServer(t *testing.T) {
 	}
 	rec := newRecorder(t, base)
 	specials := readSpecials(t, filepath.Join(dir, "llama3.specials"))
-	h, err := host.New(&host.Options{FS: os.DirFS(dir), Getenv: func(string) string { return "" }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newSession(t, &host.Options{FS: os.DirFS(dir), Getenv: func(string) string { return "" }})
 	ctx := context.Background()
-	s, err := h.NewSession(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	prov := fmt.Sprintf(`provider(llamacpp, [base_url(%q), model(tiny), timeout(120)])`, rec.URL+"/v1")
-	err = s.Consult(ctx, "e2e.pl", `
+	err := s.Consult(ctx, "e2e.pl", `
 :- dynamic(delta_/1).
 collect_(D) :- assertz(delta_(D)).
 text_(D, T) :- D = text(T).

@@ -18,21 +18,13 @@ import (
 // whose turns use the provider at url.
 func asyncSession(t *testing.T, url string) *host.Session {
 	t.Helper()
-	h, err := host.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newSession(t, nil)
 	ctx := context.Background()
-	s, err := h.NewSession(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
 	// The task a test started, between queries.
 	if err := s.Consult(ctx, "task.pl", ":- dynamic(task_/1).\n"); err != nil {
 		t.Fatal(err)
 	}
-	err = s.Consult(ctx, "async.pl", fmt.Sprintf(`
+	err := s.Consult(ctx, "async.pl", fmt.Sprintf(`
 :- dynamic(conv_/2).
 :- dynamic(event_/2).
 opts_([completion_options([provider(provider(local, [base_url(%q)]))]), receipt(false)]).
