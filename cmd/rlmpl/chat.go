@@ -44,10 +44,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return 1
 	}
 	defer h.Close()
-	cv := st.Conversation(*conv)
-	if _, err := cv.Info(); errors.Is(err, store.ErrNotFound) {
-		_, err = st.Create(*conv, nil)
-	}
+	cv, err := openOrCreate(st, *conv)
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
 		return 1

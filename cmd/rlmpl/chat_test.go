@@ -129,3 +129,12 @@ func TestReceiptCommands(t *testing.T) {
 		t.Fatalf("show missing: %d %s", code, errs)
 	}
 }
+
+// TestChatRefusesABadConversationID: a conversation that cannot be created
+// stops chat before the first turn, with the store's reason.
+func TestChatRefusesABadConversationID(t *testing.T) {
+	_, errs, code := rlmpl(t, "chat", "--state", t.TempDir(), "--conv", strings.Repeat("x", 2000), "--base-url", "http://127.0.0.1:1/v1")
+	if code != 1 || !strings.Contains(errs, "id: longer than 1024 bytes") {
+		t.Fatalf("chat: %d %q", code, errs)
+	}
+}

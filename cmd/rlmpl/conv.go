@@ -44,6 +44,16 @@ func openStore(state, name string, setup ...func(*host.Options) error) (*host.Ho
 	return h, st, nil
 }
 
+// openOrCreate returns conversation id of st, created when missing.
+func openOrCreate(st *runtime.Store, id string) (runtime.Conversation, error) {
+	cv := st.Conversation(id)
+	_, err := cv.Info()
+	if errors.Is(err, store.ErrNotFound) {
+		_, err = st.Create(id, nil)
+	}
+	return cv, err
+}
+
 const convSynopsis = `conv list|show ID|search ID QUERY|export ID|import ID FILE.jsonl [--state DIR] [--store NAME]
        [--recent N] [--max N] [--exact] [--window N] [--role R] [--session S] [--no-context] [--cold] [--max-bytes N] [--documents]`
 
@@ -213,11 +223,9 @@ func (c convCmd) importFile(id, file string) error {
 		return err
 	}
 	defer f.Close()
-	cv := c.st.Conversation(id)
-	if _, err := cv.Info(); errors.Is(err, store.ErrNotFound) {
-		if _, err := c.st.Create(id, nil); err != nil {
-			return err
-		}
+	cv, err := openOrCreate(c.st, id)
+	if err != nil {
+		return err
 	}
 	d, err := c.h.Defaults(c.ctx)
 	if err != nil {
