@@ -189,6 +189,17 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("pack: %s: units %v constraints %v available %d", e.Kind, e.Units, e.Constraints, e.Available)
 }
 
+// CheckFixed returns the [KindFixedExceeds] error when fixed tokens, with
+// the output reserve and the safety margin, exceed the ceiling, else nil.
+func (p Policy) CheckFixed(fixed int64) *Error {
+	base, eff := fixed+p.ReserveOutputTokens+p.SafetyMarginTokens, p.Effective()
+	if base <= eff {
+		return nil
+	}
+	return &Error{Kind: KindFixedExceeds, Base: base, Reserve: p.ReserveOutputTokens,
+		Safety: p.SafetyMarginTokens, Effective: eff, Excess: base - eff}
+}
+
 // Solve packs in. Errors are *Error (infeasible), *FieldError (policy) or
 // a solver validation error.
 func Solve(ctx context.Context, in Input) (Pack, error) {
@@ -204,11 +215,10 @@ func Solve(ctx context.Context, in Input) (Pack, error) {
 			hostOnly += int64(s.Count.Tokens)
 		}
 	}
-	base := fixed + in.Policy.ReserveOutputTokens + in.Policy.SafetyMarginTokens
-	if base > eff {
-		return Pack{}, &Error{Kind: KindFixedExceeds, Base: base, Reserve: in.Policy.ReserveOutputTokens,
-			Safety: in.Policy.SafetyMarginTokens, Effective: eff, Excess: base - eff}
+	if err := in.Policy.CheckFixed(fixed); err != nil {
+		return Pack{}, err
 	}
+	base := fixed + in.Policy.ReserveOutputTokens + in.Policy.SafetyMarginTokens
 	avail := eff - base
 	prob := &solver.Problem{Capacity: avail, Constraints: in.Constraints, Units: make([]solver.Unit, len(in.Units))}
 	for i, u := range in.Units {

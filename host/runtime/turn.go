@@ -468,12 +468,9 @@ func (t *turn) record(kind string, depth int, req tokenizer.Request, body []byte
 // checked counts a request composed outside a pack (a child planner's) and
 // refuses it over the ceiling: no request of a turn exceeds it (I6).
 func (t *turn) checked(req tokenizer.Request) (tokenizer.Count, error) {
-	p := t.opts.Pack.Policy
 	n := t.counter.CountRequest(&req).Total
-	if limit := p.Effective() - p.ReserveOutputTokens - p.SafetyMarginTokens; int64(n.Tokens) > limit {
-		return n, &TurnError{Kind: "context_budget_failed", Cause: &pack.Error{Kind: pack.KindFixedExceeds,
-			Base: int64(n.Tokens) + p.ReserveOutputTokens + p.SafetyMarginTokens, Reserve: p.ReserveOutputTokens, Safety: p.SafetyMarginTokens,
-			Effective: p.Effective(), Excess: int64(n.Tokens) - limit}}
+	if err := t.opts.Pack.Policy.CheckFixed(int64(n.Tokens)); err != nil {
+		return n, &TurnError{Kind: "context_budget_failed", Cause: err}
 	}
 	return n, nil
 }
