@@ -37,7 +37,10 @@ message(Text), phase(P)])) with D one of not_found(Id),
 conversation_exists(Id), closed_store, store_locked,
 store_path_not_granted(Spec), store_unavailable(Spec),
 idempotency_key_reused, invalid_message(Field), invalid_range(Selector),
-message_not_found(Id, Seq) or storage_failure.
+message_not_found(Id, Seq) or storage_failure (also a write refused
+because the disk holding the store is nearly full: the store stays
+readable, nothing acknowledged is lost, and writes succeed again once
+space is freed; the message says how much is free and needed).
 
 Exports:
     conversation_store_open/2    % +Spec, -Outcome

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/dgraph-io/badger/v4"
@@ -46,7 +47,8 @@ var errKeyNotFound = errors.New("store: kv: key not found")
 
 // badgerKV implements kvStore on badger.
 type badgerKV struct {
-	db *badger.DB
+	db    *badger.DB
+	space *diskGuard // nil in memory
 }
 
 var _ kvStore = (*badgerKV)(nil)
@@ -56,19 +58,39 @@ var _ kvStore = (*badgerKV)(nil)
 // a belt for writers that are not (SetTokenCount).
 const maxConflictRetries = 16
 
+// Badger's memtable count and level-0 table count, which with the memtable
+// size bound what it writes without being asked (the disk guard's reserve).
+const (
+	numMemtables       = 3
+	numLevelZeroTables = 5
+)
+
 func openBadger(dir string, inMemory, sync bool, log *slog.Logger) (*badgerKV, error) {
-	var o badger.Options
+	var (
+		o        badger.Options
+		memtable int64 = 32 << 20
+		space    *diskGuard
+	)
 	if inMemory {
 		o = badger.DefaultOptions("").WithInMemory(true)
 	} else {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		memtable = memtableSize(dir)
+		space = newDiskGuard(dir, memtable)
 		o = badger.DefaultOptions(dir).WithSyncWrites(sync)
 	}
 	o = o.WithLogger(badgerLogger{log}).
 		WithLoggingLevel(badger.WARNING).
 		// Smaller memtables and caches than badger's server-sized defaults:
-		// the store is embedded in a CLI or agent process.
-		WithMemTableSize(32 << 20).
-		WithNumMemtables(3).
+		// the store is embedded in a CLI or agent process. A value must fit
+		// one write batch (15% of a memtable), which bounds the threshold on
+		// small file systems.
+		WithMemTableSize(memtable).
+		WithValueThreshold(min(1<<20, memtable*15/100)).
+		WithNumMemtables(numMemtables).
+		WithNumLevelZeroTables(numLevelZeroTables).
 		WithBlockCacheSize(64 << 20).
 		WithValueLogFileSize(256 << 20).
 		WithNumCompactors(2).
@@ -77,16 +99,16 @@ func openBadger(dir string, inMemory, sync bool, log *slog.Logger) (*badgerKV, e
 	if err != nil {
 		return nil, err
 	}
-	return &badgerKV{db: db}, nil
+	return &badgerKV{db: db, space: space}, nil
 }
 
 func (b *badgerKV) View(fn func(kvTxn) error) error {
-	return b.db.View(func(t *badger.Txn) error { return fn(badgerTxn{t}) })
+	return b.db.View(func(t *badger.Txn) error { return fn(&badgerTxn{t: t}) })
 }
 
 func (b *badgerKV) Update(fn func(kvTxn) error) error {
 	for i := 0; ; i++ {
-		err := b.db.Update(func(t *badger.Txn) error { return fn(badgerTxn{t}) })
+		err := b.update(fn)
 		if errors.Is(err, badger.ErrConflict) && i < maxConflictRetries {
 			continue
 		}
@@ -97,11 +119,29 @@ func (b *badgerKV) Update(fn func(kvTxn) error) error {
 	}
 }
 
+// update is badger's DB.Update with the disk guard between the
+// transaction's writes and its commit.
+func (b *badgerKV) update(fn func(kvTxn) error) error {
+	t := b.db.NewTransaction(true)
+	defer t.Discard()
+	txn := &badgerTxn{t: t}
+	if err := fn(txn); err != nil {
+		return err
+	}
+	if err := b.space.admit(txn.written); err != nil {
+		return err
+	}
+	return t.Commit()
+}
+
 func (b *badgerKV) Close() error { return b.db.Close() }
 
-type badgerTxn struct{ t *badger.Txn }
+type badgerTxn struct {
+	t       *badger.Txn
+	written int64 // bytes of keys and values set, for the disk guard
+}
 
-func (t badgerTxn) Get(key []byte) ([]byte, error) {
+func (t *badgerTxn) Get(key []byte) ([]byte, error) {
 	it, err := t.t.Get(key)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return nil, errKeyNotFound
@@ -112,11 +152,14 @@ func (t badgerTxn) Get(key []byte) ([]byte, error) {
 	return it.ValueCopy(nil)
 }
 
-func (t badgerTxn) Set(key, value []byte) error { return t.t.Set(key, value) }
+func (t *badgerTxn) Set(key, value []byte) error {
+	t.written += int64(len(key) + len(value))
+	return t.t.Set(key, value)
+}
 
-func (t badgerTxn) Delete(key []byte) error { return t.t.Delete(key) }
+func (t *badgerTxn) Delete(key []byte) error { return t.t.Delete(key) }
 
-func (t badgerTxn) Iterate(lo, hi []byte, reverse bool, fn func(key, value []byte) (bool, error)) error {
+func (t *badgerTxn) Iterate(lo, hi []byte, reverse bool, fn func(key, value []byte) (bool, error)) error {
 	it := t.t.NewIterator(badger.IteratorOptions{
 		Reverse: reverse,
 		Prefix:  commonPrefix(lo, hi),
