@@ -94,7 +94,7 @@ func New(opts *Options) *Interpreter {
 	if stdout == nil {
 		stdout = io.Discard
 	}
-	in.ip = ichiban.New(stdin, stdout)
+	in.ip = ichiban.New(stdin, consoleSink{stdout})
 	in.ip.FS = emptyFS{}
 	if in.opts.FS != nil {
 		in.ip.FS = in.opts.FS
@@ -297,4 +297,17 @@ func tokenStart(text string, off int, err error) int {
 		}
 	}
 	return max(0, off-1)
+}
+
+// consoleSink is user_output's sink. flush_output/0 flushes what Go
+// buffers but never fsyncs, which ichiban does to an *os.File: fsync of a
+// pipe or a terminal fails with EINVAL ("rlmpl run x.pl | cat" died on
+// flush_output), and SWI's flush_output does not sync to disk either.
+type consoleSink struct{ io.Writer }
+
+func (c consoleSink) Flush() error {
+	if f, ok := c.Writer.(interface{ Flush() error }); ok {
+		return f.Flush()
+	}
+	return nil
 }
