@@ -21,8 +21,10 @@ type kvStore interface {
 	// View runs fn in a read-only snapshot transaction.
 	View(fn func(kvTxn) error) error
 	// Update runs fn in a read-write transaction and commits it; fn may be
-	// run more than once if the implementation retries a conflict, so it
-	// must not have effects outside the transaction.
+	// run more than once if the implementation retries a conflict, and may
+	// share its transaction with other Updates' fns (which then run before
+	// or after it, as if serially), so it must not have effects outside
+	// the transaction.
 	Update(fn func(kvTxn) error) error
 	// Close releases the store; it is called once.
 	Close() error
@@ -49,6 +51,7 @@ var errKeyNotFound = errors.New("store: kv: key not found")
 type badgerKV struct {
 	db    *badger.DB
 	space *diskGuard // nil in memory
+	group groupCommit
 }
 
 var _ kvStore = (*badgerKV)(nil)
@@ -106,7 +109,12 @@ func (b *badgerKV) View(fn func(kvTxn) error) error {
 	return b.db.View(func(t *badger.Txn) error { return fn(&badgerTxn{t: t}) })
 }
 
-func (b *badgerKV) Update(fn func(kvTxn) error) error {
+// Update joins fn to the group commit (group.go) and returns when the
+// transaction that holds its writes has committed, or fn's own error.
+func (b *badgerKV) Update(fn func(kvTxn) error) error { return b.group.update(fn, b.retry) }
+
+// retry runs fn in its own transaction, again on a conflict.
+func (b *badgerKV) retry(fn func(kvTxn) error) error {
 	for i := 0; ; i++ {
 		err := b.update(fn)
 		if errors.Is(err, badger.ErrConflict) && i < maxConflictRetries {
