@@ -94,7 +94,7 @@ func NewEncoding(spec EncodingSpec) (*Encoding, error) {
 		if n == "" || id < 0 {
 			return fail("SpecialTokens", fmt.Errorf("invalid entry %q: %d", n, id))
 		}
-		if id < len(b.tokens) && b.tokens[id] != "" {
+		if id < b.n && b.token(id) != "" {
 			return fail("SpecialTokens", fmt.Errorf("%q: id %d is also a rank", n, id))
 		}
 		specials = append(specials, special{n, id})
@@ -117,7 +117,7 @@ const maxRankHoles = 1 << 16
 
 // readRanks parses a tiktoken-format ranks file.
 func readRanks(r io.Reader) (*bpe, error) {
-	b := &bpe{ranks: make(map[string]int, 1<<16)}
+	ranks := make(map[string]int, 1<<16)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	line := 0
@@ -139,45 +139,44 @@ func readRanks(r io.Reader) (*bpe, error) {
 		if err != nil || rank < 0 || rank >= math.MaxInt32 {
 			return nil, fmt.Errorf("line %d: bad rank %q", line, fields[1])
 		}
-		if _, dup := b.ranks[string(tok)]; dup {
+		if _, dup := ranks[string(tok)]; dup {
 			return nil, fmt.Errorf("line %d: duplicate token %q", line, fields[0])
 		}
-		b.ranks[string(tok)] = rank
+		ranks[string(tok)] = rank
 		maxRank = max(maxRank, rank)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	if len(b.ranks) == 0 {
+	if len(ranks) == 0 {
 		return nil, errors.New("no ranks")
 	}
-	if maxRank >= len(b.ranks)+maxRankHoles {
+	if maxRank >= len(ranks)+maxRankHoles {
 		// Ranks are dense in every tiktoken file; refusing sparse ones keeps
 		// a stray huge rank from allocating gigabytes.
-		return nil, fmt.Errorf("ranks not dense: highest %d for %d tokens", maxRank, len(b.ranks))
+		return nil, fmt.Errorf("ranks not dense: highest %d for %d tokens", maxRank, len(ranks))
 	}
-	b.tokens = make([]string, maxRank+1)
-	for tok, rank := range b.ranks {
-		if b.tokens[rank] != "" {
+	tokens := make([]string, maxRank+1)
+	for tok, rank := range ranks {
+		if tokens[rank] != "" {
 			return nil, fmt.Errorf("duplicate rank %d", rank)
 		}
-		b.tokens[rank] = tok
+		tokens[rank] = tok
 	}
 	for c := range 256 {
-		if _, ok := b.ranks[string([]byte{byte(c)})]; !ok {
+		if _, ok := ranks[string([]byte{byte(c)})]; !ok {
 			return nil, fmt.Errorf("single byte 0x%02x has no rank (not a byte-level BPE)", c)
 		}
 	}
-	return b, nil
+	return &bpe{vocab: newVocab(tokens)}, nil
 }
 
-// bpe is tiktoken's byte-pair encoder over ranks read at run time. It is
-// read-only after readRanks, so safe for concurrent use (regexp2 pools its
+// bpe is tiktoken's byte-pair encoder over a vocabulary table. It is
+// read-only once built, so safe for concurrent use (regexp2 pools its
 // runners).
 type bpe struct {
-	ranks  map[string]int
-	tokens []string // rank → token; "" marks a hole
-	re     *regexp2.Regexp
+	*vocab
+	re *regexp2.Regexp
 }
 
 func (b *bpe) count(text string) int {
@@ -198,10 +197,10 @@ func (b *bpe) encode(dst []int, text string) []int {
 
 func (b *bpe) decode(dst []byte, ids []int) ([]byte, int, bool) {
 	for _, id := range ids {
-		if id < 0 || id >= len(b.tokens) || b.tokens[id] == "" {
+		if id < 0 || id >= b.n || b.token(id) == "" {
 			return dst, id, false
 		}
-		dst = append(dst, b.tokens[id]...)
+		dst = append(dst, b.token(id)...)
 	}
 	return dst, 0, true
 }
@@ -250,7 +249,7 @@ const splitWindow = 64 << 10
 
 // encodePiece appends the tokens of one pre-token.
 func (b *bpe) encodePiece(dst []int, piece string) []int {
-	if r, ok := b.ranks[piece]; ok {
+	if r := b.rank(piece); r != noRank {
 		return append(dst, r)
 	}
 	if len(piece) < mergeHeapMin {
@@ -265,13 +264,6 @@ func (b *bpe) encodePiece(dst []int, piece string) []int {
 const mergeHeapMin = 96
 
 const noRank = math.MaxInt
-
-func (b *bpe) rank(s string) int {
-	if r, ok := b.ranks[s]; ok {
-		return r
-	}
-	return noRank
-}
 
 // mergeScan is tiktoken's _byte_pair_merge.
 func (b *bpe) mergeScan(dst []int, piece string) []int {
@@ -305,7 +297,7 @@ func (b *bpe) mergeScan(dst []int, piece string) []int {
 		parts = append(parts[:minI+1], parts[minI+2:]...)
 	}
 	for i := range len(parts) - 1 {
-		dst = append(dst, b.ranks[piece[parts[i].start:parts[i+1].start]])
+		dst = append(dst, b.rank(piece[parts[i].start:parts[i+1].start]))
 	}
 	return dst
 }
@@ -359,7 +351,7 @@ func (b *bpe) mergeHeap(dst []int, piece string) []int {
 		}
 	}
 	for i := 0; nodes[i].next >= 0; i = nodes[i].next {
-		dst = append(dst, b.ranks[piece[i:nodes[i].next]])
+		dst = append(dst, b.rank(piece[i:nodes[i].next]))
 	}
 	return dst
 }

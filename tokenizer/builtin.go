@@ -1,16 +1,16 @@
 package tokenizer
 
 import (
+	_ "embed" // the vocabulary tables
 	"fmt"
 	"sync"
 
 	"github.com/dlclark/regexp2/v2"
-	tiktoken "github.com/tiktoken-go/tokenizer"
 )
 
-// Names of the built-in encodings. Their vocabularies are compiled into the
-// binary by github.com/tiktoken-go/tokenizer; none is read from disk or the
-// network.
+// Names of the built-in encodings. Their vocabularies are embedded in the
+// binary (tables/, generated from github.com/tiktoken-go/tokenizer's); none
+// is read from disk or the network.
 const (
 	R50kBase     = "r50k_base"
 	P50kBase     = "p50k_base"
@@ -42,24 +42,38 @@ var builtins = []*Encoding{
 	newBuiltin(O200kHarmony, o200kBPE, harmonySpecials()),
 }
 
-// The vocabularies, each extracted once per process from the ranks that
-// github.com/tiktoken-go/tokenizer compiles in (p50k_edit shares p50k_base's,
-// o200k_harmony o200k_base's).
+// The vocabularies: tables generated from the ranks github.com/tiktoken-go/
+// tokenizer compiles in (go generate; TestBuiltinTables checks they are
+// current) and embedded as they are, so building one costs a header parse
+// (p50k_edit shares p50k_base's, o200k_harmony o200k_base's).
 //
-// NB: rlmpl tokenizes with its own engine ([bpe]) and regexp2's
-// interpreter rather than the library's codecs. The library registers
-// regexp2cg-generated matchers for these exact patterns (regexp2.MustCompile
-// returns them), and in v0.10.0 the generated `\s*[\r\n]+` stops at the
-// first line break: cl100k_base " \n \n" gives [720 720] where tiktoken gives
-// [33006] (o200k_base: [793 793] for [56319]). Trailing spaces before line
-// breaks are common in code and Markdown. regexp2.Compile interprets the
-// same patterns and agrees with tiktoken on the whole golden corpus, so it
-// must stay Compile, never MustCompile.
+// NB: rlmpl tokenizes with its own engine ([bpe]) rather than the
+// library's codecs. The library registers regexp2cg-generated matchers for
+// these exact patterns (regexp2.MustCompile returns them), and in v0.10.0
+// the generated `\s*[\r\n]+` stops at the first line break: cl100k_base
+// " \n \n" gives [720 720] where tiktoken gives [33006] (o200k_base:
+// [793 793] for [56319]). Trailing spaces before line breaks are common in
+// code and Markdown. regexp2.Compile interprets the same patterns and
+// agrees with tiktoken on the whole golden corpus, so it must stay Compile,
+// never MustCompile.
+//
+//go:generate go test -run ^TestBuiltinTables$ -update .
 var (
-	r50kBPE   = libBPE(tiktoken.R50kBase, PatternR50k, 50256)
-	p50kBPE   = libBPE(tiktoken.P50kBase, PatternR50k, 50281)
-	cl100kBPE = libBPE(tiktoken.Cl100kBase, PatternCl100k, 100256)
-	o200kBPE  = libBPE(tiktoken.O200kBase, PatternO200k, 199998)
+	r50kBPE   = tableBPE(R50kBase, r50kTable, PatternR50k)
+	p50kBPE   = tableBPE(P50kBase, p50kTable, PatternR50k)
+	cl100kBPE = tableBPE(Cl100kBase, cl100kTable, PatternCl100k)
+	o200kBPE  = tableBPE(O200kBase, o200kTable, PatternO200k)
+)
+
+var (
+	//go:embed tables/r50k_base.ranks
+	r50kTable string
+	//go:embed tables/p50k_base.ranks
+	p50kTable string
+	//go:embed tables/cl100k_base.ranks
+	cl100kTable string
+	//go:embed tables/o200k_base.ranks
+	o200kTable string
 )
 
 var o200kSpecials = []special{{"<|endoftext|>", 199999}, {"<|endofprompt|>", 200018}}
@@ -98,35 +112,18 @@ func newBuiltin(name string, vocab func() *bpe, specials []special) *Encoding {
 	return newEncoding(name, func() codec { return vocab() }, specials)
 }
 
-// libBPE returns a loader of the ranks below n of the library's
-// encoding enc, split by pattern. The library exposes its ranks only
-// through Decode, one ID at a time; the codec it builds is dropped after.
-func libBPE(enc tiktoken.Encoding, pattern string, n int) func() *bpe {
+// tableBPE returns the loader of the built-in encoding name: its embedded
+// table, split by pattern.
+func tableBPE(name, table, pattern string) func() *bpe {
 	return sync.OnceValue(func() *bpe {
-		c, err := tiktoken.Get(enc)
+		v, err := parseVocab(table)
 		if err != nil {
-			panic(fmt.Sprintf("tokenizer: built-in %s: %v", enc, err)) // the library lost an encoding
+			panic(fmt.Sprintf("tokenizer: built-in %s: %v", name, err)) // TestBuiltinTables checks every table
 		}
 		re, err := regexp2.Compile(pattern, regexp2.None) // not MustCompile: see above
 		if err != nil {
-			panic(fmt.Sprintf("tokenizer: built-in %s: pattern: %v", enc, err))
+			panic(fmt.Sprintf("tokenizer: built-in %s: pattern: %v", name, err))
 		}
-		b := &bpe{ranks: make(map[string]int, n), tokens: make([]string, n), re: re}
-		id := []uint{0}
-		for i := range n {
-			id[0] = uint(i)
-			tok, err := c.Decode(id)
-			if err != nil {
-				continue // a hole: p50k_base has none at 50256 (<|endoftext|>)
-			}
-			b.ranks[tok] = i
-			b.tokens[i] = tok
-		}
-		for c := range 256 {
-			if _, ok := b.ranks[string([]byte{byte(c)})]; !ok {
-				panic(fmt.Sprintf("tokenizer: built-in %s: byte 0x%02x has no rank", enc, c)) // the library changed
-			}
-		}
-		return b
+		return &bpe{vocab: v, re: re}
 	})
 }

@@ -7,11 +7,12 @@
 //
 //   - The encodings r50k_base, p50k_base, p50k_edit, cl100k_base,
 //     o200k_base and o200k_harmony (o200k_base's text ranks with the
-//     harmony special tokens of gpt-oss). Their ranks are compiled into the
-//     binary by github.com/tiktoken-go/tokenizer; tokenizing is done by this
-//     package's own BPE engine, because that library's generated split
-//     regexps disagree with tiktoken on whitespace before line breaks (see
-//     builtin.go). The token IDs equal the official tiktoken's on the
+//     harmony special tokens of gpt-oss). Their ranks are embedded in the
+//     binary as flat tables (tables/, generated from
+//     github.com/tiktoken-go/tokenizer's by go generate), ready without
+//     parsing; tokenizing is done by this package's own BPE engine, because
+//     that library's generated split regexps disagree with tiktoken on
+//     whitespace before line breaks (see builtin.go). The token IDs equal the official tiktoken's on the
 //     committed golden corpus, for every encoding.
 //   - Encodings read at run time from a tiktoken-format ranks file
 //     ([NewEncoding]; Llama 3's tokenizer.model is one). No
