@@ -12,6 +12,7 @@ require (
 	github.com/dlclark/regexp2/v2 v2.5.1
 	github.com/go-air/gini v1.0.4
 	github.com/ichiban/prolog v1.2.2
+	github.com/jackc/pgx/v5 v5.13.0
 	github.com/tiktoken-go/tokenizer v0.10.0
 	golang.org/x/term v0.40.0
 )
@@ -43,6 +44,9 @@ require (
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/golang/snappy v1.0.0 // indirect
 	github.com/google/flatbuffers v25.2.10+incompatible // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/json-iterator/go v0.0.0-20171115153421-f7279a603ede // indirect
 	github.com/klauspost/compress v1.18.0 // indirect
 	github.com/mschoch/smat v0.2.0 // indirect
@@ -52,6 +56,8 @@ require (
 	go.opentelemetry.io/otel v1.41.0 // indirect
 	go.opentelemetry.io/otel/metric v1.41.0 // indirect
 	go.opentelemetry.io/otel/trace v1.41.0 // indirect
+	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.45.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
 	google.golang.org/protobuf v1.36.7 // indirect
 )

@@ -18,11 +18,15 @@ import (
 type Options struct {
 	// Dir is the store directory (created if missing). It holds LOCK, the
 	// badger log under kv/ and the derived full-text index under index/.
-	// Exactly one of Dir and InMemory must be set.
+	// Exactly one of Dir, InMemory and Postgres must be set.
 	Dir string
 	// InMemory keeps everything in memory (badger InMemory and a
 	// memory-only index): same code path, nothing survives Close.
 	InMemory bool
+	// Postgres keeps the store in a PostgreSQL database, shared by every
+	// process that opens it; the full-text index is then per process, in
+	// memory (see [PostgresOptions]).
+	Postgres *PostgresOptions
 	// NoSync turns off the fsync (msync) of each commit. Zero means synced:
 	// an acknowledged append survives a kernel crash or power loss. Without
 	// sync an append still survives the death of the process. Ignored for
@@ -63,12 +67,21 @@ func (o *Options) withDefaults() (Options, error) {
 	switch {
 	case r.InMemory && r.Dir != "":
 		return r, invalid("Options.Dir", "must be empty when InMemory is set (got %q)", r.Dir)
-	case !r.InMemory && r.Dir == "":
-		return r, invalid("Options.Dir", "must be set unless InMemory is set")
+	case r.Postgres != nil && (r.InMemory || r.Dir != ""):
+		return r, invalid("Options.Postgres", "must be nil when Dir or InMemory is set")
+	case !r.InMemory && r.Dir == "" && r.Postgres == nil:
+		return r, invalid("Options.Dir", "must be set unless InMemory or Postgres is set")
 	case r.IndexBatch < 0:
 		return r, invalid("Options.IndexBatch", "must be >= 0 (got %d)", r.IndexBatch)
 	case r.Language != "" && r.Language != LanguageEnglish && r.Language != LanguageNone:
 		return r, invalid("Options.Language", "must be %q or %q (got %q)", LanguageEnglish, LanguageNone, r.Language)
+	}
+	if r.Postgres != nil {
+		pg, err := r.Postgres.withDefaults()
+		if err != nil {
+			return r, err
+		}
+		r.Postgres = &pg
 	}
 	if r.Language == "" {
 		r.Language = LanguageEnglish
@@ -104,7 +117,8 @@ func newUUIDConversationID() string {
 // multiple goroutines: appends to one conversation are serialized by a
 // per-conversation mutex, appends to different conversations run in
 // parallel, and reads never block writes. Only one process may open a
-// directory at a time.
+// directory at a time; any number may open a PostgreSQL store (their
+// appends are serialized per conversation by the database).
 type DB struct {
 	opts Options
 	kv   kvStore
@@ -144,6 +158,16 @@ func Open(o *Options) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{opts: opts}
+	if opts.Postgres != nil {
+		kv, err := openPostgres(*opts.Postgres)
+		if err != nil {
+			if errors.Is(err, ErrInvalid) || errors.Is(err, ErrSchemaNewer) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("store: open %v: %w", opts.Postgres, err)
+		}
+		return db.start(kv)
+	}
 	kvDir := ""
 	if !opts.InMemory {
 		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
@@ -159,6 +183,12 @@ func Open(o *Options) (*DB, error) {
 		_ = db.lock.release()
 		return nil, fmt.Errorf("store: open %s: %w", opts.Dir, err)
 	}
+	return db.start(kv)
+}
+
+// start opens the index over kv; on failure it closes kv and releases the
+// directory lock.
+func (db *DB) start(kv kvStore) (*DB, error) {
 	db.kv = kv
 	if err := db.openIndex(); err != nil {
 		_ = kv.Close()

@@ -3,7 +3,6 @@ package store
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"testing"
 )
 
@@ -11,8 +10,12 @@ import (
 // latest, a given version and the listing (latest per key, or the whole
 // history) read back, across a reopen.
 func TestDocsAreVersionedAndDurable(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "s")
-	db := openDir(t, dir)
+	eachDurableBackend(t, testDocsAreVersionedAndDurable)
+}
+
+func testDocsAreVersionedAndDurable(t *testing.T, be backend) {
+	o := be.fresh(t)
+	db := openWith(t, &o)
 	mustCreate(t, db, "c")
 	for i, p := range []DocPut{
 		{"warm", "range_1_20", []byte("v1")},
@@ -30,7 +33,7 @@ func TestDocsAreVersionedAndDurable(t *testing.T) {
 		}
 	}
 	db.Close()
-	db = openDir(t, dir)
+	db = openWith(t, &o)
 	defer db.Close()
 	latest, err := db.GetDoc("c", "warm", "range_1_20", 0)
 	if err != nil || latest.Version != 2 || string(latest.Body) != "v2" {
@@ -62,8 +65,10 @@ func TestDocsAreVersionedAndDurable(t *testing.T) {
 // TestAppendWritesDocsAtomically: a message and its documents are written
 // in one transaction; a bad document writes nothing; a retry under the
 // idempotency key writes no second version.
-func TestAppendWritesDocsAtomically(t *testing.T) {
-	db := openMem(t)
+func TestAppendWritesDocsAtomically(t *testing.T) { eachBackend(t, testAppendWritesDocsAtomically) }
+
+func testAppendWritesDocsAtomically(t *testing.T, be backend) {
+	db := be.open(t)
 	mustCreate(t, db, "c")
 	bad := func(Record) ([]DocPut, error) { return []DocPut{{"receipt", "", []byte("r")}}, nil }
 	if _, err := db.Append("c", user("x"), AppendOptions{Docs: bad}); err == nil {

@@ -12,9 +12,11 @@ import (
 // TestEnvelope checks what the caller says about a message at append
 // (time, session, metadata, image captions): stored, returned, kept across
 // a reopen and through Export and Import.
-func TestEnvelope(t *testing.T) {
-	dir := t.TempDir()
-	db := openDir(t, dir)
+func TestEnvelope(t *testing.T) { eachDurableBackend(t, testEnvelope) }
+
+func testEnvelope(t *testing.T, be backend) {
+	o := be.fresh(t)
+	db := openWith(t, &o)
 	mustCreate(t, db, "a")
 	said := time.Date(2023, 5, 8, 13, 56, 0, 0, time.FixedZone("CEST", 2*3600))
 	opts := AppendOptions{Time: said, Session: "session_1", Metadata: []KV{{"z", []byte(`{ "a" : 1 }`)}, {"dia_id", []byte(`"D1:3"`)}}}
@@ -46,7 +48,7 @@ func TestEnvelope(t *testing.T) {
 		t.Errorf("retry in another session = %v, want ErrIdempotencyMismatch", err)
 	}
 	db.Close()
-	db = openDir(t, dir)
+	db = openWith(t, &o)
 	defer db.Close()
 	got, err := db.Message("a", 1)
 	if err != nil {
@@ -74,8 +76,10 @@ func TestEnvelope(t *testing.T) {
 	}
 }
 
-func TestEnvelopeErrors(t *testing.T) {
-	db := openMem(t)
+func TestEnvelopeErrors(t *testing.T) { eachBackend(t, testEnvelopeErrors) }
+
+func testEnvelopeErrors(t *testing.T, be backend) {
+	db := be.open(t)
 	mustCreate(t, db, "a")
 	for _, tc := range []struct {
 		name  string

@@ -111,7 +111,7 @@ func (db *DB) openIndex() error {
 		return fmt.Errorf("store: index: no analyzer for language %q", db.opts.Language)
 	}
 	ix.an = textAnalyzer{an}
-	if db.opts.InMemory {
+	if db.opts.Dir == "" { // in memory, or per process over PostgreSQL
 		ix.idx, err = ix.memory()
 	} else {
 		ix.dir = filepath.Join(db.opts.Dir, "index")

@@ -133,9 +133,11 @@ func TestScoringSameEverywhere(t *testing.T) {
 // TestBM25Statistics checks a score against the formula computed by hand:
 // the average document length is in tokens (stop words excluded), not in
 // distinct terms.
-func TestBM25Statistics(t *testing.T) {
+func TestBM25Statistics(t *testing.T) { eachBackend(t, testBM25Statistics) }
+
+func testBM25Statistics(t *testing.T, be backend) {
 	for _, indexed := range []bool{true, false} {
-		db := openMem(t)
+		db := be.open(t)
 		if !indexed {
 			db.ix.work.Lock()
 		}
@@ -170,11 +172,13 @@ func TestBM25Statistics(t *testing.T) {
 // TestMaxScoreExact compares the pruned top-k over the index with the
 // scan of every message (the unindexed path scores them all) on a random
 // corpus: same hits, same order, whatever k.
-func TestMaxScoreExact(t *testing.T) {
+func TestMaxScoreExact(t *testing.T) { eachBackend(t, testMaxScoreExact) }
+
+func testMaxScoreExact(t *testing.T, be backend) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon")
 	zipf := func() string { return words[min(len(words)-1, int(rng.ExpFloat64()*4))] }
-	indexed, scan := openMem(t), openMem(t)
+	indexed, scan := be.open(t), be.open(t)
 	scan.ix.work.Lock()
 	defer scan.ix.work.Unlock()
 	for _, db := range []*DB{indexed, scan} {
@@ -219,10 +223,12 @@ func TestMaxScoreExact(t *testing.T) {
 }
 
 // TestCommonTermsDropped: a term in most messages neither finds nor ranks.
-func TestCommonTermsDropped(t *testing.T) {
+func TestCommonTermsDropped(t *testing.T) { eachBackend(t, testCommonTermsDropped) }
+
+func testCommonTermsDropped(t *testing.T, be backend) {
 	defer func(f uint64) { commonFloor = f }(commonFloor)
 	commonFloor = 10
-	db := openMem(t)
+	db := be.open(t)
 	mustCreate(t, db, "a")
 	for i := 0; i < 30; i++ {
 		text := "okay sure"

@@ -43,10 +43,12 @@ func fillSearch(t *testing.T, db *DB) {
 	mustAppend(t, db, "b", user("user assistant role names"))
 }
 
-func TestSearch(t *testing.T) {
+func TestSearch(t *testing.T) { eachBackend(t, testSearch) }
+
+func testSearch(t *testing.T, be backend) {
 	for _, indexed := range []bool{true, false} {
 		t.Run(fmt.Sprint("indexed=", indexed), func(t *testing.T) {
-			db := openMem(t)
+			db := be.open(t)
 			if !indexed {
 				// Stop the indexer: every search must come from the tail scan.
 				db.ix.work.Lock()
@@ -121,8 +123,10 @@ func TestSearch(t *testing.T) {
 	}
 }
 
-func TestSearchErrors(t *testing.T) {
-	db := openMem(t)
+func TestSearchErrors(t *testing.T) { eachBackend(t, testSearchErrors) }
+
+func testSearchErrors(t *testing.T, be backend) {
+	db := be.open(t)
 	mustCreate(t, db, "a")
 	for _, tc := range []struct {
 		conv, q string
@@ -146,8 +150,10 @@ func TestSearchErrors(t *testing.T) {
 	}
 }
 
-func TestReadYourWrites(t *testing.T) {
-	db := openMem(t)
+func TestReadYourWrites(t *testing.T) { eachBackend(t, testReadYourWrites) }
+
+func testReadYourWrites(t *testing.T, be backend) {
+	db := be.open(t)
 	mustCreate(t, db, "a")
 	for i := 0; i < 50; i++ {
 		mustAppend(t, db, "a", user(fmt.Sprint("filler number ", i)))
@@ -171,10 +177,12 @@ func TestReadYourWrites(t *testing.T) {
 	}
 }
 
-func TestTailScoresComparable(t *testing.T) {
+func TestTailScoresComparable(t *testing.T) { eachBackend(t, testTailScoresComparable) }
+
+func testTailScoresComparable(t *testing.T, be backend) {
 	// The same documents score about the same from the index and from the
 	// tail scan, so merged rankings are sensible.
-	db := openMem(t)
+	db := be.open(t)
 	fillSearch(t, db)
 	db.WaitIndexed(10 * time.Second)
 	indexed, _, _ := db.Search("", "badger text", SearchOptions{})
@@ -261,7 +269,9 @@ func placeSet(hits []Hit) string { return sortedSeqs(hits) }
 
 // TestFilters checks role, session and date range filters, in the index
 // and in the unindexed tail, ranked and exact.
-func TestFilters(t *testing.T) {
+func TestFilters(t *testing.T) { eachBackend(t, testFilters) }
+
+func testFilters(t *testing.T, be backend) {
 	at := func(s string) time.Time {
 		v, err := time.Parse(time.RFC3339, s)
 		if err != nil {
@@ -270,7 +280,7 @@ func TestFilters(t *testing.T) {
 		return v
 	}
 	for _, indexed := range []bool{true, false} {
-		db := openMem(t)
+		db := be.open(t)
 		if !indexed {
 			db.ix.work.Lock()
 		}
@@ -346,8 +356,10 @@ func TestFilters(t *testing.T) {
 
 // TestQualifiers: naming a speaker or a month lifts the messages it
 // describes, and never makes a message match by itself.
-func TestQualifiers(t *testing.T) {
-	db := openMem(t)
+func TestQualifiers(t *testing.T) { eachBackend(t, testQualifiers) }
+
+func testQualifiers(t *testing.T, be backend) {
+	db := be.open(t)
 	mustCreate(t, db, "a")
 	jan := time.Date(2023, 1, 10, 9, 0, 0, 0, time.UTC)
 	mar := time.Date(2023, 3, 10, 9, 0, 0, 0, time.UTC)
@@ -384,8 +396,10 @@ func TestQualifiers(t *testing.T) {
 
 // TestContextLifting: the reply to the question that matches best moves
 // up; the best two hits keep their ranks; the hits are the same messages.
-func TestContextLifting(t *testing.T) {
-	db := openMem(t)
+func TestContextLifting(t *testing.T) { eachBackend(t, testContextLifting) }
+
+func testContextLifting(t *testing.T, be backend) {
+	db := be.open(t)
 	mustCreate(t, db, "a")
 	appendIn := func(session string, m Message) {
 		if _, err := db.Append("a", m, AppendOptions{Session: session}); err != nil {
@@ -426,8 +440,10 @@ func TestContextLifting(t *testing.T) {
 
 // TestWindows: the messages around each hit, within its session, nearest
 // first within the byte budget, each message once.
-func TestWindows(t *testing.T) {
-	db := openMem(t)
+func TestWindows(t *testing.T) { eachBackend(t, testWindows) }
+
+func testWindows(t *testing.T, be backend) {
+	db := be.open(t)
 	mustCreate(t, db, "a")
 	for i := 1; i <= 10; i++ {
 		session := "s1"

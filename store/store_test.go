@@ -99,8 +99,10 @@ func TestOptions(t *testing.T) {
 	}
 }
 
-func TestConversations(t *testing.T) {
-	db := openMem(t)
+func TestConversations(t *testing.T) { eachBackend(t, testConversations) }
+
+func testConversations(t *testing.T, be backend) {
+	db := be.open(t)
 	md := []KV{{"project", []byte(` "x" `)}, {"n", []byte(`{"a": [1, 2]}`)}}
 	c, err := db.Create("demo", md)
 	if err != nil {
@@ -168,8 +170,10 @@ func TestListSameTimestampOrdersByID(t *testing.T) {
 	}
 }
 
-func TestAppendAndRead(t *testing.T) {
-	db := openMem(t)
+func TestAppendAndRead(t *testing.T) { eachBackend(t, testAppendAndRead) }
+
+func testAppendAndRead(t *testing.T, be backend) {
+	db := be.open(t)
 	mustCreate(t, db, "c")
 	msgs := []Message{
 		{Role: RoleSystem, Content: TextContent("be brief")},
@@ -226,8 +230,10 @@ func TestAppendAndRead(t *testing.T) {
 	}
 }
 
-func TestSelectors(t *testing.T) {
-	db := openMem(t)
+func TestSelectors(t *testing.T) { eachBackend(t, testSelectors) }
+
+func testSelectors(t *testing.T, be backend) {
+	db := be.open(t)
 	mustCreate(t, db, "c")
 	mustCreate(t, db, "empty")
 	for i := 1; i <= 10; i++ {
@@ -322,8 +328,10 @@ func TestSelectors(t *testing.T) {
 	}
 }
 
-func TestIdempotentAppend(t *testing.T) {
-	db := openMem(t)
+func TestIdempotentAppend(t *testing.T) { eachBackend(t, testIdempotentAppend) }
+
+func testIdempotentAppend(t *testing.T, be backend) {
+	db := be.open(t)
 	mustCreate(t, db, "c")
 	o := AppendOptions{IdempotencyKey: "turn-1"}
 	r1, err := db.Append("c", user("hello"), o)
@@ -351,8 +359,10 @@ func TestIdempotentAppend(t *testing.T) {
 	}
 }
 
-func TestBadMessagesWriteNothing(t *testing.T) {
-	db := openMem(t)
+func TestBadMessagesWriteNothing(t *testing.T) { eachBackend(t, testBadMessagesWriteNothing) }
+
+func testBadMessagesWriteNothing(t *testing.T, be backend) {
+	db := be.open(t)
 	mustCreate(t, db, "c")
 	bad := []struct {
 		m     Message
@@ -391,8 +401,10 @@ func TestBadMessagesWriteNothing(t *testing.T) {
 	}
 }
 
-func TestTokenCounts(t *testing.T) {
-	db := openMem(t)
+func TestTokenCounts(t *testing.T) { eachBackend(t, testTokenCounts) }
+
+func testTokenCounts(t *testing.T, be backend) {
+	db := be.open(t)
 	mustCreate(t, db, "c")
 	mustAppend(t, db, "c", user("hello world"))
 	mustAppend(t, db, "c", user("again"))
@@ -424,8 +436,10 @@ func TestTokenCounts(t *testing.T) {
 	}
 }
 
-func TestConcurrentAppends(t *testing.T) {
-	db := openMem(t)
+func TestConcurrentAppends(t *testing.T) { eachBackend(t, testConcurrentAppends) }
+
+func testConcurrentAppends(t *testing.T, be backend) {
+	db := be.open(t)
 	mustCreate(t, db, "one")
 	mustCreate(t, db, "two")
 	const writers, each = 8, 50
@@ -474,9 +488,11 @@ func TestConcurrentAppends(t *testing.T) {
 	}
 }
 
-func TestReopen(t *testing.T) {
-	dir := t.TempDir()
-	db := openDir(t, dir)
+func TestReopen(t *testing.T) { eachDurableBackend(t, testReopen) }
+
+func testReopen(t *testing.T, be backend) {
+	o := be.fresh(t)
+	db := openWith(t, &o)
 	mustCreate(t, db, "c")
 	for i := 0; i < 5; i++ {
 		mustAppend(t, db, "c", user(fmt.Sprint("m", i)))
@@ -484,13 +500,15 @@ func TestReopen(t *testing.T) {
 	if _, err := db.Append("c", user("keyed"), AppendOptions{IdempotencyKey: "k"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(&Options{Dir: dir}); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), dir) {
-		t.Errorf("second Open = %v, want ErrLocked naming %s", err, dir)
+	if dir := o.Dir; dir != "" {
+		if _, err := Open(&Options{Dir: dir}); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), dir) {
+			t.Errorf("second Open = %v, want ErrLocked naming %s", err, dir)
+		}
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db = openDir(t, dir)
+	db = openWith(t, &o)
 	defer db.Close()
 	st, err := db.Stats("c")
 	if err != nil || st.Messages != 6 {
@@ -512,8 +530,10 @@ func TestReopen(t *testing.T) {
 	}
 }
 
-func TestExportImport(t *testing.T) {
-	db := openMem(t)
+func TestExportImport(t *testing.T) { eachBackend(t, testExportImport) }
+
+func testExportImport(t *testing.T, be backend) {
+	db := be.open(t)
 	mustCreate(t, db, "src")
 	msgs := []Message{
 		{Role: RoleSystem, Content: TextContent("sys <&>")},
@@ -561,8 +581,10 @@ func TestExportImport(t *testing.T) {
 // nothing; a source that grew adds its new lines; a stored line the source
 // now says otherwise stops the import. A byte order mark is not content;
 // invalid UTF-8 is an error naming its line, never replaced.
-func TestImportOfASourceIsIdempotent(t *testing.T) {
-	db := openMem(t)
+func TestImportOfASourceIsIdempotent(t *testing.T) { eachBackend(t, testImportOfASourceIsIdempotent) }
+
+func testImportOfASourceIsIdempotent(t *testing.T, be backend) {
+	db := be.open(t)
 	mustCreate(t, db, "c")
 	file := "\xEF\xBB\xBF" + `{"role":"user","content":"one"}` + "\n" + `{"role":"assistant","content":"two"}` + "\n"
 	src := ImportOptions{Source: "/data/chat.jsonl"}
@@ -597,8 +619,10 @@ func TestImportOfASourceIsIdempotent(t *testing.T) {
 	}
 }
 
-func TestImportBatches(t *testing.T) {
-	db := openMem(t)
+func TestImportBatches(t *testing.T) { eachBackend(t, testImportBatches) }
+
+func testImportBatches(t *testing.T, be backend) {
+	db := be.open(t)
 	mustCreate(t, db, "c")
 	var b strings.Builder
 	for i := 0; i < 2500; i++ {
@@ -648,8 +672,10 @@ func TestCloseStopsGoroutines(t *testing.T) {
 // TestExportImportDocuments: an export with documents restores every
 // version of every document (with its time) in another conversation;
 // importing it again restores nothing twice.
-func TestExportImportDocuments(t *testing.T) {
-	db := openMem(t)
+func TestExportImportDocuments(t *testing.T) { eachBackend(t, testExportImportDocuments) }
+
+func testExportImportDocuments(t *testing.T, be backend) {
+	db := be.open(t)
 	mustCreate(t, db, "a")
 	db.Append("a", user("hello"), AppendOptions{})
 	for _, p := range []DocPut{

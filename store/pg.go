@@ -1,0 +1,273 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// PostgresOptions selects a store on PostgreSQL ([Options.Postgres]): the
+// same records, errors and guarantees as badger, shared by every process
+// that opens the same database and schema.
+type PostgresOptions struct {
+	// DSN is a libpq connection string or a postgres:// URL. The store's
+	// tables live in the connection's current schema (set search_path in
+	// the DSN to keep several stores in one database).
+	DSN string
+	// MaxConns is the size of the connection pool. Zero means 4.
+	MaxConns int32
+	// StatementTimeout bounds each statement on the server. Zero means 30s.
+	StatementTimeout time.Duration
+	// ConnectTimeout bounds establishing a connection. Zero means 10s.
+	ConnectTimeout time.Duration
+}
+
+func (o PostgresOptions) withDefaults() (PostgresOptions, error) {
+	switch {
+	case o.DSN == "":
+		return o, invalid("Options.Postgres.DSN", "must be set")
+	case o.MaxConns < 0:
+		return o, invalid("Options.Postgres.MaxConns", "must be >= 0 (got %d)", o.MaxConns)
+	case o.StatementTimeout < 0:
+		return o, invalid("Options.Postgres.StatementTimeout", "must be >= 0 (got %v)", o.StatementTimeout)
+	case o.ConnectTimeout < 0:
+		return o, invalid("Options.Postgres.ConnectTimeout", "must be >= 0 (got %v)", o.ConnectTimeout)
+	}
+	if o.MaxConns == 0 {
+		o.MaxConns = 4
+	}
+	if o.StatementTimeout == 0 {
+		o.StatementTimeout = 30 * time.Second
+	}
+	if o.ConnectTimeout == 0 {
+		o.ConnectTimeout = 10 * time.Second
+	}
+	return o, nil
+}
+
+// pgKV implements kvStore on one PostgreSQL table, rlmpl_kv(k bytea
+// primary key, v bytea): bytea sorts bytewise, as the seam requires.
+//
+// Update runs at SERIALIZABLE and retries serialization failures and
+// deadlocks: the store's writes read what they depend on (a conversation's
+// head record, the next conversation number) through the same transaction,
+// so PostgreSQL's conflict detection keeps sequences dense across
+// processes with no locking protocol of our own. View runs at REPEATABLE
+// READ, READ ONLY: one snapshot, like badger's.
+type pgKV struct {
+	pool *pgxpool.Pool
+	// ctx is cancelled by Close, so a statement still running then (none
+	// should be: DB.Close waits for calls in flight) ends.
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+var _ kvStore = (*pgKV)(nil)
+
+// maxSerializationRetries bounds the retry of an Update that PostgreSQL
+// aborted as a serialization failure or deadlock; the backoff between
+// attempts grows from 1ms to 64ms with jitter, so a hot conversation's
+// writers spread out instead of colliding again.
+const maxSerializationRetries = 100
+
+func openPostgres(o PostgresOptions) (*pgKV, error) {
+	cfg, err := pgxpool.ParseConfig(o.DSN)
+	if err != nil {
+		// pgx's message may quote the DSN, password included.
+		return nil, invalid("Options.Postgres.DSN", "not a PostgreSQL connection string or URL")
+	}
+	cfg.MaxConns = o.MaxConns
+	cfg.ConnConfig.ConnectTimeout = o.ConnectTimeout
+	rp := cfg.ConnConfig.RuntimeParams
+	// An acknowledged write is on disk whatever the server's default.
+	rp["synchronous_commit"] = "on"
+	rp["statement_timeout"] = strconv.FormatInt(o.StatementTimeout.Milliseconds(), 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	kv := &pgKV{pool: pool, ctx: ctx, cancel: cancel}
+	if err := kv.migrate(); err != nil {
+		kv.Close()
+		return nil, err
+	}
+	return kv, nil
+}
+
+func (p *pgKV) View(fn func(kvTxn) error) error {
+	return p.run(pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+}
+
+func (p *pgKV) Update(fn func(kvTxn) error) error {
+	backoff := time.Millisecond
+	for i := 0; ; i++ {
+		err := p.run(pgx.TxOptions{IsoLevel: pgx.Serializable}, fn)
+		if !retryable(err) || i == maxSerializationRetries {
+			return err
+		}
+		time.Sleep(backoff/2 + rand.N(backoff))
+		backoff = min(2*backoff, 64*time.Millisecond)
+	}
+}
+
+// retryable reports a serialization failure or a deadlock: PostgreSQL
+// aborted the transaction and running it again may succeed.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+}
+
+// run runs fn in one transaction: committed when fn returns nil, rolled
+// back otherwise (fn's error is returned as is, so sentinels survive).
+func (p *pgKV) run(o pgx.TxOptions, fn func(kvTxn) error) error {
+	tx, err := p.pool.BeginTx(p.ctx, o)
+	if err != nil {
+		return err
+	}
+	t := &pgTxn{ctx: p.ctx, tx: tx}
+	if err := fn(t); err != nil {
+		_ = tx.Rollback(p.ctx)
+		return err
+	}
+	if err := t.flush(); err != nil {
+		_ = tx.Rollback(p.ctx)
+		return err
+	}
+	return tx.Commit(p.ctx)
+}
+
+func (p *pgKV) Close() error {
+	p.pool.Close()
+	p.cancel()
+	return nil
+}
+
+// pgTxn is a transaction of a pgKV. Writes are buffered and sent as one
+// batch (one round trip) before the next read and before commit, so an
+// append costs a few round trips, not one per key; reads see the
+// transaction's own writes.
+type pgTxn struct {
+	ctx     context.Context
+	tx      pgx.Tx
+	pending pgx.Batch
+}
+
+func (t *pgTxn) flush() error {
+	if t.pending.Len() == 0 {
+		return nil
+	}
+	err := t.tx.SendBatch(t.ctx, &t.pending).Close()
+	t.pending = pgx.Batch{}
+	return err
+}
+
+func (t *pgTxn) Get(key []byte) ([]byte, error) {
+	if err := t.flush(); err != nil {
+		return nil, err
+	}
+	var v []byte
+	err := t.tx.QueryRow(t.ctx, `SELECT v FROM rlmpl_kv WHERE k = $1`, key).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, errKeyNotFound
+	}
+	if v == nil && err == nil {
+		v = []byte{}
+	}
+	return v, err
+}
+
+func (t *pgTxn) Set(key, value []byte) error {
+	if value == nil {
+		value = []byte{} // pgx sends a nil slice as NULL
+	}
+	t.pending.Queue(`INSERT INTO rlmpl_kv (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = excluded.v`, key, value)
+	return nil
+}
+
+func (t *pgTxn) Delete(key []byte) error {
+	t.pending.Queue(`DELETE FROM rlmpl_kv WHERE k = $1`, key)
+	return nil
+}
+
+// Range queries, by direction and whether the range has an upper bound.
+const (
+	pgAscTo    = `SELECT k, v FROM rlmpl_kv WHERE k >= $1 AND k < $2 ORDER BY k LIMIT $3`
+	pgAscOpen  = `SELECT k, v FROM rlmpl_kv WHERE k >= $1 ORDER BY k LIMIT $2`
+	pgDescTo   = `SELECT k, v FROM rlmpl_kv WHERE k >= $1 AND k < $2 ORDER BY k DESC LIMIT $3`
+	pgDescOpen = `SELECT k, v FROM rlmpl_kv WHERE k >= $1 ORDER BY k DESC LIMIT $2`
+)
+
+// Iterate reads the range in pages (64 rows, doubling to 4096) so a caller
+// that stops early reads little, and fn runs with no result set open, free
+// to read the transaction again.
+func (t *pgTxn) Iterate(lo, hi []byte, reverse bool, fn func(key, value []byte) (bool, error)) error {
+	if err := t.flush(); err != nil {
+		return err
+	}
+	lo = append([]byte{}, lo...) // never nil: pgx sends nil as NULL
+	for page := 64; ; page = min(2*page, 4096) {
+		keys, vals, err := t.page(lo, hi, reverse, page)
+		if err != nil {
+			return err
+		}
+		for i := range keys {
+			if more, err := fn(keys[i], vals[i]); err != nil || !more {
+				return err
+			}
+		}
+		if len(keys) < page {
+			return nil
+		}
+		last := keys[len(keys)-1]
+		if reverse {
+			hi = last
+		} else {
+			lo = append(last, 0) // the smallest key after last
+		}
+	}
+}
+
+func (t *pgTxn) page(lo, hi []byte, reverse bool, n int) (keys, vals [][]byte, err error) {
+	var rows pgx.Rows
+	switch {
+	case hi == nil && reverse:
+		rows, err = t.tx.Query(t.ctx, pgDescOpen, lo, n)
+	case hi == nil:
+		rows, err = t.tx.Query(t.ctx, pgAscOpen, lo, n)
+	case reverse:
+		rows, err = t.tx.Query(t.ctx, pgDescTo, lo, hi, n)
+	default:
+		rows, err = t.tx.Query(t.ctx, pgAscTo, lo, hi, n)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, v []byte
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, nil, err
+		}
+		keys, vals = append(keys, k), append(vals, v)
+	}
+	return keys, vals, rows.Err()
+}
+
+// String names the store in errors without its DSN (which may carry a
+// password).
+func (o PostgresOptions) String() string {
+	cfg, err := pgconn.ParseConfig(o.DSN)
+	if err != nil {
+		return "postgres"
+	}
+	return fmt.Sprintf("postgres %s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
+}
