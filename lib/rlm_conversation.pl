@@ -186,4 +186,7 @@ Exports:
 %   lines of an rlmpl_jsonl export restore receipts and warm artifacts with
 %   their versions. A UTF-8 byte order mark is ignored. A
 %   malformed line (bad JSON, invalid UTF-8, not a message) stops the
-%   import with an error naming it; the lines before it stay.
+%   import with an error naming it; the lines before it stay. A missing
+%   File is existence_error(source_sink, File); one outside the program's
+%   directory (through a symbolic link) is permission_error(open,
+%   source_sink, File).
