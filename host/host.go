@@ -61,8 +61,8 @@ type Options struct {
 	// The CLI passes os.Getenv.
 	Getenv func(string) string
 	// StateDir is the root of persistent conversation stores:
-	// conversation_store_open(persist(Dir), _) with a relative Dir opens
-	// StateDir/Dir. Empty means programs can open memory stores only (and
+	// conversation_store_open(persist(Dir), _) with a relative Dir (one
+	// plain path segment) opens StateDir/Dir. Empty means programs can open memory stores only (and
 	// Grants).
 	StateDir string
 	// Grants are further absolute directories programs may open as stores.
