@@ -62,8 +62,8 @@ type Options struct {
 	Getenv func(string) string
 	// StateDir is the root of persistent conversation stores:
 	// conversation_store_open(persist(Dir), _) with a relative Dir (one
-	// plain path segment) opens StateDir/Dir. Empty means programs can open memory stores only (and
-	// Grants).
+	// plain path segment) opens StateDir/Dir. Empty means programs can
+	// open memory stores only (and Grants).
 	StateDir string
 	// Grants are further absolute directories programs may open as stores.
 	Grants []string
