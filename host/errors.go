@@ -143,6 +143,8 @@ func (s *Session) reason(phase string, err error, subject []engine.Term) (engine
 		return conv(engine.NewAtom("storage_failure"))
 	case errors.Is(err, runtime.ErrPathNotGranted):
 		return conv(named("store_path_not_granted"))
+	case errors.Is(err, runtime.ErrStorePath):
+		return conv(named("store_path_refused"))
 	case errors.Is(err, runtime.ErrStoreOpen):
 		return conv(named("store_unavailable"))
 	case errors.Is(err, store.ErrIdempotencyMismatch):

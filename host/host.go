@@ -28,8 +28,12 @@ type Options struct {
 	// Stderr is where print_message/2 writes warnings and errors. Nil
 	// means Stdout.
 	Stderr io.Writer
-	// FS is the file system scripts may consult and open for reading. Nil
-	// means none.
+	// FS is the file system scripts may consult and open for reading, and
+	// the one that conversation_import/3, project_instructions, skills,
+	// mcp_tools and token_encoding_register read. Nil means none. NB:
+	// os.DirFS follows symbolic links out of its directory; confine a
+	// directory with (*os.Root).FS, which refuses them (a permission
+	// error names the path).
 	FS fs.FS
 	// Argv is the argv flag of every session (a script's arguments).
 	Argv []string
@@ -57,9 +61,9 @@ type Options struct {
 	// The CLI passes os.Getenv.
 	Getenv func(string) string
 	// StateDir is the root of persistent conversation stores:
-	// conversation_store_open(persist(Dir), _) with a relative Dir opens
-	// StateDir/Dir. Empty means programs can open memory stores only (and
-	// Grants).
+	// conversation_store_open(persist(Dir), _) with a relative Dir (one
+	// plain path segment) opens StateDir/Dir. Empty means programs can
+	// open memory stores only (and Grants).
 	StateDir string
 	// Grants are further absolute directories programs may open as stores.
 	Grants []string

@@ -500,7 +500,7 @@ func (s *Session) conversationImport(c *prolog.Call, conv, file, out engine.Term
 	}
 	f, err := s.host.opts.FS.Open(name)
 	if err != nil {
-		return false, prolog.ExistenceError("source_sink", prolog.Resolved(file, c.Env))
+		return false, prolog.FileError("source_sink", prolog.Resolved(file, c.Env), err)
 	}
 	defer f.Close()
 	pol, err := s.policy(c)

@@ -564,7 +564,7 @@ func (s *Session) promptParts(c *prolog.Call, op opts) ([]pack.TextSection, []to
 		dir := op.text("skills")
 		entries, err := fs.ReadDir(s.fsys(), dir)
 		if err != nil {
-			return nil, nil, prolog.ExistenceError("directory", op["skills"])
+			return nil, nil, prolog.FileError("directory", op["skills"], err)
 		}
 		for _, e := range entries { // ReadDir sorts by name
 			if e.IsDir() {
@@ -572,7 +572,7 @@ func (s *Session) promptParts(c *prolog.Call, op opts) ([]pack.TextSection, []to
 			}
 			b, err := fs.ReadFile(s.fsys(), path.Join(dir, e.Name()))
 			if err != nil {
-				return nil, nil, prolog.ExistenceError("source_sink", prolog.Chars(path.Join(dir, e.Name())))
+				return nil, nil, prolog.FileError("source_sink", prolog.Chars(path.Join(dir, e.Name())), err)
 			}
 			secs = append(secs, pack.TextSection{Name: "skill:" + e.Name(), Visibility: pack.Model, Text: string(b), Category: "skills"})
 		}
@@ -653,7 +653,7 @@ func (s *Session) readFile(c *prolog.Call, name engine.Term) (string, error) {
 	}
 	b, err := fs.ReadFile(s.fsys(), n)
 	if err != nil {
-		return "", prolog.ExistenceError("source_sink", prolog.Resolved(name, c.Env))
+		return "", prolog.FileError("source_sink", prolog.Resolved(name, c.Env), err)
 	}
 	return string(b), nil
 }

@@ -143,7 +143,7 @@ func (s *Session) tokenRegisterEncoding(c *prolog.Call, name, file, options, out
 	}
 	b, err := fs.ReadFile(s.host.opts.FS, f)
 	if err != nil {
-		return false, prolog.ExistenceError("source_sink", file)
+		return false, prolog.FileError("source_sink", file, err)
 	}
 	enc, err := tokenizer.NewEncoding(tokenizer.EncodingSpec{Name: n, Ranks: bytes.NewReader(b), Pattern: patterns[op.atom("pattern")], SpecialTokens: sp,
 		ChatFormat: strings.TrimPrefix(op.atom("chat_format"), "none")})

@@ -69,12 +69,17 @@ Exports:
 %   the default) or none (a store opened with another language than its
 %   index's rebuilds the index). A relative Dir names a directory under
 %   the state directory (rlmpl --state DIR; default $XDG_STATE_HOME/rlmpl)
-%   and may not climb out of it; an absolute Dir must be under the state
-%   directory or granted (rlmpl --grant DIR). Outcome is
-%   ok(conversation_store(Id)); writes are synced. A directory another
-%   process holds is detail(store_locked); opening the same directory
-%   twice in one host shares the store; one outside the state directory is
-%   detail(store_path_not_granted(Spec)).
+%   and is one plain path segment (no /, not . or ..); an absolute Dir
+%   must be under the state directory or granted (rlmpl --grant DIR).
+%   Symbolic links are resolved first, so a link cannot lead a store out.
+%   Outcome is ok(conversation_store(Id)); writes are synced. A directory
+%   another process holds is detail(store_locked); opening the same
+%   directory twice in one host shares the store; one outside the state
+%   directory is detail(store_path_not_granted(Spec)); a Dir that may not
+%   hold a store is detail(store_path_refused(Spec)): a name of several
+%   segments, the state directory itself, a directory inside another
+%   store (its kv or index), a link to nowhere, or a directory that holds
+%   other files.
 
 %!  conversation_store_close(+Store, -Outcome) is det.
 %
@@ -189,4 +194,7 @@ Exports:
 %   lines of an rlmpl_jsonl export restore receipts and warm artifacts with
 %   their versions. A UTF-8 byte order mark is ignored. A
 %   malformed line (bad JSON, invalid UTF-8, not a message) stops the
-%   import with an error naming it; the lines before it stay.
+%   import with an error naming it; the lines before it stay. A missing
+%   File is existence_error(source_sink, File); one outside the program's
+%   directory (through a symbolic link) is permission_error(open,
+%   source_sink, File).

@@ -35,7 +35,8 @@ func haltPred(c *Call, code engine.Term) (bool, error) {
 }
 
 // openPred opens files of Options.FS for reading; every other mode is a
-// permission error, so a script can never write the file system.
+// permission error, so a script can never write the file system. A file
+// the FS refuses (a link out of its root) is a permission error too.
 func openPred(c *Call, file, mode, stream, options engine.Term) (bool, error) {
 	name, err := c.Atom(file)
 	if err != nil {
@@ -57,7 +58,7 @@ func openPred(c *Call, file, mode, stream, options engine.Term) (bool, error) {
 	}
 	f, err := c.In.ip.FS.Open(name)
 	if err != nil {
-		return false, ExistenceError("source_sink", file)
+		return false, FileError("source_sink", file, err)
 	}
 	return c.Unify(stream, engine.NewInputTextStream(f)), nil
 }
@@ -81,7 +82,7 @@ func consultPred(c *Call, files engine.Term) (bool, error) {
 		}
 		n, b, err := c.In.readFile(name)
 		if err != nil {
-			return false, ExistenceError("source_sink", f)
+			return false, FileError("source_sink", f, err)
 		}
 		if err := c.In.consultText(c.Ctx, n, string(b)); err != nil {
 			var se *SyntaxError

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/ichiban/prolog/engine"
 )
@@ -53,6 +54,18 @@ func ExistenceError(kind string, culprit engine.Term) error {
 // PermissionError is permission_error(Action, Type, Culprit).
 func PermissionError(action, typ string, culprit engine.Term) error {
 	return iso("permission_error", engine.NewAtom(action), engine.NewAtom(typ), culprit)
+}
+
+// FileError is the ISO error for a file or directory that a confined
+// file system could not open: existence_error(Kind, Culprit) when it is
+// not there, else permission_error(open, Kind, Culprit) — a path or link
+// that leaves the root, or a file the process may not read, is refused,
+// not reported missing.
+func FileError(kind string, culprit engine.Term, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return ExistenceError(kind, culprit)
+	}
+	return PermissionError("open", kind, culprit)
 }
 
 // RepresentationError is representation_error(Limit).

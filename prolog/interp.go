@@ -26,6 +26,8 @@ type Options struct {
 	Stderr io.Writer
 	// FS is what consult/1, include/1, ensure_loaded/1 and open/3,4 in read
 	// mode see. Nil means no files at all. Writing files is never allowed.
+	// NB: os.DirFS follows symbolic links out of its directory; confine a
+	// directory with (*os.Root).FS, which refuses them.
 	FS fs.FS
 	// Argv is the value of the argv flag (the script's arguments).
 	Argv []string
@@ -271,13 +273,14 @@ func termText(t engine.Term) string {
 }
 
 // readFile resolves a consult/open name the way ichiban does (name, then
-// name.pl), relative to FS.
+// name.pl), relative to FS. Only a missing name falls through to the next:
+// a refusal (a link out of the FS's root) is returned as it is.
 func (in *Interpreter) readFile(name string) (string, []byte, error) {
 	name = strings.TrimPrefix(path.Clean(name), "/")
 	for _, n := range []string{name, name + ".pl"} {
 		b, err := fs.ReadFile(in.ip.FS, n)
-		if err == nil {
-			return n, b, nil
+		if err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return n, b, err
 		}
 	}
 	return "", nil, fs.ErrNotExist

@@ -48,7 +48,8 @@ Usage:
 
 Scripts see ARGS in current_prolog_flag(argv, [rlmpl|ARGS]). They may
 consult and open for reading the files of FILE's directory; nothing else of
-the file system is reachable, and nothing can be written.
+the file system is reachable (a symbolic link that leads out of it is
+refused with a permission error), and nothing can be written.
 
 Conversations live in stores under the state directory,
 $XDG_STATE_HOME/rlmpl (~/.local/state/rlmpl) unless --state says otherwise;

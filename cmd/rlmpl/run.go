@@ -22,7 +22,8 @@ Consult FILE, run its initialization(Goal, main) goals and exit with their
 status: 0, N after halt(N), 1 on an uncaught exception, a failed goal or a
 syntax error, 130 when interrupted (SIGINT). The script sees ARGS in
 current_prolog_flag(argv, [rlmpl|ARGS]), may consult and read the files of
-FILE's directory, and cannot write files.
+FILE's directory (not through links that lead out of it), and cannot write
+files.
 ` + storesUsage
 
 // storesUsage documents the flags every interpreter command shares.
@@ -77,18 +78,29 @@ func runScript(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 }
 
 // openSession builds a host whose file system is the directory of file,
-// and a session on it. closeAll closes both: the host owns the stores the
-// program opened, and their directory locks.
+// and a session on it. closeAll closes them all: the host owns the stores the
+// program opened, and their directory locks. The directory is an os.Root,
+// so a symbolic link that leads out of it is refused, not followed.
 func openSession(ctx context.Context, sf *storeFlags, file string, argv []string, stdin io.Reader, stdout, stderr io.Writer) (sess *host.Session, closeAll func(), code int) {
 	dir := "."
 	if file != "" {
 		dir = filepath.Dir(file)
 	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "ERROR: %v\n", err)
+		return nil, nil, 1
+	}
+	defer func() {
+		if sess == nil {
+			root.Close()
+		}
+	}()
 	opts := &host.Options{
 		Stdin:    stdin,
 		Stdout:   stdout,
 		Stderr:   stderr,
-		FS:       os.DirFS(dir),
+		FS:       root.FS(),
 		Argv:     append([]string{"rlmpl"}, argv...),
 		StateDir: *sf.state,
 		Grants:   sf.grants,
@@ -108,7 +120,7 @@ func openSession(ctx context.Context, sf *storeFlags, file string, argv []string
 		fmt.Fprintf(stderr, "rlmpl: %v\n", err)
 		return nil, nil, 1
 	}
-	return sess, func() { sess.Close(); h.Close() }, 0
+	return sess, func() { sess.Close(); h.Close(); root.Close() }, 0
 }
 
 // consultFile loads file into sess. It returns -1 on success, else the

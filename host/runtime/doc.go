@@ -24,5 +24,5 @@
 //
 // Errors are the store's sentinels and *store.ValidationError, *pack.Error
 // and *pack.FieldError, tokenizer and handle errors, and this package's
-// [ErrPathNotGranted] and [ErrStoreOpen].
+// [ErrPathNotGranted], [ErrStorePath], [ErrStoreNotFound] and [ErrStoreOpen].
 package runtime

@@ -47,40 +47,85 @@ func user(text string) store.Message {
 	return store.Message{Role: store.RoleUser, Content: store.TextContent(text)}
 }
 
-// TestStoreDirectories: one resolution rule — relative names live under
-// the state directory and cannot climb out; absolute ones must be inside it
-// or granted; nothing without a state directory.
+// TestStoreDirectories: one resolution rule — a relative name is one plain
+// segment under the state directory; an absolute one must be inside it or
+// granted; links are resolved before the check; a store never nests in
+// another or is the state directory; nothing without a state directory.
 func TestStoreDirectories(t *testing.T) {
-	state, grant := t.TempDir(), t.TempDir()
+	state, grant, elsewhere := t.TempDir(), t.TempDir(), t.TempDir()
 	rt, err := New(&Options{StateDir: state, Grants: []string{grant}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rt.Close()
+	outer, err := rt.OpenStore(StoreSpec{Dir: filepath.Join(state, "outer")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{
+		"link_out":   elsewhere,
+		"link_in":    filepath.Join(state, "outer"),
+		"link_grant": grant,
+		"dangling":   filepath.Join(elsewhere, "missing"),
+	} {
+		if err := os.Symlink(target, filepath.Join(state, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tc := range []struct {
-		dir  string
-		want string // "" for denied
+		dir     string
+		want    string // "" when refused with wantErr
+		wantErr error
 	}{
-		{"tour", filepath.Join(state, "tour")},
-		{"a/b", filepath.Join(state, "a", "b")},
-		{"../x", ""},
-		{"a/../../x", ""},
-		{filepath.Join(state, "y"), filepath.Join(state, "y")},
-		{grant, grant},
-		{filepath.Join(grant, "sub"), filepath.Join(grant, "sub")},
-		{"/tmp/elsewhere-" + filepath.Base(state), ""},
-		{"", ""},
+		{"tour", filepath.Join(state, "tour"), nil},
+		{"a/b", "", ErrStorePath},
+		{"../x", "", ErrStorePath},
+		{"a/../../x", "", ErrStorePath},
+		{".", "", ErrStorePath},
+		{"", "", ErrStorePath},
+		{state, "", ErrStorePath},
+		{filepath.Join(state, "y"), filepath.Join(state, "y"), nil},
+		{filepath.Join(state, "a", "b"), filepath.Join(state, "a", "b"), nil},
+		{grant, grant, nil},
+		{filepath.Join(grant, "sub"), filepath.Join(grant, "sub"), nil},
+		{"/tmp/elsewhere-" + filepath.Base(state), "", ErrPathNotGranted},
+		{"link_out", "", ErrPathNotGranted},
+		{filepath.Join(state, "link_out", "x"), "", ErrPathNotGranted},
+		{"link_in", filepath.Join(state, "outer"), nil},
+		{"link_grant", grant, nil},
+		{"dangling", "", ErrStorePath},
+		{filepath.Join(outer.Dir(), "kv"), "", ErrStorePath},
+		{filepath.Join(outer.Dir(), "index"), "", ErrStorePath},
+		{filepath.Join(outer.Dir(), "new", "deeper"), "", ErrStorePath},
+		{filepath.Join(state, "link_in", "kv"), "", ErrStorePath},
 	} {
 		got, err := rt.Resolve(tc.dir)
 		if tc.want == "" {
-			if !errors.Is(err, ErrPathNotGranted) {
-				t.Errorf("Resolve(%q) = %q, %v; want ErrPathNotGranted", tc.dir, got, err)
+			if !errors.Is(err, tc.wantErr) {
+				t.Errorf("Resolve(%q) = %q, %v; want %v", tc.dir, got, err, tc.wantErr)
 			}
 			continue
 		}
 		if err != nil || got != tc.want {
 			t.Errorf("Resolve(%q) = %q, %v; want %q", tc.dir, got, err, tc.want)
 		}
+	}
+	// A store is not made in a directory that holds other files, and an
+	// Existing open creates nothing.
+	full := filepath.Join(state, "full")
+	os.MkdirAll(full, 0o755)
+	os.WriteFile(filepath.Join(full, "notes.txt"), []byte("x"), 0o600)
+	if _, err := rt.OpenStore(StoreSpec{Dir: "full"}); !errors.Is(err, ErrStorePath) {
+		t.Errorf("store over other files: %v", err)
+	}
+	if _, err := rt.OpenStore(StoreSpec{Dir: "typo", Existing: true}); !errors.Is(err, ErrStoreNotFound) {
+		t.Errorf("Existing open of a missing store: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(state, "typo")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Existing open left %q behind: %v", "typo", err)
+	}
+	if st, err := rt.OpenStore(StoreSpec{Dir: "outer", Existing: true}); err != nil || st != outer {
+		t.Errorf("Existing open of a store: %v", err)
 	}
 	none, _ := New(nil)
 	if _, err := none.OpenStore(StoreSpec{Dir: "x"}); !errors.Is(err, ErrPathNotGranted) {

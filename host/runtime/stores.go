@@ -3,6 +3,8 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -12,18 +14,33 @@ import (
 // StoreSpec names a conversation store: in memory, or a directory.
 type StoreSpec struct {
 	Memory bool
-	// Dir is a directory: relative to Options.StateDir (it may not climb
-	// out of it), or absolute inside StateDir or one of Options.Grants.
+	// Dir is a directory: a plain name (one path segment) under
+	// Options.StateDir, or an absolute directory inside StateDir or one of
+	// Options.Grants. See [Runtime.Resolve].
 	Dir string
 	// Language is the search index's analyzer (store.LanguageEnglish, the
 	// default, or store.LanguageNone). A store opened with another
 	// language than its index's rebuilds the index.
 	Language string
+	// Existing opens only a store that exists, creating nothing (no
+	// directory, no lock file): [ErrStoreNotFound] otherwise. Read-only
+	// callers set it, so a mistyped name leaves nothing behind.
+	Existing bool
 }
 
 // ErrPathNotGranted is returned for a store directory outside the state
 // directory and every grant.
 var ErrPathNotGranted = errors.New("runtime: store directory not granted")
+
+// ErrStorePath is returned for a store directory that may not hold a
+// store: a relative name that is not one plain path segment, the state
+// directory itself, a directory inside another store, a link to nowhere,
+// or an existing directory that holds other files.
+var ErrStorePath = errors.New("runtime: not a store directory")
+
+// ErrStoreNotFound is returned when [StoreSpec.Existing] names a
+// directory that holds no store.
+var ErrStoreNotFound = errors.New("runtime: store not found")
 
 // ErrStoreOpen wraps a failure to open a store's directory (not a
 // directory, permissions, a damaged database).
@@ -47,28 +64,114 @@ func (s *Store) ID() string { return s.id }
 // Dir is the store's absolute directory, "" for a memory store.
 func (s *Store) Dir() string { return s.dir }
 
-// Resolve returns the absolute directory spec names, or an error wrapping
-// [ErrPathNotGranted]. It does no I/O.
+// Resolve returns the real absolute directory a store name stands for,
+// or an error wrapping [ErrPathNotGranted] or [ErrStorePath]. A relative
+// name is one plain path segment under the state directory; an absolute
+// one must be inside the state directory (not the directory itself, which
+// holds stores) or a grant. Symbolic links are resolved before the check,
+// so a link cannot lead a store out, and a store is never inside another
+// one (its kv/ or index/, say). It reads the file system, never writes.
 func (r *Runtime) Resolve(dir string) (string, error) {
 	denied := func() (string, error) {
 		return "", fmt.Errorf("%w: %q (stores live under the state directory %q unless granted)", ErrPathNotGranted, dir, r.opts.StateDir)
 	}
-	if dir == "" {
-		return denied()
+	refused := func(why string) (string, error) {
+		return "", fmt.Errorf("%w: %q: %s", ErrStorePath, dir, why)
 	}
-	abs := filepath.Clean(dir)
-	if !filepath.IsAbs(dir) {
-		if r.opts.StateDir == "" {
-			return denied()
-		}
+	abs := dir
+	switch {
+	case filepath.IsAbs(dir):
+	case dir == "." || dir == ".." || filepath.Base(dir) != dir:
+		return refused("a store name is one plain path segment, or an absolute directory")
+	case r.opts.StateDir == "":
+		return denied()
+	default:
 		abs = filepath.Join(r.opts.StateDir, dir)
 	}
-	for _, root := range append([]string{r.opts.StateDir}, r.opts.Grants...) {
-		if root != "" && within(abs, root) {
-			return abs, nil
+	real, err := realPath(abs)
+	if err != nil {
+		return refused(err.Error())
+	}
+	state, err := realPath(r.opts.StateDir)
+	if err != nil {
+		return refused(err.Error())
+	}
+	if real == state {
+		return refused("the state directory holds stores, it is not one")
+	}
+	if !r.granted(real, state) {
+		return denied()
+	}
+	for p := filepath.Dir(real); ; p = filepath.Dir(p) {
+		if store.IsStore(p) {
+			return refused(fmt.Sprintf("inside the store %q", p))
+		}
+		if p == filepath.Dir(p) {
+			return real, nil
 		}
 	}
-	return denied()
+}
+
+// granted reports whether the real path p is inside the real state
+// directory or a grant (whose links are resolved too).
+func (r *Runtime) granted(p, state string) bool {
+	if state != "" && within(p, state) {
+		return true
+	}
+	for _, g := range r.opts.Grants {
+		if root, err := realPath(g); err == nil && root != "" && within(p, root) {
+			return true
+		}
+	}
+	return false
+}
+
+// realPath makes p absolute, resolves the symbolic links of its longest
+// existing prefix and joins the rest, so that a check sees where p really
+// leads ("" stays ""). A link to nowhere is an error: creating through it
+// would land wherever it points.
+func realPath(p string) (string, error) {
+	if p == "" {
+		return "", nil
+	}
+	p, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	rest := ""
+	for ; ; p = filepath.Dir(p) {
+		real, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(real, rest), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		if _, err := os.Lstat(p); err == nil {
+			return "", fmt.Errorf("%q is a link to nowhere", p)
+		}
+		if p == filepath.Dir(p) {
+			return "", err
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
+}
+
+// checkStoreDir refuses to make a store where there is none when spec
+// says Existing, and in a directory that already holds other files (the
+// store's files would mix with them). A missing or empty directory is
+// created by store.Open.
+func checkStoreDir(dir string, existing bool) error {
+	if store.IsStore(dir) {
+		return nil
+	}
+	if existing {
+		return fmt.Errorf("%w: %q", ErrStoreNotFound, dir)
+	}
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("%w: %q holds other files", ErrStorePath, dir)
+	}
+	return nil
 }
 
 // within reports whether path is root or below it (both clean, absolute).
@@ -89,6 +192,9 @@ func (r *Runtime) OpenStore(spec StoreSpec) (*Store, error) {
 	} else {
 		var err error
 		if dir, err = r.Resolve(spec.Dir); err != nil {
+			return nil, err
+		}
+		if err := checkStoreDir(dir, spec.Existing); err != nil {
 			return nil, err
 		}
 		opts.Dir = dir

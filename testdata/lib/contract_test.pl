@@ -21,6 +21,12 @@ test(store_outside_the_state_dir_is_an_outcome,
      (   conversation_store_open(persist('/etc/rlmpl-not-here'), error(E)),
          record_get(E, detail, store_path_not_granted(_))
      )).
+test(store_names_are_one_plain_segment,
+     (   forall(member(Dir, ['.', '..', 'a/b', '']),
+                (   conversation_store_open(persist(Dir), error(E)),
+                    record_get(E, detail, store_path_refused(_))
+                ))
+     )).
 test(store_close_type, [throws(error(type_error(conversation_store, foo), conversation_store_close/2))],
      conversation_store_close(foo, _)).
 test(closed_store_is_an_outcome,
