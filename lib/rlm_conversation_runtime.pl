@@ -120,7 +120,9 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %     - cold_context_options(L): the cold handle's limits;
 %     - turn_id(Id): idempotency — the same id after a success returns the
 %       stored result with replayed(true) and calls no model; after a
-%       failure it reuses the stored user message. Default: a fresh id;
+%       failure it reuses the stored user message. The same id with
+%       another message is detail(idempotency_key_reused) and stores
+%       nothing. Default: a fresh id;
 %     - on_event(Closure): call(Closure, turn_event([kind(K), turn_id(T),
 %       ...])) for started, context (with the ledger), step (with
 %       step([depth, op, status])), delta (model text as it streams,

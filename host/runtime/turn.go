@@ -32,7 +32,8 @@ type TurnOptions struct {
 	// TurnID makes the turn idempotent: called again with the same id after
 	// a success it returns the stored result without calling any model;
 	// after a failure it reuses the stored user message and runs again.
-	// Empty means a fresh id (returned in the result).
+	// The same id with another message is refused with an error wrapping
+	// [store.ErrIdempotencyMismatch], and nothing is stored. Empty means a fresh id (returned in the result).
 	TurnID string
 	// Pack is the managed context: policy, counter, sections (a system
 	// prompt, project instructions, skills), warm context, the boundary.
@@ -146,15 +147,18 @@ func (c Conversation) Turn(ctx context.Context, msg store.Message, opts TurnOpti
 	if len(id) > 256 || strings.ContainsAny(id, "\x00\n") {
 		return TurnResult{}, &store.ValidationError{Kind: store.ErrInvalid, Field: "turn_id", Reason: "must be at most 256 bytes, one line"}
 	}
+	// The user message comes first, under the turn's key: a retry with the
+	// same message finds it and writes nothing, one with other content is
+	// refused (store.ErrIdempotencyMismatch) before any answer is given.
+	user, err := c.Append(msg, AppendOptions{IdempotencyKey: turnKey(id, "user"), Encodings: opts.Encodings})
+	if err != nil {
+		return TurnResult{}, err
+	}
 	prev, err := c.Receipt(id)
 	switch {
 	case err == nil && prev.Status == StatusCompleted:
 		return c.storedTurn(prev)
 	case err != nil && !errors.Is(err, store.ErrNotFound):
-		return TurnResult{}, err
-	}
-	user, err := c.Append(msg, AppendOptions{IdempotencyKey: turnKey(id, "user"), Encodings: opts.Encodings})
-	if err != nil {
 		return TurnResult{}, err
 	}
 	t := &turn{c: c, opts: opts, id: id, counter: counter, user: user,

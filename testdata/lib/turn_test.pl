@@ -98,6 +98,14 @@ test(retried_turn_reuses_the_user_message,
          conversation_stats(C, ok(St)), record_get(St, messages, 2), record_get(St, user_messages, 1)
      )).
 
+test(reused_turn_id_with_another_message_is_refused,
+     (   conv_(t4b, [], _, C),
+         conversation_turn(C, message(user, "What is the weather?"), [turn_id(t1), completion_options([planner_handler(counting_planner_)])], ok(_)),
+         conversation_turn(C, message(user, "Delete the production database now"), [turn_id(t1), completion_options([planner_handler(counting_planner_)])], error(E)),
+         record_get(E, detail, idempotency_key_reused),
+         conversation_stats(C, ok(St)), record_get(St, messages, 2)
+     )).
+
 test(receipts_record_what_the_model_saw,
      (   conv_(t5, ["a"], _, C),
          conversation_turn(C, message(user, "hi"), [turn_id(r1), completion_options([planner_handler(counting_planner_)])], ok(_)),
