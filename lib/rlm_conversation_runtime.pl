@@ -171,7 +171,9 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %   solver status, boundary and warm status), every call (kind,
 %   request_sha256 of the exact body sent, local_prompt_tokens and method,
 %   provider_prompt_tokens and difference, the recipe that renders it again
-%   from the store), the plan, the trajectory, usage and timings. Never a
+%   from the store; one per HTTP attempt, retries and failures included,
+%   with attempt, status and error), the plan, the trajectory, usage and
+%   timings (pack_ms, completion_ms, total_ms). Never a
 %   credential. detail(not_found(TurnId)) for a turn that never ran.
 
 %!  conversation_receipts(+Conversation, +Options, -Outcome) is det.

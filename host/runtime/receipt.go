@@ -152,9 +152,17 @@ type ReceiptCall struct {
 	Method            string `json:"method"`
 	// ProviderPromptTokens is usage.prompt_tokens as reported (nil when
 	// not), and Difference provider − local.
-	ProviderPromptTokens *int   `json:"provider_prompt_tokens,omitempty"`
-	Difference           *int   `json:"difference,omitempty"`
-	Recipe               Recipe `json:"recipe"`
+	ProviderPromptTokens *int `json:"provider_prompt_tokens,omitempty"`
+	Difference           *int `json:"difference,omitempty"`
+	// Attempt numbers the HTTP requests of one call (1, 2, ... for its
+	// retries; 0 for a call no HTTP provider sent), each an entry of its
+	// own: every request that reached the wire is in the receipt. Status
+	// is the HTTP status (0 when none arrived) and Error why the attempt
+	// failed.
+	Attempt int    `json:"attempt,omitempty"`
+	Status  int    `json:"status,omitempty"`
+	Error   string `json:"error,omitempty"`
+	Recipe  Recipe `json:"recipe"`
 }
 
 // Recipe renders a call's request from the store: its parameters as sent

@@ -15,6 +15,7 @@ import (
 	"github.com/rlmpl/rlmpl/host/handle"
 	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/host/plan"
+	"github.com/rlmpl/rlmpl/host/provider"
 	"github.com/rlmpl/rlmpl/store"
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
@@ -121,7 +122,8 @@ func turnKey(id, role string) string { return "turn/" + id + "/" + role }
 // the message and the options are checked; from the user message on,
 // every outcome is recorded in a receipt.
 func (c Conversation) Turn(ctx context.Context, msg store.Message, opts TurnOptions) (TurnResult, error) {
-	started := time.Now()
+	now := c.st.rt.opts.Now
+	started := now()
 	id := opts.TurnID
 	if id == "" {
 		id = NewTurnID()
@@ -161,11 +163,10 @@ func (c Conversation) Turn(ctx context.Context, msg store.Message, opts TurnOpti
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return TurnResult{}, err
 	}
-	t := &turn{c: c, opts: opts, id: id, counter: counter, user: user,
+	t := &turn{c: c, opts: opts, id: id, counter: counter, user: user, now: now, started: started,
 		receipt: Receipt{TurnID: id, Attempt: prev.Attempt + 1, UserSeq: user.Seq, Counter: counterID(counter, opts.Pack.Model)}}
 	t.emit(TurnEvent{Kind: "started"})
 	res, err := t.run(ctx)
-	t.receipt.Timings.TotalMS = ms(time.Since(started))
 	if err != nil {
 		return TurnResult{}, t.fail(err)
 	}
@@ -179,6 +180,8 @@ type turn struct {
 	id      string
 	counter tokenizer.Counter
 	user    store.Record
+	now     func() time.Time // the runtime's clock (Options.Now)
+	started time.Time
 
 	mu       sync.Mutex // protects the fields below: plan steps run in parallel
 	receipt  Receipt
@@ -230,9 +233,9 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 	if deps.Models != nil {
 		deps.Models = turnModels{t: t, inner: deps.Models}
 	}
-	began := time.Now()
+	began := t.now()
 	out, err := plan.Complete(ctx, in, deps)
-	t.receipt.Timings.CompletionMS = ms(time.Since(began))
+	t.receipt.Timings.CompletionMS = ms(t.now().Sub(began))
 	if out != nil {
 		t.receipt.Usage = out.Usage
 		if out.Plan != nil {
@@ -258,6 +261,7 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		t.receipt.AssistantSeq = r.Seq
+		t.receipt.Timings.TotalMS = ms(t.now().Sub(t.started)) // the time to store it is not counted
 		body, err := json.Marshal(t.receipt)
 		return []store.DocPut{{Collection: receiptCollection, Key: t.id, Body: body}}, err
 	}
@@ -282,6 +286,7 @@ func (t *turn) fail(err error) error {
 	te.Ledger = t.ledger
 	t.receipt.Status = StatusFailed
 	t.receipt.Error = &ReceiptError{Kind: te.Kind, Message: te.Cause.Error()}
+	t.receipt.Timings.TotalMS = ms(t.now().Sub(t.started))
 	r := t.receipt
 	t.mu.Unlock()
 	if body, jerr := json.Marshal(r); jerr == nil {
@@ -436,10 +441,10 @@ func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection
 		po.Format, po.FormatFree = base.ResponseFormat, t.opts.Completion.SchemaFree
 	}
 	maxTokens := base.MaxTokens
-	began := time.Now()
+	began := t.now()
 	cp, err := t.c.Pack(ctx, po)
 	t.mu.Lock()
-	t.receipt.Timings.PackMS += ms(time.Since(began))
+	t.receipt.Timings.PackMS += ms(t.now().Sub(began))
 	if err == nil && planner {
 		t.ledger = &cp.Ledger
 		t.receipt.Context = receiptPack(cp)
@@ -457,16 +462,44 @@ func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection
 	return req, recipeOf(cp, sections, trailer), cp.Counted.Total, nil
 }
 
-// record adds a call to the receipt.
-func (t *turn) record(kind string, depth int, req tokenizer.Request, body []byte, local tokenizer.Count, usage plan.Usage, recipe []RecipeMessage) error {
-	rc, err := callRecord(kind, depth, req, body, local, usage, recipe)
-	if err != nil {
-		return err
+// send runs one call through do and adds it to the receipt: each HTTP
+// attempt the provider reports (provider.WithAttemptTrace), retries and
+// failures included, or, when none was sent over HTTP (an in-process
+// handler), the call's success as one entry. body is the body do reports
+// for a success (nil when no HTTP provider sent it); the error of the
+// call, if any, is returned after the receipt has it.
+func (t *turn) send(ctx context.Context, kind string, depth int, req tokenizer.Request, local tokenizer.Count, recipe []RecipeMessage,
+	do func(context.Context) (body []byte, usage plan.Usage, err error)) error {
+	var sent []provider.Attempt
+	body, usage, err := do(provider.WithAttemptTrace(ctx, func(a provider.Attempt) { sent = append(sent, a) }))
+	if len(sent) == 0 {
+		if err != nil {
+			return err // nothing was sent
+		}
+		sent = []provider.Attempt{{Body: body}}
+	}
+	var calls []ReceiptCall
+	for i, a := range sent {
+		u := plan.Usage{}
+		if a.Err == nil {
+			u = usage
+		}
+		rc, rerr := callRecord(kind, depth, req, a.Body, local, u, recipe)
+		if rerr != nil {
+			return errors.Join(err, rerr)
+		}
+		if len(sent) > 1 || a.Status != 0 {
+			rc.Attempt, rc.Status = i+1, a.Status
+		}
+		if a.Err != nil {
+			rc.Error = a.Err.Error()
+		}
+		calls = append(calls, rc)
 	}
 	t.mu.Lock()
-	t.receipt.Calls = append(t.receipt.Calls, rc)
+	t.receipt.Calls = append(t.receipt.Calls, calls...)
 	t.mu.Unlock()
-	return nil
+	return err
 }
 
 // checked counts a request composed outside a pack (a child planner's) and
@@ -504,18 +537,22 @@ func (p recordingPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (pl
 		}
 		local, recipe = n, literalRecipe(req.Request.Messages)
 	}
-	reply, err := p.inner.Plan(ctx, req)
+	var reply plan.PlannerReply
+	err := t.send(ctx, "planner", req.Depth, req.Request, local, recipe, func(ctx context.Context) ([]byte, plan.Usage, error) {
+		var err error
+		reply, err = p.inner.Plan(ctx, req)
+		return reply.RequestBody, reply.Usage, err
+	})
 	if err != nil {
 		return reply, err
 	}
-	err = t.record("planner", req.Depth, req.Request, reply.RequestBody, local, reply.Usage, recipe)
 	if !reply.Usage.PromptKnown {
 		// The budget charges our own count of the prompt, not the crude
 		// bytes/3 of an unknown one; the receipt still says the provider
 		// reported nothing.
 		reply.Usage.PromptTokens, reply.Usage.PromptKnown = local.Tokens, true
 	}
-	return reply, err
+	return reply, nil
 }
 
 // turnModels runs a plan's model steps inside the conversation: each
@@ -545,18 +582,22 @@ func (m turnModels) Complete(ctx context.Context, call plan.ModelCall) (plan.Mod
 		streamed = true
 		t.emit(TurnEvent{Kind: "delta", Text: text})
 	}
-	res, err := m.inner.Complete(ctx, call)
+	var res plan.ModelResult
+	err = t.send(ctx, "model", call.Depth, call.Request, local, recipe, func(ctx context.Context) ([]byte, plan.Usage, error) {
+		var err error
+		res, err = m.inner.Complete(ctx, call)
+		return res.RequestBody, res.Usage, err
+	})
 	if err != nil {
 		return res, err
 	}
 	if !streamed && res.Text != "" {
 		t.emit(TurnEvent{Kind: "delta", Text: res.Text})
 	}
-	err = t.record("model", call.Depth, call.Request, res.RequestBody, local, res.Usage, recipe)
 	if !res.Usage.PromptKnown {
 		res.Usage.PromptTokens, res.Usage.PromptKnown = local.Tokens, true
 	}
-	return res, err
+	return res, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
