@@ -110,7 +110,9 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %   same ceiling. Nothing is ever sent over the ceiling (an overflow fails
 %   the turn before any call). On success the assistant message (the value
 %   as text, or its canonical JSON for a structured value) and a receipt
-%   are stored in one transaction. Options:
+%   are stored in one transaction. When the plan ends with a model step,
+%   the value and the assistant message are the model's text (its model
+%   and reasoning are the receipt's response(...)). Options:
 %
 %     - context_options(L): as conversation_context_pack/3, warm_store(S)
 %       included;

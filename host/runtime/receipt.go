@@ -32,15 +32,18 @@ const (
 // how it was counted and what it cost — never a credential (requests carry
 // none: keys travel in headers, which are not recorded).
 type Receipt struct {
-	TurnID       string        `json:"turn_id"`
-	Version      int           `json:"version,omitempty"` // the store version: one per run of the turn
-	Status       string        `json:"status"`
-	Attempt      int           `json:"attempt"` // 1, or n after n-1 failed runs
-	UserSeq      int64         `json:"user_seq"`
-	AssistantSeq int64         `json:"assistant_seq,omitempty"`
-	ValueType    string        `json:"value_type,omitempty"` // text, or json for a structured value
-	Error        *ReceiptError `json:"error,omitempty"`
-	Counter      CounterID     `json:"counter"`
+	TurnID       string `json:"turn_id"`
+	Version      int    `json:"version,omitempty"` // the store version: one per run of the turn
+	Status       string `json:"status"`
+	Attempt      int    `json:"attempt"` // 1, or n after n-1 failed runs
+	UserSeq      int64  `json:"user_seq"`
+	AssistantSeq int64  `json:"assistant_seq,omitempty"`
+	ValueType    string `json:"value_type,omitempty"` // text, or json for a structured value
+	// Response is the rest of a model step's answer when the plan ended
+	// with one: the value and the assistant message are its text.
+	Response *ReceiptResponse `json:"response,omitempty"`
+	Error    *ReceiptError    `json:"error,omitempty"`
+	Counter  CounterID        `json:"counter"`
 	// Context is the pack of the last request composed from the
 	// conversation: what went in, in which representation, and the ledger.
 	Context *ReceiptPack `json:"context,omitempty"`
@@ -54,6 +57,12 @@ type Receipt struct {
 	Usage             plan.UsageTotals `json:"usage"`
 	Timings           ReceiptTimings   `json:"timings"`
 	CreatedAt         int64            `json:"created_at_ms,omitempty"`
+}
+
+// ReceiptResponse is what a model answered besides its text.
+type ReceiptResponse struct {
+	Model     string `json:"model,omitempty"`
+	Reasoning string `json:"reasoning,omitempty"`
 }
 
 // ReceiptError is why a run failed.

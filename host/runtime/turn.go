@@ -79,8 +79,9 @@ type TurnResult struct {
 	User      store.Record
 	Assistant store.Record
 	Receipt   Receipt
-	// Value is the completion's value (nil when Replayed: the assistant
-	// record holds it).
+	// Value is the completion's value: the answer's text when the plan
+	// ended with a model step (its model and reasoning are the receipt's
+	// Response). Nil when Replayed: the assistant record holds it.
 	Value any
 	// Replayed is true when the turn had completed before under this id and
 	// nothing was run.
@@ -252,8 +253,14 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 		}
 		return TurnResult{}, &TurnError{Kind: "completion_failed", Cause: err}
 	}
-	text, kind := assistantText(out.Value)
+	value := out.Value
 	t.mu.Lock()
+	if r, isModel := value.(plan.ModelResult); isModel {
+		// A plan that ends with a model step answers with the model's text;
+		// the rest of its response is the receipt's.
+		value, t.receipt.Response = r.Text, &ReceiptResponse{Model: r.Model, Reasoning: r.Reasoning}
+	}
+	text, kind := assistantText(value)
 	t.receipt.Status, t.receipt.ValueType = StatusCompleted, kind
 	t.mu.Unlock()
 	asst := store.Message{Role: store.RoleAssistant, Content: store.TextContent(text)}
@@ -271,7 +278,7 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 	}
 	t.mu.Lock()
 	t.c.st.rt.recipes.put(t.c.st.id+"\x00"+t.c.id+"\x00"+t.id, plannerRecipe(t.receipt))
-	res := TurnResult{TurnID: t.id, User: t.user, Assistant: rec, Receipt: t.receipt, Value: out.Value}
+	res := TurnResult{TurnID: t.id, User: t.user, Assistant: rec, Receipt: t.receipt, Value: value}
 	t.mu.Unlock()
 	t.emit(TurnEvent{Kind: "finished"})
 	return res, nil
@@ -306,8 +313,6 @@ func assistantText(v any) (string, string) {
 		return v, "text"
 	case plan.Atom:
 		return string(v), "text"
-	case plan.ModelResult:
-		return v.Text, "text" // a model step's answer, as the final value
 	}
 	return plan.Encode(v), "json"
 }
