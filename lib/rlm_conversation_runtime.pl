@@ -110,7 +110,9 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %   same ceiling. Nothing is ever sent over the ceiling (an overflow fails
 %   the turn before any call). On success the assistant message (the value
 %   as text, or its canonical JSON for a structured value) and a receipt
-%   are stored in one transaction. Options:
+%   are stored in one transaction. When the plan ends with a model step,
+%   the value and the assistant message are the model's text (its model
+%   and reasoning are the receipt's response(...)). Options:
 %
 %     - context_options(L): as conversation_context_pack/3, warm_store(S)
 %       included;
@@ -120,7 +122,9 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %     - cold_context_options(L): the cold handle's limits;
 %     - turn_id(Id): idempotency — the same id after a success returns the
 %       stored result with replayed(true) and calls no model; after a
-%       failure it reuses the stored user message. Default: a fresh id;
+%       failure it reuses the stored user message. The same id with
+%       another message is detail(idempotency_key_reused) and stores
+%       nothing. Default: a fresh id;
 %     - on_event(Closure): call(Closure, turn_event([kind(K), turn_id(T),
 %       ...])) for started, context (with the ledger), step (with
 %       step([depth, op, status])), delta (model text as it streams,
@@ -169,7 +173,9 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %   solver status, boundary and warm status), every call (kind,
 %   request_sha256 of the exact body sent, local_prompt_tokens and method,
 %   provider_prompt_tokens and difference, the recipe that renders it again
-%   from the store), the plan, the trajectory, usage and timings. Never a
+%   from the store; one per HTTP attempt, retries and failures included,
+%   with attempt, status and error), the plan, the trajectory, usage and
+%   timings (pack_ms, completion_ms, total_ms). Never a
 %   credential. detail(not_found(TurnId)) for a turn that never ran.
 
 %!  conversation_receipts(+Conversation, +Options, -Outcome) is det.

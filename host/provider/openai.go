@@ -326,6 +326,9 @@ func (c *OpenAI) send(ctx context.Context, body []byte, model string, fn func(De
 	for attempt := 1; ; attempt++ {
 		a := attemptState{c: c, ctx: ctx, key: key, model: model, fn: fn}
 		resp, err := a.run(body, stream)
+		if a.sent {
+			traceAttempt(ctx, Attempt{Body: body, Status: a.status, Err: err})
+		}
 		if err == nil {
 			return resp, nil
 		}
@@ -603,6 +606,32 @@ type attemptState struct {
 	model     string
 	fn        func(Delta) error
 	delivered bool // a Delta reached fn: the attempt may not be retried
+	sent      bool // the request was handed to the HTTP client
+	status    int  // the response's status, 0 before one arrived
+}
+
+// Attempt is one HTTP request of a call, as [WithAttemptTrace] reports it.
+type Attempt struct {
+	Body   []byte // the exact bytes sent: the same for every attempt of a call
+	Status int    // the HTTP status, 0 when no response arrived
+	Err    error  // why the attempt failed ([*Error], or fn's own error); nil for a success
+}
+
+type attemptTraceKey struct{}
+
+// WithAttemptTrace returns a context under which [OpenAI.Complete] and
+// [OpenAI.Stream] call fn after each HTTP request they send, failed or not,
+// in order. Like net/http/httptrace, it lets a caller several layers up (a
+// turn's receipt) see every request that reached the wire, including the
+// retries a call's single result hides. fn runs on the calling goroutine.
+func WithAttemptTrace(ctx context.Context, fn func(Attempt)) context.Context {
+	return context.WithValue(ctx, attemptTraceKey{}, fn)
+}
+
+func traceAttempt(ctx context.Context, a Attempt) {
+	if fn, ok := ctx.Value(attemptTraceKey{}).(func(Attempt)); ok {
+		fn(a)
+	}
 }
 
 var errAttemptTimeout = errors.New("provider: request timeout")
@@ -632,11 +661,13 @@ func (a *attemptState) run(body []byte, stream bool) (Response, error) {
 	if a.key != "" {
 		h.Set("Authorization", "Bearer "+a.key)
 	}
+	a.sent = true
 	res, err := o.HTTPClient.Do(hreq)
 	if err != nil {
 		return Response{}, a.transportErr(actx, err, 0)
 	}
 	defer res.Body.Close()
+	a.status = res.StatusCode
 	lim := &limitReader{r: res.Body, n: o.MaxResponseBytes}
 	ok2xx := res.StatusCode >= 200 && res.StatusCode < 300
 	var rd io.Reader = lim

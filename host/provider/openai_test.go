@@ -349,6 +349,29 @@ func TestRetryThenSuccess(t *testing.T) {
 	}
 }
 
+// TestAttemptTrace: every request sent is reported, retries included,
+// with the bytes sent, its status and its error.
+func TestAttemptTrace(t *testing.T) {
+	f := newFake(t, reply(503, ""), reply(500, `{"error":{"message":"overloaded"}}`), reply(200, okBody))
+	c := newClient(t, f, nil)
+	var got []provider.Attempt
+	ctx := provider.WithAttemptTrace(context.Background(), func(a provider.Attempt) { got = append(got, a) })
+	resp, err := c.Complete(ctx, userReq("q"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := f.requests()
+	if len(got) != 3 || len(reqs) != 3 {
+		t.Fatalf("%d attempts traced, %d received; want 3", len(got), len(reqs))
+	}
+	for i, want := range []int{503, 500, 200} {
+		a := got[i]
+		if a.Status != want || string(a.Body) != reqs[i].Raw || string(a.Body) != string(resp.RequestBody) || (a.Err == nil) != (want == 200) {
+			t.Errorf("attempt %d = status %d, err %v, body %s; want status %d, the bytes received", i+1, a.Status, a.Err, a.Body, want)
+		}
+	}
+}
+
 func TestNoRetryOnClientErrors(t *testing.T) {
 	for _, status := range []int{400, 401, 403, 404, 422} {
 		f := newFake(t, reply(status, `{"error":{"message":"no"}}`))

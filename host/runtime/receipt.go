@@ -32,15 +32,18 @@ const (
 // how it was counted and what it cost — never a credential (requests carry
 // none: keys travel in headers, which are not recorded).
 type Receipt struct {
-	TurnID       string        `json:"turn_id"`
-	Version      int           `json:"version,omitempty"` // the store version: one per run of the turn
-	Status       string        `json:"status"`
-	Attempt      int           `json:"attempt"` // 1, or n after n-1 failed runs
-	UserSeq      int64         `json:"user_seq"`
-	AssistantSeq int64         `json:"assistant_seq,omitempty"`
-	ValueType    string        `json:"value_type,omitempty"` // text, or json for a structured value
-	Error        *ReceiptError `json:"error,omitempty"`
-	Counter      CounterID     `json:"counter"`
+	TurnID       string `json:"turn_id"`
+	Version      int    `json:"version,omitempty"` // the store version: one per run of the turn
+	Status       string `json:"status"`
+	Attempt      int    `json:"attempt"` // 1, or n after n-1 failed runs
+	UserSeq      int64  `json:"user_seq"`
+	AssistantSeq int64  `json:"assistant_seq,omitempty"`
+	ValueType    string `json:"value_type,omitempty"` // text, or json for a structured value
+	// Response is the rest of a model step's answer when the plan ended
+	// with one: the value and the assistant message are its text.
+	Response *ReceiptResponse `json:"response,omitempty"`
+	Error    *ReceiptError    `json:"error,omitempty"`
+	Counter  CounterID        `json:"counter"`
 	// Context is the pack of the last request composed from the
 	// conversation: what went in, in which representation, and the ledger.
 	Context *ReceiptPack `json:"context,omitempty"`
@@ -54,6 +57,12 @@ type Receipt struct {
 	Usage             plan.UsageTotals `json:"usage"`
 	Timings           ReceiptTimings   `json:"timings"`
 	CreatedAt         int64            `json:"created_at_ms,omitempty"`
+}
+
+// ReceiptResponse is what a model answered besides its text.
+type ReceiptResponse struct {
+	Model     string `json:"model,omitempty"`
+	Reasoning string `json:"reasoning,omitempty"`
 }
 
 // ReceiptError is why a run failed.
@@ -152,9 +161,17 @@ type ReceiptCall struct {
 	Method            string `json:"method"`
 	// ProviderPromptTokens is usage.prompt_tokens as reported (nil when
 	// not), and Difference provider − local.
-	ProviderPromptTokens *int   `json:"provider_prompt_tokens,omitempty"`
-	Difference           *int   `json:"difference,omitempty"`
-	Recipe               Recipe `json:"recipe"`
+	ProviderPromptTokens *int `json:"provider_prompt_tokens,omitempty"`
+	Difference           *int `json:"difference,omitempty"`
+	// Attempt numbers the HTTP requests of one call (1, 2, ... for its
+	// retries; 0 for a call no HTTP provider sent), each an entry of its
+	// own: every request that reached the wire is in the receipt. Status
+	// is the HTTP status (0 when none arrived) and Error why the attempt
+	// failed.
+	Attempt int    `json:"attempt,omitempty"`
+	Status  int    `json:"status,omitempty"`
+	Error   string `json:"error,omitempty"`
+	Recipe  Recipe `json:"recipe"`
 }
 
 // Recipe renders a call's request from the store: its parameters as sent

@@ -22,7 +22,8 @@ type Options struct {
 	// absolute path (the CLI's --grant). Nothing else outside StateDir is
 	// reachable.
 	Grants []string
-	// Now is the clock of stored messages. Nil means time.Now.
+	// Now is the clock of stored messages and of turn timings. Nil means
+	// time.Now.
 	Now func() time.Time
 	// Tokenizers returns the registry that counts tokens; it is called per
 	// operation, so encodings registered later are seen. Nil means the

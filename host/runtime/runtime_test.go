@@ -22,7 +22,13 @@ var testUtilities = pack.Utilities{HotBase: 1_000_000, HotPerSeq: 1, OlderBase: 
 
 func memConv(t *testing.T, msgs ...store.Message) Conversation {
 	t.Helper()
-	rt, err := New(nil)
+	return memConvWith(t, nil, msgs...)
+}
+
+// memConvWith is memConv on a runtime with opts.
+func memConvWith(t *testing.T, opts *Options, msgs ...store.Message) Conversation {
+	t.Helper()
+	rt, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

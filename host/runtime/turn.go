@@ -15,6 +15,7 @@ import (
 	"github.com/rlmpl/rlmpl/host/handle"
 	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/host/plan"
+	"github.com/rlmpl/rlmpl/host/provider"
 	"github.com/rlmpl/rlmpl/store"
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
@@ -32,7 +33,8 @@ type TurnOptions struct {
 	// TurnID makes the turn idempotent: called again with the same id after
 	// a success it returns the stored result without calling any model;
 	// after a failure it reuses the stored user message and runs again.
-	// Empty means a fresh id (returned in the result).
+	// The same id with another message is refused with an error wrapping
+	// [store.ErrIdempotencyMismatch], and nothing is stored. Empty means a fresh id (returned in the result).
 	TurnID string
 	// Pack is the managed context: policy, counter, sections (a system
 	// prompt, project instructions, skills), warm context, the boundary.
@@ -77,8 +79,9 @@ type TurnResult struct {
 	User      store.Record
 	Assistant store.Record
 	Receipt   Receipt
-	// Value is the completion's value (nil when Replayed: the assistant
-	// record holds it).
+	// Value is the completion's value: the answer's text when the plan
+	// ended with a model step (its model and reasoning are the receipt's
+	// Response). Nil when Replayed: the assistant record holds it.
 	Value any
 	// Replayed is true when the turn had completed before under this id and
 	// nothing was run.
@@ -120,7 +123,8 @@ func turnKey(id, role string) string { return "turn/" + id + "/" + role }
 // the message and the options are checked; from the user message on,
 // every outcome is recorded in a receipt.
 func (c Conversation) Turn(ctx context.Context, msg store.Message, opts TurnOptions) (TurnResult, error) {
-	started := time.Now()
+	now := c.st.rt.opts.Now
+	started := now()
 	id := opts.TurnID
 	if id == "" {
 		id = NewTurnID()
@@ -146,6 +150,13 @@ func (c Conversation) Turn(ctx context.Context, msg store.Message, opts TurnOpti
 	if len(id) > 256 || strings.ContainsAny(id, "\x00\n") {
 		return TurnResult{}, &store.ValidationError{Kind: store.ErrInvalid, Field: "turn_id", Reason: "must be at most 256 bytes, one line"}
 	}
+	// The user message comes first, under the turn's key: a retry with the
+	// same message finds it and writes nothing, one with other content is
+	// refused (store.ErrIdempotencyMismatch) before any answer is given.
+	user, err := c.Append(msg, AppendOptions{IdempotencyKey: turnKey(id, "user"), Encodings: opts.Encodings})
+	if err != nil {
+		return TurnResult{}, err
+	}
 	prev, err := c.Receipt(id)
 	switch {
 	case err == nil && prev.Status == StatusCompleted:
@@ -153,15 +164,10 @@ func (c Conversation) Turn(ctx context.Context, msg store.Message, opts TurnOpti
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return TurnResult{}, err
 	}
-	user, err := c.Append(msg, AppendOptions{IdempotencyKey: turnKey(id, "user"), Encodings: opts.Encodings})
-	if err != nil {
-		return TurnResult{}, err
-	}
-	t := &turn{c: c, opts: opts, id: id, counter: counter, user: user,
+	t := &turn{c: c, opts: opts, id: id, counter: counter, user: user, now: now, started: started,
 		receipt: Receipt{TurnID: id, Attempt: prev.Attempt + 1, UserSeq: user.Seq, Counter: counterID(counter, opts.Pack.Model)}}
 	t.emit(TurnEvent{Kind: "started"})
 	res, err := t.run(ctx)
-	t.receipt.Timings.TotalMS = ms(time.Since(started))
 	if err != nil {
 		return TurnResult{}, t.fail(err)
 	}
@@ -175,6 +181,8 @@ type turn struct {
 	id      string
 	counter tokenizer.Counter
 	user    store.Record
+	now     func() time.Time // the runtime's clock (Options.Now)
+	started time.Time
 
 	mu       sync.Mutex // protects the fields below: plan steps run in parallel
 	receipt  Receipt
@@ -226,9 +234,9 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 	if deps.Models != nil {
 		deps.Models = turnModels{t: t, inner: deps.Models}
 	}
-	began := time.Now()
+	began := t.now()
 	out, err := plan.Complete(ctx, in, deps)
-	t.receipt.Timings.CompletionMS = ms(time.Since(began))
+	t.receipt.Timings.CompletionMS = ms(t.now().Sub(began))
 	if out != nil {
 		t.receipt.Usage = out.Usage
 		if out.Plan != nil {
@@ -245,8 +253,14 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 		}
 		return TurnResult{}, &TurnError{Kind: "completion_failed", Cause: err}
 	}
-	text, kind := assistantText(out.Value)
+	value := out.Value
 	t.mu.Lock()
+	if r, isModel := value.(plan.ModelResult); isModel {
+		// A plan that ends with a model step answers with the model's text;
+		// the rest of its response is the receipt's.
+		value, t.receipt.Response = r.Text, &ReceiptResponse{Model: r.Model, Reasoning: r.Reasoning}
+	}
+	text, kind := assistantText(value)
 	t.receipt.Status, t.receipt.ValueType = StatusCompleted, kind
 	t.mu.Unlock()
 	asst := store.Message{Role: store.RoleAssistant, Content: store.TextContent(text)}
@@ -254,6 +268,7 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		t.receipt.AssistantSeq = r.Seq
+		t.receipt.Timings.TotalMS = ms(t.now().Sub(t.started)) // the time to store it is not counted
 		body, err := json.Marshal(t.receipt)
 		return []store.DocPut{{Collection: receiptCollection, Key: t.id, Body: body}}, err
 	}
@@ -263,7 +278,7 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 	}
 	t.mu.Lock()
 	t.c.st.rt.recipes.put(t.c.st.id+"\x00"+t.c.id+"\x00"+t.id, plannerRecipe(t.receipt))
-	res := TurnResult{TurnID: t.id, User: t.user, Assistant: rec, Receipt: t.receipt, Value: out.Value}
+	res := TurnResult{TurnID: t.id, User: t.user, Assistant: rec, Receipt: t.receipt, Value: value}
 	t.mu.Unlock()
 	t.emit(TurnEvent{Kind: "finished"})
 	return res, nil
@@ -278,6 +293,7 @@ func (t *turn) fail(err error) error {
 	te.Ledger = t.ledger
 	t.receipt.Status = StatusFailed
 	t.receipt.Error = &ReceiptError{Kind: te.Kind, Message: te.Cause.Error()}
+	t.receipt.Timings.TotalMS = ms(t.now().Sub(t.started))
 	r := t.receipt
 	t.mu.Unlock()
 	if body, jerr := json.Marshal(r); jerr == nil {
@@ -297,8 +313,6 @@ func assistantText(v any) (string, string) {
 		return v, "text"
 	case plan.Atom:
 		return string(v), "text"
-	case plan.ModelResult:
-		return v.Text, "text" // a model step's answer, as the final value
 	}
 	return plan.Encode(v), "json"
 }
@@ -432,10 +446,10 @@ func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection
 		po.Format, po.FormatFree = base.ResponseFormat, t.opts.Completion.SchemaFree
 	}
 	maxTokens := base.MaxTokens
-	began := time.Now()
+	began := t.now()
 	cp, err := t.c.Pack(ctx, po)
 	t.mu.Lock()
-	t.receipt.Timings.PackMS += ms(time.Since(began))
+	t.receipt.Timings.PackMS += ms(t.now().Sub(began))
 	if err == nil && planner {
 		t.ledger = &cp.Ledger
 		t.receipt.Context = receiptPack(cp)
@@ -453,16 +467,44 @@ func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection
 	return req, recipeOf(cp, sections, trailer), cp.Counted.Total, nil
 }
 
-// record adds a call to the receipt.
-func (t *turn) record(kind string, depth int, req tokenizer.Request, body []byte, local tokenizer.Count, usage plan.Usage, recipe []RecipeMessage) error {
-	rc, err := callRecord(kind, depth, req, body, local, usage, recipe)
-	if err != nil {
-		return err
+// send runs one call through do and adds it to the receipt: each HTTP
+// attempt the provider reports (provider.WithAttemptTrace), retries and
+// failures included, or, when none was sent over HTTP (an in-process
+// handler), the call's success as one entry. body is the body do reports
+// for a success (nil when no HTTP provider sent it); the error of the
+// call, if any, is returned after the receipt has it.
+func (t *turn) send(ctx context.Context, kind string, depth int, req tokenizer.Request, local tokenizer.Count, recipe []RecipeMessage,
+	do func(context.Context) (body []byte, usage plan.Usage, err error)) error {
+	var sent []provider.Attempt
+	body, usage, err := do(provider.WithAttemptTrace(ctx, func(a provider.Attempt) { sent = append(sent, a) }))
+	if len(sent) == 0 {
+		if err != nil {
+			return err // nothing was sent
+		}
+		sent = []provider.Attempt{{Body: body}}
+	}
+	var calls []ReceiptCall
+	for i, a := range sent {
+		u := plan.Usage{}
+		if a.Err == nil {
+			u = usage
+		}
+		rc, rerr := callRecord(kind, depth, req, a.Body, local, u, recipe)
+		if rerr != nil {
+			return errors.Join(err, rerr)
+		}
+		if len(sent) > 1 || a.Status != 0 {
+			rc.Attempt, rc.Status = i+1, a.Status
+		}
+		if a.Err != nil {
+			rc.Error = a.Err.Error()
+		}
+		calls = append(calls, rc)
 	}
 	t.mu.Lock()
-	t.receipt.Calls = append(t.receipt.Calls, rc)
+	t.receipt.Calls = append(t.receipt.Calls, calls...)
 	t.mu.Unlock()
-	return nil
+	return err
 }
 
 // checked counts a request composed outside a pack (a child planner's) and
@@ -500,18 +542,22 @@ func (p recordingPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (pl
 		}
 		local, recipe = n, literalRecipe(req.Request.Messages)
 	}
-	reply, err := p.inner.Plan(ctx, req)
+	var reply plan.PlannerReply
+	err := t.send(ctx, "planner", req.Depth, req.Request, local, recipe, func(ctx context.Context) ([]byte, plan.Usage, error) {
+		var err error
+		reply, err = p.inner.Plan(ctx, req)
+		return reply.RequestBody, reply.Usage, err
+	})
 	if err != nil {
 		return reply, err
 	}
-	err = t.record("planner", req.Depth, req.Request, reply.RequestBody, local, reply.Usage, recipe)
 	if !reply.Usage.PromptKnown {
 		// The budget charges our own count of the prompt, not the crude
 		// bytes/3 of an unknown one; the receipt still says the provider
 		// reported nothing.
 		reply.Usage.PromptTokens, reply.Usage.PromptKnown = local.Tokens, true
 	}
-	return reply, err
+	return reply, nil
 }
 
 // turnModels runs a plan's model steps inside the conversation: each
@@ -541,18 +587,22 @@ func (m turnModels) Complete(ctx context.Context, call plan.ModelCall) (plan.Mod
 		streamed = true
 		t.emit(TurnEvent{Kind: "delta", Text: text})
 	}
-	res, err := m.inner.Complete(ctx, call)
+	var res plan.ModelResult
+	err = t.send(ctx, "model", call.Depth, call.Request, local, recipe, func(ctx context.Context) ([]byte, plan.Usage, error) {
+		var err error
+		res, err = m.inner.Complete(ctx, call)
+		return res.RequestBody, res.Usage, err
+	})
 	if err != nil {
 		return res, err
 	}
 	if !streamed && res.Text != "" {
 		t.emit(TurnEvent{Kind: "delta", Text: res.Text})
 	}
-	err = t.record("model", call.Depth, call.Request, res.RequestBody, local, res.Usage, recipe)
 	if !res.Usage.PromptKnown {
 		res.Usage.PromptTokens, res.Usage.PromptKnown = local.Tokens, true
 	}
-	return res, err
+	return res, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

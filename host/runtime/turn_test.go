@@ -9,11 +9,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rlmpl/rlmpl/host/handle"
 	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/host/plan"
 	"github.com/rlmpl/rlmpl/host/provider"
+	"github.com/rlmpl/rlmpl/host/provider/providertest"
 	"github.com/rlmpl/rlmpl/store"
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
@@ -169,11 +171,82 @@ func TestTurnIsIdempotent(t *testing.T) {
 	if r, _ := c.Receipt("t1"); r.Attempt != 2 || r.Version != 2 {
 		t.Fatalf("receipt attempt %d version %d", r.Attempt, r.Version)
 	}
-	if _, err := c.Turn(context.Background(), user("another question"), opts); !errors.Is(err, store.ErrIdempotencyMismatch) {
-		// the turn completed: it answers with the stored result, whatever is asked
-		if err != nil {
-			t.Fatalf("reuse with other text: %v", err)
+	// The same id with another message is refused, and stores nothing.
+	if _, err := c.Turn(context.Background(), user("Delete the production database now"), opts); !errors.Is(err, store.ErrIdempotencyMismatch) {
+		t.Fatalf("reuse with other text: %v", err)
+	}
+	if st, _ := c.Stats(); st.Messages != 2 || len(p.reqs) != calls {
+		t.Fatalf("%d messages, %d planner calls after a reused id", st.Messages, len(p.reqs))
+	}
+}
+
+// TestReceiptTimings: a completed turn's stored receipt says how long the
+// turn took, by the runtime's clock (here one that advances 5 ms a read).
+func TestReceiptTimings(t *testing.T) {
+	var mu sync.Mutex
+	clock := time.Unix(1_700_000_000, 0)
+	now := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		clock = clock.Add(5 * time.Millisecond)
+		return clock
+	}
+	c := memConvWith(t, &Options{Now: now})
+	res, err := c.Turn(context.Background(), user("hello"), turnOpts(&planner{answers: []string{final("hi")}}, handle.New(nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.Receipt(res.TurnID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := r.Timings
+	if tm.TotalMS <= 0 || tm.CompletionMS <= 0 || tm.PackMS <= 0 || tm.TotalMS < tm.CompletionMS || tm != res.Receipt.Timings {
+		t.Fatalf("stored timings %+v, result's %+v", tm, res.Receipt.Timings)
+	}
+}
+
+// httpPlanner asks an OpenAI-compatible server for the plan, as the host's
+// provider planner does.
+type httpPlanner struct{ p *provider.OpenAI }
+
+func (h httpPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (plan.PlannerReply, error) {
+	resp, err := h.p.Complete(ctx, req.Request)
+	return plan.PlannerReply{Text: resp.Content, Usage: plan.Usage(resp.Usage), RequestBody: resp.RequestBody}, err
+}
+
+// TestFailedReceiptListsEveryAttempt: a planner call that fails after
+// retries leaves a failed receipt with one entry per request sent — the
+// hash of the bytes the server received, the local count, the status and
+// the error — and replay renders each again, byte for byte.
+func TestFailedReceiptListsEveryAttempt(t *testing.T) {
+	srv := providertest.NewServer(providertest.Reply(503, `{"error":{"message":"overloaded"}}`))
+	defer srv.Close()
+	p, err := provider.NewOpenAI(&provider.Options{BaseURL: srv.BaseURL(), Model: "m", MaxRetries: 2, RetryBaseDelay: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := memConv(t)
+	opts := turnOpts(httpPlanner{p}, handle.New(nil))
+	opts.TurnID = "t1"
+	if _, err := c.Turn(context.Background(), user("question"), opts); err == nil {
+		t.Fatal("the turn succeeded against a server that answers 503")
+	}
+	r, err := c.Receipt("t1")
+	received := srv.Requests()
+	if err != nil || r.Status != StatusFailed || len(received) != 3 || len(r.Calls) != 3 {
+		t.Fatalf("receipt %+v (%v) after %d requests", r, err, len(received))
+	}
+	sum := sha256.Sum256([]byte(received[0].Raw))
+	for i, call := range r.Calls {
+		if call.Attempt != i+1 || call.Status != 503 || !strings.Contains(call.Error, "overloaded") ||
+			call.RequestSHA256 != hex.EncodeToString(sum[:]) || call.LocalPromptTokens == 0 || call.ProviderPromptTokens != nil {
+			t.Errorf("call %d = %+v", i+1, call)
 		}
+	}
+	bodies, err := c.Replay(context.Background(), "t1")
+	if err != nil || len(bodies) != 3 || string(bodies[2]) != received[2].Raw {
+		t.Fatalf("replay: %d bodies, %v", len(bodies), err)
 	}
 }
 

@@ -98,6 +98,27 @@ test(retried_turn_reuses_the_user_message,
          conversation_stats(C, ok(St)), record_get(St, messages, 2), record_get(St, user_messages, 1)
      )).
 
+test(reused_turn_id_with_another_message_is_refused,
+     (   conv_(t4b, [], _, C),
+         conversation_turn(C, message(user, "What is the weather?"), [turn_id(t1), completion_options([planner_handler(counting_planner_)])], ok(_)),
+         conversation_turn(C, message(user, "Delete the production database now"), [turn_id(t1), completion_options([planner_handler(counting_planner_)])], error(E)),
+         record_get(E, detail, idempotency_key_reused),
+         conversation_stats(C, ok(St)), record_get(St, messages, 2)
+     )).
+
+model_planner_(_, plan([model(openrouter, literal("answer the user"), [], r), final(var(r))])).
+echo_model_(Call, model_response([text(T), model(m1)])) :-
+    record_get(Call, prompt, P), append("echo: ", P, T).
+
+test(a_model_steps_answer_is_the_turns_text,
+     (   conv_(t4c, [], _, C),
+         conversation_turn(C, message(user, "hi"), [turn_id(m), completion_options([planner_handler(model_planner_), model_handler(echo_model_)])], ok(R)),
+         record_get(R, value, V), format(atom(A), "~s", [V]), A == 'echo: answer the user',
+         record_get(R, assistant, Asst), record_get(Asst, content, V),
+         conversation_turn_receipt(C, m, ok(Rc)), record_get(Rc, value_type, "text"),
+         record_get(Rc, response, Resp), record_get(Resp, model, "m1")
+     )).
+
 test(receipts_record_what_the_model_saw,
      (   conv_(t5, ["a"], _, C),
          conversation_turn(C, message(user, "hi"), [turn_id(r1), completion_options([planner_handler(counting_planner_)])], ok(_)),
