@@ -149,6 +149,8 @@ func (s *Session) reason(phase string, err error, subject []engine.Term) (engine
 		return conv(named("store_unavailable"))
 	case errors.Is(err, store.ErrIdempotencyMismatch):
 		return conv(engine.NewAtom("idempotency_key_reused"))
+	case errors.Is(err, runtime.ErrUnpinnable):
+		return conv(named("unpinnable_message"))
 	case errors.Is(err, store.ErrInvalidRange):
 		return conv(named("invalid_range"))
 	case errors.Is(err, store.ErrInvalidSelector):
@@ -193,7 +195,7 @@ func warmReason(phase, kind string, err error, details ...prolog.Field) engine.T
 
 // storePhases are the operations whose unknown failures come from storage.
 var storePhases = []string{"store_open", "store_close", "create", "open", "list", "append", "message", "messages",
-	"stats", "export", "search", "cold_context", "import", "context_pack"}
+	"stats", "export", "search", "cold_context", "import", "context_pack", "pin"}
 
 // convReason is conversation_error([detail(D), kind(conversation_error), message(M), phase(P)]).
 func convReason(phase string, detail engine.Term, msg string) engine.Term {

@@ -66,6 +66,19 @@ func (s *Session) policy(c *prolog.Call) (*policy, error) {
 	if err == nil && bad != nil {
 		err = prolog.TypeError("atom", bad)
 	}
+	role := engine.NewVariable()
+	if err == nil {
+		err = callAll(c, engine.NewAtom("context_pinned_role").Apply(role), func(env *engine.Env) {
+			if a, isAtom := env.Resolve(role).(engine.Atom); isAtom {
+				p.utilities.PinnedRoles = append(p.utilities.PinnedRoles, a.String())
+			} else {
+				bad = prolog.Resolved(role, env)
+			}
+		})
+	}
+	if err == nil && bad != nil {
+		err = prolog.TypeError("atom", bad)
+	}
 	tmpl := engine.NewVariable()
 	if err == nil {
 		err = callAll(c, engine.NewAtom("context_boundary_template").Apply(tmpl), func(env *engine.Env) {

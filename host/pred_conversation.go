@@ -18,6 +18,7 @@ package host
 //	conversation_stats(+Conversation, -Outcome) is det.
 //	conversation_export(+Conversation, +Format, -Outcome) is det.
 //	conversation_import(+Conversation, +File, -Outcome) is det.
+//	conversation_pin(+Conversation, +Target, -Outcome) is det.
 
 import (
 	"bytes"
@@ -758,4 +759,45 @@ func contentOf(c *prolog.Call, t engine.Term) (store.Content, error) {
 		return store.Content{}, &store.ValidationError{Kind: store.ErrInvalid, Field: "content", Reason: "must be text or a list of parts"}
 	}
 	return store.TextContent(s), nil
+}
+
+// conversationPin pins message(Seq) or range(From, To), or unpins them
+// under unpin(Target): durable, idempotent (changed(false) when nothing
+// changed), not undone on backtracking.
+func (s *Session) conversationPin(c *prolog.Call, conv, target, out engine.Term) (bool, error) {
+	cv, err := s.convArg(c, conv)
+	if err != nil {
+		return s.fail(c, out, "pin", err)
+	}
+	t, pinned := c.Resolve(target), true
+	if u, isCompound := t.(engine.Compound); isCompound && u.Functor().String() == "unpin" && u.Arity() == 1 {
+		t, pinned = c.Resolve(u.Arg(0)), false
+	}
+	var from, to int64
+	tc, _ := t.(engine.Compound)
+	switch _, unbound := t.(engine.Variable); {
+	case unbound:
+		return false, prolog.InstantiationError()
+	case tc != nil && tc.Functor().String() == "message" && tc.Arity() == 1:
+		if from, err = c.Int(tc.Arg(0)); err != nil {
+			return false, err
+		}
+		to = from
+	case tc != nil && tc.Functor().String() == "range" && tc.Arity() == 2:
+		if from, err = c.Int(tc.Arg(0)); err == nil {
+			to, err = c.Int(tc.Arg(1))
+		}
+		if err != nil {
+			return false, err
+		}
+	default:
+		return false, prolog.DomainError("pin_target", prolog.Resolved(target, c.Env))
+	}
+	changed, err := cv.Pin(from, to, pinned)
+	if err != nil {
+		return s.fail(c, out, "pin", err, engine.NewAtom(cv.ID()), engine.Integer(from), engine.Integer(to))
+	}
+	return c.Unify(out, ok(record("conversation_pin", fld("changed", boolTerm(changed)),
+		fld("conversation_id", engine.NewAtom(cv.ID())), fld("from", engine.Integer(from)),
+		fld("pinned", boolTerm(pinned)), fld("to", engine.Integer(to))))), nil
 }

@@ -57,6 +57,7 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred2("conversation_stats", "conversation_stats(+Conversation, -Outcome) is det", s.conversationStats),
 		prolog.Pred3("conversation_export", "conversation_export(+Conversation, +Format, -Outcome) is det", s.conversationExport),
 		prolog.Pred3("conversation_import", "conversation_import(+Conversation, +File, -Outcome) is det", s.conversationImport),
+		prolog.Pred3("conversation_pin", "conversation_pin(+Conversation, +Target, -Outcome) is det", s.conversationPin),
 
 		// Managed turns (pred_turn.go)
 		prolog.Pred4("conversation_turn", "conversation_turn(+Conversation, +Message, +Options, -Outcome) is det", s.conversationTurn),

@@ -37,10 +37,11 @@ message(Text), phase(P)])) with D one of not_found(Id),
 conversation_exists(Id), closed_store, store_locked,
 store_path_not_granted(Spec), store_unavailable(Spec),
 idempotency_key_reused, invalid_message(Field), invalid_range(Selector),
-message_not_found(Id, Seq) or storage_failure (also a write refused
-because the disk holding the store is nearly full: the store stays
-readable, nothing acknowledged is lost, and writes succeed again once
-space is freed; the message says how much is free and needed).
+message_not_found(Id, Seq), unpinnable_message(Id, From, To) or
+storage_failure (also a write refused because the disk holding the store
+is nearly full: the store stays readable, nothing acknowledged is lost,
+and writes succeed again once space is freed; the message says how much
+is free and needed).
 
 Exports:
     conversation_store_open/2    % +Spec, -Outcome
@@ -57,6 +58,7 @@ Exports:
     conversation_stats/2         % +Conversation, -Outcome
     conversation_export/3        % +Conversation, +Format, -Outcome
     conversation_import/3        % +Conversation, +File, -Outcome
+    conversation_pin/3           % +Conversation, +Target, -Outcome
 */
 :- set_prolog_flag(double_quotes, chars).
 
@@ -198,3 +200,27 @@ Exports:
 %   File is existence_error(source_sink, File); one outside the program's
 %   directory (through a symbolic link) is permission_error(open,
 %   source_sink, File).
+
+%!  conversation_pin(+Conversation, +Target, -Outcome) is det.
+%
+%   Pins the stored messages Target names, message(Seq) or range(From, To),
+%   or unpins them under unpin(Target). A pinned message is in every pack
+%   and turn of the conversation, first after the fixed sections, never
+%   summarized away and never dropped for an older turn; when pinned
+%   messages cannot fit, the pack fails closed with
+%   context_budget_error([kind(pinned_context_exceeds_limit), units(Ids),
+%   ...]). System messages are pinned by default (context_pinned_role/1);
+%   unpinning one overrides that, so a program that replaces its
+%   instructions appends the new system message and unpins the old one.
+%   Pins are durable (one versioned document of the conversation, in
+%   exports) and the last operation covering a message wins. Outcome is
+%   ok(conversation_pin([changed(Bool), conversation_id(Id), from(F),
+%   pinned(Bool), to(T)])); changed(false) means nothing was written (the
+%   pin already held). A range outside the stored messages is
+%   detail(invalid_range(...)); a tool call or tool result cannot be pinned
+%   (pinned messages render first, apart from their group):
+%   detail(unpinnable_message(Id, From, To)). Not undone on backtracking.
+%   A Target of another shape is a domain_error(pin_target, Target).
+%
+%   ?- conversation_pin(C, range(3, 4), ok(P)).
+%   ?- conversation_pin(C, unpin(message(1)), ok(P)).

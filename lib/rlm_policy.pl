@@ -26,6 +26,7 @@ Exports:
     rlm_option/4                  % ?Predicate, ?Name, ?Type, ?Default
     conversation_count_encoding/1 % ?Encoding
     context_utility/3             % ?Class, ?Base, ?PerSequence
+    context_pinned_role/1         % ?Role
     warm_fidelity/2               % ?Representation, ?Percent
     warm_signal_weight/2          % ?Kind, ?Weight
     context_boundary_template/1   % -Template
@@ -36,6 +37,7 @@ Hooks a program may define:
 :- set_prolog_flag(double_quotes, chars).
 :- dynamic(conversation_count_encoding/1).
 :- dynamic(context_utility/3).
+:- dynamic(context_pinned_role/1).
 :- dynamic(context_boundary_template/1).
 :- dynamic(warm_fidelity/2).
 :- dynamic(warm_signal_weight/2).
@@ -228,6 +230,22 @@ conversation_count_encoding(cl100k_base).
 context_utility(hot_message, 1000000, 1).
 context_utility(older_message, 1000, 1).
 context_utility(cold_history_boundary, 2000000, 0).
+
+%!  context_pinned_role(?Role) is nondet.
+%
+%   Messages of Role are pinned in every pack of their conversation: always
+%   in the request, first after the fixed sections (where a system prompt
+%   belongs), never summarized away and never dropped for an older turn.
+%   When pinned messages cannot fit beside the fixed sections, the output
+%   reserve and the safety margin, the pack (and a turn) fails closed with
+%   context_budget_error([kind(pinned_context_exceeds_limit),
+%   units(Ids), ...]) naming them. Pinned messages are their own ledger
+%   stages (section pinned). conversation_pin/3 pins any other range and
+%   unpins one (a program that replaces its instructions appends the new
+%   system message and unpins the old). The store's roles are system,
+%   user, assistant and tool (OpenAI's developer messages are stored as
+%   system). Dynamic: retract it to stop pinning system messages.
+context_pinned_role(system).
 
 %!  context_boundary_template(-Template) is det.
 %

@@ -26,9 +26,13 @@ type Turn struct {
 // (lib's context_utility/3) and read once per session. A message's utility
 // is Base + PerSeq·sequence.
 type Utilities struct {
-	HotBase, HotPerSeq     int64 // the mandatory recent tail
+	HotBase, HotPerSeq     int64 // the mandatory recent tail (and pinned messages)
 	OlderBase, OlderPerSeq int64 // optional older turns
 	Boundary               int64 // the cold-history boundary
+	// PinnedRoles are the roles whose messages are pinned by default
+	// (lib's context_pinned_role/1): the loader reads them by role and
+	// gives them as ConversationInput.Pinned.
+	PinnedRoles []string
 }
 
 // TextSection is a fixed section given as text; model sections render as
@@ -66,7 +70,13 @@ type ConversationInput struct {
 	HotStart int64
 	// Turns are the candidates, ascending by sequence: the hot tail and at
 	// most Policy.MaxCandidates older turns. The caller loads them bounded.
-	Turns    []Turn
+	Turns []Turn
+	// Pinned are messages that are always in the request, first after the
+	// fixed sections, in sequence order: never summarized, never dropped
+	// for an older turn (the conversation's own system messages, and what
+	// a program pinned). They are not among Turns. When they cannot fit,
+	// the pack fails with [KindPinnedExceeds] naming them.
+	Pinned   []Turn
 	Policy   Policy
 	Sections []TextSection
 	// Trailer are fixed sections rendered after the conversation (a turn's
@@ -139,6 +149,14 @@ const BoundaryID = "managed_cold_history_boundary"
 // by the provider, and dropping it would break the hot tail's promise.
 const KindOrphanToolResult = "orphan_tool_result"
 
+// KindPinnedExceeds is the error kind of pinned messages that do not fit
+// beside the fixed sections, the output reserve and the safety margin.
+const KindPinnedExceeds = "pinned_context_exceeds_limit"
+
+// PinnedSection is the section of pinned message units (their own ledger
+// stages).
+const PinnedSection = "pinned"
+
 // RenderBoundary fills a boundary template: {conversation} is the
 // conversation id, {cold_through} the last sequence that may be absent and
 // {hot_start} the first sequence of the hot tail. The text is a pure
@@ -204,8 +222,11 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 		return ConversationPack{}, err
 	}
 
-	units := make([]Unit, len(in.Extra))
-	for i, u := range in.Extra {
+	units, turnCounts := pinnedUnits(in)
+	if err := checkPinned(p, sections, units); err != nil {
+		return ConversationPack{}, err
+	}
+	for _, u := range in.Extra {
 		u.Variants = slices.Clone(u.Variants)
 		for j, v := range u.Variants {
 			m, _ := v.Value.(tokenizer.Message)
@@ -215,7 +236,7 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 			}
 			u.Variants[j].Count = messageCost(in.Counter, m, content)
 		}
-		units[i] = u
+		units = append(units, u)
 	}
 	cons := slices.Clone(in.Constraints)
 
@@ -235,7 +256,7 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 		}
 	}
 
-	turnUnits, turnCons, turnCounts, err := conversationUnits(in, hotStart)
+	turnUnits, turnCons, err := conversationUnits(in, hotStart, turnCounts)
 	if err != nil {
 		return ConversationPack{}, err
 	}
@@ -286,7 +307,7 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 			cached[len(req.Messages)] = c
 		}
 		req.Messages = append(req.Messages, m)
-		if u.Section == "conversation" {
+		if u.Section == "conversation" || u.Section == PinnedSection {
 			kept = append(kept, u.Order)
 		}
 	}
@@ -304,6 +325,7 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 	if got, want := int64(out.Counted.Total.Tokens), pk.Ledger.VisibleFixed+pk.Ledger.Selected; got != want {
 		return ConversationPack{}, fmt.Errorf("pack: ledger_total_mismatch: rendered request counts %d tokens, ledger %d", got, want)
 	}
+	slices.Sort(kept) // pinned messages render first
 	out.Boundary.Omitted = gaps(kept, in.Total)
 	return out, nil
 }
@@ -314,11 +336,10 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 // out (a provider rejects an orphan tool message), a mandatory one fails
 // closed. Under the Contiguous window each older exchange is atomic and
 // requires the next one, so what is kept is a suffix of whole exchanges.
-func conversationUnits(in ConversationInput, hotStart int64) ([]Unit, []solver.Constraint, map[string]tokenizer.Count, error) {
+func conversationUnits(in ConversationInput, hotStart int64, counts map[string]tokenizer.Count) ([]Unit, []solver.Constraint, error) {
 	var units []Unit
 	var cons []solver.Constraint
-	callOf := map[string]string{} // tool_call_id → assistant unit id
-	counts := map[string]tokenizer.Count{}
+	callOf := map[string]string{}    // tool_call_id → assistant unit id
 	exchange, prevExchange := "", "" // first unit of the current and previous older exchange
 	for _, t := range in.Turns {
 		id := UnitID(t.Seq)
@@ -328,21 +349,16 @@ func conversationUnits(in ConversationInput, hotStart int64) ([]Unit, []solver.C
 		}
 		if t.Message.ToolCallID != "" && callOf[t.Message.ToolCallID] == "" {
 			if hot {
-				return nil, nil, nil, &Error{Kind: KindOrphanToolResult, Units: []string{id}}
+				return nil, nil, &Error{Kind: KindOrphanToolResult, Units: []string{id}}
 			}
 			continue
-		}
-		var content *tokenizer.Count
-		if t.Cached {
-			content = &t.Content
-			counts[id] = t.Content
 		}
 		u := in.Utilities.OlderBase + in.Utilities.OlderPerSeq*t.Seq
 		if hot {
 			u = in.Utilities.HotBase + in.Utilities.HotPerSeq*t.Seq
 		}
 		units = append(units, Unit{ID: id, Section: "conversation", Mandatory: hot, Order: t.Seq,
-			Variants: []Variant{{Kind: "verbatim", Count: messageCost(in.Counter, t.Message, content), Utility: u, Value: t.Message}}})
+			Variants: []Variant{{Kind: "verbatim", Count: turnCost(in.Counter, t, counts), Utility: u, Value: t.Message}}})
 		for _, call := range t.Message.ToolCalls {
 			callOf[call.ID] = id
 		}
@@ -362,7 +378,57 @@ func conversationUnits(in ConversationInput, hotStart int64) ([]Unit, []solver.C
 			cons = append(cons, solver.SameChoice(exchange, id))
 		}
 	}
-	return units, cons, counts, nil
+	return units, cons, nil
+}
+
+// turnCost is what a stored turn adds to the request, from its cached
+// content count when it has one (recorded in counts for the recount).
+func turnCost(c tokenizer.Counter, t Turn, counts map[string]tokenizer.Count) tokenizer.Count {
+	if !t.Cached {
+		return messageCost(c, t.Message, nil)
+	}
+	counts[UnitID(t.Seq)] = t.Content
+	return messageCost(c, t.Message, &t.Content)
+}
+
+// pinnedUnits makes one mandatory unit per pinned message, valued like
+// the hot tail, and the map of cached content counts the other turns add
+// to.
+func pinnedUnits(in ConversationInput) ([]Unit, map[string]tokenizer.Count) {
+	counts := map[string]tokenizer.Count{}
+	units := make([]Unit, len(in.Pinned))
+	for i, t := range in.Pinned {
+		units[i] = Unit{ID: UnitID(t.Seq), Section: PinnedSection, Mandatory: true, Order: t.Seq,
+			Variants: []Variant{{Kind: "verbatim", Count: turnCost(in.Counter, t, counts),
+				Utility: in.Utilities.HotBase + in.Utilities.HotPerSeq*t.Seq, Value: t.Message}}}
+	}
+	return units, counts
+}
+
+// checkPinned fails closed, naming every pinned unit, when the pinned
+// messages do not fit beside the visible fixed sections, the reserve and
+// the margin: the solver's conflict would name some mandatory set, and
+// what a program must act on is its pins.
+func checkPinned(p Policy, sections []Section, pinned []Unit) error {
+	if len(pinned) == 0 {
+		return nil
+	}
+	var fixed, need int64
+	for _, s := range sections {
+		if s.Visibility == Model {
+			fixed += int64(s.Count.Tokens)
+		}
+	}
+	ids := make([]string, len(pinned))
+	for i, u := range pinned {
+		need += int64(u.Variants[0].Count.Tokens)
+		ids[i] = u.ID
+	}
+	base := fixed + p.ReserveOutputTokens + p.SafetyMarginTokens
+	if avail := p.Effective() - base; need > avail && base <= p.Effective() {
+		return &Error{Kind: KindPinnedExceeds, Units: ids, Base: base, Effective: p.Effective(), Available: avail, Excess: need - avail}
+	}
+	return nil
 }
 
 // checkCategories fails closed when the sections of a category (tools:

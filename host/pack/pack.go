@@ -181,7 +181,7 @@ func (e *Error) Error() string {
 		// is the usual cause, and "fixed content" alone hides it.
 		return fmt.Sprintf("pack: %s: %d tokens before any message (fixed sections %d, reserve_output_tokens %d, safety_margin_tokens %d) > limit %d",
 			e.Kind, e.Base, e.Base-e.Reserve-e.Safety, e.Reserve, e.Safety, e.Effective)
-	case KindMandatoryExceeds:
+	case KindMandatoryExceeds, KindPinnedExceeds:
 		return fmt.Sprintf("pack: %s: units %v exceed the %d available tokens by %d", e.Kind, e.Units, e.Available, e.Excess)
 	case KindCategoryExceeds:
 		return fmt.Sprintf("pack: %s: %v sections take %d tokens, %d over their limit %d", e.Kind, e.Units, e.Base, e.Excess, e.Effective)

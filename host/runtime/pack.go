@@ -153,7 +153,7 @@ func (c Conversation) Pack(ctx context.Context, opts PackOptions) (Packed, error
 		n   int
 	}
 	var counted []fresh
-	for _, r := range recs {
+	turn := func(r store.Record) pack.Turn {
 		t := pack.Turn{Seq: r.Seq, Message: ChatMessage(r.Message)}
 		if enc != "" && !r.Message.Content.IsParts() {
 			n, cached := r.TokenCounts[enc]
@@ -163,7 +163,20 @@ func (c Conversation) Pack(ctx context.Context, opts PackOptions) (Packed, error
 			}
 			t.Content, t.Cached = tokenizer.Count{Tokens: n, Method: tokenizer.Exact, Basis: tokenizer.BasisBPE, Encoding: enc}, true
 		}
-		in.Turns = append(in.Turns, t)
+		return t
+	}
+	pinned, err := c.pinned(opts.Utilities.PinnedRoles)
+	if err != nil {
+		return Packed{}, err
+	}
+	isPinned := make(map[int64]bool, len(pinned))
+	for _, r := range pinned {
+		in.Pinned, isPinned[r.Seq] = append(in.Pinned, turn(r)), true
+	}
+	for _, r := range recs {
+		if !isPinned[r.Seq] {
+			in.Turns = append(in.Turns, turn(r))
+		}
 	}
 	var out Packed
 	if opts.Warm != nil {

@@ -262,7 +262,7 @@ func recipeOf(cp Packed, sections, trailer []pack.TextSection) []RecipeMessage {
 		u := cp.Units[s.Unit]
 		v := u.Variants[s.Variant]
 		switch u.Section {
-		case "conversation":
+		case "conversation", pack.PinnedSection:
 			out = append(out, RecipeMessage{Seq: u.Order})
 		case "warm":
 			out = append(out, RecipeMessage{Warm: &WarmRef{Key: u.ID, Version: cp.WarmVersions[u.ID], Kind: v.Kind}})
