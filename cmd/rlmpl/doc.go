@@ -30,7 +30,8 @@ Usage:
 	           [--system TEXT] [--max-context N] [--json]
 	                           talk over a managed conversation: each line is
 	                           a turn, streamed; /ledger, /receipt, /search
-	                           TEXT, /quit
+	                           TEXT, /quit; Ctrl-C cancels the running turn
+	                           (or clears the line), Ctrl-D leaves
 	rlmpl receipt list|show TURN|diff TURN_A TURN_B --conv ID
 	                           what each turn sent: units, tokens per stage,
 	                           request hashes, usage
