@@ -46,11 +46,6 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return 1
 	}
 	defer h.Close()
-	cv, err := openOrCreate(st, *conv)
-	if err != nil {
-		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
-		return 1
-	}
 	d, err := h.Defaults(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
@@ -62,6 +57,12 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl chat: %s\n", configText(err))
 		return 2
+	}
+	// Configuration is checked above, before the conversation is created.
+	cv, err := openOrCreate(st, *conv)
+	if err != nil {
+		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
+		return 1
 	}
 	to := runtime.TurnOptions{
 		Pack: runtime.PackOptions{Policy: p, Model: *pf.model, Boundary: true, BoundaryTemplate: d.BoundaryTemplate,
