@@ -29,6 +29,9 @@ type Resolved struct {
 	Provider         provider.Provider
 	StructuredOutput bool
 	SchemaFree       bool // see provider.Resolved
+	// Credential is the environment variable the key is read from when
+	// each request is made; "" when no key is sent.
+	Credential string
 }
 
 // Provider resolves the provider called name with the call's settings
@@ -67,7 +70,7 @@ func (h *Host) resolve(name string, call provider.Settings) (Resolved, error) {
 	if err != nil {
 		return Resolved{}, fmt.Errorf("host: provider %s: %w", name, err) // Resolve validated: a bug
 	}
-	return Resolved{Name: name, Provider: c, StructuredOutput: r.StructuredOutput, SchemaFree: r.SchemaFree}, nil
+	return Resolved{Name: name, Provider: c, StructuredOutput: r.StructuredOutput, SchemaFree: r.SchemaFree, Credential: r.Options.Credential}, nil
 }
 
 // defaultProviders reads lib's default_provider/1 once, for Go callers.

@@ -8,6 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
 	"text/tabwriter"
 
@@ -44,11 +46,6 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return 1
 	}
 	defer h.Close()
-	cv, err := openOrCreate(st, *conv)
-	if err != nil {
-		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
-		return 1
-	}
 	d, err := h.Defaults(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
@@ -60,6 +57,12 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl chat: %s\n", configText(err))
 		return 2
+	}
+	// Configuration is checked above, before the conversation is created.
+	cv, err := openOrCreate(st, *conv)
+	if err != nil {
+		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
+		return 1
 	}
 	to := runtime.TurnOptions{
 		Pack: runtime.PackOptions{Policy: p, Model: *pf.model, Boundary: true, BoundaryTemplate: d.BoundaryTemplate,
@@ -84,26 +87,51 @@ type chat struct {
 	json, tty      bool
 	stdout, stderr io.Writer
 	last           *runtime.Receipt
+	failed         bool // a turn failed: chat exits 1
+	interrupts     chan os.Signal
 }
 
+// loop runs a turn per line until /quit or the end of the input and
+// returns the exit status: 1 when a turn failed. On a terminal, Ctrl-C
+// cancels the running turn (its receipt records the cancellation) or, at
+// the prompt, clears the line; Ctrl-D leaves. Without a terminal, SIGINT
+// ends chat with status 130.
 func (c *chat) loop(stdin io.Reader) int {
-	sc := bufio.NewScanner(stdin)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	lines := lineReader{in: bufio.NewReader(stdin)}
+	if c.tty {
+		// SIGINT cancels a turn only, so chat does not use the process
+		// context, which the first SIGINT ends for good.
+		c.ctx = context.WithoutCancel(c.ctx)
+		lines.interrupts = make(chan os.Signal, 1)
+		signal.Notify(lines.interrupts, os.Interrupt)
+		defer signal.Stop(lines.interrupts)
+	}
+	c.interrupts = lines.interrupts
 	for {
 		if c.tty && !c.json {
 			fmt.Fprint(c.stdout, "> ")
 		}
-		if !sc.Scan() {
-			if c.ctx.Err() != nil {
-				return 130
+		text, err := lines.next(c.ctx)
+		switch {
+		case errors.Is(err, errInterrupted) && c.tty:
+			fmt.Fprintln(c.stdout) // the terminal dropped the line
+			continue
+		case errors.Is(err, errInterrupted):
+			return 130
+		case err != nil && !errors.Is(err, io.EOF):
+			fmt.Fprintf(c.stderr, "rlmpl chat: reading input: %v\n", err)
+			return 1
+		case err != nil && text == "":
+			if c.tty {
+				fmt.Fprintln(c.stdout)
 			}
-			return 0
+			return c.status()
 		}
-		line := strings.TrimSpace(sc.Text())
+		line := strings.TrimSpace(text)
 		switch {
 		case line == "":
 		case line == "/quit" || line == "/exit":
-			return 0
+			return c.status()
 		case line == "/ledger":
 			c.ledger()
 		case line == "/receipt":
@@ -119,6 +147,14 @@ func (c *chat) loop(stdin io.Reader) int {
 			return 130
 		}
 	}
+}
+
+// status is chat's exit status: 1 when a turn failed, else 0.
+func (c *chat) status() int {
+	if c.failed {
+		return 1
+	}
+	return 0
 }
 
 // emit prints an NDJSON event.
@@ -151,12 +187,23 @@ func (c *chat) turn(text string) {
 			fmt.Fprint(c.stdout, ev.Text)
 		}
 	}
-	res, err := c.cv.Turn(c.ctx, store.Message{Role: store.RoleUser, Content: store.TextContent(text)}, to)
+	ctx, stop := interruptible(c.ctx, c.interrupts)
+	res, err := c.cv.Turn(ctx, store.Message{Role: store.RoleUser, Content: store.TextContent(text)}, to)
+	interrupted := ctx.Err() != nil && stop()
+	stop()
 	var te *runtime.TurnError
 	if errors.As(err, &te) && te.Receipt != nil {
 		c.last = te.Receipt
 	}
-	if err != nil {
+	switch {
+	case err != nil && interrupted:
+		if !c.json {
+			fmt.Fprintln(c.stdout) // after the ^C the terminal echoed
+			fmt.Fprintln(c.stderr, "rlmpl chat: turn cancelled (the message stays stored; its receipt records the cancellation)")
+		}
+		return
+	case err != nil:
+		c.failed = true
 		if !c.json {
 			fmt.Fprintf(c.stderr, "rlmpl chat: %v\n", err)
 		}

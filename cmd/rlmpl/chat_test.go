@@ -138,3 +138,39 @@ func TestChatRefusesABadConversationID(t *testing.T) {
 		t.Fatalf("chat: %d %q", code, errs)
 	}
 }
+
+// TestChatChecksConfigurationBeforeWriting: a provider chat cannot use (no
+// provider, a preset with no model, a key missing from the environment)
+// stops chat with status 2 before the conversation is created or the line
+// stored; a turn that fails at the server keeps the line and exits 1.
+func TestChatChecksConfigurationBeforeWriting(t *testing.T) {
+	isolate(t)
+	failing := providertest.NewServer(providertest.Reply(400, `{"error":{"message":"bad request"}}`))
+	defer failing.Close()
+	cases := []struct {
+		name     string
+		args     []string
+		code     int
+		stderr   string
+		messages string // conv show's output; "" when the conversation must not exist
+	}{
+		{"no provider", nil, 2, "configuration_error (provider)", ""},
+		{"no model", []string{"--provider", "openai"}, 2, "configuration_error (model)", ""},
+		{"missing key", []string{"--provider", "openai", "--model", "gpt-4o"}, 2, "missing_credential: environment variable OPENAI_API_KEY is unset or empty", ""},
+		{"failed turn", []string{"--base-url", failing.BaseURL(), "--model", "tiny"}, 1, "bad request", "[1] user: hi\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			state := t.TempDir()
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), append([]string{"chat", "--state", state, "--conv", "c"}, tc.args...), strings.NewReader("hi\n"), &stdout, &stderr)
+			if code != tc.code || !strings.Contains(stderr.String(), tc.stderr) {
+				t.Fatalf("chat: exit %d, stderr %q; want %d, %q", code, stderr.String(), tc.code, tc.stderr)
+			}
+			out, errs, _ := rlmpl(t, "conv", "show", "c", "--state", state)
+			if out != tc.messages || tc.messages == "" && !strings.Contains(errs, "not found") {
+				t.Fatalf("conv show: %q %q, want %q", out, errs, tc.messages)
+			}
+		})
+	}
+}

@@ -93,7 +93,8 @@ func providerFlags(fs *flag.FlagSet) providerSettings {
 // deps resolves the provider the flags name, as a program's
 // provider(provider(Name, Settings)) would: a --base-url without
 // --provider is an OpenAI-compatible server that takes no key unless
-// --credential names one.
+// --credential names one. A key missing from the environment is an error
+// here, before a command writes anything, not at its first request.
 func (p providerSettings) deps(ctx context.Context, h *host.Host) (plan.Deps, host.Resolved, error) {
 	settings := provider.Settings{BaseURL: *p.baseURL, Model: *p.model, NoCredential: *p.credential == "none"}
 	if *p.credential != "none" {
@@ -103,7 +104,11 @@ func (p providerSettings) deps(ctx context.Context, h *host.Host) (plan.Deps, ho
 	if *p.baseURL != "" && name == "" {
 		name = "openai_compatible"
 	}
-	return h.ProviderDeps(ctx, name, settings)
+	deps, r, err := h.ProviderDeps(ctx, name, settings)
+	if err == nil && r.Credential != "" && os.Getenv(r.Credential) == "" {
+		err = provider.MissingCredential(r.Credential)
+	}
+	return deps, r, err
 }
 
 // configText says what is wrong with a provider's configuration in the

@@ -30,7 +30,8 @@ Usage:
 	           [--system TEXT] [--max-context N] [--json]
 	                           talk over a managed conversation: each line is
 	                           a turn, streamed; /ledger, /receipt, /search
-	                           TEXT, /quit
+	                           TEXT, /quit; Ctrl-C cancels the running turn
+	                           (or clears the line), Ctrl-D leaves
 	rlmpl receipt list|show TURN|diff TURN_A TURN_B --conv ID
 	                           what each turn sent: units, tokens per stage,
 	                           request hashes, usage
@@ -66,8 +67,10 @@ presets (openai, openrouter, deepseek, ollama, vllm, llamacpp). Keys are
 read from the environment when each request is made, never from the file.
 
 Exit status: 0 when the program ends normally, N after halt(N), 1 on a syntax
-error, an uncaught exception or a failed main goal, 2 on a usage error, 130
-when interrupted (SIGINT).
+error, an uncaught exception or a failed main goal (chat: a failed turn), 2
+on a usage or configuration error (a provider that does not resolve, a key
+missing from the environment: checked before anything is written), 130 when
+interrupted (SIGINT).
 
 In the top level, type a goal ending with a full stop. A deterministic answer
 ends with "."; after one that left a choice point, type ; for the next one or

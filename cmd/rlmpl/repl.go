@@ -63,29 +63,20 @@ func runREPL(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 
 // toplevel reads goals and replies from its input and prints answers.
 type toplevel struct {
-	in         *bufio.Reader
-	buf        string // input read but not consumed yet
-	out        *lineWriter
-	errOut     io.Writer
-	fd         int             // the terminal's file descriptor, or -1
-	interrupts chan os.Signal  // SIGINT, on a terminal
-	pending    chan readResult // a line read still under way (interrupted)
-}
-
-type readResult struct {
-	line string
-	err  error
+	lineReader
+	buf    string // input read but not consumed yet
+	out    *lineWriter
+	errOut io.Writer
+	fd     int // the terminal's file descriptor, or -1
 }
 
 func newToplevel(stdin io.Reader, stdout, stderr io.Writer) *toplevel {
-	t := &toplevel{in: bufio.NewReader(stdin), out: &lineWriter{w: stdout, bol: true}, errOut: stderr, fd: -1}
+	t := &toplevel{lineReader: lineReader{in: bufio.NewReader(stdin)}, out: &lineWriter{w: stdout, bol: true}, errOut: stderr, fd: -1}
 	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		t.fd = int(f.Fd())
 	}
 	return t
 }
-
-var errInterrupted = errors.New("interrupted")
 
 // loop runs goals until halt/0,1 or the end of the input and returns the
 // exit status. On a terminal an interrupt at the prompt drops the input
@@ -147,29 +138,11 @@ func (t *toplevel) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// readLine reads a line into buf. It returns errInterrupted on SIGINT (on
-// a terminal) or when ctx ends (otherwise). An interrupted read goes on:
-// the next call takes its line (the terminal drops what was typed before
-// the interrupt, so that line is the one typed after it).
+// readLine reads a line into buf (see lineReader.next).
 func (t *toplevel) readLine(ctx context.Context) error {
-	if t.pending == nil {
-		ch := make(chan readResult, 1)
-		go func() {
-			line, err := t.in.ReadString('\n')
-			ch <- readResult{line, err}
-		}()
-		t.pending = ch
-	}
-	select {
-	case r := <-t.pending:
-		t.pending = nil
-		t.buf += r.line
-		return r.err
-	case <-t.interrupts:
-		return errInterrupted
-	case <-ctx.Done():
-		return errInterrupted
-	}
+	line, err := t.next(ctx)
+	t.buf += line
+	return err
 }
 
 // readGoal returns the next goal (through its full stop), prompting on a
@@ -207,21 +180,8 @@ func (t *toplevel) readGoal(ctx context.Context) (string, error) {
 // solve runs one goal and prints its answers. It reports done with an exit
 // code when the goal halted or the process was interrupted.
 func (t *toplevel) solve(ctx context.Context, sess *host.Session, goal string) (int, bool) {
-	qctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	interrupted := make(chan struct{})
-	if t.interrupts != nil {
-		stop := make(chan struct{})
-		defer close(stop)
-		go func() {
-			select {
-			case <-t.interrupts:
-				close(interrupted)
-				cancel()
-			case <-stop:
-			}
-		}()
-	}
+	qctx, stop := interruptible(ctx, t.interrupts)
+	defer stop()
 	q, err := sess.Query(qctx, goal)
 	if err != nil {
 		return t.report(ctx, err)
@@ -250,12 +210,10 @@ func (t *toplevel) solve(ctx context.Context, sess *host.Session, goal string) (
 			return 130, true
 		}
 	}
-	select {
-	case <-interrupted:
+	if qctx.Err() != nil && stop() {
 		fmt.Fprintln(t.out) // after the ^C the terminal echoed
 		fmt.Fprintln(t.errOut, "% Execution Aborted")
 		return 0, false
-	default:
 	}
 	t.out.endLine()
 	if err := q.Err(); err != nil {

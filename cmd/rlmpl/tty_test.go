@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/rlmpl/rlmpl/host/provider/providertest"
+	"github.com/rlmpl/rlmpl/host/runtime"
 )
 
 // TestMain lets the test binary stand in for rlmpl in TestREPLTerminal.
@@ -162,5 +165,52 @@ func TestInterruptExitStatus(t *testing.T) {
 				t.Fatalf("exit: %v (stderr %q), want status 130", err, stderr.String())
 			}
 		})
+	}
+}
+
+// TestChatTerminalInterrupts drives `rlmpl chat` in a terminal: Ctrl-C
+// during a turn cancels that turn (its receipt records the cancellation)
+// and chat goes on with a new prompt; Ctrl-C at the prompt clears the
+// line, which is never sent; Ctrl-D leaves with status 0.
+func TestChatTerminalInterrupts(t *testing.T) {
+	started := make(chan struct{})
+	srv := providertest.NewServer(providertest.Hang(started), providertest.Completion(`{"steps":[{"op":"final","value":"second answer"}]}`, 10, 5))
+	defer srv.Close()
+	state := t.TempDir()
+	term := startTerminal(t, "chat", "--state", state, "--conv", "c", "--base-url", srv.BaseURL(), "--model", "tiny")
+	term.expect("> ")
+	term.send("first\r")
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the turn's request never reached the server")
+	}
+	term.send("\x03") // Ctrl-C during the turn cancels it
+	term.expect("turn cancelled")
+	term.expect("> ")
+	term.send("second\r")
+	term.expect("second answer\n> ")
+	term.send("never sent")
+	term.send("\x03") // Ctrl-C at the prompt clears the line
+	term.expect("\n> ")
+	term.send("\x04") // Ctrl-D leaves
+	if err := term.cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v, want status 0", err)
+	}
+	out, _, _ := rlmpl(t, "conv", "show", "c", "--state", state)
+	if want := "[1] user: first\n[2] user: second\n[3] assistant: second answer\n"; out != want {
+		t.Fatalf("conversation:\n%s\nwant\n%s", out, want)
+	}
+	h, st, err := openStore(state, defaultStore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	rs, err := st.Conversation("c").Receipts(false)
+	if err != nil || len(rs) != 2 {
+		t.Fatalf("receipts: %v %v", rs, err)
+	}
+	if rs[0].Status != runtime.StatusFailed || rs[0].Error == nil || !strings.Contains(rs[0].Error.Message, "cancel") || rs[1].Status != runtime.StatusCompleted {
+		t.Fatalf("receipts: %+v, want the first failed by its cancellation, the second completed", rs)
 	}
 }

@@ -14,6 +14,15 @@ import (
 // or empty when the request was made. No request was sent.
 var ErrMissingCredential = errors.New("provider: missing credential")
 
+// MissingCredential is the [*Error] of a call whose credential's
+// environment variable (name) is unset or empty. A caller that resolves a
+// provider before writing anything (the CLI) reports it up front, in the
+// words a request would.
+func MissingCredential(name string) *Error {
+	return &Error{Kind: KindMissingCredential, Credential: name,
+		Message: "environment variable " + name + " is unset or empty", Err: ErrMissingCredential}
+}
+
 // ErrScriptExhausted is returned by [*Scripted] when it receives more calls
 // than it has steps and has no Func.
 var ErrScriptExhausted = errors.New("provider: scripted: no response left")

@@ -319,8 +319,7 @@ func (c *OpenAI) send(ctx context.Context, body []byte, model string, fn func(De
 	if c.opts.Credential != "" {
 		key = c.opts.Getenv(c.opts.Credential)
 		if key == "" {
-			return Response{}, &Error{Kind: KindMissingCredential, Credential: c.opts.Credential,
-				Message: "environment variable " + c.opts.Credential + " is unset or empty", Err: ErrMissingCredential}
+			return Response{}, MissingCredential(c.opts.Credential)
 		}
 	}
 	for attempt := 1; ; attempt++ {
