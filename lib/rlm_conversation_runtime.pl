@@ -127,8 +127,10 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %       nothing. Default: a fresh id;
 %     - on_event(Closure): call(Closure, turn_event([kind(K), turn_id(T),
 %       ...])) for started, context (with the ledger), step (with
-%       step([depth, op, status])), delta (model text as it streams,
-%       text(T)), finished and failed;
+%       step([depth, op, status])), delta (text(T) as it streams: a
+%       model step's, or a direct answer's — a plan that is only
+%       final(literal(Text)) — while the planner writes it), finished and
+%       failed. Deltas show progress; the answer is the Outcome's;
 %     - receipt(Bool): include the receipt in the result (default true).
 %
 %   Outcome is ok(conversation_turn_result([assistant(Rec), receipt(R),

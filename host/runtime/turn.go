@@ -62,8 +62,11 @@ type TurnOptions struct {
 
 // TurnEvent is a moment of a turn: started (after the user message is
 // stored), context (a request composed: Ledger), step (a plan step started
-// or finished: Step), delta (model text as it streams: Text), finished or
-// failed (Err).
+// or finished: Step), delta (text as it streams: a model step's, or a
+// direct answer's as the planner writes it, see plan.AnswerScanner),
+// finished or failed (Err). Deltas show progress; the answer is the
+// result's assistant message (a planner answer rejected and asked again
+// streams again).
 type TurnEvent struct {
 	Kind   string
 	TurnID string
@@ -541,6 +544,10 @@ func (p recordingPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (pl
 			return plan.PlannerReply{}, err
 		}
 		local, recipe = n, literalRecipe(req.Request.Messages)
+	}
+	if req.Depth == 0 {
+		// A direct answer streams as the planner writes it.
+		req.OnDelta = plan.NewAnswerScanner(func(text string) { t.emit(TurnEvent{Kind: "delta", Text: text}) }).Write
 	}
 	var reply plan.PlannerReply
 	err := t.send(ctx, "planner", req.Depth, req.Request, local, recipe, func(ctx context.Context) ([]byte, plan.Usage, error) {
