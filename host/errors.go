@@ -143,6 +143,8 @@ func (s *Session) reason(phase string, err error, subject []engine.Term) (engine
 		return conv(named("store_path_not_granted"))
 	case errors.Is(err, runtime.ErrStoreOpen):
 		return conv(named("store_unavailable"))
+	case errors.Is(err, runtime.ErrNotUserMessage):
+		return conv(engine.NewAtom("not_user_message"))
 	case errors.Is(err, store.ErrIdempotencyMismatch):
 		return conv(engine.NewAtom("idempotency_key_reused"))
 	case errors.Is(err, store.ErrInvalidRange):

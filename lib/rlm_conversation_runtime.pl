@@ -97,7 +97,8 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %!  conversation_turn(+Conversation, +Message, +Options, -Outcome) is det.
 %
 %   One managed turn. Message must be a user message (else
-%   detail(turn_requires_user_message(_)) and nothing is stored). The turn
+%   detail(turn_requires_user_message(conversation_error([...,
+%   detail(not_user_message), ...]))) and nothing is stored). The turn
 %   stores it durably under the turn's key, compiles the planner's request
 %   from the transcript under the hard ceiling — its instructions, the plan
 %   grammar, the capabilities, the tool schemas and the budget as leading
@@ -164,7 +165,10 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %
 %   Cancels Task: a model call in flight is abandoned, the cold handle is
 %   deleted and a failed receipt names the cancellation; awaiting the task
-%   gives that failure. Cancelling a task that has ended does nothing.
+%   gives that failure, detail(completion_failed(completion_error([...,
+%   kind(cancelled), ...]))). A task still waiting for an earlier turn of
+%   its conversation keeps its place: when that one ends, it stores its
+%   user message and the failed receipt, in order. Cancelling a task that has ended does nothing.
 %   Closing the session cancels the tasks still running.
 
 %!  conversation_turn_receipt(+Conversation, +TurnId, -Outcome) is det.

@@ -141,6 +141,9 @@ test(turn_requires_a_user_message,
      (   conv_(t7, [], _, C),
          conversation_turn(C, message(assistant, "hi"), [], error(E)),
          record_get(E, detail, turn_requires_user_message(_)),
+         conversation_turn(C, message([role(tool), content("42"), tool_call_id(c1)]), [], error(E2)),
+         record_get(E2, detail, turn_requires_user_message(R)),
+         R = conversation_error(_), record_get(R, detail, not_user_message),
          conversation_stats(C, ok(St)), record_get(St, messages, 0)
      )).
 
