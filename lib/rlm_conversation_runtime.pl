@@ -181,7 +181,13 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %   provider_prompt_tokens and difference, the recipe that renders it again
 %   from the store; one per HTTP attempt, retries and failures included,
 %   with attempt, status and error), the plan, the trajectory, usage and
-%   timings (pack_ms, completion_ms, total_ms). Never a
+%   timings (pack_ms, completion_ms, total_ms). A receipt copies no
+%   transcript: a recipe names stored messages by sequence (a run of them
+%   as seq(First), through(Last), tokens_each([...])), and a literal
+%   message of 256 bytes or more (instructions, a system prompt) by
+%   ref(SHA256), kept once per conversation; the selection and the ledger
+%   stages keep runs the same way (through, tokens_each, charged_each).
+%   Never a
 %   credential. detail(not_found(TurnId)) for a turn that never ran.
 
 %!  conversation_receipts(+Conversation, +Options, -Outcome) is det.

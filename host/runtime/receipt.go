@@ -193,6 +193,10 @@ type RecipeMessage struct {
 	// Message is a literal message that text cannot carry (tool calls,
 	// parts): a plan step's request as the plan built it.
 	Message *tokenizer.Message `json:"message,omitempty"`
+	// Ref is the SHA-256 of a literal message kept once per conversation
+	// (the planner's instructions, a system prompt: the same in every
+	// turn) instead of in each receipt: see [externalize].
+	Ref string `json:"ref,omitempty"`
 	// Tokens are the message's tokens in the request (content and framing).
 	Tokens int `json:"tokens,omitempty"`
 }
@@ -205,7 +209,76 @@ func (m RecipeMessage) same(o RecipeMessage) bool {
 	case m.Warm != nil || o.Warm != nil:
 		return m.Warm != nil && o.Warm != nil && *m.Warm == *o.Warm
 	}
-	return m.Seq == o.Seq && m.Role == o.Role && m.Text == o.Text
+	if m.Seq != 0 || o.Seq != 0 {
+		return m.Seq == o.Seq
+	}
+	// A literal is the same kept inline or by reference.
+	a, _, _ := literalRef(m)
+	b, _, _ := literalRef(o)
+	return a == b && (a != "" || m.Role == o.Role && m.Text == o.Text)
+}
+
+// textCollection holds the literal messages recipes refer to by Ref,
+// keyed by the SHA-256 of their JSON (a tokenizer.Message), one version
+// each.
+const textCollection = "receipt_text"
+
+// minRefBytes is the size from which a literal message is kept once by
+// reference rather than in the receipt: below it a reference saves little.
+const minRefBytes = 256
+
+// literalRef is the Ref a literal recipe message is kept under and its
+// document's body, or "" when it stays inline (small, or not a literal).
+func literalRef(m RecipeMessage) (string, []byte, error) {
+	switch {
+	case m.Ref != "":
+		return m.Ref, nil, nil
+	case m.Seq > 0 || m.Warm != nil:
+		return "", nil, nil
+	}
+	lit := m.Message
+	if lit == nil {
+		if len(m.Text) < minRefBytes {
+			return "", nil, nil
+		}
+		lit = &tokenizer.Message{Role: m.Role, Content: m.Text}
+	}
+	body, err := json.Marshal(lit)
+	if err != nil || len(body) < minRefBytes {
+		return "", nil, err
+	}
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:]), body, nil
+}
+
+// externalize moves the large literal messages of r's recipes out of it:
+// each becomes a Ref, and its JSON a document of textCollection, returned
+// once per hash (known says which the store holds already). Replay reads
+// them back; the hashes of the bodies sent are unchanged.
+func externalize(r *Receipt, known func(ref string) bool) ([]store.DocPut, error) {
+	var puts []store.DocPut
+	seen := map[string]bool{}
+	for i := range r.Calls {
+		msgs := r.Calls[i].Recipe.Messages
+		for j, m := range msgs {
+			if m.Ref != "" {
+				continue
+			}
+			ref, body, err := literalRef(m)
+			if err != nil {
+				return nil, err
+			}
+			if ref == "" {
+				continue
+			}
+			if !seen[ref] && !known(ref) {
+				puts = append(puts, store.DocPut{Collection: textCollection, Key: ref, Body: body})
+			}
+			seen[ref] = true
+			msgs[j] = RecipeMessage{Ref: ref, Tokens: m.Tokens}
+		}
+	}
+	return puts, nil
 }
 
 // prefixTokens are the tokens of the leading messages a and b share.
@@ -411,6 +484,16 @@ func (c Conversation) recipeMessage(m RecipeMessage, warm map[string]WarmArtifac
 	switch {
 	case m.Message != nil:
 		return *m.Message, nil
+	case m.Ref != "":
+		d, err := c.st.db.GetDoc(c.id, textCollection, m.Ref, 1)
+		if err != nil {
+			return tokenizer.Message{}, err
+		}
+		var msg tokenizer.Message
+		if err := json.Unmarshal(d.Body, &msg); err != nil {
+			return msg, fmt.Errorf("%w: recipe text %s: %v", store.ErrCorrupt, m.Ref, err)
+		}
+		return msg, nil
 	case m.Seq > 0:
 		r, err := c.Message(m.Seq)
 		if err != nil {

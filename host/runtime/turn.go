@@ -267,13 +267,17 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 	t.receipt.Status, t.receipt.ValueType = StatusCompleted, kind
 	t.mu.Unlock()
 	asst := store.Message{Role: store.RoleAssistant, Content: store.TextContent(text)}
+	texts, err := t.externalize()
+	if err != nil {
+		return TurnResult{}, &TurnError{Kind: "receipt_failed", Cause: err}
+	}
 	receiptFor := func(r store.Record) ([]store.DocPut, error) {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		t.receipt.AssistantSeq = r.Seq
 		t.receipt.Timings.TotalMS = ms(t.now().Sub(t.started)) // the time to store it is not counted
 		body, err := json.Marshal(t.receipt)
-		return []store.DocPut{{Collection: receiptCollection, Key: t.id, Body: body}}, err
+		return append(texts, store.DocPut{Collection: receiptCollection, Key: t.id, Body: body}), err
 	}
 	rec, err := t.c.Append(asst, AppendOptions{IdempotencyKey: turnKey(t.id, "assistant"), Encodings: t.opts.Encodings, Docs: receiptFor})
 	if err != nil {
@@ -297,15 +301,37 @@ func (t *turn) fail(err error) error {
 	t.receipt.Status = StatusFailed
 	t.receipt.Error = &ReceiptError{Kind: te.Kind, Message: te.Cause.Error()}
 	t.receipt.Timings.TotalMS = ms(t.now().Sub(t.started))
+	t.mu.Unlock()
+	texts, xerr := t.externalize()
+	t.mu.Lock()
 	r := t.receipt
 	t.mu.Unlock()
-	if body, jerr := json.Marshal(r); jerr == nil {
-		if _, perr := t.c.st.db.PutDoc(t.c.id, store.DocPut{Collection: receiptCollection, Key: t.id, Body: body}); perr == nil {
+	body, jerr := json.Marshal(r)
+	if xerr == nil && jerr == nil {
+		var perr error
+		for _, d := range append(texts, store.DocPut{Collection: receiptCollection, Key: t.id, Body: body}) {
+			if perr == nil {
+				_, perr = t.c.st.db.PutDoc(t.c.id, d)
+			}
+		}
+		if perr == nil {
 			te.Receipt = &r
 		}
 	}
 	t.emit(TurnEvent{Kind: "failed", Err: te})
 	return te
+}
+
+// externalize keeps the receipt's large literal messages by reference
+// (see externalize in receipt.go) and returns the documents of those the
+// conversation does not hold yet.
+func (t *turn) externalize() ([]store.DocPut, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return externalize(&t.receipt, func(ref string) bool {
+		_, err := t.c.st.db.GetDoc(t.c.id, textCollection, ref, 1)
+		return err == nil
+	})
 }
 
 // assistantText is the stored form of a completion's value: text as is,
