@@ -194,4 +194,8 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %
 %   ok(Receipts) in the order of their user messages: the latest run of
 %   each turn, or every run with history(true); status(completed|failed)
-%   keeps those (default any).
+%   keeps those (default any). Pages: limit(N) gives at most N receipts,
+%   after(Seq) only the turns whose user message follows Seq — the
+%   user_seq of a page's last receipt starts the next page. Receipts are
+%   read one at a time, so a page costs what it holds and the messages
+%   it spans, not every receipt the conversation stores.

@@ -1,14 +1,13 @@
 package runtime
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
+	"strings"
 
 	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/host/plan"
@@ -421,9 +420,111 @@ func decodeReceipt(d store.Doc) (Receipt, error) {
 // Receipts lists the conversation's receipts, the latest of each turn (or
 // every run with history), in the order of their user messages.
 func (c Conversation) Receipts(history bool) ([]Receipt, error) {
-	out, err := listDocs(c, receiptCollection, history, decodeReceipt)
-	slices.SortStableFunc(out, func(a, b Receipt) int { return cmp.Compare(a.UserSeq, b.UserSeq) })
+	var out []Receipt
+	err := c.EachReceipt(ReceiptQuery{History: history}, func(r Receipt) error {
+		out = append(out, r)
+		return nil
+	})
 	return out, err
+}
+
+// ReceiptQuery selects receipts for [Conversation.EachReceipt].
+type ReceiptQuery struct {
+	// After skips the turns whose user message is at or before this
+	// sequence: the UserSeq of a page's last receipt starts the next page.
+	After int64
+	// Limit bounds the receipts given (0: no bound).
+	Limit int
+	// History gives every run of each turn, not only the latest.
+	History bool
+	// Status keeps the receipts of that status ("" or "any": every one).
+	Status string
+}
+
+// EachReceipt calls fn with the receipts q selects, in the order of their
+// user messages (a turn's runs in order), reading one at a time: the cost
+// is O(messages after q.After up to the last receipt given), not
+// O(receipts stored). Turns are found by their user messages' keys, so
+// receipts stored before this index existed are listed too. An error from
+// fn stops the walk and is returned.
+func (c Conversation) EachReceipt(q ReceiptQuery, fn func(Receipt) error) error {
+	given := 0
+	give := func(r Receipt) error {
+		given++
+		if err := fn(r); err != nil {
+			return err
+		}
+		if q.Limit > 0 && given == q.Limit {
+			return errEnough
+		}
+		return nil
+	}
+	// The turn ids come from the messages in batches, and their receipts
+	// are read between scans: a read inside a scan would nest the store's
+	// locks.
+	for next := max(1, q.After+1); ; {
+		var ids []string
+		err := c.st.db.Scan(c.id, next, 0, false, func(m store.Record) bool {
+			next = m.Seq + 1
+			id, isTurn := strings.CutPrefix(m.IdempotencyKey, "turn/")
+			if id, isTurn = strings.CutSuffix(id, "/user"); isTurn && m.Message.Role == store.RoleUser {
+				ids = append(ids, id)
+			}
+			return len(ids) < receiptBatch
+		})
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if err := c.turnReceipts(id, q, give); errors.Is(err, errEnough) {
+				return nil
+			} else if err != nil {
+				return err
+			}
+		}
+		if len(ids) < receiptBatch {
+			return nil // the scan reached the end
+		}
+	}
+}
+
+// receiptBatch is how many turns EachReceipt finds per scan.
+const receiptBatch = 64
+
+// errEnough stops a walk that has given what was asked.
+var errEnough = errors.New("runtime: enough")
+
+// turnReceipts calls fn with the receipts of one turn q selects.
+func (c Conversation) turnReceipts(id string, q ReceiptQuery, fn func(Receipt) error) error {
+	last, err := c.Receipt(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // the run that stored the message never stored its receipt (killed)
+	}
+	if err != nil {
+		return err
+	}
+	from := last.Version
+	if q.History {
+		from = 1
+	}
+	for v := from; v <= last.Version; v++ {
+		r := last
+		if v < last.Version {
+			d, err := c.st.db.GetDoc(c.id, receiptCollection, id, v)
+			if err != nil {
+				return err
+			}
+			if r, err = decodeReceipt(d); err != nil {
+				return err
+			}
+		}
+		if q.Status == "" || q.Status == "any" || q.Status == r.Status {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // storedTurn is the result of a turn that completed before.

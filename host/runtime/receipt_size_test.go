@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -113,5 +115,49 @@ func TestOldReceiptsStillReadAndReplay(t *testing.T) {
 	bodies, err := c.Replay(context.Background(), res.TurnID)
 	if err != nil || len(bodies) != 1 {
 		t.Fatalf("replay of an old receipt: %v", err)
+	}
+}
+
+// TestEachReceiptPages: receipts come in the order of their user
+// messages, a page at a time; history gives every run of a turn, status
+// keeps those of one status, and a page starts after a user sequence.
+func TestEachReceiptPages(t *testing.T) {
+	c := memConv(t)
+	reg := handle.New(nil)
+	failing := turnOpts(&planner{err: errors.New("down")}, reg)
+	failing.TurnID = "t1"
+	if _, err := c.Turn(context.Background(), user("q1"), failing); err == nil {
+		t.Fatal("the failing planner succeeded")
+	}
+	for _, id := range []string{"t1", "t2", "t3", "t4"} {
+		opts := turnOpts(&planner{answers: []string{final("a")}}, reg)
+		opts.TurnID = id
+		if _, err := c.Turn(context.Background(), user("q"+id[1:]), opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := func(q ReceiptQuery) string {
+		var got []string
+		if err := c.EachReceipt(q, func(r Receipt) error {
+			got = append(got, fmt.Sprintf("%s/%d:%s@%d", r.TurnID, r.Version, r.Status, r.UserSeq))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(got, " ")
+	}
+	for _, tc := range []struct {
+		q    ReceiptQuery
+		want string
+	}{
+		{ReceiptQuery{}, "t1/2:completed@1 t2/1:completed@3 t3/1:completed@5 t4/1:completed@7"},
+		{ReceiptQuery{History: true, Limit: 3}, "t1/1:failed@1 t1/2:completed@1 t2/1:completed@3"},
+		{ReceiptQuery{History: true, Status: "failed"}, "t1/1:failed@1"},
+		{ReceiptQuery{After: 3, Limit: 1}, "t3/1:completed@5"},
+		{ReceiptQuery{After: 7}, ""},
+	} {
+		if got := list(tc.q); got != tc.want {
+			t.Errorf("%+v: %s, want %s", tc.q, got, tc.want)
+		}
 	}
 }
