@@ -267,7 +267,7 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 	t.receipt.Status, t.receipt.ValueType = StatusCompleted, kind
 	t.mu.Unlock()
 	asst := store.Message{Role: store.RoleAssistant, Content: store.TextContent(text)}
-	texts, err := t.externalize()
+	texts, _, err := t.externalize()
 	if err != nil {
 		return TurnResult{}, &TurnError{Kind: "receipt_failed", Cause: err}
 	}
@@ -302,36 +302,38 @@ func (t *turn) fail(err error) error {
 	t.receipt.Error = &ReceiptError{Kind: te.Kind, Message: te.Cause.Error()}
 	t.receipt.Timings.TotalMS = ms(t.now().Sub(t.started))
 	t.mu.Unlock()
-	texts, xerr := t.externalize()
-	t.mu.Lock()
-	r := t.receipt
-	t.mu.Unlock()
-	body, jerr := json.Marshal(r)
-	if xerr == nil && jerr == nil {
-		var perr error
-		for _, d := range append(texts, store.DocPut{Collection: receiptCollection, Key: t.id, Body: body}) {
-			if perr == nil {
-				_, perr = t.c.st.db.PutDoc(t.c.id, d)
-			}
-		}
-		if perr == nil {
-			te.Receipt = &r
-		}
+	if texts, r, err := t.externalize(); err == nil && t.putFailed(texts, r) == nil {
+		te.Receipt = &r
 	}
 	t.emit(TurnEvent{Kind: "failed", Err: te})
 	return te
 }
 
+// putFailed writes a failed run's receipt after the texts it refers to.
+func (t *turn) putFailed(texts []store.DocPut, r Receipt) error {
+	body, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	for _, d := range append(texts, store.DocPut{Collection: receiptCollection, Key: t.id, Body: body}) {
+		if _, err := t.c.st.db.PutDoc(t.c.id, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // externalize keeps the receipt's large literal messages by reference
 // (see externalize in receipt.go) and returns the documents of those the
-// conversation does not hold yet.
-func (t *turn) externalize() ([]store.DocPut, error) {
+// conversation does not hold yet, with the receipt as it is then.
+func (t *turn) externalize() ([]store.DocPut, Receipt, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return externalize(&t.receipt, func(ref string) bool {
+	texts, err := externalize(&t.receipt, func(ref string) bool {
 		_, err := t.c.st.db.GetDoc(t.c.id, textCollection, ref, 1)
 		return err == nil
 	})
+	return texts, t.receipt, err
 }
 
 // assistantText is the stored form of a completion's value: text as is,
