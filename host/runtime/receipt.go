@@ -444,9 +444,10 @@ type ReceiptQuery struct {
 // EachReceipt calls fn with the receipts q selects, in the order of their
 // user messages (a turn's runs in order), reading one at a time: the cost
 // is O(messages after q.After up to the last receipt given), not
-// O(receipts stored). Turns are found by their user messages' keys, so
-// receipts stored before this index existed are listed too. An error from
-// fn stops the walk and is returned.
+// O(receipts stored). Turns are found by their user messages' keys
+// (turn/<id>/user), which every turn has always written: no index of its
+// own to keep or to miss for older receipts. An error from fn stops the
+// walk and is returned.
 func (c Conversation) EachReceipt(q ReceiptQuery, fn func(Receipt) error) error {
 	given := 0
 	give := func(r Receipt) error {

@@ -34,7 +34,8 @@ type TurnOptions struct {
 	// a success it returns the stored result without calling any model;
 	// after a failure it reuses the stored user message and runs again.
 	// The same id with another message is refused with an error wrapping
-	// [store.ErrIdempotencyMismatch], and nothing is stored. Empty means a fresh id (returned in the result).
+	// [store.ErrIdempotencyMismatch], and nothing is stored. Empty means a
+	// fresh id (returned in the result).
 	TurnID string
 	// Pack is the managed context: policy, counter, sections (a system
 	// prompt, project instructions, skills), warm context, the boundary.
