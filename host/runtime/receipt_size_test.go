@@ -15,13 +15,13 @@ import (
 
 // TestReceiptBytesPerTurn measures what receipts add to the store per
 // turn of a growing conversation: a 4 KB system prompt, a plan of one
-// model step (two calls a turn), 60 turns. Receipts that copied every
+// model step (two calls a turn), 70 turns. Receipts that copied every
 // literal text and a record per message of the window took 27,118 bytes
-// a turn (31,182 over the last 30); kept by reference and in runs they
-// take about 4,900. Run with -v for the figures.
+// a turn over 60 turns (31,182 over the last 30); kept by reference and
+// in runs they take about 5,000. Run with -v for the figures.
 func TestReceiptBytesPerTurn(t *testing.T) {
 	c := memConv(t)
-	const turns = 60
+	const turns = 70
 	opts := turnOpts(&planner{answers: []string{`{"steps":[{"op":"model","provider":"local","prompt":{"ref":"input","name":"query"},"bind":"a"},{"op":"final","value":{"ref":"var","name":"a"}}]}`}}, handle.New(nil))
 	opts.Deps.Models = &models{}
 	opts.Pack.Sections = []pack.TextSection{{Name: "system", Visibility: pack.Model, Role: "system", Text: strings.Repeat("You are a careful assistant. ", 150)}}
@@ -43,6 +43,10 @@ func TestReceiptBytesPerTurn(t *testing.T) {
 	}
 	if _, err := c.Replay(context.Background(), last); err != nil {
 		t.Fatal(err)
+	}
+	// More turns than EachReceipt finds per scan: all are listed, in order.
+	if rs, err := c.Receipts(false); err != nil || len(rs) != turns || rs[turns-1].TurnID != last {
+		t.Fatalf("%d receipts listed, %v", len(rs), err)
 	}
 }
 
