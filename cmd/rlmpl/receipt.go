@@ -122,7 +122,11 @@ func printReceipt(r runtime.Receipt, w io.Writer) {
 		if c.ProviderPromptTokens != nil {
 			theirs = fmt.Sprintf("%d (%+d)", *c.ProviderPromptTokens, *c.Difference)
 		}
-		fmt.Fprintf(tw, "%s\t%d %s\t%s\t%s\n", c.Kind, c.LocalPromptTokens, c.Method, theirs, c.RequestSHA256)
+		kind := c.Kind
+		if c.Error != "" { // an HTTP attempt that failed: its status (0 when no response came)
+			kind = fmt.Sprintf("%s #%d failed (%d)", c.Kind, c.Attempt, c.Status)
+		}
+		fmt.Fprintf(tw, "%s\t%d %s\t%s\t%s\n", kind, c.LocalPromptTokens, c.Method, theirs, c.RequestSHA256)
 	}
 	tw.Flush()
 	var steps []string
