@@ -40,3 +40,33 @@ func TestFailedTurnReceiptListsItsAttempts(t *testing.T) {
 		t.Fatalf("replay: %d %s %s", code, out, errs)
 	}
 }
+
+// TestReceiptListPages: `receipt list` gives a page with --limit and the
+// next with --after (the user sequence of the page's last turn).
+func TestReceiptListPages(t *testing.T) {
+	srv := providertest.NewServer(providertest.Completion(`{"steps":[{"op":"final","value":"noted"}]}`, 10, 5))
+	defer srv.Close()
+	state := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"chat", "--json", "--state", state, "--conv", "demo", "--provider", "local",
+		"--base-url", srv.BaseURL(), "--model", "tiny"}, strings.NewReader("first\nsecond\nthird\n"), &stdout, &stderr); code != 0 {
+		t.Fatalf("chat: %s", stderr.String())
+	}
+	rows := func(args ...string) []string {
+		out, errs, code := rlmpl(t, append([]string{"receipt", "list", "--state", state, "--conv", "demo"}, args...)...)
+		if code != 0 {
+			t.Fatalf("list %v: %d %s", args, code, errs)
+		}
+		var msgs []string
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+			msgs = append(msgs, strings.Fields(l)[3])
+		}
+		return msgs
+	}
+	if got := strings.Join(rows("--limit", "2"), " "); got != "1→2 3→4" {
+		t.Errorf("first page: %s", got)
+	}
+	if got := strings.Join(rows("--after", "3"), " "); got != "5→6" {
+		t.Errorf("after 3: %s", got)
+	}
+}
