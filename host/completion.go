@@ -173,7 +173,7 @@ type providerPlanner struct{ models providerModels }
 
 func (p providerPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (plan.PlannerReply, error) {
 	res, err := p.models.Complete(ctx, plan.ModelCall{Provider: p.models.r.Name, Request: req.Request,
-		Options: map[string]any{"temperature": 0.0}, Depth: req.Depth, Reason: "planner"})
+		Options: map[string]any{"temperature": 0.0}, Depth: req.Depth, Reason: "planner", OnDelta: req.OnDelta})
 	if err != nil {
 		return plan.PlannerReply{}, err
 	}

@@ -147,6 +147,8 @@ func (s *Session) reason(phase string, err error, subject []engine.Term) (engine
 		return conv(named("store_path_refused"))
 	case errors.Is(err, runtime.ErrStoreOpen):
 		return conv(named("store_unavailable"))
+	case errors.Is(err, runtime.ErrNotUserMessage):
+		return conv(engine.NewAtom("not_user_message"))
 	case errors.Is(err, store.ErrIdempotencyMismatch):
 		return conv(engine.NewAtom("idempotency_key_reused"))
 	case errors.Is(err, runtime.ErrUnpinnable):

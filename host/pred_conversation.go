@@ -25,8 +25,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"path"
+	"slices"
 	"time"
 
 	"github.com/ichiban/prolog/engine"
@@ -641,8 +643,11 @@ func recordTerm(r store.Record) engine.Term {
 
 // messageOf reads message(Role, Content) or message([role(R), content(C),
 // name(N), tool_call_id(Id), tool_calls([tool_call([id, name, arguments])]),
-// reasoning(T)]). A term that is no message is a type error; errors in its
-// fields are *store.ValidationError naming the field (outcomes).
+// reasoning(T)]). The options rule holds for its fields: a term that is
+// no message, or a field of the wrong type (content(42)), is a type error,
+// an unknown field domain_error(message_field, F); values the store
+// refuses (an unknown role, a bad part) are *store.ValidationError naming
+// the field (outcomes).
 func messageOf(c *prolog.Call, t engine.Term) (store.Message, error) {
 	bad := func(field, format string, a ...any) error {
 		return &store.ValidationError{Kind: store.ErrInvalid, Field: field, Reason: fmt.Sprintf(format, a...)}
@@ -662,6 +667,11 @@ func messageOf(c *prolog.Call, t engine.Term) (store.Message, error) {
 		if f, err = fieldsOf(c, mt.Arg(0)); err != nil {
 			return store.Message{}, bad("message", "must be a property list")
 		}
+		for _, key := range slices.Sorted(maps.Keys(f)) { // the same error whatever the map's order
+			if !slices.Contains(messageFields, key) {
+				return store.Message{}, prolog.DomainError("message_field", engine.NewAtom(key).Apply(f[key]))
+			}
+		}
 	}
 	var m store.Message
 	roleT, ok := f["role"]
@@ -680,20 +690,15 @@ func messageOf(c *prolog.Call, t engine.Term) (store.Message, error) {
 			return m, err
 		}
 	}
-	text := func(key string, dst *string) error {
-		v, ok := f[key]
-		if !ok {
-			return nil
+	for _, fd := range []struct {
+		key string
+		dst *string
+	}{{"name", &m.Name}, {"tool_call_id", &m.ToolCallID}, {"reasoning", &m.Reasoning}} {
+		if v, ok := f[fd.key]; ok {
+			if *fd.dst, err = messageText(c, v); err != nil {
+				return m, err
+			}
 		}
-		s, err := prolog.TextOf(v, c.Env)
-		if err != nil {
-			return bad(key, "must be text")
-		}
-		*dst = s
-		return nil
-	}
-	if err := errors.Join(text("name", &m.Name), text("tool_call_id", &m.ToolCallID), text("reasoning", &m.Reasoning)); err != nil {
-		return m, err
 	}
 	if tc, ok := f["tool_calls"]; ok {
 		calls, err := c.List(tc)
@@ -754,11 +759,22 @@ func contentOf(c *prolog.Call, t engine.Term) (store.Content, error) {
 			return store.PartsContent(parts...), nil
 		}
 	}
-	s, err := prolog.TextOf(t, c.Env)
-	if err != nil {
-		return store.Content{}, &store.ValidationError{Kind: store.ErrInvalid, Field: "content", Reason: "must be text or a list of parts"}
+	s, err := messageText(c, t)
+	return store.TextContent(s), err
+}
+
+// messageFields are the fields of message([...]).
+var messageFields = []string{"role", "content", "name", "tool_call_id", "tool_calls", "reasoning"}
+
+// messageText reads a text field of a message: an atom, chars or codes. A
+// number is not text here (TextOf would print it): message(user, 42) is a
+// type error, like any other non-text.
+func messageText(c *prolog.Call, t engine.Term) (string, error) {
+	switch v := c.Resolve(t).(type) {
+	case engine.Integer, engine.Float:
+		return "", prolog.TypeError("text", v)
 	}
-	return store.TextContent(s), nil
+	return prolog.TextOf(t, c.Env)
 }
 
 // conversationPin pins message(Seq) or range(From, To), or unpins them

@@ -243,15 +243,15 @@ func (s *Session) conversationReceipts(c *prolog.Call, conv, options, out engine
 	if err != nil {
 		return false, err
 	}
-	rs, err := cv.Receipts(op.bool("history"))
+	// One receipt at a time becomes a term: the cost is the page's.
+	var ts []engine.Term
+	q := runtime.ReceiptQuery{After: op.int("after"), Limit: op.limit("limit"), History: op.bool("history"), Status: op.atom("status")}
+	err = cv.EachReceipt(q, func(r runtime.Receipt) error {
+		ts = append(ts, receiptTerm(r))
+		return nil
+	})
 	if err != nil {
 		return s.fail(c, out, "receipts", err)
-	}
-	var ts []engine.Term
-	for _, r := range rs {
-		if st := op.atom("status"); st == "any" || st == r.Status {
-			ts = append(ts, receiptTerm(r))
-		}
 	}
 	return c.Unify(out, ok(engine.List(ts...))), nil
 }

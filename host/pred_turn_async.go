@@ -85,12 +85,11 @@ func (s *Session) conversationTurnAsync(c *prolog.Call, conv, msg, options, out 
 		defer close(task.done)
 		defer unwatch()
 		if prev != nil {
-			select {
-			case <-prev.done:
-			case <-ctx.Done():
-				task.err = &runtime.TurnError{Kind: "completion_failed", TurnID: task.turnID, Cause: context.Cause(ctx)}
-				return
-			}
+			// Even when cancelled, a turn waits for the one before it: then
+			// it runs cancelled, and records its user message and a failed
+			// receipt naming the cancellation in order, as a running turn
+			// does.
+			<-prev.done
 		}
 		task.res, task.err = t.cv.Turn(ctx, t.msg, t.opts)
 	}()

@@ -153,6 +153,34 @@ func TestAsyncTurnTimesOutAndCancels(t *testing.T) {
 	}
 }
 
+// TestCancelAQueuedTurn: a turn cancelled while it waits for the one
+// before it fails as a running one does — its user message stored after
+// the earlier turn's, a failed receipt naming the cancellation, the
+// reason a cancellation and not an internal error.
+func TestCancelAQueuedTurn(t *testing.T) {
+	srv, _, _ := hangingServer(t)
+	s := asyncSession(t, srv.BaseURL())
+	got, err := s.Once(context.Background(), `
+    conv_(a, C), opts_(O),
+    conversation_turn_async(C, message(user, "first"), [turn_id(t1)|O], ok(T1)),
+    conversation_turn_async(C, message(user, "second"), [turn_id(t2)|O], ok(T2)),
+    conversation_turn_cancel(T2), conversation_turn_cancel(T1),
+    conversation_turn_await(T2, infinite, error(E)),
+    record_get(E, detail, completion_failed(Reason)),
+    conversation_turn_receipt(C, t2, ok(R)), record_get(R, status, Status), record_get(R, error, RE), record_get(RE, kind, Kind),
+    conversation_turn_await(T1, infinite, error(_)),
+    conversation_messages(C, all, [], ok(Ms)), findall(Txt, (member(M, Ms), record_get(M, content, Txt)), Texts)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got["Reason"], "kind(cancelled)") || strings.Contains(got["Reason"], "internal_error") {
+		t.Errorf("reason of a queued turn cancelled = %s", got["Reason"])
+	}
+	if got["Status"] != `"failed"` || got["Kind"] != `"completion_failed"` || got["Texts"] != `["first","second"]` {
+		t.Errorf("receipt %s (%s), messages %s", got["Status"], got["Kind"], got["Texts"])
+	}
+}
+
 // TestCloseCancelsAsyncTurns: closing a session cancels its running turns
 // and waits for their cleanup.
 func TestCloseCancelsAsyncTurns(t *testing.T) {

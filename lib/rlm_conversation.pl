@@ -108,8 +108,12 @@ Exports:
 %   message(Role, Content), e.g. message(user, "the port is 8443"), or
 %   message([role(R), content(C), name(N), tool_call_id(Id),
 %   tool_calls(Calls), reasoning(T)]) with only role required (README,
-%   "Managed conversations", has tool calls and image parts). A bad message
-%   is detail(invalid_message(Field)) and writes nothing. Not undone on
+%   "Managed conversations", has tool calls and image parts). Messages
+%   follow the options rule: a field of the wrong type (content that is
+%   not text, such as 42) throws type_error(text, V), an unknown field
+%   domain_error(message_field, F); a value the store refuses (an unknown
+%   role, a bad part) is detail(invalid_message(Field)). Either way nothing
+%   is written. The same holds for conversation_turn/4. Not undone on
 %   backtracking.
 
 %!  conversation_append(+Conversation, +Message, +Options, -Outcome) is det.

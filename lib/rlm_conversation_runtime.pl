@@ -97,7 +97,8 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %!  conversation_turn(+Conversation, +Message, +Options, -Outcome) is det.
 %
 %   One managed turn. Message must be a user message (else
-%   detail(turn_requires_user_message(_)) and nothing is stored). The turn
+%   detail(turn_requires_user_message(conversation_error([...,
+%   detail(not_user_message), ...]))) and nothing is stored). The turn
 %   stores it durably under the turn's key, compiles the planner's request
 %   from the transcript under the hard ceiling — its instructions, the plan
 %   grammar, the capabilities, the tool schemas and the budget as leading
@@ -127,8 +128,10 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %       nothing. Default: a fresh id;
 %     - on_event(Closure): call(Closure, turn_event([kind(K), turn_id(T),
 %       ...])) for started, context (with the ledger), step (with
-%       step([depth, op, status])), delta (model text as it streams,
-%       text(T)), finished and failed;
+%       step([depth, op, status])), delta (text(T) as it streams: a
+%       model step's, or a direct answer's — a plan that is only
+%       final(literal(Text)) — while the planner writes it), finished and
+%       failed. Deltas show progress; the answer is the Outcome's;
 %     - receipt(Bool): include the receipt in the result (default true).
 %
 %   Outcome is ok(conversation_turn_result([assistant(Rec), receipt(R),
@@ -162,7 +165,10 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %
 %   Cancels Task: a model call in flight is abandoned, the cold handle is
 %   deleted and a failed receipt names the cancellation; awaiting the task
-%   gives that failure. Cancelling a task that has ended does nothing.
+%   gives that failure, detail(completion_failed(completion_error([...,
+%   kind(cancelled), ...]))). A task still waiting for an earlier turn of
+%   its conversation keeps its place: when that one ends, it stores its
+%   user message and the failed receipt, in order. Cancelling a task that has ended does nothing.
 %   Closing the session cancels the tasks still running.
 
 %!  conversation_turn_receipt(+Conversation, +TurnId, -Outcome) is det.
@@ -175,11 +181,21 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %   provider_prompt_tokens and difference, the recipe that renders it again
 %   from the store; one per HTTP attempt, retries and failures included,
 %   with attempt, status and error), the plan, the trajectory, usage and
-%   timings (pack_ms, completion_ms, total_ms). Never a
+%   timings (pack_ms, completion_ms, total_ms). A receipt copies no
+%   transcript: a recipe names stored messages by sequence (a run of them
+%   as seq(First), through(Last), tokens_each([...])), and a literal
+%   message of 256 bytes or more (instructions, a system prompt) by
+%   ref(SHA256), kept once per conversation; the selection and the ledger
+%   stages keep runs the same way (through, tokens_each, charged_each).
+%   Never a
 %   credential. detail(not_found(TurnId)) for a turn that never ran.
 
 %!  conversation_receipts(+Conversation, +Options, -Outcome) is det.
 %
 %   ok(Receipts) in the order of their user messages: the latest run of
 %   each turn, or every run with history(true); status(completed|failed)
-%   keeps those (default any).
+%   keeps those (default any). Pages: limit(N) gives at most N receipts,
+%   after(Seq) only the turns whose user message follows Seq — the
+%   user_seq of a page's last receipt starts the next page. Receipts are
+%   read one at a time, so a page costs what it holds and the messages
+%   it spans, not every receipt the conversation stores.

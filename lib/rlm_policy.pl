@@ -100,6 +100,8 @@ rlm_option(conversation_turn_async/4, Name, Type, Default) :-
     rlm_option(conversation_turn/4, Name, Type, Default).
 rlm_option(conversation_receipts/3, history, boolean, default(false)).
 rlm_option(conversation_receipts/3, status, oneof([any, completed, failed]), default(any)).
+rlm_option(conversation_receipts/3, after, nonneg, default(0)).
+rlm_option(conversation_receipts/3, limit, limit, default(all)).
 rlm_option(conversation_warm_derive/4, Name, Type, Default) :-
     warm_generation_option_(Name, Type, Default).
 rlm_option(conversation_warm_publish/5, Name, Type, Default) :-

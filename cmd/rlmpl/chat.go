@@ -164,7 +164,7 @@ func (c *chat) emit(v map[string]any) {
 }
 
 func (c *chat) turn(text string) {
-	streamed := false
+	var streamed strings.Builder
 	to := c.to
 	to.OnEvent = func(ev runtime.TurnEvent) {
 		switch {
@@ -183,7 +183,7 @@ func (c *chat) turn(text string) {
 			}
 			c.emit(e)
 		case ev.Kind == "delta":
-			streamed = true
+			streamed.WriteString(ev.Text)
 			fmt.Fprint(c.stdout, ev.Text)
 		}
 	}
@@ -214,8 +214,12 @@ func (c *chat) turn(text string) {
 	switch {
 	case c.json:
 		c.emit(map[string]any{"event": "answer", "turn_id": res.TurnID, "assistant_seq": res.Assistant.Seq, "text": answer})
-	case !streamed || res.Receipt.ValueType == "json":
+	case streamed.Len() == 0:
 		fmt.Fprintln(c.stdout, answer)
+	case streamed.String() != answer:
+		// What streamed was not the answer (a step's text, a plan the
+		// planner was asked again for): the answer follows whole.
+		fmt.Fprintf(c.stdout, "\n%s\n", answer)
 	default:
 		fmt.Fprintln(c.stdout)
 	}

@@ -34,7 +34,8 @@ Usage:
 	                           (or clears the line), Ctrl-D leaves
 	rlmpl receipt list|show TURN|diff TURN_A TURN_B --conv ID
 	                           what each turn sent: units, tokens per stage,
-	                           request hashes, usage
+	                           request hashes, usage; list pages with
+	                           --after SEQ --limit N
 	rlmpl turn replay TURN --conv ID
 	                           re-render a stored turn's requests and check
 	                           their SHA-256 against its receipt

@@ -13,7 +13,7 @@ import (
 	"github.com/rlmpl/rlmpl/host/runtime"
 )
 
-const receiptSynopsis = "receipt list|show TURN|diff TURN_A TURN_B --conv ID [--state DIR] [--store NAME] [--history] [--json],\n       or rlmpl turn replay TURN --conv ID"
+const receiptSynopsis = "receipt list|show TURN|diff TURN_A TURN_B --conv ID [--state DIR] [--store NAME] [--history] [--after SEQ] [--limit N] [--json],\n       or rlmpl turn replay TURN --conv ID"
 
 // runReceipt implements `rlmpl receipt list|show|diff` and `rlmpl turn
 // replay`: what each managed turn saw, and the proof that it renders again.
@@ -23,6 +23,8 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 	name := fs.String("store", defaultStore, "store: a name under the state directory, or an absolute directory")
 	conv := fs.String("conv", "", "conversation id (required)")
 	history := fs.Bool("history", false, "list: every run of each turn")
+	after := fs.Int64("after", 0, "list: only the turns whose user message follows this sequence (the next page)")
+	limit := fs.Int("limit", 0, "list: at most this many receipts (0: all)")
 	asJSON := fs.Bool("json", false, "show: the whole receipt as JSON, request recipes included")
 	pos, code, ok := parseCommand(fs, receiptSynopsis, args, stdout, stderr)
 	if !ok {
@@ -42,14 +44,10 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 	cv := st.Conversation(*conv)
 	switch cmd {
 	case "receipt list":
-		rs, err := cv.Receipts(*history)
-		if err != nil {
-			fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
-			return 1
-		}
+		// A row per receipt as it is read: a page costs what it holds.
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "turn\trun\tstatus\tmessages\ttokens\tcalls")
-		for _, r := range rs {
+		err := cv.EachReceipt(runtime.ReceiptQuery{After: *after, Limit: *limit, History: *history}, func(r runtime.Receipt) error {
 			tokens := "-"
 			if r.Context != nil {
 				tokens = fmt.Sprintf("%d/%d %s", r.Context.Total, r.Context.Limit, r.Context.Method)
@@ -59,8 +57,13 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 				msgs += fmt.Sprintf("→%d", r.AssistantSeq)
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\n", r.TurnID, r.Version, r.Status, msgs, tokens, len(r.Calls))
-		}
+			return nil
+		})
 		tw.Flush()
+		if err != nil {
+			fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
+			return 1
+		}
 	case "receipt show":
 		r, err := cv.Receipt(pos[0])
 		if err != nil {
@@ -122,7 +125,11 @@ func printReceipt(r runtime.Receipt, w io.Writer) {
 		if c.ProviderPromptTokens != nil {
 			theirs = fmt.Sprintf("%d (%+d)", *c.ProviderPromptTokens, *c.Difference)
 		}
-		fmt.Fprintf(tw, "%s\t%d %s\t%s\t%s\n", c.Kind, c.LocalPromptTokens, c.Method, theirs, c.RequestSHA256)
+		kind := c.Kind
+		if c.Error != "" { // an HTTP attempt that failed: its status (0 when no response came)
+			kind = fmt.Sprintf("%s #%d failed (%d)", c.Kind, c.Attempt, c.Status)
+		}
+		fmt.Fprintf(tw, "%s\t%d %s\t%s\t%s\n", kind, c.LocalPromptTokens, c.Method, theirs, c.RequestSHA256)
 	}
 	tw.Flush()
 	var steps []string

@@ -109,6 +109,10 @@ type PlannerRequest struct {
 	Request tokenizer.Request
 	Attempt int // 1-based
 	Depth   int // 0 for the root planner, d for an rlm(query(...)) child at depth d
+	// OnDelta, when set, receives the planner's answer as it streams (a
+	// caller feeds it to an [AnswerScanner] to show a direct answer as it
+	// is written). A planner that cannot stream does not call it.
+	OnDelta func(text string)
 }
 
 // Prompt returns the text of the request's last user message: the planner

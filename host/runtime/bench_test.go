@@ -155,3 +155,47 @@ func latency(b *testing.B, f func()) {
 	b.ReportMetric(float64(samples[len(samples)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(samples[len(samples)*99/100].Microseconds())/1000, "p99-ms")
 }
+
+// BenchmarkReceipts: a page of 20 receipts from the end of a 300-turn
+// conversation, against reading them all (-benchmem shows the memory).
+func BenchmarkReceipts(b *testing.B) {
+	rt, err := New(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Close()
+	st, err := rt.OpenStore(StoreSpec{Memory: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	st.Create("c", nil)
+	c := st.Conversation("c")
+	opts := TurnOptions{
+		Pack: PackOptions{Policy: pack.Policy{MaxContextTokens: 100000, ProviderContextTokens: 100000, ReserveOutputTokens: 500,
+			MinRecentTurns: 2, MaxCandidates: 64, Overflow: "deny", Window: pack.Contiguous}, Model: "gpt-4o", Utilities: testUtilities},
+		Completion: plan.Input{Providers: []string{"local"}},
+		Deps:       plan.Deps{Planner: instantPlanner{}},
+		Handles:    handle.New(nil),
+	}
+	const turns = 300
+	for range turns {
+		if _, err := c.Turn(context.Background(), user("a question"), opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("page=20", func(b *testing.B) {
+		for b.Loop() {
+			n := 0
+			if err := c.EachReceipt(ReceiptQuery{After: 2 * (turns - 20), Limit: 20}, func(Receipt) error { n++; return nil }); err != nil || n != 20 {
+				b.Fatal(n, err)
+			}
+		}
+	})
+	b.Run("all", func(b *testing.B) {
+		for b.Loop() {
+			if rs, err := c.Receipts(false); err != nil || len(rs) != turns {
+				b.Fatal(err)
+			}
+		}
+	})
+}

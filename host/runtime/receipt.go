@@ -1,14 +1,13 @@
 package runtime
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
+	"strings"
 
 	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/host/plan"
@@ -193,6 +192,10 @@ type RecipeMessage struct {
 	// Message is a literal message that text cannot carry (tool calls,
 	// parts): a plan step's request as the plan built it.
 	Message *tokenizer.Message `json:"message,omitempty"`
+	// Ref is the SHA-256 of a literal message kept once per conversation
+	// (the planner's instructions, a system prompt: the same in every
+	// turn) instead of in each receipt: see [externalize].
+	Ref string `json:"ref,omitempty"`
 	// Tokens are the message's tokens in the request (content and framing).
 	Tokens int `json:"tokens,omitempty"`
 }
@@ -205,7 +208,76 @@ func (m RecipeMessage) same(o RecipeMessage) bool {
 	case m.Warm != nil || o.Warm != nil:
 		return m.Warm != nil && o.Warm != nil && *m.Warm == *o.Warm
 	}
-	return m.Seq == o.Seq && m.Role == o.Role && m.Text == o.Text
+	if m.Seq != 0 || o.Seq != 0 {
+		return m.Seq == o.Seq
+	}
+	// A literal is the same kept inline or by reference.
+	a, _, _ := literalRef(m)
+	b, _, _ := literalRef(o)
+	return a == b && (a != "" || m.Role == o.Role && m.Text == o.Text)
+}
+
+// textCollection holds the literal messages recipes refer to by Ref,
+// keyed by the SHA-256 of their JSON (a tokenizer.Message), one version
+// each.
+const textCollection = "receipt_text"
+
+// minRefBytes is the size from which a literal message is kept once by
+// reference rather than in the receipt: below it a reference saves little.
+const minRefBytes = 256
+
+// literalRef is the Ref a literal recipe message is kept under and its
+// document's body, or "" when it stays inline (small, or not a literal).
+func literalRef(m RecipeMessage) (string, []byte, error) {
+	switch {
+	case m.Ref != "":
+		return m.Ref, nil, nil
+	case m.Seq > 0 || m.Warm != nil:
+		return "", nil, nil
+	}
+	lit := m.Message
+	if lit == nil {
+		if len(m.Text) < minRefBytes {
+			return "", nil, nil
+		}
+		lit = &tokenizer.Message{Role: m.Role, Content: m.Text}
+	}
+	body, err := json.Marshal(lit)
+	if err != nil || len(body) < minRefBytes {
+		return "", nil, err
+	}
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:]), body, nil
+}
+
+// externalize moves the large literal messages of r's recipes out of it:
+// each becomes a Ref, and its JSON a document of textCollection, returned
+// once per hash (known says which the store holds already). Replay reads
+// them back; the hashes of the bodies sent are unchanged.
+func externalize(r *Receipt, known func(ref string) bool) ([]store.DocPut, error) {
+	var puts []store.DocPut
+	seen := map[string]bool{}
+	for i := range r.Calls {
+		msgs := r.Calls[i].Recipe.Messages
+		for j, m := range msgs {
+			if m.Ref != "" {
+				continue
+			}
+			ref, body, err := literalRef(m)
+			if err != nil {
+				return nil, err
+			}
+			if ref == "" {
+				continue
+			}
+			if !seen[ref] && !known(ref) {
+				puts = append(puts, store.DocPut{Collection: textCollection, Key: ref, Body: body})
+			}
+			seen[ref] = true
+			msgs[j] = RecipeMessage{Ref: ref, Tokens: m.Tokens}
+		}
+	}
+	return puts, nil
 }
 
 // prefixTokens are the tokens of the leading messages a and b share.
@@ -348,9 +420,112 @@ func decodeReceipt(d store.Doc) (Receipt, error) {
 // Receipts lists the conversation's receipts, the latest of each turn (or
 // every run with history), in the order of their user messages.
 func (c Conversation) Receipts(history bool) ([]Receipt, error) {
-	out, err := listDocs(c, receiptCollection, history, decodeReceipt)
-	slices.SortStableFunc(out, func(a, b Receipt) int { return cmp.Compare(a.UserSeq, b.UserSeq) })
+	var out []Receipt
+	err := c.EachReceipt(ReceiptQuery{History: history}, func(r Receipt) error {
+		out = append(out, r)
+		return nil
+	})
 	return out, err
+}
+
+// ReceiptQuery selects receipts for [Conversation.EachReceipt].
+type ReceiptQuery struct {
+	// After skips the turns whose user message is at or before this
+	// sequence: the UserSeq of a page's last receipt starts the next page.
+	After int64
+	// Limit bounds the receipts given (0: no bound).
+	Limit int
+	// History gives every run of each turn, not only the latest.
+	History bool
+	// Status keeps the receipts of that status ("" or "any": every one).
+	Status string
+}
+
+// EachReceipt calls fn with the receipts q selects, in the order of their
+// user messages (a turn's runs in order), reading one at a time: the cost
+// is O(messages after q.After up to the last receipt given), not
+// O(receipts stored). Turns are found by their user messages' keys
+// (turn/<id>/user), which every turn has always written: no index of its
+// own to keep or to miss for older receipts. An error from fn stops the
+// walk and is returned.
+func (c Conversation) EachReceipt(q ReceiptQuery, fn func(Receipt) error) error {
+	given := 0
+	give := func(r Receipt) error {
+		given++
+		if err := fn(r); err != nil {
+			return err
+		}
+		if q.Limit > 0 && given == q.Limit {
+			return errEnough
+		}
+		return nil
+	}
+	// The turn ids come from the messages in batches, and their receipts
+	// are read between scans: a read inside a scan would nest the store's
+	// locks.
+	for next := max(1, q.After+1); ; {
+		var ids []string
+		err := c.st.db.Scan(c.id, next, 0, false, func(m store.Record) bool {
+			next = m.Seq + 1
+			id, isTurn := strings.CutPrefix(m.IdempotencyKey, "turn/")
+			if id, isTurn = strings.CutSuffix(id, "/user"); isTurn && m.Message.Role == store.RoleUser {
+				ids = append(ids, id)
+			}
+			return len(ids) < receiptBatch
+		})
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if err := c.turnReceipts(id, q, give); errors.Is(err, errEnough) {
+				return nil
+			} else if err != nil {
+				return err
+			}
+		}
+		if len(ids) < receiptBatch {
+			return nil // the scan reached the end
+		}
+	}
+}
+
+// receiptBatch is how many turns EachReceipt finds per scan.
+const receiptBatch = 64
+
+// errEnough stops a walk that has given what was asked.
+var errEnough = errors.New("runtime: enough")
+
+// turnReceipts calls fn with the receipts of one turn q selects.
+func (c Conversation) turnReceipts(id string, q ReceiptQuery, fn func(Receipt) error) error {
+	last, err := c.Receipt(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // the run that stored the message never stored its receipt (killed)
+	}
+	if err != nil {
+		return err
+	}
+	from := last.Version
+	if q.History {
+		from = 1
+	}
+	for v := from; v <= last.Version; v++ {
+		r := last
+		if v < last.Version {
+			d, err := c.st.db.GetDoc(c.id, receiptCollection, id, v)
+			if err != nil {
+				return err
+			}
+			if r, err = decodeReceipt(d); err != nil {
+				return err
+			}
+		}
+		if q.Status == "" || q.Status == "any" || q.Status == r.Status {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // storedTurn is the result of a turn that completed before.
@@ -411,6 +586,16 @@ func (c Conversation) recipeMessage(m RecipeMessage, warm map[string]WarmArtifac
 	switch {
 	case m.Message != nil:
 		return *m.Message, nil
+	case m.Ref != "":
+		d, err := c.st.db.GetDoc(c.id, textCollection, m.Ref, 1)
+		if err != nil {
+			return tokenizer.Message{}, err
+		}
+		var msg tokenizer.Message
+		if err := json.Unmarshal(d.Body, &msg); err != nil {
+			return msg, fmt.Errorf("%w: recipe text %s: %v", store.ErrCorrupt, m.Ref, err)
+		}
+		return msg, nil
 	case m.Seq > 0:
 		r, err := c.Message(m.Seq)
 		if err != nil {

@@ -34,7 +34,8 @@ type TurnOptions struct {
 	// a success it returns the stored result without calling any model;
 	// after a failure it reuses the stored user message and runs again.
 	// The same id with another message is refused with an error wrapping
-	// [store.ErrIdempotencyMismatch], and nothing is stored. Empty means a fresh id (returned in the result).
+	// [store.ErrIdempotencyMismatch], and nothing is stored. Empty means a
+	// fresh id (returned in the result).
 	TurnID string
 	// Pack is the managed context: policy, counter, sections (a system
 	// prompt, project instructions, skills), warm context, the boundary.
@@ -62,8 +63,11 @@ type TurnOptions struct {
 
 // TurnEvent is a moment of a turn: started (after the user message is
 // stored), context (a request composed: Ledger), step (a plan step started
-// or finished: Step), delta (model text as it streams: Text), finished or
-// failed (Err).
+// or finished: Step), delta (text as it streams: a model step's, or a
+// direct answer's as the planner writes it, see plan.AnswerScanner),
+// finished or failed (Err). Deltas show progress; the answer is the
+// result's assistant message (a planner answer rejected and asked again
+// streams again).
 type TurnEvent struct {
 	Kind   string
 	TurnID string
@@ -264,13 +268,17 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 	t.receipt.Status, t.receipt.ValueType = StatusCompleted, kind
 	t.mu.Unlock()
 	asst := store.Message{Role: store.RoleAssistant, Content: store.TextContent(text)}
+	texts, _, err := t.externalize()
+	if err != nil {
+		return TurnResult{}, &TurnError{Kind: "receipt_failed", Cause: err}
+	}
 	receiptFor := func(r store.Record) ([]store.DocPut, error) {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		t.receipt.AssistantSeq = r.Seq
 		t.receipt.Timings.TotalMS = ms(t.now().Sub(t.started)) // the time to store it is not counted
 		body, err := json.Marshal(t.receipt)
-		return []store.DocPut{{Collection: receiptCollection, Key: t.id, Body: body}}, err
+		return append(texts, store.DocPut{Collection: receiptCollection, Key: t.id, Body: body}), err
 	}
 	rec, err := t.c.Append(asst, AppendOptions{IdempotencyKey: turnKey(t.id, "assistant"), Encodings: t.opts.Encodings, Docs: receiptFor})
 	if err != nil {
@@ -294,15 +302,39 @@ func (t *turn) fail(err error) error {
 	t.receipt.Status = StatusFailed
 	t.receipt.Error = &ReceiptError{Kind: te.Kind, Message: te.Cause.Error()}
 	t.receipt.Timings.TotalMS = ms(t.now().Sub(t.started))
-	r := t.receipt
 	t.mu.Unlock()
-	if body, jerr := json.Marshal(r); jerr == nil {
-		if _, perr := t.c.st.db.PutDoc(t.c.id, store.DocPut{Collection: receiptCollection, Key: t.id, Body: body}); perr == nil {
-			te.Receipt = &r
-		}
+	if texts, r, err := t.externalize(); err == nil && t.putFailed(texts, r) == nil {
+		te.Receipt = &r
 	}
 	t.emit(TurnEvent{Kind: "failed", Err: te})
 	return te
+}
+
+// putFailed writes a failed run's receipt after the texts it refers to.
+func (t *turn) putFailed(texts []store.DocPut, r Receipt) error {
+	body, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	for _, d := range append(texts, store.DocPut{Collection: receiptCollection, Key: t.id, Body: body}) {
+		if _, err := t.c.st.db.PutDoc(t.c.id, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// externalize keeps the receipt's large literal messages by reference
+// (see externalize in receipt.go) and returns the documents of those the
+// conversation does not hold yet, with the receipt as it is then.
+func (t *turn) externalize() ([]store.DocPut, Receipt, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	texts, err := externalize(&t.receipt, func(ref string) bool {
+		_, err := t.c.st.db.GetDoc(t.c.id, textCollection, ref, 1)
+		return err == nil
+	})
+	return texts, t.receipt, err
 }
 
 // assistantText is the stored form of a completion's value: text as is,
@@ -541,6 +573,10 @@ func (p recordingPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (pl
 			return plan.PlannerReply{}, err
 		}
 		local, recipe = n, literalRecipe(req.Request.Messages)
+	}
+	if req.Depth == 0 {
+		// A direct answer streams as the planner writes it.
+		req.OnDelta = plan.NewAnswerScanner(func(text string) { t.emit(TurnEvent{Kind: "delta", Text: text}) }).Write
 	}
 	var reply plan.PlannerReply
 	err := t.send(ctx, "planner", req.Depth, req.Request, local, recipe, func(ctx context.Context) ([]byte, plan.Usage, error) {

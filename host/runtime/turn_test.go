@@ -423,7 +423,7 @@ func TestReplayDetectsADifference(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := res.Receipt
-	r.Calls[0].Recipe.Messages[len(r.Calls[0].Recipe.Messages)-1].Text += " (edited)"
+	r.Calls[0].Recipe.Messages[len(r.Calls[0].Recipe.Messages)-1] = RecipeMessage{Role: "user", Text: "(edited)"}
 	body, _ := json.Marshal(r)
 	if _, err := c.st.db.PutDoc(c.id, store.DocPut{Collection: receiptCollection, Key: res.TurnID, Body: body}); err != nil {
 		t.Fatal(err)

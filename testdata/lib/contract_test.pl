@@ -53,6 +53,22 @@ test(append_message_unbound, [throws(error(instantiation_error, conversation_app
      (   conv_(C), conversation_append(C, _, _) )).
 test(append_message_type, [throws(error(type_error(message, hello), conversation_append/3))],
      (   conv_(C), conversation_append(C, hello, _) )).
+test(append_message_content_type, [throws(error(type_error(text, 42), conversation_append/3))],
+     (   conv_(C), conversation_append(C, message(user, 42), _) )).
+test(append_message_field_domain, [throws(error(domain_error(message_field, colour(red)), conversation_append/3))],
+     (   conv_(C), conversation_append(C, message([role(user), content("x"), colour(red)]), _) )).
+test(append_message_name_type, [throws(error(type_error(text, f(x)), conversation_append/3))],
+     (   conv_(C), conversation_append(C, message([role(user), content("x"), name(f(x))]), _) )).
+test(turn_message_content_type, [throws(error(type_error(text, 42), conversation_turn/4))],
+     (   conv_(C), conversation_turn(C, message(user, 42), [], _) )).
+test(turn_message_field_domain, [throws(error(domain_error(message_field, colour(red)), conversation_turn/4))],
+     (   conv_(C), conversation_turn(C, message([role(user), content("x"), colour(red)]), [], _) )).
+test(bad_messages_store_nothing,
+     (   conv_(C),
+         catch(conversation_append(C, message(user, 42), _), _, true),
+         catch(conversation_turn(C, message([role(user), content("x"), colour(red)]), [], _), _, true),
+         conversation_stats(C, ok(St)), record_get(St, messages, 1)
+     )).
 test(append_bad_field_is_an_outcome,
      (   conv_(C), conversation_append(C, message(robot, "x"), error(E)),
          record_get(E, detail, invalid_message(role)),

@@ -130,6 +130,18 @@ test(receipts_record_what_the_model_saw,
          conversation_receipts(C, [status(failed)], ok([]))
      )).
 
+test(receipts_are_paged,
+     (   conv_(t9, [], _, C),
+         retractall(calls_(_)), assertz(calls_(0)),
+         forall(member(Id, [p1, p2, p3, p4, p5]),
+                conversation_turn(C, message(user, "q"), [turn_id(Id), completion_options([planner_handler(counting_planner_)])], ok(_))),
+         conversation_receipts(C, [limit(2)], ok([R1, R2])),
+         record_get(R1, turn_id, "p1"), record_get(R2, turn_id, "p2"), record_get(R2, user_seq, Seq),
+         conversation_receipts(C, [after(Seq), limit(2)], ok([R3, _])), record_get(R3, turn_id, "p3"),
+         conversation_receipts(C, [after(Seq)], ok(Rest)), length(Rest, 3),
+         conversation_receipts(C, [after(Seq), status(failed)], ok([]))
+     )).
+
 test(events_are_reported,
      (   retractall(event_(_)),
          conv_(t6, [], _, C),
@@ -141,6 +153,9 @@ test(turn_requires_a_user_message,
      (   conv_(t7, [], _, C),
          conversation_turn(C, message(assistant, "hi"), [], error(E)),
          record_get(E, detail, turn_requires_user_message(_)),
+         conversation_turn(C, message([role(tool), content("42"), tool_call_id(c1)]), [], error(E2)),
+         record_get(E2, detail, turn_requires_user_message(R)),
+         R = conversation_error(_), record_get(R, detail, not_user_message),
          conversation_stats(C, ok(St)), record_get(St, messages, 0)
      )).
 
