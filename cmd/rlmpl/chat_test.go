@@ -143,6 +143,7 @@ func TestChatRefusesABadConversationID(t *testing.T) {
 // provider, a preset with no model, a key missing from the environment)
 // stops chat with status 2 before the conversation is created or the line
 // stored; a turn that fails at the server keeps the line and exits 1.
+// Each error says its cause once.
 func TestChatChecksConfigurationBeforeWriting(t *testing.T) {
 	isolate(t)
 	failing := providertest.NewServer(providertest.Reply(400, `{"error":{"message":"bad request"}}`))
@@ -164,8 +165,8 @@ func TestChatChecksConfigurationBeforeWriting(t *testing.T) {
 			state := t.TempDir()
 			var stdout, stderr bytes.Buffer
 			code := run(context.Background(), append([]string{"chat", "--state", state, "--conv", "c"}, tc.args...), strings.NewReader("hi\n"), &stdout, &stderr)
-			if code != tc.code || !strings.Contains(stderr.String(), tc.stderr) {
-				t.Fatalf("chat: exit %d, stderr %q; want %d, %q", code, stderr.String(), tc.code, tc.stderr)
+			if code != tc.code || strings.Count(stderr.String(), tc.stderr) != 1 {
+				t.Fatalf("chat: exit %d, stderr %q; want %d, %q once", code, stderr.String(), tc.code, tc.stderr)
 			}
 			out, errs, _ := rlmpl(t, "conv", "show", "c", "--state", state)
 			if out != tc.messages || tc.messages == "" && !strings.Contains(errs, "not found") {
