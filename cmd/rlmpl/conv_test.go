@@ -60,7 +60,7 @@ func TestConvAndPackCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "managed_cold_history_boundary") || !strings.Contains(out, "left out (searchable") || !strings.Contains(out, "safety_margin") {
 		t.Fatalf("pack: %d %s %s", code, out, errs)
 	}
-	if out, _, code := rlmpl(t, "pack", "--state", state, "--conv", "demo", "--json"); code != 0 || !strings.Contains(out, `"role": "user"`) {
+	if out, _, code := rlmpl(t, "pack", "--state", state, "--conv", "demo", "--json"); code != 0 || !strings.Contains(out, `"role":"user"`) {
 		t.Fatalf("pack --json: %d %s", code, out)
 	}
 	if _, errs, code := rlmpl(t, "pack", "--state", state, "--conv", "demo", "--max-context", "50", "--reserve", "10"); code != 1 || !strings.Contains(errs, "exceed") {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -23,7 +22,7 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 	name := fs.String("store", defaultStore, "store: a name under the state directory, or an absolute directory")
 	conv := fs.String("conv", "", "conversation id (required)")
 	history := fs.Bool("history", false, "list: every run of each turn")
-	asJSON := fs.Bool("json", false, "show: the whole receipt as JSON, request recipes included")
+	asJSON := fs.Bool("json", false, "list, show: JSON Lines, one whole receipt per line (request recipes included)")
 	pos, code, ok := parseCommand(fs, receiptSynopsis, args, stdout, stderr)
 	if !ok {
 		return code
@@ -47,6 +46,15 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 			fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
 			return 1
 		}
+		if *asJSON {
+			for _, r := range rs {
+				if err := printJSON(stdout, r); err != nil {
+					fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
+					return 1
+				}
+			}
+			return 0
+		}
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "turn\trun\tstatus\tmessages\ttokens\tcalls")
 		for _, r := range rs {
@@ -68,8 +76,10 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 			return 1
 		}
 		if *asJSON {
-			b, _ := json.MarshalIndent(r, "", "  ")
-			fmt.Fprintln(stdout, string(b))
+			if err := printJSON(stdout, r); err != nil {
+				fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
+				return 1
+			}
 		} else {
 			printReceipt(r, stdout)
 		}
