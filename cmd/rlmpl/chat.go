@@ -266,6 +266,6 @@ func (c *chat) search(q string) {
 			}{"hit", hitView(h)})
 			continue
 		}
-		fmt.Fprintf(c.stdout, "[%d] %s: %s\n", h.Seq, h.Message.Role, h.Message.Content.PlainText())
+		fmt.Fprintln(c.stdout, messageLine(h.Record, scoreNote(h)))
 	}
 }

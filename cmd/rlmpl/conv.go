@@ -228,9 +228,42 @@ func (c convCmd) show(id string, recent int) error {
 			}
 			continue
 		}
-		fmt.Fprintf(c.stdout, "[%d] %s: %s\n", r.Seq, r.Message.Role, r.Message.Content.PlainText())
+		fmt.Fprintln(c.stdout, messageLine(r, ""))
 	}
 	return err
+}
+
+// messageLine renders a stored message for people: "[seq] role (name)",
+// then note (a hit's score), then its text, each image as "[image: alt]"
+// and each tool call as "→ tool name(arguments) [id]", one part a line; a
+// tool result names the call it answers ([id]).
+func messageLine(r store.Record, note string) string {
+	m := r.Message
+	head := fmt.Sprintf("[%d] %s", r.Seq, m.Role)
+	if m.Name != "" {
+		head += " (" + m.Name + ")"
+	}
+	if m.ToolCallID != "" {
+		head += " [" + m.ToolCallID + "]"
+	}
+	var body []string
+	if !m.Content.IsParts() && m.Content.Text != "" {
+		body = append(body, m.Content.Text)
+	}
+	for _, p := range m.Content.Parts {
+		switch {
+		case p.Type == store.PartText:
+			body = append(body, p.Text)
+		case p.Alt != "":
+			body = append(body, "[image: "+p.Alt+"]")
+		default:
+			body = append(body, "[image]")
+		}
+	}
+	for _, tc := range m.ToolCalls {
+		body = append(body, fmt.Sprintf("→ tool %s(%s) [%s]", tc.Name, tc.Arguments, tc.ID))
+	}
+	return head + note + ": " + strings.Join(body, "\n    ")
 }
 
 func (c convCmd) search(id, query string, opts store.SearchOptions) error {
@@ -244,13 +277,13 @@ func (c convCmd) search(id, query string, opts store.SearchOptions) error {
 		}
 		for _, w := range h.Window {
 			if w.Seq < h.Seq {
-				fmt.Fprintf(c.stdout, "    [%d] %s: %s\n", w.Seq, w.Message.Role, w.Message.Content.PlainText())
+				fmt.Fprintln(c.stdout, "    "+messageLine(w, ""))
 			}
 		}
-		fmt.Fprintf(c.stdout, "[%d] %s (%.3f): %s\n", h.Seq, h.Message.Role, h.Score+h.Lift, h.Message.Content.PlainText())
+		fmt.Fprintln(c.stdout, messageLine(h.Record, scoreNote(h)))
 		for _, w := range h.Window {
 			if w.Seq > h.Seq {
-				fmt.Fprintf(c.stdout, "    [%d] %s: %s\n", w.Seq, w.Message.Role, w.Message.Content.PlainText())
+				fmt.Fprintln(c.stdout, "    "+messageLine(w, ""))
 			}
 		}
 	}
@@ -258,6 +291,15 @@ func (c convCmd) search(id, query string, opts store.SearchOptions) error {
 		fmt.Fprintf(c.stdout, "(left out of ranking, in most messages: %s)\n", strings.Join(res.Dropped, ", "))
 	}
 	return err
+}
+
+// scoreNote is a hit's score as conv search and chat's /search show it:
+// the message's own, and what its context added to rank it.
+func scoreNote(h store.Hit) string {
+	if h.Lift == 0 {
+		return fmt.Sprintf(" (score %.3f)", h.Score)
+	}
+	return fmt.Sprintf(" (score %.3f, context +%.3f)", h.Score, h.Lift)
 }
 
 // coldSearch runs the planner's search through a cold-history handle and

@@ -21,7 +21,11 @@ Usage:
 	                           stats ID, export ID [--documents] (OpenAI
 	                           JSONL; with receipts and warm artifacts),
 	                           import ID FILE.jsonl (again: only its new
-	                           lines)
+	                           lines); messages show their author's name,
+	                           images as [image: caption], tool calls as
+	                           → tool name(arguments) [id]; search hits come
+	                           best first with their score (and what their
+	                           context added: the two best rank by their own)
 	rlmpl pack --conv ID [--store DIR] [--model M] [--max-context N]
 	           [--provider-window N] [--reserve N] [--safety N]
 	           [--min-recent N] [--max-candidates N] [--explain] [--json]
