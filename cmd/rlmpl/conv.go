@@ -294,12 +294,17 @@ func (c convCmd) search(id, query string, opts store.SearchOptions) error {
 }
 
 // scoreNote is a hit's score as conv search and chat's /search show it:
-// the message's own, and what its context added to rank it.
+// the message's own, what its context added to rank it, and whether
+// ranked search read only the message's first MiB.
 func scoreNote(h store.Hit) string {
-	if h.Lift == 0 {
-		return fmt.Sprintf(" (score %.3f)", h.Score)
+	note := fmt.Sprintf("score %.3f", h.Score)
+	if h.Lift != 0 {
+		note += fmt.Sprintf(", context +%.3f", h.Lift)
 	}
-	return fmt.Sprintf(" (score %.3f, context +%.3f)", h.Score, h.Lift)
+	if h.Partial {
+		note += ", only its first MiB searched"
+	}
+	return " (" + note + ")"
 }
 
 // coldSearch runs the planner's search through a cold-history handle and

@@ -148,3 +148,25 @@ func TestReadableTranscripts(t *testing.T) {
 		t.Fatalf("conv search by caption:\n%s", out)
 	}
 }
+
+// TestSearchSaysWhenAMessageWasCut: a hit whose message is longer than
+// ranked search reads (its first MiB) says so, in text and in JSON.
+func TestSearchSaysWhenAMessageWasCut(t *testing.T) {
+	state := t.TempDir()
+	file := filepath.Join(t.TempDir(), "t.jsonl")
+	long := "early " + strings.Repeat("filler ", 1<<20/7) + " late"
+	os.WriteFile(file, []byte(`{"role":"user","content":"`+long+`"}`+"\n"+`{"role":"user","content":"early and short"}`+"\n"), 0o600)
+	if _, errs, code := rlmpl(t, "conv", "import", "--state", state, "demo", file); code != 0 {
+		t.Fatal(errs)
+	}
+	out, _, _ := rlmpl(t, "conv", "search", "--state", state, "demo", "early")
+	for _, l := range strings.Split(out, "\n") {
+		if cut := strings.Contains(l, "only its first MiB searched"); strings.HasPrefix(l, "[") && cut != strings.HasPrefix(l, "[1]") {
+			t.Errorf("conv search: %.120s", l)
+		}
+	}
+	out, _, _ = rlmpl(t, "conv", "search", "--state", state, "demo", "early", "--json")
+	if strings.Count(out, `"partial":true`) != 1 {
+		t.Errorf("conv search --json: %d hits marked partial, want 1", strings.Count(out, `"partial":true`))
+	}
+}

@@ -25,7 +25,8 @@ Usage:
 	                           images as [image: caption], tool calls as
 	                           → tool name(arguments) [id]; search hits come
 	                           best first with their score (and what their
-	                           context added: the two best rank by their own)
+	                           context added: the two best rank by their own);
+	                           ranked search reads a message's first MiB
 	rlmpl pack --conv ID [--store DIR] [--model M] [--max-context N]
 	           [--provider-window N] [--reserve N] [--safety N]
 	           [--min-recent N] [--max-candidates N] [--explain] [--json]

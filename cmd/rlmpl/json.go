@@ -50,10 +50,12 @@ type hitJSON struct {
 	Score  float64      `json:"score"`
 	Lift   float64      `json:"lift"`
 	Window []recordJSON `json:"window,omitempty"`
+	// Partial: ranked search read only the message's first MiB.
+	Partial bool `json:"partial,omitempty"`
 }
 
 func hitView(h store.Hit) hitJSON {
-	v := hitJSON{recordJSON: recordView(h.Record), Score: h.Score, Lift: h.Lift}
+	v := hitJSON{recordJSON: recordView(h.Record), Score: h.Score, Lift: h.Lift, Partial: h.Partial}
 	for _, w := range h.Window {
 		v.Window = append(v.Window, recordView(w))
 	}
