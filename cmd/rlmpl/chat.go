@@ -205,6 +205,9 @@ func (c *chat) turn(text string) {
 	case err != nil:
 		c.failed = true
 		if !c.json {
+			if streamed {
+				fmt.Fprintln(c.stdout) // end the answer's partial line
+			}
 			fmt.Fprintf(c.stderr, "rlmpl chat: %v\n", err)
 		}
 		return

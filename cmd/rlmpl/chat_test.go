@@ -175,3 +175,17 @@ func TestChatChecksConfigurationBeforeWriting(t *testing.T) {
 		})
 	}
 }
+
+// TestChatEndsAPartialAnswerBeforeItsError: a stream that breaks after
+// some text leaves that text on its own line, then the error.
+func TestChatEndsAPartialAnswerBeforeItsError(t *testing.T) {
+	srv := providertest.NewServer(providertest.Completion(plannerAnswer, 900, 40),
+		providertest.RawSSE("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n"))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"chat", "--state", t.TempDir(), "--conv", "demo", "--provider", "local",
+		"--base-url", srv.BaseURL(), "--model", "gpt-4o-2024-08-06"}, strings.NewReader("hi\n"), &stdout, &stderr)
+	if code != 1 || stdout.String() != "Hel\n" || stderr.Len() == 0 {
+		t.Fatalf("chat: %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+}
