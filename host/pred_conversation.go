@@ -430,6 +430,9 @@ func (s *Session) conversationSearch(c *prolog.Call, conv, query, options, out e
 	for i, h := range res.Hits {
 		t := withField(recordTerm(h.Record), fld("score", engine.Float(h.Score)))
 		t = withField(t, fld("lift", engine.Float(h.Lift)))
+		if h.Partial {
+			t = withField(t, fld("partial", engine.NewAtom("true")))
+		}
 		if len(h.Window) > 0 {
 			w := make([]engine.Term, len(h.Window))
 			for j, r := range h.Window {

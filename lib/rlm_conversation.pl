@@ -153,7 +153,10 @@ Exports:
 %   each side of each hit in its session, max_bytes(N) to bound the
 %   windows' text, exact(true) for substring matching and
 %   case_sensitive(Bool) (substring mode). A word in most messages is left
-%   out of ranking (a query of only such words finds nothing). Records
+%   out of ranking (a query of only such words finds nothing). Ranked
+%   search reads the first MiB of a message's text (and of its captions
+%   and tool calls): words after it are not found, and a hit whose message
+%   is longer carries partial(true); exact(true) reads everything. Records
 %   carry score(S) (their own), lift(L) (what context added) and, with a
 %   window, window([Record, ...]) in sequence order.
 

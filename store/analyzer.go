@@ -158,6 +158,7 @@ type docText struct {
 	body, attach, author, date string
 	role                       Role
 	session, month             string
+	partial                    bool // body or attach was cut to maxIndexedText
 }
 
 // maxIndexedText bounds the text of one field that ranked search reads:
@@ -192,9 +193,11 @@ func textOf(r Record) docText {
 		attach = append(attach, tc.Name, tc.Arguments)
 	}
 	when := r.When().UTC()
+	body, attached := m.Content.PlainText(), strings.Join(attach, "\n")
 	return docText{
-		body:    indexedPrefix(m.Content.PlainText()),
-		attach:  indexedPrefix(strings.Join(attach, "\n")),
+		body:    indexedPrefix(body),
+		attach:  indexedPrefix(attached),
+		partial: len(body) > maxIndexedText || len(attached) > maxIndexedText,
 		author:  m.Name,
 		date:    when.Month().String() + " " + strconv.Itoa(when.Year()),
 		role:    m.Role,

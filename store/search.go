@@ -74,6 +74,11 @@ type Hit struct {
 	// itself excluded. A message appears once in a result: one that is a
 	// hit, or in the window of a better hit, is not repeated.
 	Window []Record
+	// Partial reports, in ranked mode, that the message's text or its
+	// captions and tool calls are longer than ranked search reads (their
+	// first MiB): words after that were not searched. Exact mode reads
+	// everything.
+	Partial bool
 }
 
 // Result is what [DB.Find] returns.
@@ -220,6 +225,9 @@ func (db *DB) Find(conv, q string, opts SearchOptions) (Result, error) {
 		if !opts.Exact {
 			if err := db.withTokenCounts(t, res.Hits); err != nil {
 				return err
+			}
+			for i := range res.Hits {
+				res.Hits[i].Partial = textOf(res.Hits[i].Record).partial
 			}
 		}
 		if opts.Window > 0 {

@@ -493,13 +493,17 @@ func testWindows(t *testing.T, be backend) {
 
 // TestRankedSearchReadsAMegabytePerMessage: ranked search indexes the
 // first MiB of a message's text (a pasted log would otherwise cost
-// hundreds of megabytes to analyze); exact search reads it all.
+// hundreds of megabytes to analyze), and says so in the hit (Partial);
+// exact search reads it all.
 func TestRankedSearchReadsAMegabytePerMessage(t *testing.T) {
 	db := openDir(t, t.TempDir())
 	defer db.Close()
 	mustCreate(t, db, "c")
 	text := "early " + strings.Repeat("filler ", maxIndexedText/7) + " late"
 	if _, err := db.Append("c", Message{Role: RoleUser, Content: TextContent(text)}, AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Append("c", Message{Role: RoleUser, Content: TextContent("early, and short")}, AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// A memory store says it cannot keep the message, and keeps nothing.
@@ -516,10 +520,15 @@ func TestRankedSearchReadsAMegabytePerMessage(t *testing.T) {
 		q     string
 		exact bool
 		want  int
-	}{{"early", false, 1}, {"late", false, 0}, {"late", true, 1}} {
+	}{{"early", false, 2}, {"late", false, 0}, {"late", true, 1}} {
 		hits, _, err := db.Search("c", tc.q, SearchOptions{Exact: tc.exact})
 		if err != nil || len(hits) != tc.want {
 			t.Errorf("search %q exact=%v: %d hits, %v; want %d", tc.q, tc.exact, len(hits), err, tc.want)
+		}
+		for _, h := range hits {
+			if want := !tc.exact && h.Seq == 1; h.Partial != want {
+				t.Errorf("search %q exact=%v: message %d Partial = %v, want %v", tc.q, tc.exact, h.Seq, h.Partial, want)
+			}
 		}
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -157,10 +156,11 @@ func (c *chat) status() int {
 	return 0
 }
 
-// emit prints an NDJSON event.
-func (c *chat) emit(v map[string]any) {
-	b, _ := json.Marshal(v)
-	fmt.Fprintln(c.stdout, string(b))
+// emit prints an NDJSON event (json.go's convention).
+func (c *chat) emit(v any) {
+	if err := printJSON(c.stdout, v); err != nil {
+		fmt.Fprintf(c.stderr, "rlmpl chat: %v\n", err)
+	}
 }
 
 func (c *chat) turn(text string) {
@@ -205,6 +205,9 @@ func (c *chat) turn(text string) {
 	case err != nil:
 		c.failed = true
 		if !c.json {
+			if streamed.Len() > 0 {
+				fmt.Fprintln(c.stdout) // end the answer's partial line
+			}
 			fmt.Fprintf(c.stderr, "rlmpl chat: %v\n", err)
 		}
 		return
@@ -231,6 +234,10 @@ func (c *chat) ledger() {
 		return
 	}
 	ctx := c.last.Context
+	if c.json {
+		c.emit(map[string]any{"event": "ledger", "turn_id": c.last.TurnID, "context": ctx})
+		return
+	}
 	tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "stage\tkind\tcharged\tmethod")
 	for _, s := range ctx.Stages {
@@ -245,6 +252,10 @@ func (c *chat) receipt() {
 		fmt.Fprintln(c.stderr, "no turn yet")
 		return
 	}
+	if c.json {
+		c.emit(map[string]any{"event": "receipt", "receipt": c.last})
+		return
+	}
 	printReceipt(*c.last, c.stdout)
 }
 
@@ -255,6 +266,13 @@ func (c *chat) search(q string) {
 		return
 	}
 	for _, h := range hits {
-		fmt.Fprintf(c.stdout, "[%d] %s: %s\n", h.Seq, h.Message.Role, h.Message.Content.PlainText())
+		if c.json {
+			c.emit(struct {
+				Event string `json:"event"`
+				hitJSON
+			}{"hit", hitView(h)})
+			continue
+		}
+		fmt.Fprintln(c.stdout, messageLine(h.Record, scoreNote(h)))
 	}
 }

@@ -143,6 +143,7 @@ func TestChatRefusesABadConversationID(t *testing.T) {
 // provider, a preset with no model, a key missing from the environment)
 // stops chat with status 2 before the conversation is created or the line
 // stored; a turn that fails at the server keeps the line and exits 1.
+// Each error says its cause once.
 func TestChatChecksConfigurationBeforeWriting(t *testing.T) {
 	isolate(t)
 	failing := providertest.NewServer(providertest.Reply(400, `{"error":{"message":"bad request"}}`))
@@ -164,13 +165,27 @@ func TestChatChecksConfigurationBeforeWriting(t *testing.T) {
 			state := t.TempDir()
 			var stdout, stderr bytes.Buffer
 			code := run(context.Background(), append([]string{"chat", "--state", state, "--conv", "c"}, tc.args...), strings.NewReader("hi\n"), &stdout, &stderr)
-			if code != tc.code || !strings.Contains(stderr.String(), tc.stderr) {
-				t.Fatalf("chat: exit %d, stderr %q; want %d, %q", code, stderr.String(), tc.code, tc.stderr)
+			if code != tc.code || strings.Count(stderr.String(), tc.stderr) != 1 {
+				t.Fatalf("chat: exit %d, stderr %q; want %d, %q once", code, stderr.String(), tc.code, tc.stderr)
 			}
 			out, errs, _ := rlmpl(t, "conv", "show", "c", "--state", state)
 			if out != tc.messages || tc.messages == "" && !strings.Contains(errs, "not found") {
 				t.Fatalf("conv show: %q %q, want %q", out, errs, tc.messages)
 			}
 		})
+	}
+}
+
+// TestChatEndsAPartialAnswerBeforeItsError: a stream that breaks after
+// some text leaves that text on its own line, then the error.
+func TestChatEndsAPartialAnswerBeforeItsError(t *testing.T) {
+	srv := providertest.NewServer(providertest.Completion(plannerAnswer, 900, 40),
+		providertest.RawSSE("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n"))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"chat", "--state", t.TempDir(), "--conv", "demo", "--provider", "local",
+		"--base-url", srv.BaseURL(), "--model", "gpt-4o-2024-08-06"}, strings.NewReader("hi\n"), &stdout, &stderr)
+	if code != 1 || stdout.String() != "Hel\n" || stderr.Len() == 0 {
+		t.Fatalf("chat: %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
 	}
 }

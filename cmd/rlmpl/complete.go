@@ -27,6 +27,7 @@ func runComplete(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	query := fs.String("query", "", "the goal (required)")
 	contextFile := fs.String("context-file", "", "the context: a text file (required)")
 	pf := providerFlags(fs)
+	asJSON := fs.Bool("json", false, "print the value, the trajectory and the usage as one line of JSON")
 	const synopsis = "complete --query Q --context-file F [flags]"
 	if _, code, ok := parseCommand(fs, synopsis, args, stdout, stderr); !ok {
 		return code
@@ -71,6 +72,13 @@ func runComplete(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 		fmt.Fprintf(stderr, "rlmpl complete: %v\n", err)
 		return 1
+	}
+	if *asJSON {
+		if err := printJSON(stdout, completionView(out)); err != nil {
+			fmt.Fprintf(stderr, "rlmpl complete: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	printCompletion(out, stdout)
 	return 0
@@ -144,14 +152,10 @@ func printCompletion(out *plan.Outcome, stdout io.Writer) {
 }
 
 // valueText renders a completion's value for people: text as itself,
-// anything else as JSON.
+// anything else in the canonical JSON the runtime stores (plan.Encode).
 func valueText(v any) string {
 	if s, isText := v.(string); isText {
 		return s
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
+	return plan.Encode(v)
 }

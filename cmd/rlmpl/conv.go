@@ -54,8 +54,8 @@ func openOrCreate(st *runtime.Store, id string) (runtime.Conversation, error) {
 	return cv, err
 }
 
-const convSynopsis = `conv list|show ID|search ID QUERY|export ID|import ID FILE.jsonl [--state DIR] [--store NAME]
-       [--recent N] [--max N] [--exact] [--window N] [--role R] [--session S] [--no-context] [--cold] [--max-bytes N] [--documents]`
+const convSynopsis = `conv list|show ID|search ID QUERY|stats ID|export ID|import ID FILE.jsonl [--state DIR] [--store NAME]
+       [--recent N] [--max N] [--exact] [--window N] [--role R] [--session S] [--no-context] [--cold] [--max-bytes N] [--documents] [--json]`
 
 // capPolicy applies an operator's --max-context: a small cap keeps room
 // for context, so the default reserve and margin shrink with it.
@@ -67,7 +67,7 @@ func capPolicy(p *pack.Policy, maxContext int64) {
 	}
 }
 
-// runConv implements `rlmpl conv list|show|search|export|import`.
+// runConv implements `rlmpl conv list|show|search|stats|export|import`.
 func runConv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code, ok := groupHelp(args, convSynopsis, stdout, stderr); !ok {
 		return code
@@ -87,11 +87,12 @@ func runConv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	documents := fs.Bool("documents", false, "export: add the conversation's receipts and warm artifacts (a backup import restores whole)")
 	cold := fs.Bool("cold", false, "search: show exactly what a planner gets through the cold-history handle")
 	maxBytes := fs.Int("max-bytes", 4096, "search --cold: the handle's byte budget")
+	asJSON := fs.Bool("json", false, "list, show, search, stats: JSON Lines (one object per line)")
 	pos, code, ok := parseCommand(fs, convSynopsis, args, stdout, stderr)
 	if !ok {
 		return code
 	}
-	need := map[string]int{"list": 0, "show": 1, "search": 2, "export": 1, "import": 2}
+	need := map[string]int{"list": 0, "show": 1, "search": 2, "stats": 1, "export": 1, "import": 2}
 	n, known := need[cmd]
 	if !known {
 		fmt.Fprintf(stderr, "rlmpl conv: unknown command %q\n", cmd)
@@ -107,7 +108,7 @@ func runConv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return 1
 	}
 	defer h.Close()
-	c := convCmd{ctx: ctx, h: h, st: st, stdin: stdin, stdout: stdout, stderr: stderr}
+	c := convCmd{ctx: ctx, h: h, st: st, json: *asJSON, stdin: stdin, stdout: stdout, stderr: stderr}
 	switch cmd {
 	case "list":
 		err = c.list()
@@ -128,6 +129,8 @@ func runConv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			}
 			err = c.search(pos[0], pos[1], so)
 		}
+	case "stats":
+		err = c.stats(pos[0])
 	case "export":
 		err = st.Conversation(pos[0]).Export(stdout, store.ExportOptions{Documents: *documents})
 	case "import":
@@ -144,6 +147,7 @@ type convCmd struct {
 	ctx            context.Context
 	h              *host.Host
 	st             *runtime.Store
+	json           bool // print JSON Lines (json.go)
 	stdin          io.Reader
 	stdout, stderr io.Writer
 }
@@ -158,7 +162,55 @@ func (c convCmd) list() error {
 		if err != nil {
 			return err
 		}
+		if c.json {
+			if err := printJSON(c.stdout, convJSON{ID: cv.ID, CreatedAt: cv.CreatedAt.UnixMilli(), Messages: stats.Messages}); err != nil {
+				return err
+			}
+			continue
+		}
 		fmt.Fprintf(c.stdout, "%s\t%s\t%s\n", cv.ID, cv.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"), counted(stats.Messages, "message"))
+	}
+	return nil
+}
+
+// convJSON is a conversation in `conv list --json`.
+type convJSON struct {
+	ID        string `json:"id"`
+	CreatedAt int64  `json:"created_at_ms"`
+	Messages  int64  `json:"messages"`
+}
+
+// statsJSON is `conv stats --json`.
+type statsJSON struct {
+	ID           string `json:"id"`
+	Messages     int64  `json:"messages"`
+	System       int64  `json:"system"`
+	User         int64  `json:"user"`
+	Assistant    int64  `json:"assistant"`
+	Tool         int64  `json:"tool"`
+	ContentBytes int64  `json:"content_bytes"`
+	FirstAt      int64  `json:"first_at_ms,omitempty"`
+	LastAt       int64  `json:"last_at_ms,omitempty"`
+}
+
+// stats prints a conversation's counters: messages per role, text bytes,
+// and when the first and last were stored.
+func (c convCmd) stats(id string) error {
+	s, err := c.st.Conversation(id).Stats()
+	if err != nil {
+		return err
+	}
+	v := statsJSON{ID: id, Messages: s.Messages, System: s.System, User: s.User, Assistant: s.Assistant, Tool: s.Tool, ContentBytes: s.ContentBytes}
+	if s.Messages > 0 {
+		v.FirstAt, v.LastAt = s.FirstAt.UnixMilli(), s.LastAt.UnixMilli()
+	}
+	if c.json {
+		return printJSON(c.stdout, v)
+	}
+	fmt.Fprintf(c.stdout, "%s: %s (system %d, user %d, assistant %d, tool %d), %d bytes of text\n",
+		id, counted(s.Messages, "message"), s.System, s.User, s.Assistant, s.Tool, s.ContentBytes)
+	if s.Messages > 0 {
+		fmt.Fprintf(c.stdout, "first %s, last %s\n", s.FirstAt.UTC().Format(time.RFC3339), s.LastAt.UTC().Format(time.RFC3339))
 	}
 	return nil
 }
@@ -170,30 +222,89 @@ func (c convCmd) show(id string, recent int) error {
 	}
 	recs, err := c.st.Conversation(id).Messages(sel, 0)
 	for _, r := range recs {
-		fmt.Fprintf(c.stdout, "[%d] %s: %s\n", r.Seq, r.Message.Role, r.Message.Content.PlainText())
+		if c.json {
+			if err := printJSON(c.stdout, recordView(r)); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintln(c.stdout, messageLine(r, ""))
 	}
 	return err
+}
+
+// messageLine renders a stored message for people: "[seq] role (name)",
+// then note (a hit's score), then its text, each image as "[image: alt]"
+// and each tool call as "→ tool name(arguments) [id]", one part a line; a
+// tool result names the call it answers ([id]).
+func messageLine(r store.Record, note string) string {
+	m := r.Message
+	head := fmt.Sprintf("[%d] %s", r.Seq, m.Role)
+	if m.Name != "" {
+		head += " (" + m.Name + ")"
+	}
+	if m.ToolCallID != "" {
+		head += " [" + m.ToolCallID + "]"
+	}
+	var body []string
+	if !m.Content.IsParts() && m.Content.Text != "" {
+		body = append(body, m.Content.Text)
+	}
+	for _, p := range m.Content.Parts {
+		switch {
+		case p.Type == store.PartText:
+			body = append(body, p.Text)
+		case p.Alt != "":
+			body = append(body, "[image: "+p.Alt+"]")
+		default:
+			body = append(body, "[image]")
+		}
+	}
+	for _, tc := range m.ToolCalls {
+		body = append(body, fmt.Sprintf("→ tool %s(%s) [%s]", tc.Name, tc.Arguments, tc.ID))
+	}
+	return head + note + ": " + strings.Join(body, "\n    ")
 }
 
 func (c convCmd) search(id, query string, opts store.SearchOptions) error {
 	res, err := c.st.Conversation(id).Find(query, opts)
 	for _, h := range res.Hits {
+		if c.json {
+			if err := printJSON(c.stdout, hitView(h)); err != nil {
+				return err
+			}
+			continue
+		}
 		for _, w := range h.Window {
 			if w.Seq < h.Seq {
-				fmt.Fprintf(c.stdout, "    [%d] %s: %s\n", w.Seq, w.Message.Role, w.Message.Content.PlainText())
+				fmt.Fprintln(c.stdout, "    "+messageLine(w, ""))
 			}
 		}
-		fmt.Fprintf(c.stdout, "[%d] %s (%.3f): %s\n", h.Seq, h.Message.Role, h.Score+h.Lift, h.Message.Content.PlainText())
+		fmt.Fprintln(c.stdout, messageLine(h.Record, scoreNote(h)))
 		for _, w := range h.Window {
 			if w.Seq > h.Seq {
-				fmt.Fprintf(c.stdout, "    [%d] %s: %s\n", w.Seq, w.Message.Role, w.Message.Content.PlainText())
+				fmt.Fprintln(c.stdout, "    "+messageLine(w, ""))
 			}
 		}
 	}
-	if len(res.Dropped) > 0 {
+	if len(res.Dropped) > 0 && !c.json {
 		fmt.Fprintf(c.stdout, "(left out of ranking, in most messages: %s)\n", strings.Join(res.Dropped, ", "))
 	}
 	return err
+}
+
+// scoreNote is a hit's score as conv search and chat's /search show it:
+// the message's own, what its context added to rank it, and whether
+// ranked search read only the message's first MiB.
+func scoreNote(h store.Hit) string {
+	note := fmt.Sprintf("score %.3f", h.Score)
+	if h.Lift != 0 {
+		note += fmt.Sprintf(", context +%.3f", h.Lift)
+	}
+	if h.Partial {
+		note += ", only its first MiB searched"
+	}
+	return " (" + note + ")"
 }
 
 // coldSearch runs the planner's search through a cold-history handle and
@@ -210,11 +321,31 @@ func (c convCmd) coldSearch(id, query string, maxResults, maxBytes int) error {
 	if err != nil {
 		return err
 	}
-	for _, m := range res.Value.([]handle.Match) {
+	matches := res.Value.([]handle.Match)
+	if c.json {
+		v := coldJSON{Matches: []coldMatchJSON{}, Truncated: res.Truncated}
+		for _, m := range matches {
+			v.Matches = append(v.Matches, coldMatchJSON{Index: m.Index, Text: m.Value.(handle.Item).Text})
+		}
+		return printJSON(c.stdout, v)
+	}
+	for _, m := range matches {
 		fmt.Fprintf(c.stdout, "%s\n---\n", m.Value.(handle.Item).Text)
 	}
 	fmt.Fprintf(c.stdout, "truncated: %t\n", res.Truncated)
 	return nil
+}
+
+// coldJSON is `conv search --cold --json`: what the planner's search gets,
+// and whether the handle's budget left something out.
+type coldJSON struct {
+	Matches   []coldMatchJSON `json:"matches"`
+	Truncated bool            `json:"truncated"`
+}
+
+type coldMatchJSON struct {
+	Index int    `json:"index"`
+	Text  string `json:"text"`
 }
 
 func (c convCmd) importFile(id, file string) error {

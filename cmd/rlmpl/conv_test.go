@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -60,7 +61,7 @@ func TestConvAndPackCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "managed_cold_history_boundary") || !strings.Contains(out, "left out (searchable") || !strings.Contains(out, "safety_margin") {
 		t.Fatalf("pack: %d %s %s", code, out, errs)
 	}
-	if out, _, code := rlmpl(t, "pack", "--state", state, "--conv", "demo", "--json"); code != 0 || !strings.Contains(out, `"role": "user"`) {
+	if out, _, code := rlmpl(t, "pack", "--state", state, "--conv", "demo", "--json"); code != 0 || !strings.Contains(out, `"role":"user"`) {
 		t.Fatalf("pack --json: %d %s", code, out)
 	}
 	if _, errs, code := rlmpl(t, "pack", "--state", state, "--conv", "demo", "--max-context", "50", "--reserve", "10"); code != 1 || !strings.Contains(errs, "exceed") {
@@ -111,5 +112,61 @@ func TestPackIsByteIdenticalAcrossProcesses(t *testing.T) {
 	a, b := render(), render()
 	if !bytes.Equal(a, b) || !bytes.Contains(a, []byte("Cold history boundary")) {
 		t.Fatalf("renders differ or lack the boundary:\n%s\n---\n%s", a, b)
+	}
+}
+
+// TestReadableTranscripts: conv show and conv search print what each
+// message holds — the author's name, images by their caption, an
+// assistant's tool calls, the call a tool result answers — and search
+// hits with their scores.
+func TestReadableTranscripts(t *testing.T) {
+	state := t.TempDir()
+	file := filepath.Join(t.TempDir(), "t.jsonl")
+	os.WriteFile(file, []byte(`{"role":"user","name":"alice","content":[{"type":"text","text":"what does the lease dashboard show?"},{"type":"image_url","image_url":{"url":"https://x/y.png"},"alt":"a red graph"},{"type":"image_url","image_url":{"url":"https://x/z.png"}}]}
+{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"search_runbooks","arguments":"{\"q\":\"lease\"}"}}]}
+{"role":"tool","tool_call_id":"c1","content":"runbook 7: the lease protocol"}
+{"role":"assistant","content":"runbook 7 documents it"}
+`), 0o600)
+	if _, errs, code := rlmpl(t, "conv", "import", "--state", state, "demo", file); code != 0 {
+		t.Fatal(errs)
+	}
+	want := `[1] user (alice): what does the lease dashboard show?
+    [image: a red graph]
+    [image]
+[2] assistant: → tool search_runbooks({"q":"lease"}) [c1]
+[3] tool [c1]: runbook 7: the lease protocol
+[4] assistant: runbook 7 documents it
+`
+	if out, errs, _ := rlmpl(t, "conv", "show", "--state", state, "demo"); out != want {
+		t.Fatalf("conv show:\n%s%s\nwant\n%s", out, errs, want)
+	}
+	out, _, _ := rlmpl(t, "conv", "search", "--state", state, "demo", "search_runbooks")
+	if !regexp.MustCompile(`^\[2\] assistant \(score \d\.\d{3}\): → tool search_runbooks\(\{"q":"lease"\}\) \[c1\]\n`).MatchString(out) {
+		t.Fatalf("conv search:\n%s", out)
+	}
+	if out, _, _ := rlmpl(t, "conv", "search", "--state", state, "demo", "red graph"); !strings.HasPrefix(out, "[1] user (alice) (score ") || !strings.Contains(out, "\n    [image: a red graph]\n") {
+		t.Fatalf("conv search by caption:\n%s", out)
+	}
+}
+
+// TestSearchSaysWhenAMessageWasCut: a hit whose message is longer than
+// ranked search reads (its first MiB) says so, in text and in JSON.
+func TestSearchSaysWhenAMessageWasCut(t *testing.T) {
+	state := t.TempDir()
+	file := filepath.Join(t.TempDir(), "t.jsonl")
+	long := "early " + strings.Repeat("filler ", 1<<20/7) + " late"
+	os.WriteFile(file, []byte(`{"role":"user","content":"`+long+`"}`+"\n"+`{"role":"user","content":"early and short"}`+"\n"), 0o600)
+	if _, errs, code := rlmpl(t, "conv", "import", "--state", state, "demo", file); code != 0 {
+		t.Fatal(errs)
+	}
+	out, _, _ := rlmpl(t, "conv", "search", "--state", state, "demo", "early")
+	for _, l := range strings.Split(out, "\n") {
+		if cut := strings.Contains(l, "only its first MiB searched"); strings.HasPrefix(l, "[") && cut != strings.HasPrefix(l, "[1]") {
+			t.Errorf("conv search: %.120s", l)
+		}
+	}
+	out, _, _ = rlmpl(t, "conv", "search", "--state", state, "demo", "early", "--json")
+	if strings.Count(out, `"partial":true`) != 1 {
+		t.Errorf("conv search --json: %d hits marked partial, want 1", strings.Count(out, `"partial":true`))
 	}
 }

@@ -14,13 +14,19 @@ Usage:
 	rlmpl providers            the providers a call may name, as they resolve
 	                           here (settings and their sources, whether each
 	                           key is set), and the default
-	rlmpl conv list|show|search|export|import [--store DIR] ...
+	rlmpl conv list|show|search|stats|export|import [--store DIR] ...
 	                           inspect and load conversations: show ID
 	                           [--recent N], search ID QUERY [--max N]
 	                           [--window N] [--role R] [--exact] [--cold],
-	                           export ID [--documents] (OpenAI JSONL; with
-	                           receipts and warm artifacts), import ID
-	                           FILE.jsonl (again: only its new lines)
+	                           stats ID, export ID [--documents] (OpenAI
+	                           JSONL; with receipts and warm artifacts),
+	                           import ID FILE.jsonl (again: only its new
+	                           lines); messages show their author's name,
+	                           images as [image: caption], tool calls as
+	                           → tool name(arguments) [id]; search hits come
+	                           best first with their score (and what their
+	                           context added: the two best rank by their own);
+	                           ranked search reads a message's first MiB
 	rlmpl pack --conv ID [--store DIR] [--model M] [--max-context N]
 	           [--provider-window N] [--reserve N] [--safety N]
 	           [--min-recent N] [--max-candidates N] [--explain] [--json]
@@ -66,6 +72,12 @@ DEEPSEEK_API_KEY, OLLAMA_HOST). Flags and a program's own provider settings
 win over the file, the file over the environment, the environment over the
 presets (openai, openrouter, deepseek, ollama, vllm, llamacpp). Keys are
 read from the environment when each request is made, never from the file.
+
+--json, on every command that shows something (conv list, show, search,
+stats; receipt list, show; warm list, show; pack; providers; complete; and
+chat, whose /search, /ledger and /receipt become events too), prints JSON
+Lines: one compact object per line, keys in snake_case, times as *_ms (Unix
+milliseconds), messages in the OpenAI chat format that export writes.
 
 Exit status: 0 when the program ends normally, N after halt(N), 1 on a syntax
 error, an uncaught exception or a failed main goal (chat: a failed turn), 2

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -27,7 +26,7 @@ func runPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	minRecent := fs.Int("min-recent", -1, "mandatory recent messages (default: the policy's)")
 	maxCandidates := fs.Int("max-candidates", -1, "older candidates (default: the policy's)")
 	explain := fs.Bool("explain", false, "also print every ledger stage")
-	asJSON := fs.Bool("json", false, "print the exact rendered request as JSON")
+	asJSON := fs.Bool("json", false, "print the exact rendered request (the body a provider is sent) as one line of JSON")
 	noBoundary := fs.Bool("no-boundary", false, "leave out the cold-history boundary")
 	noWarm := fs.Bool("no-warm", false, "leave out the conversation's published warm summaries")
 	if _, code, ok := parseCommand(fs, "pack --conv ID [flags]", args, stdout, stderr); !ok {
@@ -81,8 +80,10 @@ func runPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *asJSON {
-		b, _ := json.MarshalIndent(cp.Request, "", "  ")
-		fmt.Fprintln(stdout, string(b))
+		if err := printJSON(stdout, cp.Request); err != nil {
+			fmt.Fprintf(stderr, "rlmpl pack: %v\n", err)
+			return 1
+		}
 		return 0
 	}
 	printPack(*conv, cp, *explain, stdout)

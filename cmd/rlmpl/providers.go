@@ -62,14 +62,16 @@ func providerSetup(opts *host.Options) error {
 // runProviders implements `rlmpl providers`: every provider a call may
 // name (the presets and the file's), as it resolves here, where each
 // setting comes from, whether its key is set (never the key), and the
-// default.
+// default; --json prints one provider per line.
 func runProviders(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	pos, code, ok := parseCommand(flag.NewFlagSet("providers", flag.ContinueOnError), "providers", args, stdout, stderr)
+	fs := flag.NewFlagSet("providers", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "JSON Lines: one provider per line")
+	pos, code, ok := parseCommand(fs, "providers [--json]", args, stdout, stderr)
 	if !ok {
 		return code
 	}
 	if len(pos) > 0 {
-		fmt.Fprintln(stderr, "usage: rlmpl providers")
+		fmt.Fprintln(stderr, "usage: rlmpl providers [--json]")
 		return 2
 	}
 	opts := &host.Options{}
@@ -77,63 +79,111 @@ func runProviders(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "rlmpl providers: %v\n", err)
 		return 1
 	}
-	names := provider.PresetNames()
-	if cfg := opts.ProviderConfig; cfg != nil {
-		fmt.Fprintf(stdout, "configuration: %s\n", cfg.Path)
-		for n := range cfg.Providers {
-			if !slices.Contains(names, n) {
-				names = append(names, n)
-			}
-		}
-	} else {
-		fmt.Fprintf(stdout, "configuration: none (%s)\n", providerConfigPath())
-	}
-	slices.Sort(names)
-	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tBASE URL\tMODEL\tKEY\tSTRUCTURED")
-	for _, n := range names {
-		r, err := provider.Resolve(n, provider.Settings{}, opts.ProviderConfig, opts.Getenv)
-		var ce *provider.ConfigError
-		needsModel := errors.As(err, &ce) && ce.Field == "model"
-		if needsModel { // show the rest of what resolves
-			r, err = provider.Resolve(n, provider.Settings{Model: "-"}, opts.ProviderConfig, opts.Getenv)
-		}
-		if errors.As(err, &ce) {
-			fmt.Fprintf(tw, "%s\t(%s: %s)\t\t\t\n", n, ce.Field, strings.SplitN(ce.Message, ":", 2)[0])
-			continue
-		}
-		if err != nil {
-			fmt.Fprintf(tw, "%s\t(%v)\t\t\t\n", n, err)
-			continue
-		}
-		o, from := r.Options, func(f string) string { return " (" + r.From[f] + ")" }
-		model, key := "-", "none"
-		switch {
-		case needsModel:
-			model = "(none: give one)"
-		case o.Model != "":
-			model = o.Model + from("model")
-		}
-		if o.Credential != "" {
-			state := "unset"
-			if os.Getenv(o.Credential) != "" {
-				state = "set"
-			}
-			key = o.Credential + " (" + state + ")"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\n", n, o.BaseURL+from("base_url"), model, key, r.StructuredOutput)
-	}
-	tw.Flush()
 	h, err := host.New(opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl providers: %v\n", err)
 		return 1
 	}
 	defer h.Close()
-	if d, err := h.Provider(ctx, "", provider.Settings{}); err == nil {
-		fmt.Fprintf(stdout, "default: %s\n", d.Name)
+	def, defErr := h.Provider(ctx, "", provider.Settings{})
+	rows := providerRows(opts, def.Name)
+	if *asJSON {
+		for _, r := range rows {
+			if err := printJSON(stdout, r); err != nil {
+				fmt.Fprintf(stderr, "rlmpl providers: %v\n", err)
+				return 1
+			}
+		}
+		return 0
+	}
+	if cfg := opts.ProviderConfig; cfg != nil {
+		fmt.Fprintf(stdout, "configuration: %s\n", cfg.Path)
 	} else {
-		fmt.Fprintf(stdout, "default: none: %v\n", err)
+		fmt.Fprintf(stdout, "configuration: none (%s)\n", providerConfigPath())
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tBASE URL\tMODEL\tKEY\tSTRUCTURED")
+	for _, r := range rows {
+		if r.Error != "" {
+			fmt.Fprintf(tw, "%s\t(%s)\t\t\t\n", r.Name, r.Error)
+			continue
+		}
+		model, key := "-", "none"
+		switch {
+		case r.NeedsModel:
+			model = "(none: give one)"
+		case r.Model != "":
+			model = r.Model + " (" + r.From["model"] + ")"
+		}
+		if r.Credential != "" {
+			state := "unset"
+			if r.KeySet {
+				state = "set"
+			}
+			key = r.Credential + " (" + state + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\n", r.Name, r.BaseURL+" ("+r.From["base_url"]+")", model, key, r.StructuredOutput)
+	}
+	tw.Flush()
+	if defErr == nil {
+		fmt.Fprintf(stdout, "default: %s\n", def.Name)
+	} else {
+		fmt.Fprintf(stdout, "default: none: %v\n", defErr)
 	}
 	return 0
+}
+
+// providerJSON is one provider as it resolves here: its settings and where
+// each came from, whether its key is set (never the key), or why it does
+// not resolve.
+type providerJSON struct {
+	Name             string            `json:"name"`
+	Default          bool              `json:"default,omitempty"`
+	BaseURL          string            `json:"base_url,omitempty"`
+	Model            string            `json:"model,omitempty"`
+	NeedsModel       bool              `json:"needs_model,omitempty"` // a call must give one
+	Credential       string            `json:"credential,omitempty"`  // the key's environment variable
+	KeySet           bool              `json:"key_set"`
+	StructuredOutput bool              `json:"structured_output"`
+	From             map[string]string `json:"from,omitempty"` // setting → its source
+	Error            string            `json:"error,omitempty"`
+}
+
+// providerRows resolves every provider a call may name (the presets and
+// the file's), sorted by name.
+func providerRows(opts *host.Options, def string) []providerJSON {
+	names := provider.PresetNames()
+	if cfg := opts.ProviderConfig; cfg != nil {
+		for n := range cfg.Providers {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	slices.Sort(names)
+	var rows []providerJSON
+	for _, n := range names {
+		row := providerJSON{Name: n, Default: n == def}
+		r, err := provider.Resolve(n, provider.Settings{}, opts.ProviderConfig, opts.Getenv)
+		var ce *provider.ConfigError
+		row.NeedsModel = errors.As(err, &ce) && ce.Field == "model"
+		if row.NeedsModel { // show the rest of what resolves
+			r, err = provider.Resolve(n, provider.Settings{Model: "-"}, opts.ProviderConfig, opts.Getenv)
+		}
+		switch {
+		case errors.As(err, &ce):
+			row.Error = ce.Field + ": " + strings.SplitN(ce.Message, ":", 2)[0]
+		case err != nil:
+			row.Error = err.Error()
+		default:
+			o := r.Options
+			row.BaseURL, row.Credential, row.StructuredOutput, row.From = o.BaseURL, o.Credential, r.StructuredOutput, r.From
+			if !row.NeedsModel {
+				row.Model = o.Model
+			}
+			row.KeySet = o.Credential != "" && os.Getenv(o.Credential) != ""
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }

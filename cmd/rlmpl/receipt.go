@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -25,7 +24,7 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 	history := fs.Bool("history", false, "list: every run of each turn")
 	after := fs.Int64("after", 0, "list: only the turns whose user message follows this sequence (the next page)")
 	limit := fs.Int("limit", 0, "list: at most this many receipts (0: all)")
-	asJSON := fs.Bool("json", false, "show: the whole receipt as JSON, request recipes included")
+	asJSON := fs.Bool("json", false, "list, show: JSON Lines, one whole receipt per line (request recipes included)")
 	pos, code, ok := parseCommand(fs, receiptSynopsis, args, stdout, stderr)
 	if !ok {
 		return code
@@ -44,10 +43,19 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 	cv := st.Conversation(*conv)
 	switch cmd {
 	case "receipt list":
-		// A row per receipt as it is read: a page costs what it holds.
+		// A row (or a JSON line) per receipt as it is read: a page costs
+		// what it holds.
+		q := runtime.ReceiptQuery{After: *after, Limit: *limit, History: *history}
+		if *asJSON {
+			if err := cv.EachReceipt(q, func(r runtime.Receipt) error { return printJSON(stdout, r) }); err != nil {
+				fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
+				return 1
+			}
+			return 0
+		}
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "turn\trun\tstatus\tmessages\ttokens\tcalls")
-		err := cv.EachReceipt(runtime.ReceiptQuery{After: *after, Limit: *limit, History: *history}, func(r runtime.Receipt) error {
+		err := cv.EachReceipt(q, func(r runtime.Receipt) error {
 			tokens := "-"
 			if r.Context != nil {
 				tokens = fmt.Sprintf("%d/%d %s", r.Context.Total, r.Context.Limit, r.Context.Method)
@@ -71,8 +79,10 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 			return 1
 		}
 		if *asJSON {
-			b, _ := json.MarshalIndent(r, "", "  ")
-			fmt.Fprintln(stdout, string(b))
+			if err := printJSON(stdout, r); err != nil {
+				fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
+				return 1
+			}
 		} else {
 			printReceipt(r, stdout)
 		}

@@ -29,6 +29,7 @@ func runWarm(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	name := fs.String("store", defaultStore, "store: a name under the state directory, or an absolute directory")
 	conv := fs.String("conv", "", "conversation id (required)")
 	history := fs.Bool("history", false, "list: every version, not only the latest")
+	asJSON := fs.Bool("json", false, "list, show: JSON Lines, one whole artifact per line")
 	rng := fs.String("range", "", "publish: the range S-E of messages it summarizes")
 	fieldsFile := fs.String("fields", "", "publish: a JSON file with the schema's fields (summary, decisions, facts, unresolved, entities, topics, files, symbols)")
 	useModel := fs.Bool("rlm", false, "publish: have a model write the fields, through a bounded completion over the range (the provider flags pick it)")
@@ -56,6 +57,13 @@ func runWarm(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		for _, a := range arts {
+			if *asJSON {
+				if err := printJSON(stdout, a); err != nil {
+					fmt.Fprintf(stderr, "rlmpl warm list: %v\n", err)
+					return 1
+				}
+				continue
+			}
 			sizes := make([]string, len(a.Variants))
 			for i, v := range a.Variants {
 				sizes[i] = fmt.Sprintf("%s %d bytes", v.Kind, len(v.Text))
@@ -69,11 +77,19 @@ func runWarm(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		for _, a := range arts {
-			if a.Key == pos[0] {
-				b, _ := json.MarshalIndent(a, "", "  ")
-				fmt.Fprintln(stdout, string(b))
+			if a.Key != pos[0] {
+				continue
+			}
+			if *asJSON {
+				if err := printJSON(stdout, a); err != nil {
+					fmt.Fprintf(stderr, "rlmpl warm show: %v\n", err)
+					return 1
+				}
 				return 0
 			}
+			b, _ := json.MarshalIndent(a, "", "  ")
+			fmt.Fprintln(stdout, string(b))
+			return 0
 		}
 		fmt.Fprintf(stderr, "rlmpl warm show: no artifact %s in %s\n", pos[0], *conv)
 		return 1

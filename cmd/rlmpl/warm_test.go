@@ -67,3 +67,23 @@ func TestWarmPublishWithAModel(t *testing.T) {
 		t.Fatalf("show: %s", out)
 	}
 }
+
+// TestWarmPublishRangeErrors: a range past the end says so against the
+// conversation's last message.
+func TestWarmPublishRangeErrors(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	file, fields := filepath.Join(dir, "t.jsonl"), filepath.Join(dir, "f.json")
+	os.WriteFile(file, []byte(strings.Repeat(`{"role":"user","content":"hello"}`+"\n", 24)), 0o600)
+	os.WriteFile(fields, []byte(`{"summary":"s","decisions":[],"facts":[],"unresolved":[],"entities":[],"topics":[],"files":[],"symbols":[]}`), 0o600)
+	if _, errs, code := rlmpl(t, "conv", "import", "--state", state, "demo", file); code != 0 {
+		t.Fatal(errs)
+	}
+	for _, tc := range []struct{ rng, want string }{
+		{"300-400", "range 300-400 is past the conversation's last message, 24"},
+		{"20-40", "range 20-40 goes past the conversation's last message, 24"},
+	} {
+		if _, errs, code := rlmpl(t, "warm", "publish", "--state", state, "--conv", "demo", "--range", tc.rng, "--fields", fields); code != 1 || !strings.Contains(errs, tc.want) {
+			t.Errorf("--range %s: %d %q, want %q", tc.rng, code, errs, tc.want)
+		}
+	}
+}

@@ -135,7 +135,9 @@ func (e *Error) Error() string {
 
 // write renders e and its causes, each message once: a cause that says
 // again what its error's message ends with adds only its kind, detail and
-// fields (a parse error's position is in its fields already).
+// fields (a parse error's position is in its fields already), or nothing
+// when it is not an *Error; a text field the message already holds (a
+// tool's exception) is not repeated.
 func (e *Error) write(sb *strings.Builder, message bool) {
 	fmt.Fprintf(sb, "plan: %s: %s", e.Phase, e.Kind)
 	if message {
@@ -145,6 +147,9 @@ func (e *Error) write(sb *strings.Builder, message bool) {
 		fmt.Fprintf(sb, " detail=%s", e.Detail)
 	}
 	for _, f := range e.Fields {
+		if s, isText := f.Value.(string); isText && s != "" && strings.Contains(e.Message, s) {
+			continue
+		}
 		fmt.Fprintf(sb, " %s=%s", f.Key, renderValue(f.Value))
 	}
 	switch c := e.Cause.(type) {
@@ -161,7 +166,9 @@ func (e *Error) write(sb *strings.Builder, message bool) {
 		sb.WriteString(": ")
 		c.write(sb, false)
 	default:
-		fmt.Fprintf(sb, ": %v", c)
+		if !strings.HasSuffix(e.Message, c.Error()) {
+			fmt.Fprintf(sb, ": %v", c)
+		}
 	}
 }
 

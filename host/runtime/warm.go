@@ -205,13 +205,30 @@ func (c Conversation) WarmSource(from, to int64) (WarmSource, error) {
 		return WarmSource{}, err
 	}
 	if int64(len(recs)) != to-from+1 {
-		return WarmSource{}, fmt.Errorf("%w: range(%d, %d) of %d stored", ErrEmptyRange, from, to, len(recs))
+		st, err := c.Stats()
+		if err != nil {
+			return WarmSource{}, err
+		}
+		return WarmSource{}, rangeError(from, to, st.Messages)
 	}
 	lines := make([]string, len(recs))
 	for i, r := range recs {
 		lines[i] = fmt.Sprintf("[%d] %s: %s", r.Seq, r.Message.Role, r.Message.Content.PlainText())
 	}
 	return WarmSource{Conversation: c.id, From: from, To: to, Messages: recs, Text: strings.Join(lines, "\n")}, nil
+}
+
+// rangeError says why from..to is not a range of stored messages, against
+// the conversation's last sequence (sequences are dense from 1).
+func rangeError(from, to, last int64) error {
+	switch {
+	case last == 0:
+		return fmt.Errorf("%w: range %d-%d: the conversation has no messages", ErrEmptyRange, from, to)
+	case from > last:
+		return fmt.Errorf("%w: range %d-%d is past the conversation's last message, %d", ErrEmptyRange, from, to, last)
+	default:
+		return fmt.Errorf("%w: range %d-%d goes past the conversation's last message, %d", ErrEmptyRange, from, to, last)
+	}
 }
 
 // sourceHash digests the covered messages as the store holds them (their

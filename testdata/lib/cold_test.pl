@@ -92,3 +92,22 @@ test(a_plan_searches_cold_history_through_the_handle,
          record_get(Ref, handle, H), context_delete(H, ok(_)),
          conversation_stats(C, ok(St)), record_get(St, messages, 2)
      )).
+
+% doubled_(N, A0, A): A is A0 repeated 2^N times.
+doubled_(0, A, A) :- !.
+doubled_(N, A0, A) :- atom_concat(A0, A0, A1), N1 is N - 1, doubled_(N1, A1, A).
+
+test(ranked_search_says_when_it_read_a_message_in_part,
+     (   conversation_store_open(persist(long_messages), ok(S)),
+         conversation_create(S, [], ok(C)),
+         doubled_(17, 'early filler', Long),      % 1.5 MiB
+         conversation_append(C, message(user, Long), ok(_)),
+         conversation_append(C, message(user, "early and short"), ok(_)),
+         conversation_search(C, "early", [], ok(Hits)), length(Hits, 2),
+         forall(member(H, Hits),
+                (   record_get(H, sequence, 1)
+                ->  record_get(H, partial, true)
+                ;   \+ record_get(H, partial, _)
+                )),
+         conversation_store_close(S, ok(closed))
+     )).
