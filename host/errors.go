@@ -171,6 +171,8 @@ func (s *Session) reason(phase string, err error, subject []engine.Term) (engine
 		return warmReason(phase, we.kind, err), true
 	case errors.Is(err, runtime.ErrEmptyRange):
 		return warmReason(phase, "empty_source_range", err, fld("range", named("range"))), true
+	case errors.Is(err, runtime.ErrNoArtifact):
+		return warmReason(phase, "no_such_artifact", err, fld("range", named("range"))), true
 	case errors.Is(err, runtime.ErrUnsupportedSignal):
 		return warmReason(phase, "unsupported_signal_kind", err), true
 	case errors.Is(err, ErrWarmStoreMismatch):
