@@ -145,6 +145,8 @@ func (s *Session) reason(phase string, err error, subject []engine.Term) (engine
 		return conv(named("store_unavailable"))
 	case errors.Is(err, store.ErrIdempotencyMismatch):
 		return conv(engine.NewAtom("idempotency_key_reused"))
+	case errors.Is(err, runtime.ErrOrphanToolResult):
+		return conv(engine.NewAtom("orphan_tool_result"))
 	case errors.Is(err, runtime.ErrUnpinnable):
 		return conv(named("unpinnable_message"))
 	case errors.Is(err, store.ErrInvalidRange):

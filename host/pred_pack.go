@@ -461,7 +461,12 @@ func (s *Session) convPackTerm(id string, p pack.Policy, cp runtime.Packed) engi
 		msgs[i] = record("message", fs...)
 	}
 	b := cp.Boundary
+	leftOut := make([]engine.Term, len(b.LeftOut))
+	for i, l := range b.LeftOut {
+		leftOut[i] = engine.NewAtom("left_out").Apply(engine.Integer(l.Seq), engine.NewAtom(l.Reason))
+	}
 	bfs := []prolog.Field{fld("active", boolTerm(b.Active)), fld("configured", boolTerm(b.Configured)),
+		fld("left_out", engine.List(leftOut...)),
 		fld("projected_messages", engine.Integer(b.Projected)), fld("reason", engine.NewAtom(b.Reason))}
 	if b.Active {
 		omitted := make([]engine.Term, len(b.Omitted))

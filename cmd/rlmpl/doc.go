@@ -20,7 +20,9 @@ Usage:
 	                           [--window N] [--role R] [--exact] [--cold],
 	                           export ID [--documents] (OpenAI JSONL; with
 	                           receipts and warm artifacts), import ID
-	                           FILE.jsonl (again: only its new lines)
+	                           FILE.jsonl (again: only its new lines; a
+	                           tool result answering no call fails it
+	                           unless --lenient)
 	rlmpl pack --conv ID [--store DIR] [--model M] [--max-context N]
 	           [--provider-window N] [--reserve N] [--safety N]
 	           [--min-recent N] [--max-candidates N] [--explain] [--json]

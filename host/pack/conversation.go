@@ -130,6 +130,16 @@ type BoundaryStatus struct {
 	Projected          int64
 	Tokens             int
 	Omitted            []Range
+	// LeftOut are the stored messages the pack could not send whatever the
+	// room, and why (ascending): a tool result whose call is not in the
+	// candidates (orphan_tool_result) would be rejected by the provider.
+	LeftOut []LeftOut
+}
+
+// LeftOut is a message a pack could not send, and why.
+type LeftOut struct {
+	Seq    int64  `json:"seq"`
+	Reason string `json:"reason"`
 }
 
 // ConversationPack is a solved, rendered and independently counted pack.
@@ -144,10 +154,10 @@ type ConversationPack struct {
 // BoundaryID is the unit id of the synthetic cold-history boundary.
 const BoundaryID = "managed_cold_history_boundary"
 
-// KindOrphanToolResult is the error kind of a mandatory tool result whose
-// call is not in the pack's candidates: sending it alone would be rejected
-// by the provider, and dropping it would break the hot tail's promise.
-const KindOrphanToolResult = "orphan_tool_result"
+// ReasonOrphanToolResult is why a tool result whose call is not in the
+// pack's candidates is left out: sent alone it would be rejected by the
+// provider, and failing the pack would make the conversation unusable.
+const ReasonOrphanToolResult = "orphan_tool_result"
 
 // KindPinnedExceeds is the error kind of pinned messages that do not fit
 // beside the fixed sections, the output reserve and the safety margin.
@@ -256,10 +266,7 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 		}
 	}
 
-	turnUnits, turnCons, err := conversationUnits(in, hotStart, turnCounts)
-	if err != nil {
-		return ConversationPack{}, err
-	}
+	turnUnits, turnCons, leftOut := conversationUnits(in, hotStart, turnCounts)
 	units = append(units, turnUnits...)
 	cons = append(cons, turnCons...)
 
@@ -280,6 +287,7 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 	if err != nil {
 		return ConversationPack{}, err
 	}
+	bs.LeftOut = leftOut
 	out := ConversationPack{Pack: pk, Units: units, Boundary: bs}
 
 	// Render: fixed sections, extra (warm, explicit), boundary, turns, in
@@ -332,13 +340,14 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 
 // conversationUnits makes one unit per candidate turn. The hot tail is
 // mandatory. A tool-call group (the assistant message and its results) is
-// all-or-nothing; an optional result whose call is not a candidate is left
-// out (a provider rejects an orphan tool message), a mandatory one fails
-// closed. Under the Contiguous window each older exchange is atomic and
-// requires the next one, so what is kept is a suffix of whole exchanges.
-func conversationUnits(in ConversationInput, hotStart int64, counts map[string]tokenizer.Count) ([]Unit, []solver.Constraint, error) {
+// all-or-nothing; a result whose call is not a candidate is left out (a
+// provider rejects an orphan tool message) and said, hot or not. Under the
+// Contiguous window each older exchange is atomic and requires the next
+// one, so what is kept is a suffix of whole exchanges.
+func conversationUnits(in ConversationInput, hotStart int64, counts map[string]tokenizer.Count) ([]Unit, []solver.Constraint, []LeftOut) {
 	var units []Unit
 	var cons []solver.Constraint
+	var leftOut []LeftOut
 	callOf := map[string]string{}    // tool_call_id → assistant unit id
 	exchange, prevExchange := "", "" // first unit of the current and previous older exchange
 	for _, t := range in.Turns {
@@ -348,9 +357,7 @@ func conversationUnits(in ConversationInput, hotStart int64, counts map[string]t
 			continue // the candidates start inside an exchange whose question is not one of them
 		}
 		if t.Message.ToolCallID != "" && callOf[t.Message.ToolCallID] == "" {
-			if hot {
-				return nil, nil, &Error{Kind: KindOrphanToolResult, Units: []string{id}}
-			}
+			leftOut = append(leftOut, LeftOut{Seq: t.Seq, Reason: ReasonOrphanToolResult})
 			continue
 		}
 		u := in.Utilities.OlderBase + in.Utilities.OlderPerSeq*t.Seq
@@ -378,7 +385,7 @@ func conversationUnits(in ConversationInput, hotStart int64, counts map[string]t
 			cons = append(cons, solver.SameChoice(exchange, id))
 		}
 	}
-	return units, cons, nil
+	return units, cons, leftOut
 }
 
 // turnCost is what a stored turn adds to the request, from its cached

@@ -137,9 +137,10 @@ func TestCoherentWindowUnderTightCap(t *testing.T) {
 	}
 }
 
-// TestHotTailOrphanToolResultFailsClosed: a mandatory tool result whose
-// call is not a candidate is an error, never silently dropped.
-func TestHotTailOrphanToolResultFailsClosed(t *testing.T) {
+// TestOrphanToolResultIsLeftOutAndSaid: a tool result whose call is not
+// a candidate (an older store, a lenient import) is left out, hot or not,
+// and the boundary says which and why: the conversation stays usable.
+func TestOrphanToolResultIsLeftOutAndSaid(t *testing.T) {
 	turns := []Turn{
 		{Seq: 5, Message: tokenizer.Message{Role: "tool", ToolCallID: "call_1", Content: "42"}},
 		{Seq: 6, Message: tokenizer.Message{Role: "user", Content: "thanks"}},
@@ -148,10 +149,13 @@ func TestHotTailOrphanToolResultFailsClosed(t *testing.T) {
 	p.MinRecentTurns = 2
 	in := convInput(turns, p)
 	in.Total = 6
-	_, err := Conversation(context.Background(), in)
-	var pe *Error
-	if !errors.As(err, &pe) || pe.Kind != KindOrphanToolResult || pe.Units[0] != "conversation_message_5" {
-		t.Fatalf("err = %v", err)
+	orphaned, err := Conversation(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []LeftOut{{Seq: 5, Reason: ReasonOrphanToolResult}}; !slices.Equal(orphaned.Boundary.LeftOut, want) ||
+		len(orphaned.Request.Messages) != 3 || orphaned.Request.Messages[2].Content != "thanks" {
+		t.Fatalf("left out %v, request %+v", orphaned.Boundary.LeftOut, orphaned.Request.Messages)
 	}
 	// With the call among the candidates (the loader moves HotStart back
 	// to it), the group is kept whole.
@@ -160,7 +164,7 @@ func TestHotTailOrphanToolResultFailsClosed(t *testing.T) {
 	in.Turns = append([]Turn{call}, turns...)
 	in.HotStart = 4
 	cp, err := Conversation(context.Background(), in)
-	if err != nil || len(cp.Request.Messages) != 5 || cp.Boundary.HotStart != 4 {
+	if err != nil || len(cp.Request.Messages) != 5 || cp.Boundary.HotStart != 4 || cp.Boundary.LeftOut != nil {
 		t.Fatalf("pack %+v: %v", cp.Boundary, err)
 	}
 }

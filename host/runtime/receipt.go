@@ -122,6 +122,8 @@ type ReceiptBoundary struct {
 	Active      bool         `json:"active"`
 	ColdThrough int64        `json:"cold_through,omitempty"`
 	Omitted     []pack.Range `json:"omitted,omitempty"`
+	// LeftOut are the messages the pack could not send, and why.
+	LeftOut []pack.LeftOut `json:"left_out,omitempty"`
 }
 
 // ReceiptStep is one trajectory event, summarized.
@@ -211,7 +213,7 @@ type WarmRef struct {
 func receiptPack(cp Packed) *ReceiptPack {
 	rp := &ReceiptPack{Total: cp.Ledger.Total, Limit: cp.Ledger.Limit, Method: cp.Ledger.Method.String(),
 		Solver:   ReceiptSolver{Status: cp.Status.String(), Bound: cp.Bound, Utility: cp.Utility, Work: cp.Stats.Work},
-		Boundary: ReceiptBoundary{Active: cp.Boundary.Active, ColdThrough: cp.Boundary.ColdThrough, Omitted: cp.Boundary.Omitted},
+		Boundary: ReceiptBoundary{Active: cp.Boundary.Active, ColdThrough: cp.Boundary.ColdThrough, Omitted: cp.Boundary.Omitted, LeftOut: cp.Boundary.LeftOut},
 		Warm:     cp.Warm}
 	if cp.Stats.Limit != solver.LimitNone {
 		rp.Solver.Limit = cp.Stats.Limit.String()
