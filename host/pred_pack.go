@@ -440,10 +440,11 @@ func (s *Session) convPackTerm(id string, p pack.Policy, cp runtime.Packed) engi
 		fs := []prolog.Field{fld("id", engine.NewAtom(u.ID)), fld("kind", engine.NewAtom(v.Kind)),
 			fld("section", engine.NewAtom(u.Section)), fld("tokens", engine.Integer(v.Count.Tokens)),
 			fld("utility", engine.Integer(v.Utility))}
-		if u.Section == "conversation" {
+		stored := u.Section == "conversation" || u.Section == pack.PinnedSection
+		if stored {
 			fs = append(fs, fld("sequence", engine.Integer(u.Order)))
 		}
-		if m, isMsg := v.Value.(tokenizer.Message); isMsg && u.Section != "conversation" {
+		if m, isMsg := v.Value.(tokenizer.Message); isMsg && (!stored || v.Kind != "verbatim") { // an excerpt is not the stored text
 			fs = append(fs, fld("text", prolog.Chars(m.Content)))
 		}
 		sel[i] = record("context_selection", fs...)

@@ -29,6 +29,12 @@ type Utilities struct {
 	HotBase, HotPerSeq     int64 // the mandatory recent tail (and pinned messages)
 	OlderBase, OlderPerSeq int64 // optional older turns
 	Boundary               int64 // the cold-history boundary
+	// ExcerptTokens, when positive, offers a hot message longer than it a
+	// second representation: its first ExcerptTokens tokens and the note
+	// ExcerptTemplate (see [RenderExcerptNote]), so a message too large for
+	// the ceiling never fails every later pack (lib's context_excerpt/2).
+	ExcerptTokens   int
+	ExcerptTemplate string
 	// PinnedRoles are the roles whose messages are pinned by default
 	// (lib's context_pinned_role/1): the loader reads them by role and
 	// gives them as ConversationInput.Pinned.
@@ -177,6 +183,42 @@ func RenderBoundary(template, conversation string, coldThrough int64) string {
 		"{hot_start}", strconv.FormatInt(coldThrough+1, 10)).Replace(template)
 }
 
+// RenderExcerptNote fills an excerpt's note template: {seq} is the
+// message's sequence, {item} its index in the cold-history handle (seq-1),
+// {shown} and {total} the tokens of the excerpt and of the whole content.
+func RenderExcerptNote(template string, seq int64, shown, total int) string {
+	return strings.NewReplacer("{seq}", strconv.FormatInt(seq, 10), "{item}", strconv.FormatInt(seq-1, 10),
+		"{shown}", strconv.Itoa(shown), "{total}", strconv.Itoa(total)).Replace(template)
+}
+
+// excerpt is the bounded representation of a text message whose content
+// has more than maxTokens tokens: the longest prefix (whole runes) of at
+// most maxTokens tokens, found by bisection over at most 32 runes a token
+// (so a huge message costs a bounded count), then the note.
+func excerpt(c tokenizer.Counter, t Turn, maxTokens int, template string) (tokenizer.Message, bool) {
+	m := t.Message
+	total := t.Content.Tokens
+	if !t.Cached {
+		total = c.Count(m.Content).Tokens
+	}
+	if maxTokens <= 0 || len(m.Parts) > 0 || total <= maxTokens {
+		return m, false
+	}
+	runes := []rune(m.Content)
+	lo, hi := 0, min(len(runes), 32*maxTokens) // the prefix of lo runes fits; none longer than hi is tried
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if c.Count(string(runes[:mid])).Tokens <= maxTokens {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	prefix := string(runes[:lo])
+	m.Content = prefix + "\n" + RenderExcerptNote(template, t.Seq, c.Count(prefix).Tokens, total)
+	return m, true
+}
+
 // UnitID is the unit id of the stored message at seq.
 func UnitID(seq int64) string { return "conversation_message_" + strconv.FormatInt(seq, 10) }
 
@@ -311,7 +353,7 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 			continue
 		}
 		m, _ := u.Variants[vi].Value.(tokenizer.Message)
-		if c, ok := turnCounts[u.ID]; ok {
+		if c, ok := turnCounts[u.ID]; ok && u.Variants[vi].Kind == "verbatim" {
 			cached[len(req.Messages)] = c
 		}
 		req.Messages = append(req.Messages, m)
@@ -364,8 +406,13 @@ func conversationUnits(in ConversationInput, hotStart int64, counts map[string]t
 		if hot {
 			u = in.Utilities.HotBase + in.Utilities.HotPerSeq*t.Seq
 		}
-		units = append(units, Unit{ID: id, Section: "conversation", Mandatory: hot, Order: t.Seq,
-			Variants: []Variant{{Kind: "verbatim", Count: turnCost(in.Counter, t, counts), Utility: u, Value: t.Message}}})
+		vs := []Variant{{Kind: "verbatim", Count: turnCost(in.Counter, t, counts), Utility: u, Value: t.Message}}
+		if hot {
+			if m, ok := excerpt(in.Counter, t, in.Utilities.ExcerptTokens, in.Utilities.ExcerptTemplate); ok {
+				vs = append(vs, Variant{Kind: "excerpt", Count: messageCost(in.Counter, m, nil), Utility: u / 2, Value: m})
+			}
+		}
+		units = append(units, Unit{ID: id, Section: "conversation", Mandatory: hot, Order: t.Seq, Variants: vs})
 		for _, call := range t.Message.ToolCalls {
 			callOf[call.ID] = id
 		}

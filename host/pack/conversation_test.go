@@ -278,3 +278,38 @@ func TestToolPairsAtomicAndCeilingNeverExceeded(t *testing.T) {
 		t.Fatalf("only %d of %d cases packed: the generator is too tight to test anything", packed, n)
 	}
 }
+
+// TestOversizedHotMessageIsSentAsAnExcerpt: a hot message too large for
+// the ceiling is sent as its bounded excerpt with the note saying where
+// the rest is, instead of failing the pack; with room it is sent whole.
+func TestOversizedHotMessageIsSentAsAnExcerpt(t *testing.T) {
+	huge := strings.Repeat("the lease protocol needs fencing tokens. ", 750) // ~30,000 characters
+	turns := []Turn{
+		{Seq: 1, Message: tokenizer.Message{Role: "user", Content: "explain leases"}},
+		{Seq: 2, Message: tokenizer.Message{Role: "assistant", Content: huge}, Content: testCounter.Count(huge), Cached: true},
+		{Seq: 3, Message: tokenizer.Message{Role: "user", Content: "shorter please"}},
+	}
+	p := policy(3000, 100000, 500, 100)
+	p.MinRecentTurns = 3
+	in := convInput(turns, p)
+	in.Utilities.ExcerptTokens, in.Utilities.ExcerptTemplate = 1024, "[message {seq}: {shown} of {total} tokens; item {item}]"
+	cp, err := Conversation(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent string
+	for _, m := range cp.Request.Messages {
+		if m.Role == "assistant" {
+			sent = m.Content
+		}
+	}
+	total := testCounter.Count(huge).Tokens
+	if !strings.HasPrefix(sent, "the lease protocol") || !strings.Contains(sent, fmt.Sprintf(" of %d tokens; item 1]", total)) || len(sent) >= len(huge) {
+		t.Fatalf("sent %d characters ending %q", len(sent), sent[max(0, len(sent)-60):])
+	}
+	in.Policy = policy(100000, 100000, 500, 100)
+	in.Policy.MinRecentTurns = 3
+	if cp, err = Conversation(context.Background(), in); err != nil || cp.Request.Messages[2].Content != huge {
+		t.Fatalf("with room the message is not sent whole: %v", err)
+	}
+}

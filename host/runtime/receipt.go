@@ -248,7 +248,12 @@ func recipeOf(cp Packed, sections, trailer []pack.TextSection) []RecipeMessage {
 		v := u.Variants[s.Variant]
 		switch u.Section {
 		case "conversation", pack.PinnedSection:
-			out = append(out, RecipeMessage{Seq: u.Order})
+			if v.Kind == "verbatim" {
+				out = append(out, RecipeMessage{Seq: u.Order})
+			} else { // an excerpt: rendered by the pack, not stored
+				m := v.Value.(tokenizer.Message)
+				out = append(out, RecipeMessage{Message: &m})
+			}
 		case "warm":
 			out = append(out, RecipeMessage{Warm: &WarmRef{Key: u.ID, Version: cp.WarmVersions[u.ID], Kind: v.Kind}})
 		default:
