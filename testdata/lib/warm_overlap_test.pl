@@ -73,3 +73,16 @@ test(a_retired_artifact_is_not_offered,
          conversation_warm_retire(C, S, range(3, 4), error(E)),
          record_get(E, kind, no_such_artifact)
      )).
+
+ov_gen2_(_Source, _Opts, warm_context([summary("second thoughts"), decisions([]), facts([]),
+                                       unresolved([]), entities([]), topics([]), files([]), symbols([])])).
+
+test(a_newer_version_supersedes_the_older,
+     (   ov_conv_(o5, 60, S, C),
+         conversation_warm_publish(C, S, range(2, 40), [generator(ov_gen_)], ok(_)),
+         conversation_warm_publish(C, S, range(2, 40), [generator(ov_gen2_)], ok(W)),
+         record_get(W, version, 2), record_get(W, overlaps, []),
+         conversation_warm_context_units(C, S, [], [], ok(U)), record_get(U, units, [Unit]),
+         record_get(Unit, variants, Vs), member(V, Vs), record_get(V, kind, compact_summary),
+         record_get(V, value, Text), append("Summary: second thoughts", _, Text)
+     )).
