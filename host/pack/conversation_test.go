@@ -313,3 +313,27 @@ func TestOversizedHotMessageIsSentAsAnExcerpt(t *testing.T) {
 		t.Fatalf("with room the message is not sent whole: %v", err)
 	}
 }
+
+// TestOversizedToolResultKeepsItsCall: an excerpt of a huge tool result
+// still answers its call, which is sent with it.
+func TestOversizedToolResultKeepsItsCall(t *testing.T) {
+	huge := strings.Repeat("row 42 ok; ", 3000)
+	turns := []Turn{
+		{Seq: 1, Message: tokenizer.Message{Role: "user", Content: "dump the table"}},
+		{Seq: 2, Message: tokenizer.Message{Role: "assistant", ToolCalls: []tokenizer.ToolCall{{ID: "c1", Type: "function",
+			Function: tokenizer.FunctionCall{Name: "dump", Arguments: "{}"}}}}},
+		{Seq: 3, Message: tokenizer.Message{Role: "tool", ToolCallID: "c1", Content: huge}},
+	}
+	p := policy(3000, 100000, 500, 100)
+	p.MinRecentTurns = 3
+	in := convInput(turns, p)
+	in.Utilities.ExcerptTokens, in.Utilities.ExcerptTemplate = 512, "[item {item}]"
+	cp, err := Conversation(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := cp.Request.Messages[len(cp.Request.Messages)-1]
+	if prev := cp.Request.Messages[len(cp.Request.Messages)-2]; len(prev.ToolCalls) != 1 || last.ToolCallID != "c1" || !strings.HasSuffix(last.Content, "[item 2]") {
+		t.Fatalf("request ends %+v, %q", prev, last.Content[max(0, len(last.Content)-20):])
+	}
+}
