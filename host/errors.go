@@ -151,6 +151,8 @@ func (s *Session) reason(phase string, err error, subject []engine.Term) (engine
 		return conv(engine.NewAtom("not_user_message"))
 	case errors.Is(err, store.ErrIdempotencyMismatch):
 		return conv(engine.NewAtom("idempotency_key_reused"))
+	case errors.Is(err, runtime.ErrOrphanToolResult):
+		return conv(engine.NewAtom("orphan_tool_result"))
 	case errors.Is(err, runtime.ErrUnpinnable):
 		return conv(named("unpinnable_message"))
 	case errors.Is(err, store.ErrInvalidRange):
@@ -177,6 +179,8 @@ func (s *Session) reason(phase string, err error, subject []engine.Term) (engine
 		return warmReason(phase, we.kind, err), true
 	case errors.Is(err, runtime.ErrEmptyRange):
 		return warmReason(phase, "empty_source_range", err, fld("range", named("range"))), true
+	case errors.Is(err, runtime.ErrNoArtifact):
+		return warmReason(phase, "no_such_artifact", err, fld("range", named("range"))), true
 	case errors.Is(err, runtime.ErrUnsupportedSignal):
 		return warmReason(phase, "unsupported_signal_kind", err), true
 	case errors.Is(err, ErrWarmStoreMismatch):

@@ -79,6 +79,21 @@ func (s *Session) policy(c *prolog.Call) (*policy, error) {
 	if err == nil && bad != nil {
 		err = prolog.TypeError("atom", bad)
 	}
+	size, note := engine.NewVariable(), engine.NewVariable()
+	if err == nil {
+		err = callAll(c, engine.NewAtom("context_excerpt").Apply(size, note), func(env *engine.Env) {
+			n, isInt := env.Resolve(size).(engine.Integer)
+			text, terr := prolog.TextOf(note, env)
+			if !isInt || n < 1 || terr != nil {
+				bad = prolog.Resolved(engine.NewAtom("context_excerpt").Apply(size, note), env)
+			} else if p.utilities.ExcerptTokens == 0 {
+				p.utilities.ExcerptTokens, p.utilities.ExcerptTemplate = int(n), text
+			}
+		})
+	}
+	if err == nil && bad != nil {
+		err = prolog.DomainError("context_excerpt", bad)
+	}
 	tmpl := engine.NewVariable()
 	if err == nil {
 		err = callAll(c, engine.NewAtom("context_boundary_template").Apply(tmpl), func(env *engine.Env) {

@@ -440,10 +440,11 @@ func (s *Session) convPackTerm(id string, p pack.Policy, cp runtime.Packed) engi
 		fs := []prolog.Field{fld("id", engine.NewAtom(u.ID)), fld("kind", engine.NewAtom(v.Kind)),
 			fld("section", engine.NewAtom(u.Section)), fld("tokens", engine.Integer(v.Count.Tokens)),
 			fld("utility", engine.Integer(v.Utility))}
-		if u.Section == "conversation" {
+		stored := u.Section == "conversation" || u.Section == pack.PinnedSection
+		if stored {
 			fs = append(fs, fld("sequence", engine.Integer(u.Order)))
 		}
-		if m, isMsg := v.Value.(tokenizer.Message); isMsg && u.Section != "conversation" {
+		if m, isMsg := v.Value.(tokenizer.Message); isMsg && (!stored || v.Kind != "verbatim") { // an excerpt is not the stored text
 			fs = append(fs, fld("text", prolog.Chars(m.Content)))
 		}
 		sel[i] = record("context_selection", fs...)
@@ -461,7 +462,12 @@ func (s *Session) convPackTerm(id string, p pack.Policy, cp runtime.Packed) engi
 		msgs[i] = record("message", fs...)
 	}
 	b := cp.Boundary
+	leftOut := make([]engine.Term, len(b.LeftOut))
+	for i, l := range b.LeftOut {
+		leftOut[i] = engine.NewAtom("left_out").Apply(engine.Integer(l.Seq), engine.NewAtom(l.Reason))
+	}
 	bfs := []prolog.Field{fld("active", boolTerm(b.Active)), fld("configured", boolTerm(b.Configured)),
+		fld("left_out", engine.List(leftOut...)),
 		fld("projected_messages", engine.Integer(b.Projected)), fld("reason", engine.NewAtom(b.Reason))}
 	if b.Active {
 		omitted := make([]engine.Term, len(b.Omitted))

@@ -7,6 +7,7 @@ package host
 //	conversation_warm_publish(+Conversation, +Store, +Range, +Options, -Outcome) is det.
 //	conversation_warm_list(+Conversation, +Store, +Options, -Outcome) is det.
 //	conversation_warm_context_units(+Conversation, +Store, +Signals, +Options, -Outcome) is det.
+//	conversation_warm_retire(+Conversation, +Store, +Range, -Outcome) is det.
 
 import (
 	"context"
@@ -187,6 +188,35 @@ func (s *Session) warmProduce(c *prolog.Call, pred string, conv, st, rng, option
 	if err != nil {
 		return s.fail(c, out, phase, err, rangeTerm(from, to))
 	}
+	var extra []prolog.Field
+	if st != nil {
+		keys := make([]engine.Term, len(a.Overlaps))
+		for i, k := range a.Overlaps {
+			keys[i] = engine.NewAtom(k)
+		}
+		extra = append(extra, fld("overlaps", engine.List(keys...)))
+	}
+	return c.Unify(out, ok(artifactTerm(a, extra...))), nil
+}
+
+// conversationWarmRetire stops offering an artifact to packs (a new,
+// retired version; idempotent; not undone on backtracking).
+func (s *Session) conversationWarmRetire(c *prolog.Call, conv, st, rng, out engine.Term) (bool, error) {
+	cv, err := s.convArg(c, conv)
+	if err == nil {
+		err = s.warmStoreArg(c, cv, st)
+	}
+	if err != nil {
+		return s.fail(c, out, "retire", err)
+	}
+	from, to, err := rangeArg(c, rng)
+	if err != nil {
+		return false, err
+	}
+	a, err := cv.WarmRetire(from, to)
+	if err != nil {
+		return s.fail(c, out, "retire", err, rangeTerm(from, to))
+	}
 	return c.Unify(out, ok(artifactTerm(a))), nil
 }
 
@@ -299,6 +329,11 @@ func (s *Session) conversationWarmContextUnits(c *prolog.Call, conv, st, signals
 		for seq := arts[i].From; seq <= arts[i].To; seq++ {
 			covered = append(covered, engine.NewAtom(pack.UnitID(seq)))
 		}
+		for j, b := range arts {
+			if j != i && arts[i].Intersects(b) {
+				covered = append(covered, engine.NewAtom(b.Key))
+			}
+		}
 		ts[i] = record("context_unit", fld("excludes", engine.List(covered...)), fld("id", engine.NewAtom(u.ID)),
 			fld("mandatory", boolTerm(u.Mandatory)), fld("order", engine.Integer(u.Order)), fld("section", engine.NewAtom(u.Section)),
 			fld("variants", engine.List(vs...)))
@@ -306,7 +341,9 @@ func (s *Session) conversationWarmContextUnits(c *prolog.Call, conv, st, signals
 	return c.Unify(out, ok(record("warm_context_units", fld("status", warmStatusTerm(status)), fld("units", engine.List(ts...))))), nil
 }
 
-func artifactTerm(a runtime.WarmArtifact) engine.Term {
+// artifactTerm is the warm_context record of a, with extra fields (a
+// publish's overlaps).
+func artifactTerm(a runtime.WarmArtifact, extra ...prolog.Field) engine.Term {
 	refs := make([]engine.Term, len(a.SourceRefs))
 	for i, r := range a.SourceRefs {
 		refs[i] = engine.Integer(r)
@@ -332,7 +369,7 @@ func artifactTerm(a runtime.WarmArtifact) engine.Term {
 	if a.Generation.Usage != nil {
 		gen = append(gen, fld("usage", jsonTerm(a.Generation.Usage)))
 	}
-	return record("warm_context",
+	return record("warm_context", append(extra,
 		fld("conversation_id", engine.NewAtom(a.Conversation)),
 		fld("created_at", engine.Integer(a.CreatedAt)),
 		fld("fields", record("warm_fields", fld("decisions", text(f.Decisions)), fld("entities", text(f.Entities)),
@@ -341,10 +378,11 @@ func artifactTerm(a runtime.WarmArtifact) engine.Term {
 		fld("generation", record("warm_generation", gen...)),
 		fld("key", engine.NewAtom(a.Key)),
 		fld("producer", engine.NewAtom(a.Producer)),
+		fld("retired", boolTerm(a.Retired)),
 		fld("source_hash", engine.NewAtom(a.SourceHash)),
 		fld("source_range", rangeTerm(a.From, a.To)),
 		fld("source_refs", engine.List(refs...)),
 		fld("variants", engine.List(vs...)),
 		fld("version", engine.Integer(a.Version)),
-	)
+	)...)
 }

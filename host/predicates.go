@@ -71,6 +71,7 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred4("conversation_warm_derive", "conversation_warm_derive(+Conversation, +Range, +Options, -Outcome) is det", s.conversationWarmDerive),
 		prolog.Pred5("conversation_warm_publish", "conversation_warm_publish(+Conversation, +Store, +Range, +Options, -Outcome) is det", s.conversationWarmPublish),
 		prolog.Pred4("conversation_warm_list", "conversation_warm_list(+Conversation, +Store, +Options, -Outcome) is det", s.conversationWarmList),
+		prolog.Pred4("conversation_warm_retire", "conversation_warm_retire(+Conversation, +Store, +Range, -Outcome) is det", s.conversationWarmRetire),
 		prolog.Pred5("conversation_warm_context_units", "conversation_warm_context_units(+Conversation, +Store, +Signals, +Options, -Outcome) is det", s.conversationWarmContextUnits),
 
 		// Packs (pred_pack.go)

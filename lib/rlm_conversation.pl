@@ -36,7 +36,8 @@ error(conversation_error([detail(D), kind(conversation_error),
 message(Text), phase(P)])) with D one of not_found(Id),
 conversation_exists(Id), closed_store, store_locked,
 store_path_not_granted(Spec), store_unavailable(Spec),
-idempotency_key_reused, invalid_message(Field), invalid_range(Selector),
+idempotency_key_reused, invalid_message(Field), orphan_tool_result,
+invalid_range(Selector),
 message_not_found(Id, Seq), unpinnable_message(Id, From, To) or
 storage_failure (also a write refused because the disk holding the store
 is nearly full: the store stays readable, nothing acknowledged is lost,
@@ -113,8 +114,11 @@ Exports:
 %   not text, such as 42) throws type_error(text, V), an unknown field
 %   domain_error(message_field, F); a value the store refuses (an unknown
 %   role, a bad part) is detail(invalid_message(Field)). Either way nothing
-%   is written. The same holds for conversation_turn/4. Not undone on
-%   backtracking.
+%   is written. A tool message must answer a tool call of the 128 messages
+%   before it (a provider rejects one that does not, and it would be
+%   carried by every later turn): else detail(orphan_tool_result) and
+%   nothing is written. The same holds for conversation_turn/4. Not undone
+%   on backtracking.
 
 %!  conversation_append(+Conversation, +Message, +Options, -Outcome) is det.
 %
@@ -201,7 +205,11 @@ Exports:
 %   lines it did not store before (S counts the others), and a stored line
 %   the file now says otherwise is detail(idempotency_key_reused). Document
 %   lines of an rlmpl_jsonl export restore receipts and warm artifacts with
-%   their versions. A UTF-8 byte order mark is ignored. A
+%   their versions. A UTF-8 byte order mark is ignored. A tool result
+%   that answers no call before it, as for conversation_append/3, fails
+%   the import with detail(orphan_tool_result) before anything is written
+%   (`rlmpl conv import --lenient` stores such a transcript as it is; packs
+%   then leave those results out and say so). A
 %   malformed line (bad JSON, invalid UTF-8, not a message) stops the
 %   import with an error naming it; the lines before it stay. A missing
 %   File is existence_error(source_sink, File); one outside the program's

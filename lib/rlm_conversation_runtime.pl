@@ -78,7 +78,14 @@ rlm_ready :-
 %   conversation_id(Id), ledger(L), policy(P), request(Messages),
 %   selected(S), solver(Sv), utility(U)])): Messages is the exact request
 %   counted by the ledger, whose total never exceeds the ceiling. Overflow
-%   is an error naming what does not fit.
+%   is an error naming what does not fit. Pinned messages (system messages,
+%   conversation_pin/3) come first, section pinned. St is
+%   cold_history_boundary([active(B), configured(B), left_out(L),
+%   projected_messages(N), reason(R), ...]) with L the messages that could
+%   not be sent whatever the room, as left_out(Seq, Reason): a tool result
+%   whose call is not in the pack (an older store, a lenient import) is
+%   left out with orphan_tool_result rather than failing every turn; turn
+%   receipts say the same (boundary left_out).
 
 %!  conversation_token_ledger(+Conversation, +Options, -Outcome) is det.
 %

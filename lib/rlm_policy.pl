@@ -27,6 +27,7 @@ Exports:
     conversation_count_encoding/1 % ?Encoding
     context_utility/3             % ?Class, ?Base, ?PerSequence
     context_pinned_role/1         % ?Role
+    context_excerpt/2             % -MaxTokens, -NoteTemplate
     warm_fidelity/2               % ?Representation, ?Percent
     warm_signal_weight/2          % ?Kind, ?Weight
     context_boundary_template/1   % -Template
@@ -38,6 +39,7 @@ Hooks a program may define:
 :- dynamic(conversation_count_encoding/1).
 :- dynamic(context_utility/3).
 :- dynamic(context_pinned_role/1).
+:- dynamic(context_excerpt/2).
 :- dynamic(context_boundary_template/1).
 :- dynamic(warm_fidelity/2).
 :- dynamic(warm_signal_weight/2).
@@ -248,6 +250,22 @@ context_utility(cold_history_boundary, 2000000, 0).
 %   user, assistant and tool (OpenAI's developer messages are stored as
 %   system). Dynamic: retract it to stop pinning system messages.
 context_pinned_role(system).
+
+%!  context_excerpt(-MaxTokens, -NoteTemplate) is det.
+%
+%   A message of the mandatory hot tail whose content has more than
+%   MaxTokens tokens (a model reply far over its max_tokens, a huge tool
+%   result) may be sent as an excerpt: its first MaxTokens tokens, then
+%   NoteTemplate, which says how to read the rest through the cold-history
+%   handle. The pack sends it whole whenever it fits (verbatim is worth
+%   twice the excerpt) and the excerpt only when it does not, so such a
+%   message never fails every later turn; the transcript keeps it whole.
+%   The ledger stage's representation is excerpt. In the template {seq}
+%   is the message's sequence, {item} its index in the cold-history handle,
+%   {shown} and {total} the tokens shown and in the whole content.
+%   Dynamic: a program may choose its own size and note.
+context_excerpt(1024,
+    "[Excerpt: message {seq} has {total} tokens, too many for this context; the first {shown} are above. The whole message is item {item} of the cold history: read it with context(input(context), peek(item({item})), r), or find a passage with context(input(context), search(\"words\"), r).]").
 
 %!  context_boundary_template(-Template) is det.
 %

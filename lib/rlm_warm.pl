@@ -9,7 +9,12 @@ offered automatically to every pack and turn whose context options name
 that store with warm_store(S). A summary and the raw messages it covers are
 never both sent: the pack chooses, per artifact, one of four
 representations or none, and the raws compete normally when it chooses
-none. An artifact whose source messages changed is stale and never used.
+none. Two artifacts whose ranges share a message exclude each other too,
+so no message is sent twice; a representation is worth its fidelity
+percent of the raws it could replace (the hot tail, sent verbatim anyway,
+counts nothing), so with room the raws win and a summary is chosen only
+under pressure. An artifact whose source messages changed is stale and
+never used; a retired one (conversation_warm_retire/4) is not offered.
 The predicates are defined in Go (host/pred_warm.go over host/runtime).
 
 An artifact is
@@ -17,7 +22,7 @@ An artifact is
     warm_context([conversation_id(C), created_at(Ms), fields(warm_fields([...])),
                   generation(warm_generation([kind(callback|rlm), usage(U)])),
                   key(range_S_E), producer(conversation_compaction),
-                  source_hash(H), source_range(range(S, E)), source_refs(Seqs),
+                  retired(Bool), source_hash(H), source_range(range(S, E)), source_refs(Seqs),
                   variants([warm_variant([kind(K), text(T), token_counts(Cs)]), ...]),
                   version(V)])
 
@@ -27,8 +32,8 @@ facts_only, each counted at publish in every conversation_count_encoding/1.
 Errors are error(warm_error([kind(K), message(M), phase(P), ...])) with K
 one of missing_required_field, unexpected_field, invalid_field,
 invalid_json (with field(F)), generator_failed, generator_exception,
-rlm_generation_failed, empty_source_range, unsupported_signal_kind or
-warm_store_mismatch.
+rlm_generation_failed, empty_source_range, no_such_artifact,
+unsupported_signal_kind or warm_store_mismatch.
 
 Exports:
     default_warm_policy/1              % -Policy
@@ -37,6 +42,7 @@ Exports:
     conversation_warm_publish/5        % +Conversation, +Store, +Range, +Options, -Outcome
     conversation_warm_list/4           % +Conversation, +Store, +Options, -Outcome
     conversation_warm_context_units/5  % +Conversation, +Store, +Signals, +Options, -Outcome
+    conversation_warm_retire/4         % +Conversation, +Store, +Range, -Outcome
 */
 :- set_prolog_flag(double_quotes, chars).
 
@@ -82,7 +88,22 @@ warm_context_schema(warm_context_schema([summary(text), decisions(list(text)), f
 %   next version of key range_S_E: ok(warm_context(...)). Store is the
 %   conversation's store. The source messages are untouched; earlier
 %   versions stay readable (conversation_warm_list/4 with history(true)).
-%   Not undone on backtracking.
+%   The result adds overlaps(Keys): the live artifacts whose ranges share a
+%   message with this one (a warning: a pack sends at most one of them;
+%   retire the one no longer wanted). Not undone on backtracking.
+%
+%   ?- conversation_warm_publish(C, S, range(25, 50), [generator(G)], ok(W)),
+%      record_get(W, overlaps, Keys).
+%   Keys = [range_2_40].
+
+%!  conversation_warm_retire(+Conversation, +Store, +Range, -Outcome) is det.
+%
+%   Stops offering the artifact of Range to packs and turns: stores its
+%   next version marked retired(true) and gives it, ok(warm_context(...)).
+%   Earlier versions stay readable; retiring a retired artifact writes
+%   nothing; publishing the range again makes it live. A range with no
+%   artifact is error(warm_error([kind(no_such_artifact), ...])). Not
+%   undone on backtracking.
 
 %!  conversation_warm_list(+Conversation, +Store, +Options, -Outcome) is det.
 %
@@ -94,6 +115,7 @@ warm_context_schema(warm_context_schema([summary(text), decisions(list(text)), f
 %   The units a pack with warm_store(Store) would be offered:
 %   ok(warm_context_units([status(S), units(Us)])), each unit a
 %   context_unit record (section warm, one variant per representation,
-%   excludes(the raw messages it covers)) usable in context_units(Us).
+%   excludes(the raw messages it covers and the keys of the offered
+%   artifacts that overlap it)) usable in context_units(Us).
 %   Signals are warm_signal(Key, Kind, Strength) terms; Options
 %   policy(Overlay) as default_warm_policy/1.

@@ -88,6 +88,7 @@ func runConv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	cold := fs.Bool("cold", false, "search: show exactly what a planner gets through the cold-history handle")
 	maxBytes := fs.Int("max-bytes", 4096, "search --cold: the handle's byte budget")
 	asJSON := fs.Bool("json", false, "list, show, search, stats: JSON Lines (one object per line)")
+	lenient := fs.Bool("lenient", false, "import: keep tool results that answer no call before them (packs leave them out)")
 	pos, code, ok := parseCommand(fs, convSynopsis, args, stdout, stderr)
 	if !ok {
 		return code
@@ -134,7 +135,7 @@ func runConv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	case "export":
 		err = st.Conversation(pos[0]).Export(stdout, store.ExportOptions{Documents: *documents})
 	case "import":
-		err = c.importFile(pos[0], pos[1])
+		err = c.importFile(pos[0], pos[1], *lenient)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl conv %s: %v\n", cmd, err)
@@ -348,7 +349,7 @@ type coldMatchJSON struct {
 	Text  string `json:"text"`
 }
 
-func (c convCmd) importFile(id, file string) error {
+func (c convCmd) importFile(id, file string, lenient bool) error {
 	f, err := os.Open(file)
 	if err != nil {
 		return err
@@ -366,7 +367,7 @@ func (c convCmd) importFile(id, file string) error {
 	if err != nil {
 		return err
 	}
-	opts := runtime.ImportOptions{Encodings: d.CountEncodings, WaitIndexed: 5 * time.Minute, Source: abs}
+	opts := runtime.ImportOptions{Encodings: d.CountEncodings, WaitIndexed: 5 * time.Minute, Source: abs, Lenient: lenient}
 	if isTerminal(c.stderr) {
 		opts.Progress = func(n int) { fmt.Fprintf(c.stderr, "\rimported %s", counted(n, "message")) }
 	}

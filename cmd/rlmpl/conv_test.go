@@ -170,3 +170,25 @@ func TestSearchSaysWhenAMessageWasCut(t *testing.T) {
 		t.Errorf("conv search --json: %d hits marked partial, want 1", strings.Count(out, `"partial":true`))
 	}
 }
+
+// TestImportRefusesOrphanToolResults: a transcript whose tool result
+// answers no call fails to import and stores nothing; --lenient stores it
+// as it is, and the pack leaves the orphan out and says so.
+func TestImportRefusesOrphanToolResults(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	file := filepath.Join(dir, "o.jsonl")
+	os.WriteFile(file, []byte(`{"role":"user","content":"look it up"}
+{"role":"tool","tool_call_id":"call_gone","content":"42"}
+{"role":"assistant","content":"it is 42"}
+`), 0o600)
+	if _, errs, code := rlmpl(t, "conv", "import", "--state", state, "demo", file); code != 1 || !strings.Contains(errs, "line 2") || !strings.Contains(errs, "tool result") {
+		t.Fatalf("import: %d %s", code, errs)
+	}
+	if _, errs, code := rlmpl(t, "conv", "import", "--state", state, "demo", file, "--lenient"); code != 0 || !strings.Contains(errs, "imported 3 messages") {
+		t.Fatalf("lenient import: %d %s", code, errs)
+	}
+	out, errs, code := rlmpl(t, "pack", "--state", state, "--conv", "demo")
+	if code != 0 || !strings.Contains(out, "message 2 left out: orphan_tool_result") || strings.Contains(out, "conversation_message_2 ") {
+		t.Fatalf("pack: %d %s %s", code, out, errs)
+	}
+}

@@ -21,8 +21,10 @@ Usage:
 	                           stats ID, export ID [--documents] (OpenAI
 	                           JSONL; with receipts and warm artifacts),
 	                           import ID FILE.jsonl (again: only its new
-	                           lines); messages show their author's name,
-	                           images as [image: caption], tool calls as
+	                           lines; a tool result answering no call
+	                           fails it unless --lenient); messages show
+	                           their author's name, images as [image:
+	                           caption], tool calls as
 	                           → tool name(arguments) [id]; search hits come
 	                           best first with their score (and what their
 	                           context added: the two best rank by their own);
@@ -45,11 +47,13 @@ Usage:
 	rlmpl turn replay TURN --conv ID
 	                           re-render a stored turn's requests and check
 	                           their SHA-256 against its receipt
-	rlmpl warm list|show KEY|publish --range S-E --fields FILE|--rlm --conv ID
+	rlmpl warm list|show KEY|publish --range S-E --fields FILE|--rlm|retire --range S-E --conv ID
 	                           warm summaries of older history: published
 	                           versions, their representations; publish
 	                           from a file of fields or have a model write
-	                           them (--rlm, with the provider flags)
+	                           them (--rlm, with the provider flags; warns
+	                           when the range overlaps another); retire one
+	                           so packs no longer offer it
 	rlmpl version              print the runtime version (also --version)
 	rlmpl help                 print this text (also -h, --help); rlmpl run
 	                           --help and rlmpl repl --help tell more

@@ -112,6 +112,9 @@ func printPack(conv string, cp runtime.Packed, explain bool, stdout io.Writer) {
 		}
 		fmt.Fprintf(stdout, "left out (searchable through the cold-history handle): %s\n", strings.Join(gaps, ", "))
 	}
+	for _, l := range cp.Boundary.LeftOut {
+		fmt.Fprintf(stdout, "message %d left out: %s\n", l.Seq, l.Reason)
+	}
 	if w := cp.Warm; w.Configured && w.Available > 0 {
 		fmt.Fprintf(stdout, "warm summaries: %d published, %d offered, %d stale\n", w.Available, w.Loaded, w.Stale)
 	}

@@ -15,10 +15,11 @@ import (
 	"github.com/rlmpl/rlmpl/host/runtime"
 )
 
-const warmSynopsis = "warm list|show KEY|publish --range S-E --fields FILE|--rlm --conv ID [--state DIR] [--store NAME] [--history] [provider flags]"
+const warmSynopsis = "warm list|show KEY|publish --range S-E --fields FILE|--rlm|retire --range S-E --conv ID [--state DIR] [--store NAME] [--history] [provider flags]"
 
-// runWarm implements `rlmpl warm list|show|publish`: the warm artifacts of
-// a conversation, and publishing one from a file of the schema's fields.
+// runWarm implements `rlmpl warm list|show|publish|retire`: the warm
+// artifacts of a conversation, publishing one from a file of the schema's
+// fields, and retiring one.
 func runWarm(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := groupHelp(args, warmSynopsis, stdout, stderr); !ok {
 		return code
@@ -30,7 +31,7 @@ func runWarm(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	conv := fs.String("conv", "", "conversation id (required)")
 	history := fs.Bool("history", false, "list: every version, not only the latest")
 	asJSON := fs.Bool("json", false, "list, show: JSON Lines, one whole artifact per line")
-	rng := fs.String("range", "", "publish: the range S-E of messages it summarizes")
+	rng := fs.String("range", "", "publish, retire: the range S-E of messages it summarizes")
 	fieldsFile := fs.String("fields", "", "publish: a JSON file with the schema's fields (summary, decisions, facts, unresolved, entities, topics, files, symbols)")
 	useModel := fs.Bool("rlm", false, "publish: have a model write the fields, through a bounded completion over the range (the provider flags pick it)")
 	pf := providerFlags(fs)
@@ -39,7 +40,7 @@ func runWarm(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if *conv == "" || cmd == "show" && len(pos) != 1 || cmd != "show" && len(pos) != 0 {
-		fmt.Fprintf(stderr, "usage: rlmpl warm %s --conv ID%s\n", cmd, map[string]string{"show": " KEY", "publish": " --range S-E --fields FILE|--rlm"}[cmd])
+		fmt.Fprintf(stderr, "usage: rlmpl warm %s --conv ID%s\n", cmd, map[string]string{"show": " KEY", "publish": " --range S-E --fields FILE|--rlm", "retire": " --range S-E"}[cmd])
 		return 2
 	}
 	h, st, err := openStore(*state, *name, providerSetup)
@@ -68,7 +69,11 @@ func runWarm(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			for i, v := range a.Variants {
 				sizes[i] = fmt.Sprintf("%s %d bytes", v.Kind, len(v.Text))
 			}
-			fmt.Fprintf(stdout, "%s v%d\t%d..%d\t%s\n", a.Key, a.Version, a.From, a.To, strings.Join(sizes, ", "))
+			retired := ""
+			if a.Retired {
+				retired = "\tretired"
+			}
+			fmt.Fprintf(stdout, "%s v%d\t%d..%d\t%s%s\n", a.Key, a.Version, a.From, a.To, strings.Join(sizes, ", "), retired)
 		}
 	case "show":
 		arts, err := cv.WarmList(false)
@@ -133,6 +138,21 @@ func runWarm(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		fmt.Fprintf(stdout, "published %s v%d (%s)\n", a.Key, a.Version, counted(len(a.SourceRefs), "message"))
+		if len(a.Overlaps) > 0 {
+			fmt.Fprintf(stderr, "rlmpl warm publish: warning: overlaps %s (a pack sends at most one of them; retire the one you no longer want)\n", strings.Join(a.Overlaps, ", "))
+		}
+	case "retire":
+		from, to, ok := parseRange(*rng)
+		if !ok {
+			fmt.Fprintln(stderr, "rlmpl warm retire: --range S-E is required")
+			return 2
+		}
+		a, err := cv.WarmRetire(from, to)
+		if err != nil {
+			fmt.Fprintf(stderr, "rlmpl warm retire: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "retired %s (v%d)\n", a.Key, a.Version)
 	default:
 		fmt.Fprintf(stderr, "rlmpl warm: unknown command %q\n", cmd)
 		return 2

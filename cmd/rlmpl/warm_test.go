@@ -87,3 +87,44 @@ func TestWarmPublishRangeErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmOverlapAndRetire: publishing a range that overlaps another warns,
+// a pack with room sends the raws, not the summaries, and a retired
+// artifact is listed as such and no longer offered.
+func TestWarmOverlapAndRetire(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	var sb strings.Builder
+	for i := range 30 {
+		role := []string{"user", "assistant"}[i%2]
+		sb.WriteString(`{"role":"` + role + `","content":"turn ` + strings.Repeat("discussion of the lease protocol ", 6) + `"}` + "\n")
+	}
+	file, fields := filepath.Join(dir, "t.jsonl"), filepath.Join(dir, "f.json")
+	os.WriteFile(file, []byte(sb.String()), 0o600)
+	os.WriteFile(fields, []byte(`{"summary":"leases","decisions":[],"facts":[],"unresolved":[],"entities":[],"topics":[],"files":[],"symbols":[]}`), 0o600)
+	if _, errs, code := rlmpl(t, "conv", "import", "--state", state, "demo", file); code != 0 {
+		t.Fatal(errs)
+	}
+	for _, r := range []string{"2-16", "10-20", "17-20"} {
+		_, errs, code := rlmpl(t, "warm", "publish", "--state", state, "--conv", "demo", "--range", r, "--fields", fields)
+		if code != 0 || (r == "2-16") != (errs == "") {
+			t.Fatalf("publish %s: %d %q", r, code, errs)
+		}
+	}
+	out, _, code := rlmpl(t, "pack", "--state", state, "--conv", "demo", "--model", "gpt-4o")
+	if code != 0 || strings.Contains(out, "range_") || !strings.Contains(out, "conversation_message_2 ") {
+		t.Fatalf("pack with room: %d %s", code, out)
+	}
+	if out, errs, code := rlmpl(t, "warm", "retire", "--state", state, "--conv", "demo", "--range", "10-20"); code != 0 || out != "retired range_10_20 (v2)\n" {
+		t.Fatalf("retire: %d %q %s", code, out, errs)
+	}
+	if out, _, _ := rlmpl(t, "warm", "list", "--state", state, "--conv", "demo"); !strings.Contains(out, "range_10_20 v2\t10..20\tverbatim") || !strings.HasSuffix(strings.Split(out, "\n")[0], "\tretired") {
+		t.Fatalf("list: %q", out)
+	}
+	out, _, _ = rlmpl(t, "pack", "--state", state, "--conv", "demo", "--model", "gpt-4o")
+	if !strings.Contains(out, "warm summaries: 2 published, 2 offered, 0 stale") {
+		t.Fatalf("pack after retire: %s", out)
+	}
+	if _, errs, code := rlmpl(t, "warm", "retire", "--state", state, "--conv", "demo", "--range", "3-4"); code != 1 || !strings.Contains(errs, "no warm artifact") {
+		t.Fatalf("retire of nothing: %d %s", code, errs)
+	}
+}

@@ -29,6 +29,12 @@ type Utilities struct {
 	HotBase, HotPerSeq     int64 // the mandatory recent tail (and pinned messages)
 	OlderBase, OlderPerSeq int64 // optional older turns
 	Boundary               int64 // the cold-history boundary
+	// ExcerptTokens, when positive, offers a hot message longer than it a
+	// second representation: its first ExcerptTokens tokens and the note
+	// ExcerptTemplate (see [RenderExcerptNote]), so a message too large for
+	// the ceiling never fails every later pack (lib's context_excerpt/2).
+	ExcerptTokens   int
+	ExcerptTemplate string
 	// PinnedRoles are the roles whose messages are pinned by default
 	// (lib's context_pinned_role/1): the loader reads them by role and
 	// gives them as ConversationInput.Pinned.
@@ -130,6 +136,16 @@ type BoundaryStatus struct {
 	Projected          int64
 	Tokens             int
 	Omitted            []Range
+	// LeftOut are the stored messages the pack could not send whatever the
+	// room, and why (ascending): a tool result whose call is not in the
+	// candidates (orphan_tool_result) would be rejected by the provider.
+	LeftOut []LeftOut
+}
+
+// LeftOut is a message a pack could not send, and why.
+type LeftOut struct {
+	Seq    int64  `json:"seq"`
+	Reason string `json:"reason"`
 }
 
 // ConversationPack is a solved, rendered and independently counted pack.
@@ -144,10 +160,10 @@ type ConversationPack struct {
 // BoundaryID is the unit id of the synthetic cold-history boundary.
 const BoundaryID = "managed_cold_history_boundary"
 
-// KindOrphanToolResult is the error kind of a mandatory tool result whose
-// call is not in the pack's candidates: sending it alone would be rejected
-// by the provider, and dropping it would break the hot tail's promise.
-const KindOrphanToolResult = "orphan_tool_result"
+// ReasonOrphanToolResult is why a tool result whose call is not in the
+// pack's candidates is left out: sent alone it would be rejected by the
+// provider, and failing the pack would make the conversation unusable.
+const ReasonOrphanToolResult = "orphan_tool_result"
 
 // KindPinnedExceeds is the error kind of pinned messages that do not fit
 // beside the fixed sections, the output reserve and the safety margin.
@@ -165,6 +181,42 @@ func RenderBoundary(template, conversation string, coldThrough int64) string {
 	return strings.NewReplacer("{conversation}", conversation,
 		"{cold_through}", strconv.FormatInt(coldThrough, 10),
 		"{hot_start}", strconv.FormatInt(coldThrough+1, 10)).Replace(template)
+}
+
+// RenderExcerptNote fills an excerpt's note template: {seq} is the
+// message's sequence, {item} its index in the cold-history handle (seq-1),
+// {shown} and {total} the tokens of the excerpt and of the whole content.
+func RenderExcerptNote(template string, seq int64, shown, total int) string {
+	return strings.NewReplacer("{seq}", strconv.FormatInt(seq, 10), "{item}", strconv.FormatInt(seq-1, 10),
+		"{shown}", strconv.Itoa(shown), "{total}", strconv.Itoa(total)).Replace(template)
+}
+
+// excerpt is the bounded representation of a text message whose content
+// has more than maxTokens tokens: the longest prefix (whole runes) of at
+// most maxTokens tokens, found by bisection over at most 32 runes a token
+// (so a huge message costs a bounded count), then the note.
+func excerpt(c tokenizer.Counter, t Turn, maxTokens int, template string) (tokenizer.Message, bool) {
+	m := t.Message
+	total := t.Content.Tokens
+	if !t.Cached {
+		total = c.Count(m.Content).Tokens
+	}
+	if maxTokens <= 0 || len(m.Parts) > 0 || total <= maxTokens {
+		return m, false
+	}
+	runes := []rune(m.Content)
+	lo, hi := 0, min(len(runes), 32*maxTokens) // the prefix of lo runes fits; none longer than hi is tried
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if c.Count(string(runes[:mid])).Tokens <= maxTokens {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	prefix := string(runes[:lo])
+	m.Content = prefix + "\n" + RenderExcerptNote(template, t.Seq, c.Count(prefix).Tokens, total)
+	return m, true
 }
 
 // UnitID is the unit id of the stored message at seq.
@@ -256,10 +308,7 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 		}
 	}
 
-	turnUnits, turnCons, err := conversationUnits(in, hotStart, turnCounts)
-	if err != nil {
-		return ConversationPack{}, err
-	}
+	turnUnits, turnCons, leftOut := conversationUnits(in, hotStart, turnCounts)
 	units = append(units, turnUnits...)
 	cons = append(cons, turnCons...)
 
@@ -280,6 +329,7 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 	if err != nil {
 		return ConversationPack{}, err
 	}
+	bs.LeftOut = leftOut
 	out := ConversationPack{Pack: pk, Units: units, Boundary: bs}
 
 	// Render: fixed sections, extra (warm, explicit), boundary, turns, in
@@ -303,7 +353,7 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 			continue
 		}
 		m, _ := u.Variants[vi].Value.(tokenizer.Message)
-		if c, ok := turnCounts[u.ID]; ok {
+		if c, ok := turnCounts[u.ID]; ok && u.Variants[vi].Kind == "verbatim" {
 			cached[len(req.Messages)] = c
 		}
 		req.Messages = append(req.Messages, m)
@@ -332,13 +382,14 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 
 // conversationUnits makes one unit per candidate turn. The hot tail is
 // mandatory. A tool-call group (the assistant message and its results) is
-// all-or-nothing; an optional result whose call is not a candidate is left
-// out (a provider rejects an orphan tool message), a mandatory one fails
-// closed. Under the Contiguous window each older exchange is atomic and
-// requires the next one, so what is kept is a suffix of whole exchanges.
-func conversationUnits(in ConversationInput, hotStart int64, counts map[string]tokenizer.Count) ([]Unit, []solver.Constraint, error) {
+// all-or-nothing; a result whose call is not a candidate is left out (a
+// provider rejects an orphan tool message) and said, hot or not. Under the
+// Contiguous window each older exchange is atomic and requires the next
+// one, so what is kept is a suffix of whole exchanges.
+func conversationUnits(in ConversationInput, hotStart int64, counts map[string]tokenizer.Count) ([]Unit, []solver.Constraint, []LeftOut) {
 	var units []Unit
 	var cons []solver.Constraint
+	var leftOut []LeftOut
 	callOf := map[string]string{}    // tool_call_id → assistant unit id
 	exchange, prevExchange := "", "" // first unit of the current and previous older exchange
 	for _, t := range in.Turns {
@@ -348,17 +399,20 @@ func conversationUnits(in ConversationInput, hotStart int64, counts map[string]t
 			continue // the candidates start inside an exchange whose question is not one of them
 		}
 		if t.Message.ToolCallID != "" && callOf[t.Message.ToolCallID] == "" {
-			if hot {
-				return nil, nil, &Error{Kind: KindOrphanToolResult, Units: []string{id}}
-			}
+			leftOut = append(leftOut, LeftOut{Seq: t.Seq, Reason: ReasonOrphanToolResult})
 			continue
 		}
 		u := in.Utilities.OlderBase + in.Utilities.OlderPerSeq*t.Seq
 		if hot {
 			u = in.Utilities.HotBase + in.Utilities.HotPerSeq*t.Seq
 		}
-		units = append(units, Unit{ID: id, Section: "conversation", Mandatory: hot, Order: t.Seq,
-			Variants: []Variant{{Kind: "verbatim", Count: turnCost(in.Counter, t, counts), Utility: u, Value: t.Message}}})
+		vs := []Variant{{Kind: "verbatim", Count: turnCost(in.Counter, t, counts), Utility: u, Value: t.Message}}
+		if hot {
+			if m, ok := excerpt(in.Counter, t, in.Utilities.ExcerptTokens, in.Utilities.ExcerptTemplate); ok {
+				vs = append(vs, Variant{Kind: "excerpt", Count: messageCost(in.Counter, m, nil), Utility: u / 2, Value: m})
+			}
+		}
+		units = append(units, Unit{ID: id, Section: "conversation", Mandatory: hot, Order: t.Seq, Variants: vs})
 		for _, call := range t.Message.ToolCalls {
 			callOf[call.ID] = id
 		}
@@ -378,7 +432,7 @@ func conversationUnits(in ConversationInput, hotStart int64, counts map[string]t
 			cons = append(cons, solver.SameChoice(exchange, id))
 		}
 	}
-	return units, cons, nil
+	return units, cons, leftOut
 }
 
 // turnCost is what a stored turn adds to the request, from its cached

@@ -137,9 +137,10 @@ func TestCoherentWindowUnderTightCap(t *testing.T) {
 	}
 }
 
-// TestHotTailOrphanToolResultFailsClosed: a mandatory tool result whose
-// call is not a candidate is an error, never silently dropped.
-func TestHotTailOrphanToolResultFailsClosed(t *testing.T) {
+// TestOrphanToolResultIsLeftOutAndSaid: a tool result whose call is not
+// a candidate (an older store, a lenient import) is left out, hot or not,
+// and the boundary says which and why: the conversation stays usable.
+func TestOrphanToolResultIsLeftOutAndSaid(t *testing.T) {
 	turns := []Turn{
 		{Seq: 5, Message: tokenizer.Message{Role: "tool", ToolCallID: "call_1", Content: "42"}},
 		{Seq: 6, Message: tokenizer.Message{Role: "user", Content: "thanks"}},
@@ -148,10 +149,13 @@ func TestHotTailOrphanToolResultFailsClosed(t *testing.T) {
 	p.MinRecentTurns = 2
 	in := convInput(turns, p)
 	in.Total = 6
-	_, err := Conversation(context.Background(), in)
-	var pe *Error
-	if !errors.As(err, &pe) || pe.Kind != KindOrphanToolResult || pe.Units[0] != "conversation_message_5" {
-		t.Fatalf("err = %v", err)
+	orphaned, err := Conversation(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []LeftOut{{Seq: 5, Reason: ReasonOrphanToolResult}}; !slices.Equal(orphaned.Boundary.LeftOut, want) ||
+		len(orphaned.Request.Messages) != 3 || orphaned.Request.Messages[2].Content != "thanks" {
+		t.Fatalf("left out %v, request %+v", orphaned.Boundary.LeftOut, orphaned.Request.Messages)
 	}
 	// With the call among the candidates (the loader moves HotStart back
 	// to it), the group is kept whole.
@@ -160,7 +164,7 @@ func TestHotTailOrphanToolResultFailsClosed(t *testing.T) {
 	in.Turns = append([]Turn{call}, turns...)
 	in.HotStart = 4
 	cp, err := Conversation(context.Background(), in)
-	if err != nil || len(cp.Request.Messages) != 5 || cp.Boundary.HotStart != 4 {
+	if err != nil || len(cp.Request.Messages) != 5 || cp.Boundary.HotStart != 4 || cp.Boundary.LeftOut != nil {
 		t.Fatalf("pack %+v: %v", cp.Boundary, err)
 	}
 }
@@ -272,5 +276,64 @@ func TestToolPairsAtomicAndCeilingNeverExceeded(t *testing.T) {
 	}
 	if packed < n/4 {
 		t.Fatalf("only %d of %d cases packed: the generator is too tight to test anything", packed, n)
+	}
+}
+
+// TestOversizedHotMessageIsSentAsAnExcerpt: a hot message too large for
+// the ceiling is sent as its bounded excerpt with the note saying where
+// the rest is, instead of failing the pack; with room it is sent whole.
+func TestOversizedHotMessageIsSentAsAnExcerpt(t *testing.T) {
+	huge := strings.Repeat("the lease protocol needs fencing tokens. ", 750) // ~30,000 characters
+	turns := []Turn{
+		{Seq: 1, Message: tokenizer.Message{Role: "user", Content: "explain leases"}},
+		{Seq: 2, Message: tokenizer.Message{Role: "assistant", Content: huge}, Content: testCounter.Count(huge), Cached: true},
+		{Seq: 3, Message: tokenizer.Message{Role: "user", Content: "shorter please"}},
+	}
+	p := policy(3000, 100000, 500, 100)
+	p.MinRecentTurns = 3
+	in := convInput(turns, p)
+	in.Utilities.ExcerptTokens, in.Utilities.ExcerptTemplate = 1024, "[message {seq}: {shown} of {total} tokens; item {item}]"
+	cp, err := Conversation(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent string
+	for _, m := range cp.Request.Messages {
+		if m.Role == "assistant" {
+			sent = m.Content
+		}
+	}
+	total := testCounter.Count(huge).Tokens
+	if !strings.HasPrefix(sent, "the lease protocol") || !strings.Contains(sent, fmt.Sprintf(" of %d tokens; item 1]", total)) || len(sent) >= len(huge) {
+		t.Fatalf("sent %d characters ending %q", len(sent), sent[max(0, len(sent)-60):])
+	}
+	in.Policy = policy(100000, 100000, 500, 100)
+	in.Policy.MinRecentTurns = 3
+	if cp, err = Conversation(context.Background(), in); err != nil || cp.Request.Messages[2].Content != huge {
+		t.Fatalf("with room the message is not sent whole: %v", err)
+	}
+}
+
+// TestOversizedToolResultKeepsItsCall: an excerpt of a huge tool result
+// still answers its call, which is sent with it.
+func TestOversizedToolResultKeepsItsCall(t *testing.T) {
+	huge := strings.Repeat("row 42 ok; ", 3000)
+	turns := []Turn{
+		{Seq: 1, Message: tokenizer.Message{Role: "user", Content: "dump the table"}},
+		{Seq: 2, Message: tokenizer.Message{Role: "assistant", ToolCalls: []tokenizer.ToolCall{{ID: "c1", Type: "function",
+			Function: tokenizer.FunctionCall{Name: "dump", Arguments: "{}"}}}}},
+		{Seq: 3, Message: tokenizer.Message{Role: "tool", ToolCallID: "c1", Content: huge}},
+	}
+	p := policy(3000, 100000, 500, 100)
+	p.MinRecentTurns = 3
+	in := convInput(turns, p)
+	in.Utilities.ExcerptTokens, in.Utilities.ExcerptTemplate = 512, "[item {item}]"
+	cp, err := Conversation(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := cp.Request.Messages[len(cp.Request.Messages)-1]
+	if prev := cp.Request.Messages[len(cp.Request.Messages)-2]; len(prev.ToolCalls) != 1 || last.ToolCallID != "c1" || !strings.HasSuffix(last.Content, "[item 2]") {
+		t.Fatalf("request ends %+v, %q", prev, last.Content[max(0, len(last.Content)-20):])
 	}
 }

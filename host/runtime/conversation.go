@@ -1,6 +1,11 @@
 package runtime
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -44,12 +49,74 @@ type AppendOptions struct {
 	Metadata []store.KV
 }
 
+// ErrOrphanToolResult is a tool message that answers no tool call of the
+// messages before it: a provider rejects it, so storing it would make every
+// later turn of the conversation carry a message that cannot be sent.
+var ErrOrphanToolResult = errors.New("runtime: a tool result must answer a tool call of the messages before it")
+
+// callWindow holds the tool-call ids of the last maxToolExtension messages
+// (the reach of a pack's hot tail back to a call): a tool result must
+// answer one of them.
+type callWindow struct {
+	recent [][]string // the call ids of each message, oldest first
+	open   map[string]int
+}
+
+// push adds m as the newest message.
+func (w *callWindow) push(m store.Message) {
+	if w.open == nil {
+		w.open = map[string]int{}
+	}
+	ids := make([]string, len(m.ToolCalls))
+	for i, tc := range m.ToolCalls {
+		ids[i] = tc.ID
+		w.open[tc.ID]++
+	}
+	w.recent = append(w.recent, ids)
+	if len(w.recent) > maxToolExtension {
+		for _, id := range w.recent[0] {
+			if w.open[id]--; w.open[id] == 0 {
+				delete(w.open, id)
+			}
+		}
+		w.recent = w.recent[1:]
+	}
+}
+
+// check refuses a tool message whose call is not in the window.
+func (w *callWindow) check(m store.Message) error {
+	if m.Role != store.RoleTool || w.open[m.ToolCallID] > 0 {
+		return nil
+	}
+	return fmt.Errorf("%w (tool_call_id %q)", ErrOrphanToolResult, m.ToolCallID)
+}
+
+// callWindow reads the window of the conversation's last messages.
+func (c Conversation) callWindow() (*callWindow, error) {
+	recs, err := c.Messages(store.Recent(maxToolExtension), 0)
+	w := &callWindow{}
+	for _, r := range recs {
+		w.push(r.Message)
+	}
+	return w, err
+}
+
 // Append normalizes m, counts its content in every encoding of opts, and
-// appends it durably. Everything is validated before the write.
+// appends it durably. Everything is validated before the write: a tool
+// result must answer a call of the maxToolExtension messages before it.
 func (c Conversation) Append(m store.Message, opts AppendOptions) (store.Record, error) {
 	m, err := m.Normalize()
 	if err != nil {
 		return store.Record{}, err
+	}
+	if m.Role == store.RoleTool {
+		w, err := c.callWindow()
+		if err == nil {
+			err = w.check(m)
+		}
+		if err != nil {
+			return store.Record{}, err
+		}
 	}
 	counts, err := c.st.rt.contentCounts(m, opts.Encodings)
 	if err != nil {
@@ -137,15 +204,30 @@ type ImportOptions struct {
 	// are correct either way, only slower on the unindexed tail). Zero
 	// does not wait.
 	WaitIndexed time.Duration
+	// Lenient stores tool results that answer no call before them (a
+	// transcript as it was), which a pack then leaves out and says so
+	// (orphan_tool_result). By default such a line fails the import and
+	// nothing is written.
+	Lenient bool
 }
 
 // Import appends the messages of OpenAI chat-messages JSONL in batches,
 // counted in opts.Encodings like appends, and says how many it appended
-// and skipped (see store.DB.Import for malformed lines).
+// and skipped (see store.DB.Import for malformed lines). Unless
+// opts.Lenient, a tool result that answers no call before it (in the
+// stored tail or the lines above it, as for Append) fails the import
+// before anything is written: r is read twice (rewound when it can seek,
+// else held in memory).
 func (c Conversation) Import(r io.Reader, opts ImportOptions) (store.ImportResult, error) {
 	reg := c.st.rt.Tokenizers()
 	for _, enc := range opts.Encodings {
 		if _, err := reg.CounterForEncoding(enc); err != nil {
+			return store.ImportResult{}, err
+		}
+	}
+	if !opts.Lenient {
+		var err error
+		if r, err = c.checkToolResults(r); err != nil {
 			return store.ImportResult{}, err
 		}
 	}
@@ -157,4 +239,53 @@ func (c Conversation) Import(r io.Reader, opts ImportOptions) (store.ImportResul
 		err = c.st.db.WaitIndexed(opts.WaitIndexed)
 	}
 	return n, err
+}
+
+// checkToolResults scans JSONL for tool results that answer no call of the
+// messages before them, and returns a reader of the same text from its
+// start. Lines that are not messages are the store's to judge.
+func (c Conversation) checkToolResults(r io.Reader) (io.Reader, error) {
+	rs, seeks := r.(io.ReadSeeker)
+	if !seeks {
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return nil, err
+		}
+		rs = bytes.NewReader(b)
+	}
+	w, err := c.callWindow()
+	if err != nil {
+		return nil, err
+	}
+	sc := bufio.NewScanner(rs)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20) // the store's longest line
+	for line := 1; sc.Scan(); line++ {
+		var m struct {
+			Role       string `json:"role"`
+			ToolCallID string `json:"tool_call_id"`
+			ToolCalls  []struct {
+				ID string `json:"id"`
+			} `json:"tool_calls"`
+		}
+		if json.Unmarshal(bytes.TrimPrefix(sc.Bytes(), []byte("\xEF\xBB\xBF")), &m) != nil || m.Role == "" {
+			continue
+		}
+		role, err := store.ParseRole(m.Role)
+		if err != nil {
+			continue
+		}
+		msg := store.Message{Role: role, ToolCallID: m.ToolCallID}
+		for _, tc := range m.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, store.ToolCall{ID: tc.ID})
+		}
+		if err := w.check(msg); err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		w.push(msg)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	_, err = rs.Seek(0, io.SeekStart)
+	return rs, err
 }

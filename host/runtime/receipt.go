@@ -130,6 +130,8 @@ type ReceiptBoundary struct {
 	Active      bool         `json:"active"`
 	ColdThrough int64        `json:"cold_through,omitempty"`
 	Omitted     []pack.Range `json:"omitted,omitempty"`
+	// LeftOut are the messages the pack could not send, and why.
+	LeftOut []pack.LeftOut `json:"left_out,omitempty"`
 }
 
 // ReceiptStep is one trajectory event, summarized.
@@ -300,7 +302,7 @@ type WarmRef struct {
 func receiptPack(cp Packed) *ReceiptPack {
 	rp := &ReceiptPack{Total: cp.Ledger.Total, Limit: cp.Ledger.Limit, Method: cp.Ledger.Method.String(),
 		Solver:   ReceiptSolver{Status: cp.Status.String(), Bound: cp.Bound, Utility: cp.Utility, Work: cp.Stats.Work},
-		Boundary: ReceiptBoundary{Active: cp.Boundary.Active, ColdThrough: cp.Boundary.ColdThrough, Omitted: cp.Boundary.Omitted},
+		Boundary: ReceiptBoundary{Active: cp.Boundary.Active, ColdThrough: cp.Boundary.ColdThrough, Omitted: cp.Boundary.Omitted, LeftOut: cp.Boundary.LeftOut},
 		Warm:     cp.Warm}
 	if cp.Stats.Limit != solver.LimitNone {
 		rp.Solver.Limit = cp.Stats.Limit.String()
@@ -335,7 +337,12 @@ func recipeOf(cp Packed, sections, trailer []pack.TextSection) []RecipeMessage {
 		v := u.Variants[s.Variant]
 		switch u.Section {
 		case "conversation", pack.PinnedSection:
-			out = append(out, RecipeMessage{Seq: u.Order})
+			if v.Kind == "verbatim" {
+				out = append(out, RecipeMessage{Seq: u.Order})
+			} else { // an excerpt: rendered by the pack, not stored
+				m := v.Value.(tokenizer.Message)
+				out = append(out, RecipeMessage{Message: &m})
+			}
 		case "warm":
 			out = append(out, RecipeMessage{Warm: &WarmRef{Key: u.ID, Version: cp.WarmVersions[u.ID], Kind: v.Kind}})
 		default:

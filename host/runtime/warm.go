@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -185,7 +186,18 @@ type WarmArtifact struct {
 	Fields       WarmFields     `json:"fields"`
 	Variants     []WarmVariant  `json:"variants"`
 	CreatedAt    int64          `json:"created_at_ms"`
+	// Retired marks a version written by [Conversation.WarmRetire]: the
+	// range is no longer offered to packs (until published again).
+	Retired bool `json:"retired,omitempty"`
+	// Overlaps are the keys of the live artifacts whose ranges share a
+	// message with this one when it was published: a warning (a pack
+	// chooses at most one of them), not stored.
+	Overlaps []string `json:"-"`
 }
+
+// Intersects reports whether a and b cover a common message: a pack never
+// sends both, or that message's text would be sent twice.
+func (a WarmArtifact) Intersects(b WarmArtifact) bool { return a.From <= b.To && b.From <= a.To }
 
 // WarmKey is an artifact's key: the range it covers.
 func WarmKey(from, to int64) string {
@@ -292,6 +304,47 @@ func (c Conversation) WarmPublish(ctx context.Context, from, to int64, gen WarmG
 		return WarmArtifact{}, err
 	}
 	a.Version, a.CreatedAt = doc.Version, doc.CreatedAt.UnixMilli()
+	live, err := c.WarmList(false)
+	for _, b := range live {
+		if b.Key != a.Key && !b.Retired && a.Intersects(b) {
+			a.Overlaps = append(a.Overlaps, b.Key)
+		}
+	}
+	return a, err
+}
+
+// ErrNoArtifact is a retire of a range that has no published artifact.
+var ErrNoArtifact = errors.New("runtime: no warm artifact of that range")
+
+// WarmRetire stops offering the artifact of from..to to packs: it stores
+// its next version marked retired (versions are immutable; the earlier ones
+// stay readable), and returns it. Retiring a retired artifact writes
+// nothing; publishing the range again makes it live.
+func (c Conversation) WarmRetire(from, to int64) (WarmArtifact, error) {
+	key := WarmKey(from, to)
+	doc, err := c.st.db.GetDoc(c.id, warmCollection, key, 0)
+	if errors.Is(err, store.ErrNotFound) {
+		if _, err := c.Info(); err != nil {
+			return WarmArtifact{}, err
+		}
+		return WarmArtifact{}, fmt.Errorf("%w: %s of %s", ErrNoArtifact, key, c.id)
+	}
+	if err != nil {
+		return WarmArtifact{}, err
+	}
+	a, err := decodeArtifact(doc)
+	if err != nil || a.Retired {
+		return a, err
+	}
+	a.Retired = true
+	body, err := jsonArtifact(a)
+	if err != nil {
+		return WarmArtifact{}, err
+	}
+	if doc, err = c.st.db.PutDoc(c.id, store.DocPut{Collection: warmCollection, Key: key, Body: body}); err != nil {
+		return WarmArtifact{}, err
+	}
+	a.Version, a.CreatedAt = doc.Version, doc.CreatedAt.UnixMilli()
 	return a, nil
 }
 
@@ -385,7 +438,7 @@ type WarmOptions struct {
 // WarmStatus says what a pack did with warm context.
 type WarmStatus struct {
 	Configured bool `json:"configured"`
-	Available  int  `json:"available"` // artifacts published (latest versions)
+	Available  int  `json:"available"` // artifacts published (latest versions, not retired)
 	Stale      int  `json:"stale"`     // left out because their source changed
 	Loaded     int  `json:"loaded"`    // offered to the optimizer (at most MaxCandidates)
 }
@@ -406,12 +459,19 @@ func (p WarmPolicy) validate() error {
 	return nil
 }
 
-// WarmUnits ranks the conversation's latest non-stale artifacts by signals
-// and recency, keeps at most MaxCandidates, and returns them as units
-// (oldest first) with the artifacts they stand for. Utilities value a
-// representation at its fidelity percent of the raw messages it covers
-// (u's older-message model) plus its signal score.
+// WarmUnits ranks the conversation's latest non-stale, non-retired
+// artifacts by signals and recency, keeps at most MaxCandidates, and
+// returns them as units (oldest first) with the artifacts they stand for.
+// Utilities value a representation at its fidelity percent of the raw
+// messages it covers (u's older-message model) plus its signal score.
 func (c Conversation) WarmUnits(w WarmOptions, counter tokenizer.Counter, u pack.Utilities) ([]pack.Unit, []WarmArtifact, WarmStatus, error) {
+	return c.warmUnitsBefore(w, counter, u, math.MaxInt64)
+}
+
+// warmUnitsBefore is WarmUnits valuing only the covered messages before
+// hotStart: the hot tail is sent verbatim anyway, so a summary's copy of
+// it is worth nothing and costs its tokens.
+func (c Conversation) warmUnitsBefore(w WarmOptions, counter tokenizer.Counter, u pack.Utilities, hotStart int64) ([]pack.Unit, []WarmArtifact, WarmStatus, error) {
 	st := WarmStatus{Configured: true}
 	if err := w.Policy.validate(); err != nil {
 		return nil, nil, st, err
@@ -420,6 +480,7 @@ func (c Conversation) WarmUnits(w WarmOptions, counter tokenizer.Counter, u pack
 	if err != nil {
 		return nil, nil, st, err
 	}
+	arts = slices.DeleteFunc(arts, func(a WarmArtifact) bool { return a.Retired })
 	st.Available = len(arts)
 	score := make(map[string]int64, len(arts))
 	pinned := map[string]bool{}
@@ -458,7 +519,7 @@ func (c Conversation) WarmUnits(w WarmOptions, counter tokenizer.Counter, u pack
 	units := make([]pack.Unit, len(kept))
 	for i, a := range kept {
 		covered := int64(0)
-		for s := a.From; s <= a.To; s++ {
+		for s := a.From; s <= min(a.To, hotStart-1); s++ {
 			covered += u.OlderBase + u.OlderPerSeq*s
 		}
 		bonus := score[a.Key] - a.To*w.Policy.Weights["recency"]
@@ -474,12 +535,18 @@ func (c Conversation) WarmUnits(w WarmOptions, counter tokenizer.Counter, u pack
 
 // warmUnits is WarmUnits for a pack: each artifact excludes the optional
 // raw messages it covers among the candidates (instead of deleting them
-// beforehand: when the summary is left out they compete normally). Hot
-// messages win on overlap.
+// beforehand: when the summary is left out they compete normally), and
+// every artifact whose range overlaps its own, so no message is sent
+// twice. Hot messages win on overlap.
 func (c Conversation) warmUnits(w WarmOptions, turns []pack.Turn, hotStart int64, counter tokenizer.Counter, u pack.Utilities) ([]pack.Unit, []WarmArtifact, []solver.Constraint, WarmStatus, error) {
-	units, arts, st, err := c.WarmUnits(w, counter, u)
+	units, arts, st, err := c.warmUnitsBefore(w, counter, u, hotStart)
 	var cons []solver.Constraint
-	for _, a := range arts {
+	for i, a := range arts {
+		for _, b := range arts[i+1:] {
+			if a.Intersects(b) {
+				cons = append(cons, solver.Excludes(a.Key, b.Key))
+			}
+		}
 		for _, t := range turns {
 			if t.Seq >= a.From && t.Seq <= a.To && t.Seq < hotStart {
 				cons = append(cons, solver.Excludes(a.Key, pack.UnitID(t.Seq)))
