@@ -54,7 +54,8 @@ environment's conventions (OPENAI_BASE_URL for openai, OLLAMA_HOST for
 ollama) and the preset of that name: openai, openrouter (model
 openrouter/free), deepseek (deepseek-chat), ollama, vllm and llamacpp
 (the last three local, with no key). Keys are read from the environment
-when each request is made and appear in no outcome, trace or recording; a
+when each request is made and appear in no outcome, trace or recording
+(nor does any headers(...) value: each is redacted as a secret); a
 credential written as anything but env(Variable) or none is refused
 without being shown. A call that names no provider uses the file's
 default, else the first default_provider/1 whose key is in the
