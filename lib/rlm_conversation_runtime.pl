@@ -124,7 +124,9 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %     - on_event(Closure): call(Closure, turn_event([kind(K), turn_id(T),
 %       ...])) for started, context (with the ledger), step (with
 %       step([depth, op, status])), delta (model text as it streams,
-%       text(T)), finished and failed;
+%       text(T)), finished and failed. Closure/1 must be defined: an
+%       undefined one is existence_error(procedure, PI), thrown before
+%       anything is written;
 %     - receipt(Bool): include the receipt in the result (default true).
 %
 %   Outcome is ok(conversation_turn_result([assistant(Rec), receipt(R),
