@@ -26,7 +26,6 @@ import (
 	"fmt"
 	"math"
 	"path"
-	"strings"
 	"time"
 
 	"github.com/ichiban/prolog/engine"
@@ -719,14 +718,6 @@ func messageOf(c *prolog.Call, t engine.Term) (store.Message, error) {
 	return m.Normalize()
 }
 
-// imageURLScheme reports whether url is one a model provider fetches or
-// decodes (http, https, data:); anything else (javascript:, file:) is
-// refused before it is stored and replayed into requests.
-func imageURLScheme(url string) bool {
-	u := strings.ToLower(url)
-	return strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "data:")
-}
-
 // contentOf reads text or a list of parts [text(T), image_url(URL[, Detail[,
 // Alt]])], Alt an image's caption (searched).
 func contentOf(c *prolog.Call, t engine.Term) (store.Content, error) {
@@ -753,9 +744,6 @@ func contentOf(c *prolog.Call, t engine.Term) (store.Content, error) {
 						if texts[k], err = prolog.TextOf(p.Arg(k), c.Env); err != nil {
 							return store.Content{}, &store.ValidationError{Kind: store.ErrInvalid, Field: field, Reason: "image_url(URL[, Detail[, Alt]]) needs text"}
 						}
-					}
-					if !imageURLScheme(texts[0]) {
-						return store.Content{}, &store.ValidationError{Kind: store.ErrInvalid, Field: field + ".image_url.url", Reason: "must be an http, https or data: URL"}
 					}
 					parts = append(parts, store.CaptionedImagePart(texts[0], texts[1], texts[2]))
 				default:

@@ -201,6 +201,9 @@ func (m Message) Normalize() (Message, error) {
 				default:
 					return Message{}, invalid(f+".image_url.detail", "must be auto, low or high (got %q)", p.Detail)
 				}
+				if !imageURLScheme(p.URL) {
+					return Message{}, invalid(f+".image_url.url", "must be an http, https or data: URL")
+				}
 			default:
 				return Message{}, invalid(f+".type", "unsupported content part type %v", p.Type)
 			}
@@ -267,4 +270,12 @@ func checkID(field, id string) error {
 		return invalid(field, "not valid UTF-8")
 	}
 	return nil
+}
+
+// imageURLScheme reports whether url is one a model provider fetches or
+// decodes (http, https, data:); anything else (javascript:, file:) is
+// refused before it is stored and replayed into every later request.
+func imageURLScheme(url string) bool {
+	u := strings.ToLower(url)
+	return strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "data:")
 }
