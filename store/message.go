@@ -72,7 +72,7 @@ func (t PartType) String() string {
 type Part struct {
 	Type   PartType
 	Text   string // for PartText
-	URL    string // for PartImageURL
+	URL    string // for PartImageURL: http, https or data: (Normalize refuses others)
 	Detail string // for PartImageURL: "auto", "low" or "high"; empty normalizes to "auto"
 	// Alt is an image part's caption or alt text ("a photo of a sunset
 	// over the harbour"), optional. A provider never sees it (the model
