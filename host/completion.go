@@ -206,15 +206,20 @@ func (t *cancelTokens) create() string {
 	return id
 }
 
-// cancel marks id cancelled (registering it when unknown, as upstream).
-func (t *cancelTokens) cancel(id string) {
+// cancel marks id cancelled. It reports false for a token create never
+// made (upstream registered it, so a typo cancelled nothing in silence).
+func (t *cancelTokens) cancel(id string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	tok := t.get(id)
+	tok, known := t.tokens[id]
+	if !known {
+		return false
+	}
 	tok.cancelled = true
 	for _, c := range tok.running {
 		c(ErrCancelled)
 	}
+	return true
 }
 
 func (t *cancelTokens) get(id string) *cancelToken {

@@ -631,7 +631,7 @@ func (s *Session) done(c *prolog.Call, out engine.Term, phase string, err error,
 }
 
 func (s *Session) rlmCompletion(c *prolog.Call, query, context_, options, out engine.Term) (bool, error) {
-	q, err := c.Text(query)
+	q, err := promptText(c, query)
 	if err != nil {
 		return false, err
 	}
@@ -749,7 +749,7 @@ func (s *Session) queryCall(c *prolog.Call, prompt string, sp *spec, depth int, 
 }
 
 func (s *Session) llmQuery(c *prolog.Call, prompt, options, out engine.Term) (bool, error) {
-	p, err := c.Text(prompt)
+	p, err := promptText(c, prompt)
 	if err != nil {
 		return false, err
 	}
@@ -761,7 +761,7 @@ func (s *Session) llmQuery(c *prolog.Call, prompt, options, out engine.Term) (bo
 }
 
 func (s *Session) rlmQuery(c *prolog.Call, query, sub, options, out engine.Term) (bool, error) {
-	q, err := c.Text(query)
+	q, err := promptText(c, query)
 	if err != nil {
 		return false, err
 	}
@@ -789,8 +789,26 @@ func (s *Session) cancel(c *prolog.Call, t engine.Term) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	s.tokens.cancel(id)
+	if !s.tokens.cancel(id) {
+		return false, prolog.ExistenceError("cancellation_token", prolog.Resolved(t, c.Env))
+	}
 	return true, nil
+}
+
+// promptText reads a prompt or query: non-empty text. c.Text takes a
+// number as its digits, but a number is never meant as a prompt:
+// type_error(text, N); empty text (the empty atom, [] or "") is
+// domain_error(non_empty_text, T).
+func promptText(c *prolog.Call, t engine.Term) (string, error) {
+	switch c.Resolve(t).(type) {
+	case engine.Integer, engine.Float:
+		return "", prolog.TypeError("text", prolog.Resolved(t, c.Env))
+	}
+	s, err := c.Text(t)
+	if err == nil && s == "" {
+		err = prolog.DomainError("non_empty_text", prolog.Resolved(t, c.Env))
+	}
+	return s, err
 }
 
 func (s *Session) defaultBudget(c *prolog.Call, t engine.Term) (bool, error) {

@@ -114,6 +114,9 @@ func (s *Session) turnOptions(c *prolog.Call, cv runtime.Conversation, op opts) 
 		Completion: sp.in, Deps: sp.deps, Handles: s.handles, Cold: lim}
 	if op.has("on_event") {
 		closure := op["on_event"]
+		if err := c.CheckClosure(closure, 1); err != nil {
+			return runtime.TurnOptions{}, nil, err
+		}
 		to.OnEvent = func(ev runtime.TurnEvent) {
 			// An event handler's failure or exception does not stop the
 			// turn: events are for watching it. They do not wait for it.

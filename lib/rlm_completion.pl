@@ -54,7 +54,8 @@ environment's conventions (OPENAI_BASE_URL for openai, OLLAMA_HOST for
 ollama) and the preset of that name: openai, openrouter (model
 openrouter/free), deepseek (deepseek-chat), ollama, vllm and llamacpp
 (the last three local, with no key). Keys are read from the environment
-when each request is made and appear in no outcome, trace or recording; a
+when each request is made and appear in no outcome, trace or recording
+(nor does any headers(...) value: each is redacted as a secret); a
 credential written as anything but env(Variable) or none is refused
 without being shown. A call that names no provider uses the file's
 default, else the first default_provider/1 whose key is in the
@@ -99,6 +100,10 @@ Exports:
 
 %!  llm_query(+Prompt, +Options, -Outcome) is det.
 %
+%   Prompt, like the Query of rlm_completion/4 and rlm_query/4, is
+%   non-empty text: a number is type_error(text, N), empty text
+%   domain_error(non_empty_text, T).
+%
 %   One bounded direct model call: ok(llm_result([elapsed_ms, response(
 %   model_response([model, reasoning, text])), usage(U)])). With
 %   on_delta(Closure) the answer streams through Closure as it comes.
@@ -119,7 +124,8 @@ Exports:
 %
 %   Cancels Token: completions running under it stop (outcome
 %   completion_error kind cancelled, with token(Token)) and later ones do
-%   not start.
+%   not start. A Token that rlm_cancellation_token/1 did not make is
+%   existence_error(cancellation_token, Token).
 
 %!  default_completion_budget(-Budget) is det.
 %

@@ -26,7 +26,10 @@ A message is message(Role, Content) or message([role(R), content(C),
 name(N), tool_call_id(Id), tool_calls([tool_call([id(I), name(F),
 arguments(JSON)])]), reasoning(T)]); content is text or a list of parts
 text(T), image_url(URL), image_url(URL, auto|low|high) or
-image_url(URL, Detail, Alt) with the image's caption (searched).
+image_url(URL, Detail, Alt) with the image's caption (searched). An image
+URL is http, https or data: (anything else, javascript: say, is
+detail(invalid_message('content[I].image_url.url')) and nothing is
+stored).
 
 Errors follow the runtime's one rule: an unbound argument, an argument of
 the wrong type (a store, conversation, selector or message of the wrong

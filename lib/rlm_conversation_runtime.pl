@@ -138,7 +138,9 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %       step([depth, op, status])), delta (text(T) as it streams: a
 %       model step's, or a direct answer's — a plan that is only
 %       final(literal(Text)) — while the planner writes it), finished and
-%       failed. Deltas show progress; the answer is the Outcome's;
+%       failed. Deltas show progress; the answer is the Outcome's.
+%       Closure/1 must be defined: an undefined one is
+%       existence_error(procedure, PI), thrown before anything is written;
 %     - receipt(Bool): include the receipt in the result (default true).
 %
 %   Outcome is ok(conversation_turn_result([assistant(Rec), receipt(R),

@@ -72,7 +72,7 @@ func (t PartType) String() string {
 type Part struct {
 	Type   PartType
 	Text   string // for PartText
-	URL    string // for PartImageURL
+	URL    string // for PartImageURL: http, https or data: (Normalize refuses others)
 	Detail string // for PartImageURL: "auto", "low" or "high"; empty normalizes to "auto"
 	// Alt is an image part's caption or alt text ("a photo of a sunset
 	// over the harbour"), optional. A provider never sees it (the model
@@ -201,6 +201,9 @@ func (m Message) Normalize() (Message, error) {
 				default:
 					return Message{}, invalid(f+".image_url.detail", "must be auto, low or high (got %q)", p.Detail)
 				}
+				if !imageURLScheme(p.URL) {
+					return Message{}, invalid(f+".image_url.url", "must be an http, https or data: URL")
+				}
 			default:
 				return Message{}, invalid(f+".type", "unsupported content part type %v", p.Type)
 			}
@@ -267,4 +270,12 @@ func checkID(field, id string) error {
 		return invalid(field, "not valid UTF-8")
 	}
 	return nil
+}
+
+// imageURLScheme reports whether url is one a model provider fetches or
+// decodes (http, https, data:); anything else (javascript:, file:) is
+// refused before it is stored and replayed into every later request.
+func imageURLScheme(url string) bool {
+	u := strings.ToLower(url)
+	return strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "data:")
 }

@@ -372,6 +372,8 @@ func testBadMessagesWriteNothing(t *testing.T, be backend) {
 		{Message{Role: RoleUser, Content: Content{Text: "x", Parts: []Part{}}}, "content"},
 		{Message{Role: RoleUser, Content: PartsContent(ImagePart("", ""))}, "content[0].image_url.url"},
 		{Message{Role: RoleUser, Content: PartsContent(ImagePart("u", "huge"))}, "content[0].image_url.detail"},
+		{Message{Role: RoleUser, Content: PartsContent(ImagePart("javascript:alert(1)", ""))}, "content[0].image_url.url"},
+		{Message{Role: RoleUser, Content: PartsContent(ImagePart("file:///etc/passwd", "low"))}, "content[0].image_url.url"},
 		{Message{Role: RoleUser, Content: PartsContent(Part{Type: 7})}, "content[0].type"},
 		{Message{Role: RoleUser, Content: TextContent("\xff")}, "content"},
 		{Message{Role: RoleUser, ToolCallID: "x"}, "tool_call_id"},

@@ -30,7 +30,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	conv := fs.String("conv", "", "conversation id (required; created when missing)")
 	pf := providerFlags(fs)
 	system := fs.String("system", "", "a system prompt, sent with every turn")
-	maxContext := fs.Int64("max-context", 0, "operator cap on every request (default: the policy's)")
+	maxContext := intFlag[int64](fs, "max-context", 0, 0, "operator cap on every request, in `tokens` (default: the policy's)")
 	asJSON := fs.Bool("json", false, "print one NDJSON event per line")
 	if _, code, ok := parseCommand(fs, "chat --conv ID [flags]", args, stdout, stderr); !ok {
 		return code
@@ -39,7 +39,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintln(stderr, "rlmpl chat: --conv is required")
 		return 2
 	}
-	h, st, err := openStore(*state, *name, providerSetup)
+	h, st, err := openStore(*state, *name, true, providerSetup)
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
 		return 1

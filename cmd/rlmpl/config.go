@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // defaultStateDir is where rlmpl keeps conversation stores unless --state
@@ -100,3 +101,35 @@ func isTerminal(w any) bool {
 
 // errUsage marks a usage error (exit status 2), already reported.
 var errUsage = errors.New("usage")
+
+// boundedInt is an integer flag that refuses values below min, so a bad
+// number (--max-context -5, --max 0) is a usage error (exit 2) instead of
+// being taken as "the default" further down.
+type boundedInt[T int | int64] struct {
+	p   *T
+	min T
+}
+
+func (b *boundedInt[T]) String() string {
+	if b == nil || b.p == nil {
+		return "0"
+	}
+	return strconv.FormatInt(int64(*b.p), 10)
+}
+
+func (b *boundedInt[T]) Set(s string) error {
+	n, err := strconv.ParseInt(s, 0, 64)
+	if err != nil || T(n) < b.min || int64(T(n)) != n {
+		return fmt.Errorf("want an integer >= %d", b.min)
+	}
+	*b.p = T(n)
+	return nil
+}
+
+// intFlag defines an integer flag of at least min; def may lie below min
+// to mean "not given" (the policy's value).
+func intFlag[T int | int64](fs *flag.FlagSet, name string, def, min T, usage string) *T {
+	p := &def
+	fs.Var(&boundedInt[T]{p: p, min: min}, name, usage)
+	return p
+}

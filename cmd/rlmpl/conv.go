@@ -20,9 +20,12 @@ import (
 
 // openStore builds a host over the state directory and opens the store
 // named by name (relative names live under the state directory; the
-// operator may name any absolute directory, which is granted). setup, if
-// any, completes the host's options first.
-func openStore(state, name string, setup ...func(*host.Options) error) (*host.Host, *runtime.Store, error) {
+// operator may name any absolute directory, which is granted). Only a
+// command that writes passes create: the others open an existing store
+// or fail with runtime.ErrStoreNotFound, leaving nothing behind (no
+// state directory, no lock file). setup, if any, completes the host's
+// options first.
+func openStore(state, name string, create bool, setup ...func(*host.Options) error) (*host.Host, *runtime.Store, error) {
 	opts := &host.Options{StateDir: state}
 	if filepath.IsAbs(name) {
 		opts.Grants = []string{name}
@@ -36,7 +39,7 @@ func openStore(state, name string, setup ...func(*host.Options) error) (*host.Ho
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := h.Runtime().OpenStore(runtime.StoreSpec{Dir: name})
+	st, err := h.Runtime().OpenStore(runtime.StoreSpec{Dir: name, Existing: !create})
 	if err != nil {
 		h.Close()
 		return nil, nil, err
@@ -77,16 +80,16 @@ func runConv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs.SetOutput(stderr)
 	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
 	name := fs.String("store", defaultStore, "store: a name under the state directory, or an absolute directory")
-	recent := fs.Int("recent", 0, "show: only the last N messages")
-	maxResults := fs.Int("max", 10, "search: at most N results")
+	recent := intFlag(fs, "recent", 0, 0, "show: only the last `N` messages (0: all)")
+	maxResults := intFlag(fs, "max", 10, 1, "search: at most `N` results")
 	exact := fs.Bool("exact", false, "search: substring matching instead of ranked")
-	window := fs.Int("window", 0, "search: also show the N messages on each side of each hit")
+	window := intFlag(fs, "window", 0, 0, "search: also show the `N` messages on each side of each hit")
 	role := fs.String("role", "", "search: only messages of this role")
 	session := fs.String("session", "", "search: only messages of this session")
 	noContext := fs.Bool("no-context", false, "search: rank each message by its own score alone")
 	documents := fs.Bool("documents", false, "export: add the conversation's receipts and warm artifacts (a backup import restores whole)")
 	cold := fs.Bool("cold", false, "search: show exactly what a planner gets through the cold-history handle")
-	maxBytes := fs.Int("max-bytes", 4096, "search --cold: the handle's byte budget")
+	maxBytes := intFlag(fs, "max-bytes", 4096, 1, "search --cold: the handle's byte `budget`")
 	asJSON := fs.Bool("json", false, "list, show, search, stats: JSON Lines (one object per line)")
 	lenient := fs.Bool("lenient", false, "import: keep tool results that answer no call before them (packs leave them out)")
 	pos, code, ok := parseCommand(fs, convSynopsis, args, stdout, stderr)
@@ -103,7 +106,7 @@ func runConv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "rlmpl conv %s: want %d arguments, got %d\n", cmd, n, len(pos))
 		return 2
 	}
-	h, st, err := openStore(*state, *name)
+	h, st, err := openStore(*state, *name, cmd == "import")
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl conv %s: %v\n", cmd, err)
 		return 1

@@ -65,9 +65,13 @@ refused with a permission error), and nothing can be written.
 
 Conversations live in stores under the state directory,
 $XDG_STATE_HOME/rlmpl (~/.local/state/rlmpl) unless --state says otherwise;
---store names one (a name under it, or an absolute directory). A program
-run by run or repl opens persist(Name) under it, and a directory outside it
-only when --grant DIR (repeatable) names it.
+--store names one (a name under it, or an absolute directory). Commands that
+only read open an existing store and create nothing ("store not found"
+otherwise); conv import and chat create a missing store, never in a
+directory that holds other files. A program run by run or repl opens
+persist(Name) under it, and a directory outside it only when --grant DIR
+(repeatable) names it. Numbers are checked: a negative --max-context or a
+--max of 0 is a usage error (exit 2), not a default.
 
 Providers are named once for every command and script: in
 $XDG_CONFIG_HOME/rlmpl/providers.toml (~/.config/rlmpl/providers.toml) and

@@ -19,12 +19,12 @@ func runPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	name := fs.String("store", defaultStore, "store: a name under the state directory, or an absolute directory")
 	conv := fs.String("conv", "", "conversation id (required)")
 	model := fs.String("model", "", "count with this model's tokenizer (default: the estimator)")
-	maxContext := fs.Int64("max-context", 0, "operator cap (default: the policy's)")
-	window := fs.Int64("provider-window", 0, "the model's window (default: the policy's)")
-	reserve := fs.Int64("reserve", -1, "output reserve (default: the policy's, at most an eighth of --max-context)")
-	safety := fs.Int64("safety", -1, "safety margin (default: the policy's, at most 1/32 of --max-context)")
-	minRecent := fs.Int("min-recent", -1, "mandatory recent messages (default: the policy's)")
-	maxCandidates := fs.Int("max-candidates", -1, "older candidates (default: the policy's)")
+	maxContext := intFlag[int64](fs, "max-context", 0, 0, "operator cap, in `tokens` (default: the policy's)")
+	window := intFlag[int64](fs, "provider-window", 0, 0, "the model's window, in `tokens` (default: the policy's)")
+	reserve := intFlag[int64](fs, "reserve", -1, 0, "output reserve, in `tokens` (default: the policy's, at most an eighth of --max-context)")
+	safety := intFlag[int64](fs, "safety", -1, 0, "safety margin, in `tokens` (default: the policy's, at most 1/32 of --max-context)")
+	minRecent := intFlag(fs, "min-recent", -1, 0, "mandatory recent `messages` (default: the policy's)")
+	maxCandidates := intFlag(fs, "max-candidates", -1, 0, "older `candidates` (default: the policy's)")
 	explain := fs.Bool("explain", false, "also print every ledger stage")
 	asJSON := fs.Bool("json", false, "print the exact rendered request (the body a provider is sent) as one line of JSON")
 	noBoundary := fs.Bool("no-boundary", false, "leave out the cold-history boundary")
@@ -36,7 +36,7 @@ func runPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "rlmpl pack: --conv is required")
 		return 2
 	}
-	h, st, err := openStore(*state, *name)
+	h, st, err := openStore(*state, *name, false)
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl pack: %v\n", err)
 		return 1

@@ -34,7 +34,7 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 		fmt.Fprintf(stderr, "usage: rlmpl %s\n", receiptSynopsis)
 		return 2
 	}
-	h, st, err := openStore(*state, *name)
+	h, st, err := openStore(*state, *name, false)
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
 		return 1

@@ -75,3 +75,58 @@ func writeFiles(t *testing.T, files map[string]string) {
 		}
 	}
 }
+
+// TestCLIWritesOnlyWhereAsked: read-only commands open existing stores
+// and create nothing (not the store, not the state directory, not a lock
+// file in a directory named by mistake); a command that writes does not
+// mix a store into a directory of other files; bad numbers are usage
+// errors, not defaults.
+func TestCLIWritesOnlyWhereAsked(t *testing.T) {
+	dir := t.TempDir()
+	state, victim, missing := filepath.Join(dir, "state"), filepath.Join(dir, "etc"), filepath.Join(dir, "nonexistent", "dir")
+	writeFiles(t, map[string]string{
+		filepath.Join(victim, "passwd"): "root:x:0:0\n",
+		filepath.Join(dir, "t.jsonl"):   `{"role":"user","content":"hello"}` + "\n",
+	})
+	if _, errs, code := rlmpl(t, "conv", "import", "--state", state, "demo", filepath.Join(dir, "t.jsonl")); code != 0 {
+		t.Fatalf("import: %d %s", code, errs)
+	}
+	for _, args := range [][]string{
+		{"conv", "list", "--state", state, "--store", victim},
+		{"conv", "list", "--state", missing},
+		{"conv", "show", "demo", "--state", state, "--store", "defualt"},
+		{"conv", "search", "demo", "hello", "--state", state, "--store", "defualt"},
+		{"conv", "export", "demo", "--state", state, "--store", "defualt"},
+		{"receipt", "list", "--conv", "demo", "--state", state, "--store", "defualt"},
+		{"pack", "--conv", "demo", "--state", state, "--store", "defualt"},
+		{"warm", "list", "--conv", "demo", "--state", state, "--store", "defualt"},
+	} {
+		if _, errs, code := rlmpl(t, args...); code != 1 || !strings.Contains(errs, "store not found") {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and store not found", args, code, errs)
+		}
+	}
+	if entries, _ := os.ReadDir(victim); len(entries) != 1 {
+		t.Errorf("conv list --store %s wrote into it: %v", victim, entries)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "nonexistent")); err == nil {
+		t.Errorf("conv list --state %s created it", missing)
+	}
+	if _, err := os.Lstat(filepath.Join(state, "defualt")); err == nil {
+		t.Error("a mistyped --store left a store behind")
+	}
+	if _, errs, code := rlmpl(t, "conv", "import", "--state", state, "--store", victim, "demo", filepath.Join(dir, "t.jsonl")); code != 1 || !strings.Contains(errs, "holds other files") {
+		t.Errorf("import into a directory of other files: exit %d, %q", code, errs)
+	}
+	for _, args := range [][]string{
+		{"pack", "--conv", "demo", "--state", state, "--max-context", "-5"},
+		{"pack", "--conv", "demo", "--state", state, "--safety", "-3"},
+		{"pack", "--conv", "demo", "--state", state, "--max-context", "lots"},
+		{"conv", "show", "demo", "--state", state, "--recent", "-3"},
+		{"conv", "search", "demo", "hello", "--state", state, "--max", "0"},
+		{"chat", "--conv", "demo", "--state", state, "--max-context", "-1"},
+	} {
+		if _, errs, code := rlmpl(t, args...); code != 2 || !strings.Contains(errs, "want an integer >=") {
+			t.Errorf("%v: exit %d, stderr %q; want a usage error", args, code, errs)
+		}
+	}
+}

@@ -201,7 +201,7 @@ func TestChatTerminalInterrupts(t *testing.T) {
 	if want := "[1] user: first\n[2] user: second\n[3] assistant: second answer\n"; out != want {
 		t.Fatalf("conversation:\n%s\nwant\n%s", out, want)
 	}
-	h, st, err := openStore(state, defaultStore)
+	h, st, err := openStore(state, defaultStore, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func runWarm(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: rlmpl warm %s --conv ID%s\n", cmd, map[string]string{"show": " KEY", "publish": " --range S-E --fields FILE|--rlm", "retire": " --range S-E"}[cmd])
 		return 2
 	}
-	h, st, err := openStore(*state, *name, providerSetup)
+	h, st, err := openStore(*state, *name, false, providerSetup)
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl warm: %v\n", err)
 		return 1

@@ -57,7 +57,9 @@
 // String(), every error text (anything a server echoes back is replaced by
 // "<redacted>") and every recording. An unset or empty variable fails the
 // call before anything is sent. Authorization cannot be set through
-// Options.Headers.
+// Options.Headers, and every Options.Headers value is treated as a secret
+// too (X-Api-Key and the like carry keys): it is redacted wherever the
+// key is.
 //
 // # Retries and timeouts
 //

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -233,14 +234,32 @@ func codeText(raw json.RawMessage) string {
 	return string(raw)
 }
 
-// redact replaces every occurrence of the secret in s. Empty secrets are
+// secrets are what no error text, event or recording may show: the
+// credential's key and the value of every custom header (X-Api-Key,
+// api-key and the like carry keys too), longest first so that no part of
+// a longer secret survives the replacement of a shorter one.
+type secrets []string
+
+// secretsOf lists key and the header values as secrets.
+func secretsOf(key string, headers map[string]string) secrets {
+	s := secrets{key}
+	for _, v := range headers {
+		s = append(s, v)
+	}
+	slices.SortFunc(s, func(a, b string) int { return len(b) - len(a) })
+	return s
+}
+
+// redact replaces every occurrence of each secret in s. Empty secrets are
 // ignored; so are very short ones, which would mangle ordinary text and
 // are not credentials anyway.
-func redact(s, secret string) string {
-	if len(secret) < 4 || !strings.Contains(s, secret) {
-		return s
+func redact(s string, sec secrets) string {
+	for _, secret := range sec {
+		if len(secret) >= 4 && strings.Contains(s, secret) {
+			s = strings.ReplaceAll(s, secret, "<redacted>")
+		}
 	}
-	return strings.ReplaceAll(s, secret, "<redacted>")
+	return s
 }
 
 // redactedError is a cause whose text has had the credential removed; it
@@ -257,12 +276,12 @@ func (e *redactedError) Unwrap() error { return e.err }
 // redactErr returns err with the secret removed from its text. When the
 // text contained the secret the chain is cut (the original would print it);
 // otherwise the original stays reachable for errors.Is/As.
-func redactErr(err error, secret string) error {
+func redactErr(err error, sec secrets) error {
 	if err == nil {
 		return nil
 	}
 	msg := err.Error()
-	if r := redact(msg, secret); r != msg {
+	if r := redact(msg, sec); r != msg {
 		return &redactedError{msg: r}
 	}
 	return &redactedError{msg: msg, err: err}

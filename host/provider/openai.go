@@ -85,7 +85,8 @@ type Options struct {
 
 	// Headers are sent with every request, after the defaults (for example
 	// OpenRouter's HTTP-Referer and X-Title). Authorization is rejected:
-	// secrets go through Credential.
+	// secrets go through Credential. Values are redacted from errors and
+	// recordings like the key, since some servers take keys this way.
 	Headers map[string]string
 
 	// AllowedOptions lists the [tokenizer.Request].Extra keys this provider accepts
@@ -322,8 +323,9 @@ func (c *OpenAI) send(ctx context.Context, body []byte, model string, fn func(De
 			return Response{}, MissingCredential(c.opts.Credential)
 		}
 	}
+	sec := secretsOf(key, c.opts.Headers)
 	for attempt := 1; ; attempt++ {
-		a := attemptState{c: c, ctx: ctx, key: key, model: model, fn: fn}
+		a := attemptState{c: c, ctx: ctx, key: key, secrets: sec, model: model, fn: fn}
 		resp, err := a.run(body, stream)
 		if a.sent {
 			traceAttempt(ctx, Attempt{Body: body, Status: a.status, Err: err})
@@ -540,7 +542,7 @@ func argumentsText(raw json.RawMessage) string {
 }
 
 // bodyError returns the provider error a body carries, or nil.
-func bodyError(w *wireResponse, status int, key string) *Error {
+func bodyError(w *wireResponse, status int, sec secrets) *Error {
 	msg, typ, code, ok := errorFields(errorBody{Error: w.Error, Object: w.Object, Message: w.Message, Type: w.Type, Code: w.Code})
 	if !ok && len(w.Choices) > 0 && len(w.Choices[0].Error) > 0 && string(w.Choices[0].Error) != "null" {
 		msg, typ, code, ok = errorFields(errorBody{Error: w.Choices[0].Error})
@@ -548,7 +550,7 @@ func bodyError(w *wireResponse, status int, key string) *Error {
 	if !ok {
 		return nil
 	}
-	e := &Error{Kind: KindProviderError, Status: status, Code: redact(code, key), Type: redact(typ, key), Message: redact(msg, key)}
+	e := &Error{Kind: KindProviderError, Status: status, Code: redact(code, sec), Type: redact(typ, sec), Message: redact(msg, sec)}
 	if n, err := strconv.Atoi(code); err == nil && retryableStatus(n) {
 		e.Retryable = true
 	}
@@ -556,17 +558,17 @@ func bodyError(w *wireResponse, status int, key string) *Error {
 }
 
 // decodeResponse normalizes a complete (non-streaming) 2xx body.
-func decodeResponse(body []byte, status int, model, key string) (Response, error) {
+func decodeResponse(body []byte, status int, model string, sec secrets) (Response, error) {
 	var w wireResponse
 	if err := json.Unmarshal(body, &w); err != nil {
 		return Response{}, &Error{Kind: KindMalformedResponse, Status: status,
-			Message: "invalid JSON body: " + redact(err.Error(), key) + ": " + snippet(body, key)}
+			Message: "invalid JSON body: " + redact(err.Error(), sec) + ": " + snippet(body, sec)}
 	}
-	if e := bodyError(&w, status, key); e != nil {
+	if e := bodyError(&w, status, sec); e != nil {
 		return Response{}, e
 	}
 	if len(w.Choices) == 0 || w.Choices[0].Message == nil {
-		return Response{}, &Error{Kind: KindMalformedResponse, Status: status, Message: "no choice with a message: " + snippet(body, key)}
+		return Response{}, &Error{Kind: KindMalformedResponse, Status: status, Message: "no choice with a message: " + snippet(body, sec)}
 	}
 	ch := w.Choices[0]
 	text, ok := contentText(ch.Message.Content)
@@ -588,9 +590,9 @@ func decodeResponse(body []byte, status int, model, key string) (Response, error
 
 // snippet quotes the start of a body for an error message. It redacts
 // before it truncates, so no prefix of a key cut at the limit survives.
-func snippet(body []byte, key string) string {
+func snippet(body []byte, sec secrets) string {
 	const n = 200
-	s := redact(string(body), key)
+	s := redact(string(body), sec)
 	if len(s) > n {
 		s = s[:n] + "..."
 	}
@@ -602,6 +604,7 @@ type attemptState struct {
 	c         *OpenAI
 	ctx       context.Context // the caller's
 	key       string
+	secrets   secrets // key and the header values, for redaction
 	model     string
 	fn        func(Delta) error
 	delivered bool // a Delta reached fn: the attempt may not be retried
@@ -644,7 +647,7 @@ func (a *attemptState) run(body []byte, stream bool) (Response, error) {
 
 	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, a.c.endpoint, bytes.NewReader(body))
 	if err != nil {
-		return Response{}, &Error{Kind: KindTransport, Message: redact(err.Error(), a.key)}
+		return Response{}, &Error{Kind: KindTransport, Message: redact(err.Error(), a.secrets)}
 	}
 	h := hreq.Header
 	h.Set("Content-Type", "application/json")
@@ -682,9 +685,9 @@ func (a *attemptState) run(body []byte, stream bool) (Response, error) {
 		return Response{}, a.readErr(actx, err, res.StatusCode)
 	}
 	if !ok2xx {
-		return Response{}, statusError(res, data, a.key, o.Now)
+		return Response{}, statusError(res, data, a.secrets, o.Now)
 	}
-	r, err := decodeResponse(data, res.StatusCode, a.model, a.key)
+	r, err := decodeResponse(data, res.StatusCode, a.model, a.secrets)
 	if err != nil || !stream {
 		return r, err
 	}
@@ -699,16 +702,16 @@ func (a *attemptState) run(body []byte, stream bool) (Response, error) {
 	return r, nil
 }
 
-func statusError(res *http.Response, data []byte, key string, now func() time.Time) *Error {
+func statusError(res *http.Response, data []byte, sec secrets, now func() time.Time) *Error {
 	e := &Error{Kind: KindHTTPStatus, Status: res.StatusCode, Retryable: retryableStatus(res.StatusCode),
 		RetryAfter: parseRetryAfter(res.Header, now)}
 	if msg, typ, code, ok := parseErrorBody(data); ok {
-		e.Kind, e.Message, e.Type, e.Code = KindProviderError, redact(msg, key), redact(typ, key), redact(code, key)
+		e.Kind, e.Message, e.Type, e.Code = KindProviderError, redact(msg, sec), redact(typ, sec), redact(code, sec)
 		return e
 	}
 	e.Message = http.StatusText(res.StatusCode)
 	if s := strings.TrimSpace(string(data)); s != "" {
-		e.Message += ": " + snippet([]byte(s), key)
+		e.Message += ": " + snippet([]byte(s), sec)
 	}
 	return e
 }
@@ -784,7 +787,7 @@ func (a *attemptState) transportErr(actx context.Context, err error, status int)
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return &Error{Kind: KindTimeout, Status: status, Retryable: true, Message: redact(err.Error(), a.key), Err: redactErr(err, a.key)}
+		return &Error{Kind: KindTimeout, Status: status, Retryable: true, Message: redact(err.Error(), a.secrets), Err: redactErr(err, a.secrets)}
 	}
-	return &Error{Kind: KindTransport, Status: status, Retryable: true, Message: redact(err.Error(), a.key), Err: redactErr(err, a.key)}
+	return &Error{Kind: KindTransport, Status: status, Retryable: true, Message: redact(err.Error(), a.secrets), Err: redactErr(err, a.secrets)}
 }

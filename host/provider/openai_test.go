@@ -595,30 +595,49 @@ func TestRedaction(t *testing.T) {
 			fmt.Fprintf(w, "data: {%s\n\n", r.Header.Get("Authorization"))
 		},
 	}
+	// A custom header's value is a secret too (X-Api-Key carries a key):
+	// the same handlers, with a client that sends the test key as a header
+	// and a server that echoes that header instead of Authorization.
+	asHeader := func(h http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			r.Header.Set("Authorization", "Bearer "+r.Header.Get("X-Api-Key"))
+			h(w, r)
+		}
+	}
 	for name, h := range handlers {
-		t.Run(name, func(t *testing.T) {
-			c := newClient(t, newFake(t, h), func(o *provider.Options) { o.MaxRetries = -1 })
-			var rec strings.Builder
-			p := provider.NewRecorder(c, &rec)
-			_, err1 := p.Complete(context.Background(), userReq("q"))
-			_, err2 := p.Stream(context.Background(), userReq("q"), nil)
-			for _, err := range []error{err1, err2} {
-				if err == nil {
-					t.Fatal("no error")
-				}
-				for _, s := range []string{err.Error(), fmt.Sprintf("%+v", err), fmt.Sprintf("%#v", err), fmt.Sprintf("%+v", *asError(t, err))} {
-					if strings.Contains(s, testKey) {
-						t.Errorf("error text contains the key: %s", s)
+		for _, mode := range []string{"credential", "header"} {
+			t.Run(name+"/"+mode, func(t *testing.T) {
+				handler, edit := h, func(o *provider.Options) { o.MaxRetries = -1 }
+				if mode == "header" {
+					handler = asHeader(h)
+					edit = func(o *provider.Options) {
+						o.MaxRetries, o.Credential = -1, ""
+						o.Headers = map[string]string{"X-Api-Key": testKey, "X-Title": "rlmpl"}
 					}
 				}
-				if !strings.Contains(err.Error(), "<reda") { // "<redacted>", perhaps cut by the snippet limit
-					t.Errorf("error %q does not show the redaction", err)
+				c := newClient(t, newFake(t, handler), edit)
+				var rec strings.Builder
+				p := provider.NewRecorder(c, &rec)
+				_, err1 := p.Complete(context.Background(), userReq("q"))
+				_, err2 := p.Stream(context.Background(), userReq("q"), nil)
+				for _, err := range []error{err1, err2} {
+					if err == nil {
+						t.Fatal("no error")
+					}
+					for _, s := range []string{err.Error(), fmt.Sprintf("%+v", err), fmt.Sprintf("%#v", err), fmt.Sprintf("%+v", *asError(t, err))} {
+						if strings.Contains(s, testKey) {
+							t.Errorf("error text contains the key: %s", s)
+						}
+					}
+					if !strings.Contains(err.Error(), "<reda") { // "<redacted>", perhaps cut by the snippet limit
+						t.Errorf("error %q does not show the redaction", err)
+					}
 				}
-			}
-			if strings.Contains(rec.String(), testKey) {
-				t.Errorf("recording contains the key:\n%s", rec.String())
-			}
-		})
+				if strings.Contains(rec.String(), testKey) {
+					t.Errorf("recording contains the key:\n%s", rec.String())
+				}
+			})
+		}
 	}
 	c := newClient(t, newFake(t, reply(200, okBody)), nil)
 	for _, s := range []string{c.String(), fmt.Sprintf("%+v", c), fmt.Sprintf("%v", c.Options()), fmt.Sprintf("%#v", c.Options())} {

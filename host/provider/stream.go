@@ -91,13 +91,13 @@ func (s *streamState) event(data []byte) (done bool, err error) {
 	if bytes.Equal(bytes.TrimSpace(data), doneMarker) {
 		return true, nil
 	}
-	key := s.a.key
+	sec := s.a.secrets
 	var w wireResponse
 	if err := json.Unmarshal(data, &w); err != nil {
 		return false, &Error{Kind: KindMalformedResponse, Status: s.status,
-			Message: "invalid stream chunk: " + redact(err.Error(), key) + ": " + snippet(data, key)}
+			Message: "invalid stream chunk: " + redact(err.Error(), sec) + ": " + snippet(data, sec)}
 	}
-	if e := bodyError(&w, s.status, key); e != nil {
+	if e := bodyError(&w, s.status, sec); e != nil {
 		return false, e
 	}
 	if s.asm.resp.ID == "" {

@@ -168,6 +168,33 @@ test(cancel_unbound, [throws(error(instantiation_error, rlm_cancel/1))],
      rlm_cancel(_)).
 test(cancel_type, [throws(error(type_error(atom, 7), rlm_cancel/1))],
      rlm_cancel(7)).
+test(cancel_unknown_token, [throws(error(existence_error(cancellation_token, foo), rlm_cancel/1))],
+     rlm_cancel(foo)).
+test(cancel_empty_token, [throws(error(existence_error(cancellation_token, ''), rlm_cancel/1))],
+     rlm_cancel('')).
+test(llm_query_number_prompt, [throws(error(type_error(text, 0), llm_query/3))],
+     llm_query(0, [], _)).
+test(llm_query_empty_prompt, [throws(error(domain_error(non_empty_text, ''), llm_query/3))],
+     llm_query('', [], _)).
+test(llm_query_empty_list_prompt, [throws(error(domain_error(non_empty_text, []), llm_query/3))],
+     llm_query([], [], _)).
+test(completion_empty_query, [throws(error(domain_error(non_empty_text, []), rlm_completion/4))],
+     rlm_completion("", text("c"), [planner_handler(p)], _)).
+test(rlm_query_number_query, [throws(error(type_error(text, 0), rlm_query/4))],
+     rlm_query(0, text("c"), [], _)).
+test(image_url_scheme_is_refused_and_nothing_stored,
+     (   conv_(C),
+         conversation_append(C, message(user, [text("see"), image_url("javascript:alert(1)")]), error(E)),
+         record_get(E, detail, invalid_message('content[1].image_url.url')),
+         conversation_append(C, message(user, [image_url("https://example.com/a.png"), image_url("data:image/png;base64,AA==")]), ok(_)),
+         conversation_stats(C, ok(St)), record_get(St, messages, 2)
+     )).
+test(undefined_event_handler_writes_nothing,
+     (   conv_(C),
+         catch(conversation_turn(C, message(user, "hi"), [on_event(undefined_pred_)], _), Ball, true),
+         Ball == error(existence_error(procedure, undefined_pred_/1), conversation_turn/4),
+         conversation_stats(C, ok(St)), record_get(St, messages, 1)
+     )).
 test(builder_endpoint_unbound, [throws(error(instantiation_error, openai_compatible_provider/4))],
      openai_compatible_provider(_, none, m, _)).
 test(builder_credential_not_shown, [throws(error(domain_error(credential, '<not shown>'), openai_compatible_provider/4))],
