@@ -72,6 +72,15 @@ Exports:
 %   process holds is detail(store_locked); opening the same directory
 %   twice in one host shares the store; one outside the state directory is
 %   detail(store_path_not_granted(Spec)).
+%
+%   Spec postgres(DSN) or postgres(DSN, Options) opens a store in a
+%   PostgreSQL database (DSN a postgres:// URL or a libpq connection
+%   string; search_path selects the schema), shared by every process that
+%   opens it: appends from any of them get dense sequences. Options:
+%   language(en|none) as above, pool_size(N) (default 4),
+%   statement_timeout(Seconds) (default 30), connect_timeout(Seconds)
+%   (default 10). Its schema is migrated on open; an unreachable server,
+%   or a schema migrated by a newer rlmpl, is detail(store_unavailable(Spec)).
 
 %!  conversation_store_close(+Store, -Outcome) is det.
 %

@@ -1,11 +1,18 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/rlmpl/rlmpl/store/pgtest"
 )
 
 // TestMigrationVersionsAreDense: the embedded migrations are numbered 1, 2,
@@ -30,7 +37,7 @@ func TestMigrationVersionsAreDense(t *testing.T) {
 // migrate it once; a later open applies nothing; a schema migrated by a
 // newer binary is refused with ErrSchemaNewer naming both versions.
 func TestPostgresMigrations(t *testing.T) {
-	dsn := pgTestDSN(t)
+	dsn := pgtest.DSN(t)
 	o := Options{Postgres: &PostgresOptions{DSN: dsn}}
 	var wg sync.WaitGroup
 	errs := make([]error, 10)
@@ -50,7 +57,7 @@ func TestPostgresMigrations(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms, _ := schemaMigrations()
-	if got := pgScalar(t, dsn, "SELECT count(*) || ' ' || max(version) FROM rlmpl_schema_version"); got != fmt.Sprintf("%d %d", len(ms), len(ms)) {
+	if got := pgtest.Scalar(t, dsn, "SELECT count(*) || ' ' || max(version) FROM rlmpl_schema_version"); got != fmt.Sprintf("%d %d", len(ms), len(ms)) {
 		t.Errorf("schema versions after ten concurrent opens = %q, want %d applied once each", got, len(ms))
 	}
 	db := openWith(t, &o)
@@ -58,12 +65,44 @@ func TestPostgresMigrations(t *testing.T) {
 	db.Close()
 
 	newer := len(ms) + 1
-	pgExec(t, dsn, fmt.Sprintf("INSERT INTO rlmpl_schema_version (version, name) VALUES (%d, 'from_the_future.sql')", newer))
+	pgtest.Exec(t, dsn, fmt.Sprintf("INSERT INTO rlmpl_schema_version (version, name) VALUES (%d, 'from_the_future.sql')", newer))
 	_, err := Open(&o)
 	if !errors.Is(err, ErrSchemaNewer) {
 		t.Fatalf("Open of a newer schema = %v, want ErrSchemaNewer", err)
 	}
 	if want := fmt.Sprintf("version %d", newer); !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not name %q", err, want)
+	}
+}
+
+// TestPostgresStatementTimeout: a statement that waits longer than
+// StatementTimeout (here on a lock another session holds) ends with an
+// error instead of hanging the caller.
+func TestPostgresStatementTimeout(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	db := openWith(t, &Options{Postgres: &PostgresOptions{DSN: dsn, StatementTimeout: 200 * time.Millisecond}})
+	mustCreate(t, db, "c")
+	ctx := context.Background()
+	locker, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close(ctx)
+	tx, err := locker.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "LOCK TABLE rlmpl_kv IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = db.Append("c", user("blocked"), AppendOptions{})
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "57014" {
+		t.Fatalf("Append behind a lock = %v, want a statement timeout (57014)", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Append took %v with a 200ms statement timeout", d)
 	}
 }

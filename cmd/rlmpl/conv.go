@@ -18,9 +18,13 @@ import (
 	"github.com/rlmpl/rlmpl/store"
 )
 
+// storeUsage is the --store flag's help, for every command that takes it.
+const storeUsage = "store: a name under the state directory, an absolute directory, or a postgres:// URL"
+
 // openStore builds a host over the state directory and opens the store
 // named by name (relative names live under the state directory; the
-// operator may name any absolute directory, which is granted). setup, if
+// operator may name any absolute directory, which is granted, or a
+// postgres:// URL). setup, if
 // any, completes the host's options first.
 func openStore(state, name string, setup ...func(*host.Options) error) (*host.Host, *runtime.Store, error) {
 	opts := &host.Options{StateDir: state}
@@ -36,7 +40,11 @@ func openStore(state, name string, setup ...func(*host.Options) error) (*host.Ho
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := h.Runtime().OpenStore(runtime.StoreSpec{Dir: name})
+	spec, isURL := runtime.PostgresSpec(name)
+	if !isURL {
+		spec = runtime.StoreSpec{Dir: name}
+	}
+	st, err := h.Runtime().OpenStore(spec)
 	if err != nil {
 		h.Close()
 		return nil, nil, err
@@ -76,7 +84,7 @@ func runConv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs := flag.NewFlagSet("conv "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
-	name := fs.String("store", defaultStore, "store: a name under the state directory, or an absolute directory")
+	name := fs.String("store", defaultStore, storeUsage)
 	recent := fs.Int("recent", 0, "show: only the last N messages")
 	maxResults := fs.Int("max", 10, "search: at most N results")
 	exact := fs.Bool("exact", false, "search: substring matching instead of ranked")

@@ -52,7 +52,8 @@ the file system is reachable, and nothing can be written.
 
 Conversations live in stores under the state directory,
 $XDG_STATE_HOME/rlmpl (~/.local/state/rlmpl) unless --state says otherwise;
---store names one (a name under it, or an absolute directory). A program
+--store names one (a name under it, an absolute directory, or a
+postgres:// URL: a PostgreSQL store many processes share). A program
 run by run or repl opens persist(Name) under it, and a directory outside it
 only when --grant DIR (repeatable) names it.
 
