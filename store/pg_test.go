@@ -106,3 +106,34 @@ func TestPostgresStatementTimeout(t *testing.T) {
 		t.Errorf("Append took %v with a 200ms statement timeout", d)
 	}
 }
+
+// TestPostgresSearchSeesOtherProcesses: two stores open on one database
+// (as two processes are: nothing shared but the database). A search in
+// one finds what the other appended after the first had already read the
+// conversation, ranked and exact, in one conversation and in all.
+func TestPostgresSearchSeesOtherProcesses(t *testing.T) {
+	o := Options{Postgres: &PostgresOptions{DSN: pgtest.DSN(t)}}
+	a := openWith(t, &o)
+	b := openWith(t, &Options{Postgres: o.Postgres})
+	mustCreate(t, a, "c")
+	mustAppend(t, a, "c", user("the first message"))
+	if hits, _, err := b.Search("c", "first", SearchOptions{}); err != nil || len(hits) != 1 {
+		t.Fatalf("b's first search = %v, %v", hits, err)
+	}
+	mustAppend(t, a, "c", user("the staging port is 8443"))
+	for _, q := range []struct {
+		conv string
+		opts SearchOptions
+	}{{"c", SearchOptions{}}, {"c", SearchOptions{Exact: true}}, {"", SearchOptions{}}} {
+		hits, _, err := b.Search(q.conv, "staging port", q.opts)
+		if err != nil || len(hits) != 1 || hits[0].Seq != 2 {
+			t.Errorf("b.Search(%q, staging port, %+v) = %v, %v; want a's append, seq 2", q.conv, q.opts, hits, err)
+		}
+	}
+	if err := b.WaitIndexed(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if hits, _, err := b.Search("c", "staging", SearchOptions{}); err != nil || len(hits) != 1 {
+		t.Errorf("after b indexed a's append: %v, %v", hits, err)
+	}
+}
