@@ -137,3 +137,66 @@ func TestPostgresSearchSeesOtherProcesses(t *testing.T) {
 		t.Errorf("after b indexed a's append: %v, %v", hits, err)
 	}
 }
+
+// TestPostgresCreateAndIdempotencyAcrossStores: two stores on one database
+// (two processes' worth of in-memory state) race to create the same ids
+// and to append under the same idempotency keys: each id is created once
+// with its own conversation number, each key appends once.
+func TestPostgresCreateAndIdempotencyAcrossStores(t *testing.T) {
+	o := Options{Postgres: &PostgresOptions{DSN: pgtest.DSN(t)}}
+	dbs := []*DB{openWith(t, &o), openWith(t, &Options{Postgres: o.Postgres})}
+	const ids, keys = 10, 20
+	var wg sync.WaitGroup
+	created := make([][]bool, len(dbs))
+	errs := make(chan error, len(dbs)*(ids+keys))
+	for d, db := range dbs {
+		created[d] = make([]bool, ids)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range ids {
+				_, err := db.Create(fmt.Sprint("conv", i), nil)
+				if err == nil {
+					created[d][i] = true
+				} else if !errors.Is(err, ErrExists) {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	nums := map[uint64]bool{}
+	for i := range ids {
+		if created[0][i] == created[1][i] {
+			t.Errorf("conv%d created by both stores or by neither: %v %v", i, created[0][i], created[1][i])
+		}
+		cs, err := dbs[1].conv(fmt.Sprint("conv", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nums[cs.num] {
+			t.Errorf("conversation number %d given twice", cs.num)
+		}
+		nums[cs.num] = true
+	}
+	for _, db := range dbs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range keys {
+				text := fmt.Sprint("keyed ", k)
+				if _, err := db.Append("conv0", user(text), AppendOptions{IdempotencyKey: text}); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if st, err := dbs[0].Stats("conv0"); err != nil || st.Messages != keys {
+		t.Errorf("conv0 after both stores appended %d keys: %+v, %v", keys, st, err)
+	}
+}
