@@ -6,14 +6,27 @@ import (
 	"testing"
 
 	"github.com/rlmpl/rlmpl/host"
+	"github.com/rlmpl/rlmpl/store/pgtest"
 )
 
+// eachDurableSpec runs f as a subtest per durable backend, with the
+// conversation_store_open/2 spec of a fresh store: a badger directory
+// under the state directory, a PostgreSQL schema of its own.
+func eachDurableSpec(t *testing.T, f func(t *testing.T, spec string)) {
+	t.Run("badger-disk", func(t *testing.T) { f(t, "persist(store)") })
+	t.Run("postgres", func(t *testing.T) { f(t, "postgres('"+pgtest.DSN(t)+"')") })
+}
+
 // TestPersistentConversationSurvivesReopen: the upstream persistence
-// scenario, on a real badger directory, across hosts (as across runs).
+// scenario, on a real badger directory and on PostgreSQL, across hosts (as
+// across runs).
 func TestPersistentConversationSurvivesReopen(t *testing.T) {
+	eachDurableSpec(t, testPersistentConversationSurvivesReopen)
+}
+
+func testPersistentConversationSurvivesReopen(t *testing.T, spec string) {
 	state := t.TempDir()
 	ctx := context.Background()
-	spec := "persist(store)"
 	run := func(goal string) map[string]string {
 		t.Helper()
 		h, err := host.New(&host.Options{StateDir: state})
@@ -51,8 +64,11 @@ func TestPersistentConversationSurvivesReopen(t *testing.T) {
 // handle over a reopened persistent store finds old turns through the index
 // without the transcript being copied anywhere.
 func TestReopenedStoreGivesAFreshColdHandle(t *testing.T) {
+	eachDurableSpec(t, testReopenedStoreGivesAFreshColdHandle)
+}
+
+func testReopenedStoreGivesAFreshColdHandle(t *testing.T, spec string) {
 	state := t.TempDir()
-	spec := "persist(store)"
 	ctx := context.Background()
 	for i, goal := range []string{
 		`conversation_store_open(` + spec + `, ok(S)), conversation_create(S, [id(cold_persist)], ok(C)),
@@ -78,5 +94,33 @@ func TestReopenedStoreGivesAFreshColdHandle(t *testing.T) {
 		if i == 1 && got["Seq"] != "1" {
 			t.Fatalf("search after reopen: %v", got)
 		}
+	}
+}
+
+// TestPostgresStoreSpec: postgres(DSN, Options) takes the pool and
+// timeout options, rejects others as postgres_option, shares one store
+// per DSN in a host, and an unreachable server is store_unavailable.
+func TestPostgresStoreSpec(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	s := newSession(t, &host.Options{StateDir: t.TempDir()})
+	ctx := context.Background()
+	got, err := s.Once(ctx, `D = '`+dsn+`',
+		conversation_store_open(postgres(D, [pool_size(2), statement_timeout(5), connect_timeout(2), language(none)]), ok(S1)),
+		conversation_store_open(postgres(D), ok(S2)),
+		catch(conversation_store_open(postgres(D, [bogus(1)]), _), error(E1, _), true),
+		catch(conversation_store_open(postgres(D, [pool_size(0)]), _), error(E2, _), true),
+		conversation_store_open(postgres('postgres://postgres@127.0.0.1:1/test', [connect_timeout(1)]), error(conversation_error(P))),
+		memberchk(detail(Detail), P), functor(Detail, Name, _)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["S1"] != got["S2"] {
+		t.Errorf("one DSN opened twice gave %s and %s, want one shared store", got["S1"], got["S2"])
+	}
+	if got["E1"] != "domain_error(postgres_option,bogus(1))" || got["E2"] != "type_error(positive_integer,0)" {
+		t.Errorf("bad options threw %s and %s", got["E1"], got["E2"])
+	}
+	if got["Name"] != "store_unavailable" {
+		t.Errorf("unreachable server: detail %s, want store_unavailable(Spec)", got["Detail"])
 	}
 }

@@ -91,20 +91,16 @@ func (s *Session) conversationStoreOpen(c *prolog.Call, spec, out engine.Term) (
 		}
 		ss.Memory = true
 	case engine.Compound:
-		if t.Functor().String() != "persist" || t.Arity() != 1 && t.Arity() != 2 {
+		f := t.Functor().String()
+		if f != "persist" && f != "postgres" || t.Arity() != 1 && t.Arity() != 2 {
 			return false, prolog.DomainError("conversation_store_spec", prolog.Resolved(t, c.Env))
 		}
-		d, err := c.Text(t.Arg(0))
+		where, err := c.Text(t.Arg(0))
 		if err != nil {
 			return false, err
 		}
-		ss.Dir = d
-		if t.Arity() == 2 {
-			op, err := s.options(c, "conversation_store_open/2", t.Arg(1))
-			if err != nil {
-				return false, err
-			}
-			ss.Language = op.atom("language")
+		if ss, err = s.storeSpec(c, f, where, t); err != nil {
+			return false, err
 		}
 	default:
 		return false, prolog.TypeError("conversation_store_spec", t)
@@ -114,6 +110,36 @@ func (s *Session) conversationStoreOpen(c *prolog.Call, spec, out engine.Term) (
 		return s.fail(c, out, "store_open", err, prolog.Resolved(spec, c.Env))
 	}
 	return c.Unify(out, ok(storeTerm(st))), nil
+}
+
+// storeSpec is the spec of persist(Dir[, Options]) or postgres(DSN[,
+// Options]) (t), where is its Dir or DSN. postgres/2 has options of its
+// own: the pool and timeouts besides the language.
+func (s *Session) storeSpec(c *prolog.Call, kind, where string, t engine.Compound) (runtime.StoreSpec, error) {
+	var ss runtime.StoreSpec
+	if kind == "persist" {
+		ss.Dir = where
+	} else {
+		ss.Postgres = &store.PostgresOptions{DSN: where}
+	}
+	if t.Arity() == 1 {
+		return ss, nil
+	}
+	schema := "conversation_store_open/2"
+	if kind == "postgres" {
+		schema = "postgres/2"
+	}
+	op, err := s.options(c, schema, t.Arg(1))
+	if err != nil {
+		return ss, err
+	}
+	ss.Language = op.atom("language")
+	if ss.Postgres != nil {
+		ss.Postgres.MaxConns = int32(min(op.int("pool_size"), math.MaxInt32))
+		ss.Postgres.StatementTimeout = time.Duration(min(op.number("statement_timeout"), 86400) * float64(time.Second))
+		ss.Postgres.ConnectTimeout = time.Duration(min(op.number("connect_timeout"), 86400) * float64(time.Second))
+	}
+	return ss, nil
 }
 
 func (s *Session) conversationStoreClose(c *prolog.Call, st, out engine.Term) (bool, error) {

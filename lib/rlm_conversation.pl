@@ -86,6 +86,15 @@ Exports:
 %   segments, the state directory itself, a directory inside another
 %   store (its kv or index), a link to nowhere, or a directory that holds
 %   other files.
+%
+%   Spec postgres(DSN) or postgres(DSN, Options) opens a store in a
+%   PostgreSQL database (DSN a postgres:// URL or a libpq connection
+%   string; search_path selects the schema), shared by every process that
+%   opens it: appends from any of them get dense sequences. Options:
+%   language(en|none) as above, pool_size(N) (default 4),
+%   statement_timeout(Seconds) (default 30), connect_timeout(Seconds)
+%   (default 10). Its schema is migrated on open; an unreachable server,
+%   or a schema migrated by a newer rlmpl, is detail(store_unavailable(Spec)).
 
 %!  conversation_store_close(+Store, -Outcome) is det.
 %

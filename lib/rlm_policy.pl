@@ -62,6 +62,10 @@ rlm_option(conversation_create/3, metadata, list, default([])).
 rlm_option(conversation_list/3, order, oneof([asc, desc]), default(desc)).
 rlm_option(conversation_list/3, limit, limit, default(all)).
 rlm_option(conversation_store_open/2, language, oneof([en, none]), default(en)).
+rlm_option(postgres/2, language, oneof([en, none]), default(en)).
+rlm_option(postgres/2, pool_size, positive_integer, optional).
+rlm_option(postgres/2, statement_timeout, positive_number, optional).
+rlm_option(postgres/2, connect_timeout, positive_number, optional).
 rlm_option(conversation_append/4, idempotency_key, text, optional).
 rlm_option(conversation_append/4, time, any, optional).
 rlm_option(conversation_append/4, session, text, optional).

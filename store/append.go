@@ -190,7 +190,7 @@ func (db *DB) Append(conv string, m Message, opts AppendOptions) (Record, error)
 		return Record{}, fmt.Errorf("store: append to %q: %w", conv, err)
 	}
 	if fresh {
-		cs.head.Store(rec.Seq)
+		cs.advance(rec.Seq)
 		db.appended(cs)
 	}
 	return rec, nil

@@ -1,17 +1,9 @@
 package store
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
-	"os"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/rlmpl/rlmpl/store/pgtest"
 )
 
 // The conformance suite: tests written against a backend run unchanged on
@@ -28,7 +20,7 @@ type backend struct {
 var backends = []backend{
 	{"badger-disk", true, func(t testing.TB) Options { return Options{Dir: t.TempDir()} }},
 	{"badger-memory", false, func(testing.TB) Options { return Options{InMemory: true} }},
-	{"postgres", true, func(t testing.TB) Options { return Options{Postgres: &PostgresOptions{DSN: pgTestDSN(t)}} }},
+	{"postgres", true, func(t testing.TB) Options { return Options{Postgres: &PostgresOptions{DSN: pgtest.DSN(t)}} }},
 }
 
 // eachBackend runs f as a subtest per backend.
@@ -56,84 +48,6 @@ func openWith(t testing.TB, o *Options) *DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
-}
-
-// pgBaseDSN is the test server: RLMPL_PG_DSN, else database test on
-// 127.0.0.1:5432 as user postgres.
-func pgBaseDSN() string {
-	if dsn := os.Getenv("RLMPL_PG_DSN"); dsn != "" {
-		return dsn
-	}
-	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-}
-
-var pgProbe = sync.OnceValue(func() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	c, err := pgx.Connect(ctx, pgBaseDSN())
-	if err != nil {
-		return err
-	}
-	return c.Close(ctx)
-})
-
-// requirePostgres skips t when the test server is down, and fails it
-// under CI=true, so CI cannot pass by skipping.
-func requirePostgres(t testing.TB) {
-	t.Helper()
-	if err := pgProbe(); err != nil {
-		msg := "PostgreSQL test server unavailable (" + pgBaseDSN() + "; set RLMPL_PG_DSN): " + err.Error()
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-}
-
-// pgTestDSN creates a schema of its own for t (dropped at cleanup) and
-// returns a DSN whose search_path selects it.
-func pgTestDSN(t testing.TB) string {
-	t.Helper()
-	requirePostgres(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "t_" + hex.EncodeToString(b[:])
-	pgExec(t, pgBaseDSN(), "CREATE SCHEMA "+schema)
-	t.Cleanup(func() { pgExec(t, pgBaseDSN(), "DROP SCHEMA "+schema+" CASCADE") })
-	return withSearchPath(pgBaseDSN(), schema)
-}
-
-func withSearchPath(dsn, schema string) string {
-	switch {
-	case !strings.Contains(dsn, "://"):
-		return dsn + " search_path=" + schema
-	case strings.Contains(dsn, "?"):
-		return dsn + "&search_path=" + schema
-	}
-	return dsn + "?search_path=" + schema
-}
-
-// pgExec runs sql on the test server outside any store.
-func pgExec(t testing.TB, dsn, sql string) {
-	t.Helper()
-	pgScalar(t, dsn, sql)
-}
-
-// pgScalar runs sql on the test server outside any store and returns the
-// first column of its first row as text ("" when there is none).
-func pgScalar(t testing.TB, dsn, sql string) string {
-	t.Helper()
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	var v string
-	if err := c.QueryRow(ctx, sql).Scan(&v); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	return v
 }
 
 // eachDurableBackend runs f as a subtest per backend that keeps its data

@@ -157,6 +157,54 @@ func BenchmarkAppend(b *testing.B) {
 	}
 }
 
+// BenchmarkAppendDurable compares synced append throughput on the durable
+// backends (badger on disk, PostgreSQL) in one run, with 1 writer and with
+// 8 writers on 8 conversations.
+func BenchmarkAppendDurable(b *testing.B) {
+	for _, be := range backends {
+		if !be.durable {
+			continue
+		}
+		for _, writers := range []int{1, 8} {
+			b.Run(fmt.Sprintf("%s/writers=%d", be.name, writers), func(b *testing.B) {
+				o := be.fresh(b)
+				o.Postgres = withPool(o.Postgres, writers)
+				db := openWith(b, &o)
+				for i := 0; i < writers; i++ {
+					mustCreate(b, db, fmt.Sprint("c", i))
+				}
+				b.ResetTimer()
+				start := time.Now()
+				var wg sync.WaitGroup
+				for g := 0; g < writers; g++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						conv := fmt.Sprint("c", g)
+						for i := g; i < b.N; i += writers {
+							if _, err := db.Append(conv, user(fmt.Sprint("message ", i)), AppendOptions{}); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "appends/s")
+			})
+		}
+	}
+}
+
+// withPool gives a PostgreSQL store a connection per writer (nil stays nil).
+func withPool(o *PostgresOptions, writers int) *PostgresOptions {
+	if o == nil {
+		return nil
+	}
+	o.MaxConns = int32(max(writers, 4))
+	return o
+}
+
 // historySizes are the conversation lengths for the flat-cost benchmarks.
 func historySizes() []int {
 	if large() {

@@ -275,6 +275,17 @@ func (db *DB) conv(id string) (*convState, error) {
 	return db.remember(id, rec, head.lastSeq, mark), nil
 }
 
+// advance moves cs's head forward to seq (never back: on a shared backend
+// a catch-up may have seen a later head than an append of this process).
+func (cs *convState) advance(seq int64) {
+	for {
+		h := cs.head.Load()
+		if seq <= h || cs.head.CompareAndSwap(h, seq) {
+			return
+		}
+	}
+}
+
 func (db *DB) remember(id string, rec conversationRec, head, mark int64) *convState {
 	cs := &convState{id: id, num: rec.num, createdAt: rec.createdAt}
 	cs.head.Store(head)

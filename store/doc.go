@@ -18,15 +18,17 @@
 //
 // Storage goes through a small ordered-KV seam (kv.go: point Get/Set,
 // ordered range iteration both ways, View/Update transactions) implemented
-// on badger, so a distributed ordered KV can replace badger without changes
-// above this package.
+// on badger and on PostgreSQL (pg.go: one bytea table, SERIALIZABLE
+// writes retried on serialization failures, schema migrations embedded in
+// migrate.go), with no changes above it.
 //
 // # Concurrency
 //
 // A [DB] is safe for concurrent use. Appends to one conversation are
 // serialized by a per-conversation mutex, so sequences are dense (no gaps,
-// no duplicates) and no transaction conflict reaches callers; appends to
-// different conversations run in parallel. Reads run on snapshots and do
+// no duplicates) and no transaction conflict reaches callers (on
+// PostgreSQL the database serializes appends from other processes too);
+// appends to different conversations run in parallel. Reads run on snapshots and do
 // not block writes. The store starts one goroutine of its own, the
 // background indexer, besides badger's; [DB.Close] stops it and waits for
 // calls in flight. Only one process may open a directory: a second one gets

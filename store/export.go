@@ -365,7 +365,7 @@ func (db *DB) Import(conv string, r io.Reader, opts ImportOptions) (ImportResult
 			return fmt.Errorf("store: import into %q: %w", conv, err)
 		}
 		if imported > 0 {
-			cs.head.Store(last)
+			cs.advance(last)
 			db.appended(cs)
 		}
 		res.Imported += imported

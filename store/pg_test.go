@@ -1,11 +1,19 @@
 package store
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/rlmpl/rlmpl/store/pgtest"
 )
 
 // TestMigrationVersionsAreDense: the embedded migrations are numbered 1, 2,
@@ -30,7 +38,7 @@ func TestMigrationVersionsAreDense(t *testing.T) {
 // migrate it once; a later open applies nothing; a schema migrated by a
 // newer binary is refused with ErrSchemaNewer naming both versions.
 func TestPostgresMigrations(t *testing.T) {
-	dsn := pgTestDSN(t)
+	dsn := pgtest.DSN(t)
 	o := Options{Postgres: &PostgresOptions{DSN: dsn}}
 	var wg sync.WaitGroup
 	errs := make([]error, 10)
@@ -50,7 +58,7 @@ func TestPostgresMigrations(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms, _ := schemaMigrations()
-	if got := pgScalar(t, dsn, "SELECT count(*) || ' ' || max(version) FROM rlmpl_schema_version"); got != fmt.Sprintf("%d %d", len(ms), len(ms)) {
+	if got := pgtest.Scalar(t, dsn, "SELECT count(*) || ' ' || max(version) FROM rlmpl_schema_version"); got != fmt.Sprintf("%d %d", len(ms), len(ms)) {
 		t.Errorf("schema versions after ten concurrent opens = %q, want %d applied once each", got, len(ms))
 	}
 	db := openWith(t, &o)
@@ -58,12 +66,178 @@ func TestPostgresMigrations(t *testing.T) {
 	db.Close()
 
 	newer := len(ms) + 1
-	pgExec(t, dsn, fmt.Sprintf("INSERT INTO rlmpl_schema_version (version, name) VALUES (%d, 'from_the_future.sql')", newer))
+	pgtest.Exec(t, dsn, fmt.Sprintf("INSERT INTO rlmpl_schema_version (version, name) VALUES (%d, 'from_the_future.sql')", newer))
 	_, err := Open(&o)
 	if !errors.Is(err, ErrSchemaNewer) {
 		t.Fatalf("Open of a newer schema = %v, want ErrSchemaNewer", err)
 	}
 	if want := fmt.Sprintf("version %d", newer); !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not name %q", err, want)
+	}
+}
+
+// TestPostgresStatementTimeout: a statement that waits longer than
+// StatementTimeout (here on a lock another session holds) ends with an
+// error instead of hanging the caller.
+func TestPostgresStatementTimeout(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	db := openWith(t, &Options{Postgres: &PostgresOptions{DSN: dsn, StatementTimeout: 200 * time.Millisecond}})
+	mustCreate(t, db, "c")
+	ctx := context.Background()
+	locker, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close(ctx)
+	tx, err := locker.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "LOCK TABLE rlmpl_kv IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = db.Append("c", user("blocked"), AppendOptions{})
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "57014" {
+		t.Fatalf("Append behind a lock = %v, want a statement timeout (57014)", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Append took %v with a 200ms statement timeout", d)
+	}
+}
+
+// TestPostgresSearchSeesOtherProcesses: two stores open on one database
+// (as two processes are: nothing shared but the database). A search in
+// one finds what the other appended after the first had already read the
+// conversation, ranked and exact, in one conversation and in all.
+func TestPostgresSearchSeesOtherProcesses(t *testing.T) {
+	o := Options{Postgres: &PostgresOptions{DSN: pgtest.DSN(t)}}
+	a := openWith(t, &o)
+	b := openWith(t, &Options{Postgres: o.Postgres})
+	mustCreate(t, a, "c")
+	mustAppend(t, a, "c", user("the first message"))
+	if hits, _, err := b.Search("c", "first", SearchOptions{}); err != nil || len(hits) != 1 {
+		t.Fatalf("b's first search = %v, %v", hits, err)
+	}
+	mustAppend(t, a, "c", user("the staging port is 8443"))
+	for _, q := range []struct {
+		conv string
+		opts SearchOptions
+	}{{"c", SearchOptions{}}, {"c", SearchOptions{Exact: true}}, {"", SearchOptions{}}} {
+		hits, _, err := b.Search(q.conv, "staging port", q.opts)
+		if err != nil || len(hits) != 1 || hits[0].Seq != 2 {
+			t.Errorf("b.Search(%q, staging port, %+v) = %v, %v; want a's append, seq 2", q.conv, q.opts, hits, err)
+		}
+	}
+	if err := b.WaitIndexed(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if hits, _, err := b.Search("c", "staging", SearchOptions{}); err != nil || len(hits) != 1 {
+		t.Errorf("after b indexed a's append: %v, %v", hits, err)
+	}
+}
+
+// TestPostgresCreateAndIdempotencyAcrossStores: two stores on one database
+// (two processes' worth of in-memory state) race to create the same ids
+// and to append under the same idempotency keys: each id is created once
+// with its own conversation number, each key appends once.
+func TestPostgresCreateAndIdempotencyAcrossStores(t *testing.T) {
+	o := Options{Postgres: &PostgresOptions{DSN: pgtest.DSN(t)}}
+	dbs := []*DB{openWith(t, &o), openWith(t, &Options{Postgres: o.Postgres})}
+	const ids, keys = 10, 20
+	var wg sync.WaitGroup
+	created := make([][]bool, len(dbs))
+	errs := make(chan error, len(dbs)*(ids+keys))
+	for d, db := range dbs {
+		created[d] = make([]bool, ids)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range ids {
+				_, err := db.Create(fmt.Sprint("conv", i), nil)
+				if err == nil {
+					created[d][i] = true
+				} else if !errors.Is(err, ErrExists) {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	nums := map[uint64]bool{}
+	for i := range ids {
+		if created[0][i] == created[1][i] {
+			t.Errorf("conv%d created by both stores or by neither: %v %v", i, created[0][i], created[1][i])
+		}
+		cs, err := dbs[1].conv(fmt.Sprint("conv", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nums[cs.num] {
+			t.Errorf("conversation number %d given twice", cs.num)
+		}
+		nums[cs.num] = true
+	}
+	for _, db := range dbs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range keys {
+				text := fmt.Sprint("keyed ", k)
+				if _, err := db.Append("conv0", user(text), AppendOptions{IdempotencyKey: text}); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if st, err := dbs[0].Stats("conv0"); err != nil || st.Messages != keys {
+		t.Errorf("conv0 after both stores appended %d keys: %+v, %v", keys, st, err)
+	}
+}
+
+// TestCopyBetweenBackends: a conversation exported with its documents from
+// badger and imported into PostgreSQL (and back) exports again byte for
+// byte: messages with their envelope (time, session, metadata) and every
+// document version travel losslessly.
+func TestCopyBetweenBackends(t *testing.T) {
+	from := openWith(t, &Options{InMemory: true})
+	mustCreate(t, from, "c")
+	said := time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC)
+	if _, err := from.Append("c", user("the port is 8443"), AppendOptions{Time: said, Session: "s1",
+		Metadata: []KV{{"k", []byte(`{"a":1}`)}}}); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, from, "c", assistant("noted"))
+	for _, body := range []string{`{"v":1}`, `{"v":2}`} {
+		if _, err := from.PutDoc("c", DocPut{Collection: "warm", Key: "range_1_2", Body: []byte(body)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var want bytes.Buffer
+	if err := from.Export("c", &want, ExportOptions{Documents: true}); err != nil {
+		t.Fatal(err)
+	}
+	pg := openWith(t, &Options{Postgres: &PostgresOptions{DSN: pgtest.DSN(t)}})
+	back := openWith(t, &Options{InMemory: true})
+	for _, to := range []*DB{pg, back} {
+		mustCreate(t, to, "c")
+		if _, err := to.Import("c", bytes.NewReader(want.Bytes()), ImportOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := to.Export("c", &got, ExportOptions{Documents: true}); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Fatalf("export after the copy:\n%s\nwant:\n%s", got.String(), want.String())
+		}
+		want = got
 	}
 }

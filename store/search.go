@@ -201,6 +201,9 @@ func (db *DB) Find(conv, q string, opts SearchOptions) (Result, error) {
 			return Result{}, err
 		}
 	}
+	if err := db.catchUp(cs); err != nil {
+		return Result{}, wrapRead(err)
+	}
 	var res Result
 	err = db.kv.View(func(t kvTxn) error {
 		var hits []Hit
@@ -239,6 +242,50 @@ func (db *DB) Find(conv, q string, opts SearchOptions) (Result, error) {
 		return Result{}, wrapRead(err)
 	}
 	return res, nil
+}
+
+// catchUp brings what this process knows of conversation cs (every
+// conversation when nil) up to what other processes have committed, on a
+// shared backend (PostgreSQL): this process's head moves forward and the
+// new messages are scheduled for its index, so the search that follows
+// scans them meanwhile (read-your-writes across processes). It costs one
+// read of the head record(s); badger has no other writers and skips it.
+func (db *DB) catchUp(cs *convState) error {
+	if db.opts.Postgres == nil {
+		return nil
+	}
+	heads := map[uint64]int64{}
+	err := db.kv.View(func(t kvTxn) error {
+		if cs != nil {
+			h, err := getHead(t, cs.num)
+			heads[cs.num] = h.lastSeq
+			return err
+		}
+		lo := []byte{kindHead}
+		return t.Iterate(lo, prefixEnd(lo), false, func(k, v []byte) (bool, error) {
+			num, ok := parseNumKey(k)
+			if !ok {
+				return false, corrupt("head key %x", k)
+			}
+			h, err := decodeHead(v)
+			heads[num] = h.lastSeq
+			return true, err
+		})
+	})
+	if err != nil {
+		return err
+	}
+	for num, head := range heads {
+		c, err := db.convByNum(num)
+		if err != nil {
+			return err
+		}
+		c.advance(head)
+		if c.indexed.Load() < head { // new, or created elsewhere after this process's index was built
+			db.appended(c)
+		}
+	}
+	return nil
 }
 
 // searchExact returns the first Offset+MaxResults+1 messages containing q.

@@ -26,7 +26,7 @@ import (
 func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
-	name := fs.String("store", defaultStore, "store: a name under the state directory, or an absolute directory")
+	name := fs.String("store", defaultStore, storeUsage)
 	conv := fs.String("conv", "", "conversation id (required; created when missing)")
 	pf := providerFlags(fs)
 	system := fs.String("system", "", "a system prompt, sent with every turn")

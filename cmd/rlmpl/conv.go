@@ -18,13 +18,16 @@ import (
 	"github.com/rlmpl/rlmpl/store"
 )
 
+// storeUsage is the --store flag's help, for every command that takes it.
+const storeUsage = "store: a name under the state directory, an absolute directory, or a postgres:// URL"
+
 // openStore builds a host over the state directory and opens the store
 // named by name (relative names live under the state directory; the
-// operator may name any absolute directory, which is granted). Only a
-// command that writes passes create: the others open an existing store
-// or fail with runtime.ErrStoreNotFound, leaving nothing behind (no
-// state directory, no lock file). setup, if any, completes the host's
-// options first.
+// operator may name any absolute directory, which is granted, or a
+// postgres:// URL). Only a command that writes passes create: the others
+// open an existing store or fail with runtime.ErrStoreNotFound, leaving
+// nothing behind (no state directory, no lock file). setup, if any,
+// completes the host's options first.
 func openStore(state, name string, create bool, setup ...func(*host.Options) error) (*host.Host, *runtime.Store, error) {
 	opts := &host.Options{StateDir: state}
 	if filepath.IsAbs(name) {
@@ -39,7 +42,11 @@ func openStore(state, name string, create bool, setup ...func(*host.Options) err
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := h.Runtime().OpenStore(runtime.StoreSpec{Dir: name, Existing: !create})
+	spec, isURL := runtime.PostgresSpec(name)
+	if !isURL {
+		spec = runtime.StoreSpec{Dir: name, Existing: !create}
+	}
+	st, err := h.Runtime().OpenStore(spec)
 	if err != nil {
 		h.Close()
 		return nil, nil, err
@@ -79,7 +86,7 @@ func runConv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs := flag.NewFlagSet("conv "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
-	name := fs.String("store", defaultStore, "store: a name under the state directory, or an absolute directory")
+	name := fs.String("store", defaultStore, storeUsage)
 	recent := intFlag(fs, "recent", 0, 0, "show: only the last `N` messages (0: all)")
 	maxResults := intFlag(fs, "max", 10, 1, "search: at most `N` results")
 	exact := fs.Bool("exact", false, "search: substring matching instead of ranked")

@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/rlmpl/rlmpl/store/pgtest"
 )
 
 func rlmpl(t *testing.T, args ...string) (string, string, int) {
@@ -190,5 +192,27 @@ func TestImportRefusesOrphanToolResults(t *testing.T) {
 	out, errs, code := rlmpl(t, "pack", "--state", state, "--conv", "demo")
 	if code != 0 || !strings.Contains(out, "message 2 left out: orphan_tool_result") || strings.Contains(out, "conversation_message_2 ") {
 		t.Fatalf("pack: %d %s %s", code, out, errs)
+	}
+}
+
+// TestStorePostgresURL: --store takes a postgres:// URL; what one command
+// imports, the next reads, with no state directory involved.
+func TestStorePostgresURL(t *testing.T) {
+	url := pgtest.DSN(t)
+	file := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(file, []byte(`{"role":"user","content":"kept in postgres"}`+"\n"+`{"role":"assistant","content":"noted"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := rlmpl(t, "conv", "import", "--store", url, "pg", file); code != 0 || !strings.Contains(errs, "imported 2 messages into pg") {
+		t.Fatalf("import: %d %s", code, errs)
+	}
+	if out, errs, code := rlmpl(t, "conv", "list", "--store", url); code != 0 || !strings.Contains(out, "pg") || !strings.Contains(out, "2 messages") {
+		t.Fatalf("list: %d %s %s", code, out, errs)
+	}
+	if out, _, _ := rlmpl(t, "conv", "show", "pg", "--store", url); !strings.HasPrefix(out, "[1] user: kept in postgres") {
+		t.Fatalf("show: %s", out)
+	}
+	if out, _, _ := rlmpl(t, "help"); !strings.Contains(out, "--store names one (a name under it, an absolute directory, or a\npostgres:// URL") {
+		t.Errorf("help does not say --store takes a postgres:// URL:\n%s", out)
 	}
 }

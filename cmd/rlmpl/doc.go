@@ -65,7 +65,8 @@ refused with a permission error), and nothing can be written.
 
 Conversations live in stores under the state directory,
 $XDG_STATE_HOME/rlmpl (~/.local/state/rlmpl) unless --state says otherwise;
---store names one (a name under it, or an absolute directory). Commands that
+--store names one (a name under it, an absolute directory, or a
+postgres:// URL: a PostgreSQL store many processes share). Commands that
 only read open an existing store and create nothing ("store not found"
 otherwise); conv import and chat create a missing store, never in a
 directory that holds other files. A program run by run or repl opens

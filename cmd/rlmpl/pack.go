@@ -16,7 +16,7 @@ import (
 func runPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pack", flag.ContinueOnError)
 	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
-	name := fs.String("store", defaultStore, "store: a name under the state directory, or an absolute directory")
+	name := fs.String("store", defaultStore, storeUsage)
 	conv := fs.String("conv", "", "conversation id (required)")
 	model := fs.String("model", "", "count with this model's tokenizer (default: the estimator)")
 	maxContext := intFlag[int64](fs, "max-context", 0, 0, "operator cap, in `tokens` (default: the policy's)")

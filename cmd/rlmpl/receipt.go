@@ -19,7 +19,7 @@ const receiptSynopsis = "receipt list|show TURN|diff TURN_A TURN_B --conv ID [--
 func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
-	name := fs.String("store", defaultStore, "store: a name under the state directory, or an absolute directory")
+	name := fs.String("store", defaultStore, storeUsage)
 	conv := fs.String("conv", "", "conversation id (required)")
 	history := fs.Bool("history", false, "list: every run of each turn")
 	after := fs.Int64("after", 0, "list: only the turns whose user message follows this sequence (the next page)")

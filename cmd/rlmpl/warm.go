@@ -27,7 +27,7 @@ func runWarm(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet("warm "+cmd, flag.ContinueOnError)
 	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
-	name := fs.String("store", defaultStore, "store: a name under the state directory, or an absolute directory")
+	name := fs.String("store", defaultStore, storeUsage)
 	conv := fs.String("conv", "", "conversation id (required)")
 	history := fs.Bool("history", false, "list: every version, not only the latest")
 	asJSON := fs.Bool("json", false, "list, show: JSON Lines, one whole artifact per line")

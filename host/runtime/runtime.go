@@ -42,7 +42,7 @@ type Runtime struct {
 	mu     sync.Mutex // protects the fields below
 	next   int
 	byID   map[string]*Store
-	byDir  map[string]*Store
+	byKey  map[string]*Store
 	closed bool
 
 	stale         staleCache  // warm artifacts checked against their source
@@ -82,7 +82,7 @@ func New(opts *Options) (*Runtime, error) {
 		}
 		o.Tokenizers = func() *tokenizer.Registry { return reg }
 	}
-	return &Runtime{opts: o, byID: map[string]*Store{}, byDir: map[string]*Store{}}, nil
+	return &Runtime{opts: o, byID: map[string]*Store{}, byKey: map[string]*Store{}}, nil
 }
 
 // Tokenizers returns the current tokenizer registry.
@@ -95,7 +95,7 @@ func (r *Runtime) Close() error {
 	for _, s := range r.byID {
 		all = append(all, s)
 	}
-	r.byID, r.byDir, r.closed = map[string]*Store{}, map[string]*Store{}, true
+	r.byID, r.byKey, r.closed = map[string]*Store{}, map[string]*Store{}, true
 	r.mu.Unlock()
 	var errs []error
 	for _, s := range all {

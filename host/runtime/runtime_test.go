@@ -11,6 +11,7 @@ import (
 	"github.com/rlmpl/rlmpl/host/handle"
 	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/store"
+	"github.com/rlmpl/rlmpl/store/pgtest"
 )
 
 func testPolicy(cap int64, minRecent, maxCandidates int) pack.Policy {
@@ -20,20 +21,62 @@ func testPolicy(cap int64, minRecent, maxCandidates int) pack.Policy {
 
 var testUtilities = pack.Utilities{HotBase: 1_000_000, HotPerSeq: 1, OlderBase: 1_000, OlderPerSeq: 1, Boundary: 2_000_000}
 
+// backend is one store implementation the conversation tests run on
+// unchanged (the conformance suite): spec names a fresh store of it.
+type backend struct {
+	name string
+	spec func(t testing.TB) StoreSpec
+}
+
+var backends = []backend{
+	{"badger-disk", func(testing.TB) StoreSpec { return StoreSpec{Dir: "store"} }},
+	{"badger-memory", func(testing.TB) StoreSpec { return StoreSpec{Memory: true} }},
+	{"postgres", func(t testing.TB) StoreSpec { return StoreSpec{Postgres: &store.PostgresOptions{DSN: pgtest.DSN(t)}} }},
+}
+
+// eachBackend runs f as a subtest per backend.
+func eachBackend(t *testing.T, f func(t *testing.T, be backend)) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { f(t, b) })
+	}
+}
+
+// conv returns conversation c of a fresh store of be (its runtime closed
+// at cleanup), holding msgs with o200k_base counts.
+func (be backend) conv(t *testing.T, msgs ...store.Message) Conversation {
+	t.Helper()
+	return convOn(t, be.spec(t), nil, msgs...) // the spec first: its cleanup runs after the runtime's
+}
+
+// memConv is conv on a memory store.
 func memConv(t *testing.T, msgs ...store.Message) Conversation {
 	t.Helper()
-	return memConvWith(t, nil, msgs...)
+	return convOn(t, StoreSpec{Memory: true}, nil, msgs...)
 }
 
 // memConvWith is memConv on a runtime with opts.
 func memConvWith(t *testing.T, opts *Options, msgs ...store.Message) Conversation {
 	t.Helper()
-	rt, err := New(opts)
+	return convOn(t, StoreSpec{Memory: true}, opts, msgs...)
+}
+
+// convOn opens spec on a fresh runtime with opts (a temporary state
+// directory unless opts names one) and creates conversation c in it.
+func convOn(t *testing.T, spec StoreSpec, opts *Options, msgs ...store.Message) Conversation {
+	t.Helper()
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.StateDir == "" {
+		o.StateDir = t.TempDir()
+	}
+	rt, err := New(&o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close() })
-	st, err := rt.OpenStore(StoreSpec{Memory: true})
+	st, err := rt.OpenStore(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,8 +201,10 @@ func TestStoreDirectories(t *testing.T) {
 // TestPackValidatesBeforeIO: a bad pack request writes nothing (no count is
 // recorded); a good one records the counts it had to compute, so the next
 // pack does not re-tokenize.
-func TestPackValidatesBeforeIO(t *testing.T) {
-	c := memConv(t, user("one two three"), user("four five"))
+func TestPackValidatesBeforeIO(t *testing.T) { eachBackend(t, testPackValidatesBeforeIO) }
+
+func testPackValidatesBeforeIO(t *testing.T, be backend) {
+	c := be.conv(t, user("one two three"), user("four five"))
 	bad := PackOptions{Policy: testPolicy(1000, 1, 8), Encoding: "cl100k_base",
 		Units: []pack.Unit{{ID: "x"}}, Utilities: testUtilities}
 	if _, err := c.Pack(context.Background(), bad); err == nil {
@@ -193,11 +238,15 @@ func TestPackValidatesBeforeIO(t *testing.T) {
 // a tool result, it moves back to the call — even with no older candidates
 // — so the group is kept whole and the boundary tells the truth.
 func TestHotTailNeverStartsInsideAToolGroup(t *testing.T) {
+	eachBackend(t, testHotTailNeverStartsInsideAToolGroup)
+}
+
+func testHotTailNeverStartsInsideAToolGroup(t *testing.T, be backend) {
 	call := store.Message{Role: store.RoleAssistant, ToolCalls: []store.ToolCall{{ID: "c1", Name: "f", Arguments: "{}"}, {ID: "c2", Name: "g", Arguments: "{}"}}}
 	res := func(id string) store.Message {
 		return store.Message{Role: store.RoleTool, ToolCallID: id, Content: store.TextContent("42")}
 	}
-	c := memConv(t, user("old"), user("ask"), call, res("c1"), res("c2"), user("thanks"))
+	c := be.conv(t, user("old"), user("ask"), call, res("c1"), res("c2"), user("thanks"))
 	cp, err := c.Pack(context.Background(), PackOptions{Policy: testPolicy(10000, 2, 0), Boundary: true,
 		BoundaryTemplate: "1..{cold_through} cold", Utilities: testUtilities})
 	if err != nil {
@@ -217,8 +266,10 @@ func TestHotTailNeverStartsInsideAToolGroup(t *testing.T) {
 
 // TestImportCountsLikeAppend: imported messages carry the same counts an
 // append would have stored.
-func TestImportCountsLikeAppend(t *testing.T) {
-	c := memConv(t, user("hello world"))
+func TestImportCountsLikeAppend(t *testing.T) { eachBackend(t, testImportCountsLikeAppend) }
+
+func testImportCountsLikeAppend(t *testing.T, be backend) {
+	c := be.conv(t, user("hello world"))
 	n, err := c.Import(strings.NewReader(`{"role":"user","content":"hello world"}`+"\n"), ImportOptions{Encodings: []string{"o200k_base", "cl100k_base"}})
 	if err != nil || n.Imported != 1 {
 		t.Fatalf("Import = %+v, %v", n, err)
@@ -236,11 +287,13 @@ func TestImportCountsLikeAppend(t *testing.T) {
 // TestColdSearchBringsTheAnswer: a cold-history search hit comes with the
 // turns around it, so a question that matches brings its answer, within
 // the handle's byte budget.
-func TestColdSearchBringsTheAnswer(t *testing.T) {
+func TestColdSearchBringsTheAnswer(t *testing.T) { eachBackend(t, testColdSearchBringsTheAnswer) }
+
+func testColdSearchBringsTheAnswer(t *testing.T, be backend) {
 	assistant := func(text string) store.Message {
 		return store.Message{Role: store.RoleAssistant, Content: store.TextContent(text)}
 	}
-	c := memConv(t, user("hello"), assistant("hi"),
+	c := be.conv(t, user("hello"), assistant("hi"),
 		user("which port does the staging database listen on?"), assistant("5433, since the migration."),
 		user("thanks"), assistant("any time"))
 	reg := handle.New(nil)

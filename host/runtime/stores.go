@@ -6,12 +6,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/rlmpl/rlmpl/store"
 )
 
-// StoreSpec names a conversation store: in memory, or a directory.
+// StoreSpec names a conversation store: in memory, a directory, or a
+// PostgreSQL database (exactly one).
 type StoreSpec struct {
 	Memory bool
 	// Dir is a directory: a plain name (one path segment) under
@@ -26,6 +28,19 @@ type StoreSpec struct {
 	// directory, no lock file): [ErrStoreNotFound] otherwise. Read-only
 	// callers set it, so a mistyped name leaves nothing behind.
 	Existing bool
+	// Postgres names a store in a PostgreSQL database (its DSN, pool and
+	// timeouts), shared with every process that opens it.
+	Postgres *store.PostgresOptions
+}
+
+// PostgresSpec returns the spec of the PostgreSQL store a postgres:// or
+// postgresql:// URL names, and false for anything else (a store name or
+// directory), so commands that take a store name take a URL too.
+func PostgresSpec(name string) (StoreSpec, bool) {
+	if !strings.HasPrefix(name, "postgres://") && !strings.HasPrefix(name, "postgresql://") {
+		return StoreSpec{}, false
+	}
+	return StoreSpec{Postgres: &store.PostgresOptions{DSN: name}}, true
 }
 
 // ErrPathNotGranted is returned for a store directory outside the state
@@ -49,11 +64,14 @@ var ErrStoreOpen = errors.New("runtime: cannot open store")
 // Store is an open conversation store shared by everything of one
 // [Runtime] that opened it: a directory can be open once per process
 // (badger's lock), so opening it again returns the same Store with one
-// more reference. Each memory store is its own.
+// more reference; so does opening the same PostgreSQL DSN again (one
+// connection pool, whose options are the first open's). Each memory store
+// is its own.
 type Store struct {
 	rt   *Runtime
 	id   string
-	dir  string // "" for a memory store
+	key  string // what shares it: the directory, "postgres " DSN; "" for a memory store
+	dir  string // "" for a memory or PostgreSQL store
 	db   *store.DB
 	refs int // guarded by rt.mu
 }
@@ -182,14 +200,20 @@ func within(path, root string) bool {
 // OpenStore opens (or shares) the store spec names. Close it with
 // [Runtime.CloseStore].
 func (r *Runtime) OpenStore(spec StoreSpec) (*Store, error) {
-	opts := store.Options{Now: r.opts.Now, Logger: r.opts.Logger, Language: spec.Language}
-	dir := ""
-	if spec.Memory {
+	opts := store.Options{Now: r.opts.Now, Logger: r.opts.Logger, Language: spec.Language, Postgres: spec.Postgres}
+	dir, key, name := "", "", `""`
+	switch {
+	case spec.Postgres != nil:
+		if spec.Memory || spec.Dir != "" {
+			return nil, &store.ValidationError{Kind: store.ErrInvalid, Field: "postgres", Reason: "a PostgreSQL store has no directory and is not in memory"}
+		}
+		key, name = "postgres "+spec.Postgres.DSN, spec.Postgres.String()
+	case spec.Memory:
 		if spec.Dir != "" {
 			return nil, &store.ValidationError{Kind: store.ErrInvalid, Field: "dir", Reason: "a memory store has no directory"}
 		}
 		opts.InMemory = true
-	} else {
+	default:
 		var err error
 		if dir, err = r.Resolve(spec.Dir); err != nil {
 			return nil, err
@@ -197,14 +221,14 @@ func (r *Runtime) OpenStore(spec StoreSpec) (*Store, error) {
 		if err := checkStoreDir(dir, spec.Existing); err != nil {
 			return nil, err
 		}
-		opts.Dir = dir
+		opts.Dir, key, name = dir, dir, strconv.Quote(dir)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return nil, store.ErrClosed
 	}
-	if s, ok := r.byDir[dir]; ok && dir != "" {
+	if s, ok := r.byKey[key]; ok && key != "" {
 		s.refs++
 		return s, nil
 	}
@@ -213,13 +237,13 @@ func (r *Runtime) OpenStore(spec StoreSpec) (*Store, error) {
 		if errors.Is(err, store.ErrLocked) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("%w %q: %w", ErrStoreOpen, dir, err)
+		return nil, fmt.Errorf("%w %s: %w", ErrStoreOpen, name, err)
 	}
 	r.next++
-	s := &Store{rt: r, id: fmt.Sprintf("store_%d", r.next), dir: dir, db: db, refs: 1}
+	s := &Store{rt: r, id: fmt.Sprintf("store_%d", r.next), key: key, dir: dir, db: db, refs: 1}
 	r.byID[s.id] = s
-	if dir != "" {
-		r.byDir[dir] = s
+	if key != "" {
+		r.byKey[key] = s
 	}
 	return s, nil
 }
@@ -245,7 +269,7 @@ func (r *Runtime) CloseStore(id string) error {
 	last := s.refs == 0
 	if last {
 		delete(r.byID, id)
-		delete(r.byDir, s.dir)
+		delete(r.byKey, s.key)
 	}
 	r.mu.Unlock()
 	if last {

@@ -73,7 +73,11 @@ func final(text string) string {
 }
 
 func TestTurnStoresTheReplyAndAReceipt(t *testing.T) {
-	c := memConv(t, user("earlier question"), store.Message{Role: store.RoleAssistant, Content: store.TextContent("earlier answer")})
+	eachBackend(t, testTurnStoresTheReplyAndAReceipt)
+}
+
+func testTurnStoresTheReplyAndAReceipt(t *testing.T, be backend) {
+	c := be.conv(t, user("earlier question"), store.Message{Role: store.RoleAssistant, Content: store.TextContent("earlier answer")})
 	p := &planner{answers: []string{final("hello back")}}
 	reg := handle.New(nil)
 	res, err := c.Turn(context.Background(), user("hello"), turnOpts(p, reg))
@@ -138,8 +142,10 @@ func TestTurnStoresTheReplyAndAReceipt(t *testing.T) {
 // TestTurnIsIdempotent (I8): the same turn id after a success returns the
 // stored result without a model call; after a failure it reuses the user
 // message, and never duplicates it.
-func TestTurnIsIdempotent(t *testing.T) {
-	c := memConv(t)
+func TestTurnIsIdempotent(t *testing.T) { eachBackend(t, testTurnIsIdempotent) }
+
+func testTurnIsIdempotent(t *testing.T, be backend) {
+	c := be.conv(t)
 	reg := handle.New(nil)
 	p := &planner{err: errors.New("provider down")}
 	opts := turnOpts(p, reg)
@@ -254,12 +260,16 @@ func TestFailedReceiptListsEveryAttempt(t *testing.T) {
 // any request; the boundary is; a plan searches the handle and a model step
 // answers from the packed conversation.
 func TestTurnKeepsColdHistoryOutButSearchable(t *testing.T) {
+	eachBackend(t, testTurnKeepsColdHistoryOutButSearchable)
+}
+
+func testTurnKeepsColdHistoryOutButSearchable(t *testing.T, be backend) {
 	var old []store.Message
 	old = append(old, user(strings.Repeat("x ", 300)+"ancient-needle"))
 	for range 6 {
 		old = append(old, user(strings.Repeat("filler words ", 40)))
 	}
-	c := memConv(t, old...)
+	c := be.conv(t, old...)
 	p := &planner{}
 	reg := handle.New(nil)
 	m := &models{}
@@ -319,7 +329,11 @@ func TestTurnKeepsColdHistoryOutButSearchable(t *testing.T) {
 // TestTurnOverTheCeilingSendsNothing (I6): when the request cannot fit,
 // the turn fails closed before any call; the user message stays.
 func TestTurnOverTheCeilingSendsNothing(t *testing.T) {
-	c := memConv(t)
+	eachBackend(t, testTurnOverTheCeilingSendsNothing)
+}
+
+func testTurnOverTheCeilingSendsNothing(t *testing.T, be backend) {
+	c := be.conv(t)
 	p := &planner{answers: []string{final("x")}}
 	reg := handle.New(nil)
 	opts := turnOpts(p, reg)
@@ -337,8 +351,10 @@ func TestTurnOverTheCeilingSendsNothing(t *testing.T) {
 
 // TestTurnNeverWidensCapabilities (I5): explicit capabilities are the
 // plan's authority; a step outside them is rejected before it runs.
-func TestTurnNeverWidensCapabilities(t *testing.T) {
-	c := memConv(t)
+func TestTurnNeverWidensCapabilities(t *testing.T) { eachBackend(t, testTurnNeverWidensCapabilities) }
+
+func testTurnNeverWidensCapabilities(t *testing.T, be backend) {
+	c := be.conv(t)
 	p := &planner{answers: []string{`{"steps":[{"op":"model","provider":"local","prompt":"x","bind":"a"},{"op":"final","value":"y"}]}`}}
 	reg := handle.New(nil)
 	opts := turnOpts(p, reg)
@@ -351,8 +367,10 @@ func TestTurnNeverWidensCapabilities(t *testing.T) {
 	}
 }
 
-func TestTurnRequiresAUserMessage(t *testing.T) {
-	c := memConv(t)
+func TestTurnRequiresAUserMessage(t *testing.T) { eachBackend(t, testTurnRequiresAUserMessage) }
+
+func testTurnRequiresAUserMessage(t *testing.T, be backend) {
+	c := be.conv(t)
 	_, err := c.Turn(context.Background(), store.Message{Role: store.RoleAssistant, Content: store.TextContent("x")}, turnOpts(&planner{}, handle.New(nil)))
 	var te *TurnError
 	if !errors.As(err, &te) || te.Kind != "turn_requires_user_message" {
@@ -416,8 +434,10 @@ func TestConcurrentTurns(t *testing.T) {
 
 // TestReplayDetectsADifference: a receipt whose recorded hash does not
 // match what the store renders fails replay.
-func TestReplayDetectsADifference(t *testing.T) {
-	c := memConv(t, user("a"), user("b"))
+func TestReplayDetectsADifference(t *testing.T) { eachBackend(t, testReplayDetectsADifference) }
+
+func testReplayDetectsADifference(t *testing.T, be backend) {
+	c := be.conv(t, user("a"), user("b"))
 	res, err := c.Turn(context.Background(), user("hello"), turnOpts(&planner{answers: []string{final("x")}}, handle.New(nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -436,8 +456,10 @@ func TestReplayDetectsADifference(t *testing.T) {
 // TestCachePrefixIsReported: the second turn's planner request shares its
 // leading messages (instructions, grammar, capabilities, ..., the first
 // turns) with the first's, and the receipt says how many tokens.
-func TestCachePrefixIsReported(t *testing.T) {
-	c := memConv(t)
+func TestCachePrefixIsReported(t *testing.T) { eachBackend(t, testCachePrefixIsReported) }
+
+func testCachePrefixIsReported(t *testing.T, be backend) {
+	c := be.conv(t)
 	reg := handle.New(nil)
 	first, err := c.Turn(context.Background(), user("hello"), turnOpts(&planner{answers: []string{final("hi")}}, reg))
 	if err != nil {
@@ -460,8 +482,12 @@ func TestCachePrefixIsReported(t *testing.T) {
 // pays for the schema's text, estimated, unless its server applies the
 // schema as a sampling grammar (SchemaFree), where it costs nothing.
 func TestTurnChargesNoSchemaOnAGrammarServer(t *testing.T) {
+	eachBackend(t, testTurnChargesNoSchemaOnAGrammarServer)
+}
+
+func testTurnChargesNoSchemaOnAGrammarServer(t *testing.T, be backend) {
 	schemaStage := func(free bool) (charged, total int64) {
-		c := memConv(t, user("earlier question"))
+		c := be.conv(t, user("earlier question"))
 		opts := turnOpts(&planner{answers: []string{final("ok")}}, handle.New(nil))
 		opts.Completion.StructuredOutput, opts.Completion.SchemaFree = true, free
 		res, err := c.Turn(context.Background(), user("hello"), opts)

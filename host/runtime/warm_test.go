@@ -30,8 +30,12 @@ var testWarmPolicy = WarmPolicy{MaxCandidates: 8,
 	Weights:  map[string]int64{"pinned": 100000, "direct_reference": 1000, "recency": 1}}
 
 func TestWarmPublishPreservesTheSource(t *testing.T) {
+	eachBackend(t, testWarmPublishPreservesTheSource)
+}
+
+func testWarmPublishPreservesTheSource(t *testing.T, be backend) {
 	long := strings.Repeat("a", 150)
-	c := memConv(t, user(long), user(strings.Repeat("b", 150)), user("current"))
+	c := be.conv(t, user(long), user(strings.Repeat("b", 150)), user("current"))
 	g := &scripted{fields: usefulFields}
 	a, err := c.WarmPublish(context.Background(), 1, 2, g.gen, []string{"o200k_base"})
 	if err != nil {
@@ -91,7 +95,11 @@ func TestWarmSchemaFailsClosed(t *testing.T) {
 // and the compact summary, never the raws the summary covers, and a pack
 // makes no generator call (I3).
 func TestPackChoosesACompactSummaryUnderPressure(t *testing.T) {
-	c := memConv(t, user(strings.Repeat("alpha ", 60)), user(strings.Repeat("beta ", 60)), user("current"))
+	eachBackend(t, testPackChoosesACompactSummaryUnderPressure)
+}
+
+func testPackChoosesACompactSummaryUnderPressure(t *testing.T, be backend) {
+	c := be.conv(t, user(strings.Repeat("alpha ", 60)), user(strings.Repeat("beta ", 60)), user("current"))
 	g := &scripted{fields: usefulFields}
 	if _, err := c.WarmPublish(context.Background(), 1, 2, g.gen, []string{"o200k_base"}); err != nil {
 		t.Fatal(err)
@@ -137,8 +145,10 @@ func TestPackChoosesACompactSummaryUnderPressure(t *testing.T) {
 
 // TestWarmSignalsRankAndPin: a direct reference beats recency when the
 // candidates are narrowed; a pinned artifact is mandatory.
-func TestWarmSignalsRankAndPin(t *testing.T) {
-	c := memConv(t, user("one"), user("two"), user("three"))
+func TestWarmSignalsRankAndPin(t *testing.T) { eachBackend(t, testWarmSignalsRankAndPin) }
+
+func testWarmSignalsRankAndPin(t *testing.T, be backend) {
+	c := be.conv(t, user("one"), user("two"), user("three"))
 	g := &scripted{fields: usefulFields}
 	for _, r := range [][2]int64{{1, 1}, {2, 2}} {
 		if _, err := c.WarmPublish(context.Background(), r[0], r[1], g.gen, nil); err != nil {
@@ -178,14 +188,16 @@ func TestWarmSignalsRankAndPin(t *testing.T) {
 // from the ones it was made from (a conversation rebuilt under the same
 // id, here a second store given the first's artifact) is left out and
 // counted as stale.
-func TestStaleArtifactIsNeverUsed(t *testing.T) {
-	c := memConv(t, user("original one"), user("original two"), user("now"))
+func TestStaleArtifactIsNeverUsed(t *testing.T) { eachBackend(t, testStaleArtifactIsNeverUsed) }
+
+func testStaleArtifactIsNeverUsed(t *testing.T, be backend) {
+	c := be.conv(t, user("original one"), user("original two"), user("now"))
 	g := &scripted{fields: usefulFields}
 	a, err := c.WarmPublish(context.Background(), 1, 2, g.gen, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := memConv(t, user("different one"), user("original two"), user("now"))
+	other := be.conv(t, user("different one"), user("original two"), user("now"))
 	body, _ := jsonArtifact(a)
 	if _, err := other.st.db.PutDoc("c", store.DocPut{Collection: warmCollection, Key: a.Key, Body: body}); err != nil {
 		t.Fatal(err)
@@ -208,7 +220,11 @@ func TestStaleArtifactIsNeverUsed(t *testing.T) {
 // carries the artifacts; imported as is they are current, imported with a
 // covered message changed they are stale and never used.
 func TestArtifactsTravelWithTheirConversation(t *testing.T) {
-	c := memConv(t, user("original one"), user("original two"), user("now"))
+	eachBackend(t, testArtifactsTravelWithTheirConversation)
+}
+
+func testArtifactsTravelWithTheirConversation(t *testing.T, be backend) {
+	c := be.conv(t, user("original one"), user("original two"), user("now"))
 	if _, err := c.WarmPublish(context.Background(), 1, 2, (&scripted{fields: usefulFields}).gen, nil); err != nil {
 		t.Fatal(err)
 	}

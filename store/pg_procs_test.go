@@ -1,0 +1,140 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rlmpl/rlmpl/store/pgtest"
+)
+
+// The cross-process test re-executes the test binary as writer processes
+// (TestPostgresWriterChild) that append to the same conversations of one
+// PostgreSQL store at once; sequences must come out dense, each append
+// exactly once. RLMPL_PG_APPENDS sets the appends per process and
+// conversation (default 500, 50 with -short).
+
+const (
+	envPGChildDSN = "RLMPL_PG_CHILD_DSN"
+	envPGChildID  = "RLMPL_PG_CHILD_ID"
+	envPGAppends  = "RLMPL_PG_APPENDS"
+	pgProcs       = 4
+	pgConvs       = 8
+)
+
+func pgAppends(t *testing.T) int {
+	if s := os.Getenv(envPGAppends); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("%s=%q: want a positive integer", envPGAppends, s)
+		}
+		return n
+	}
+	if testing.Short() {
+		return 50
+	}
+	return 500
+}
+
+// TestPostgresWriterChild is a writer process of
+// TestPostgresConcurrentProcesses; it does nothing unless started by it.
+// It appends to every conversation from one goroutine each.
+func TestPostgresWriterChild(t *testing.T) {
+	dsn := os.Getenv(envPGChildDSN)
+	if dsn == "" {
+		t.Skip("only run as TestPostgresConcurrentProcesses's child")
+	}
+	id := os.Getenv(envPGChildID)
+	n := pgAppends(t)
+	db, err := Open(&Options{Postgres: &PostgresOptions{DSN: dsn, MaxConns: pgConvs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, pgConvs)
+	for c := range pgConvs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conv := fmt.Sprint("conv", c)
+			for i := range n {
+				text := fmt.Sprintf("p%s %s n%d", id, conv, i)
+				if _, err := db.Append(conv, user(text), AppendOptions{IdempotencyKey: text}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPostgresConcurrentProcesses: 4 processes × 8 conversations × 500
+// appends at once; every conversation ends with seqs 1..2000, each append
+// present once.
+func TestPostgresConcurrentProcesses(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	n := pgAppends(t)
+	db := openWith(t, &Options{Postgres: &PostgresOptions{DSN: dsn}})
+	for c := range pgConvs {
+		mustCreate(t, db, fmt.Sprint("conv", c))
+	}
+	start := time.Now()
+	cmds := make([]*exec.Cmd, pgProcs)
+	outs := make([]bytes.Buffer, pgProcs)
+	for p := range cmds {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestPostgresWriterChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), envPGChildDSN+"="+dsn, envPGChildID+"="+strconv.Itoa(p), envPGAppends+"="+strconv.Itoa(n))
+		cmd.Stdout, cmd.Stderr = &outs[p], &outs[p]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds[p] = cmd
+	}
+	var failed []error
+	for p, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			failed = append(failed, fmt.Errorf("writer %d: %v\n%s", p, err, outs[p].String()))
+		}
+	}
+	if err := errors.Join(failed...); err != nil {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	total := pgProcs * pgConvs * n
+	t.Logf("%d processes × %d conversations × %d appends: %v, %.0f appends/s", pgProcs, pgConvs, n, elapsed, float64(total)/elapsed.Seconds())
+	for c := range pgConvs {
+		conv := fmt.Sprint("conv", c)
+		rs, err := db.Messages(conv, All(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for i, r := range rs {
+			if r.Seq != int64(i+1) {
+				t.Fatalf("%s: record %d has seq %d (a gap or a duplicate)", conv, i, r.Seq)
+			}
+			if seen[r.Message.Content.Text] {
+				t.Fatalf("%s: %q appended twice", conv, r.Message.Content.Text)
+			}
+			seen[r.Message.Content.Text] = true
+		}
+		if len(rs) != pgProcs*n {
+			t.Errorf("%s: %d messages, want %d", conv, len(rs), pgProcs*n)
+		}
+		if st, err := db.Stats(conv); err != nil || st.Messages != int64(pgProcs*n) {
+			t.Errorf("%s: Stats = %+v, %v, want %d messages", conv, st, err, pgProcs*n)
+		}
+	}
+}
