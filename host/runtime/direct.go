@@ -6,6 +6,7 @@ import (
 
 	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/host/plan"
+	"github.com/rlmpl/rlmpl/store"
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
@@ -70,4 +71,34 @@ func callKind(call plan.ModelCall) string {
 		return "respond"
 	}
 	return "model"
+}
+
+// noteRounds keeps the tool rounds a respond call sent: the last call's
+// are every round of the turn, stored with the answer.
+func (t *turn) noteRounds(call plan.ModelCall) {
+	if !call.Respond {
+		return
+	}
+	t.mu.Lock()
+	t.rounds = call.Request.Messages[1:]
+	t.mu.Unlock()
+}
+
+// toolMessages are the turn's tool calls and results as stored messages,
+// in the order sent, so later packs keep each call with its result.
+func (t *turn) toolMessages() []store.Message {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]store.Message, len(t.rounds))
+	for i, m := range t.rounds {
+		sm := store.Message{Role: store.RoleTool, ToolCallID: m.ToolCallID, Content: store.TextContent(m.Content)}
+		if m.Role == tokenizer.RoleAssistant {
+			sm = store.Message{Role: store.RoleAssistant, Content: store.TextContent(m.Content)}
+			for _, tc := range m.ToolCalls {
+				sm.ToolCalls = append(sm.ToolCalls, store.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+			}
+		}
+		out[i] = sm
+	}
+	return out
 }

@@ -123,6 +123,30 @@ func TestDirectTurnSearchesColdHistory(t *testing.T) {
 	if _, err := c.Replay(context.Background(), res.TurnID); err != nil {
 		t.Fatalf("replay: %v", err)
 	}
+	// The calls and results are stored with the answer, in order, and the
+	// next turn's pack keeps each result right after its call.
+	var stored []string
+	for seq := res.User.Seq + 1; seq <= res.Assistant.Seq; seq++ {
+		r, err := c.Message(seq)
+		if err != nil {
+			t.Fatalf("seq %d (user %d, assistant %d): %v", seq, res.User.Seq, res.Assistant.Seq, err)
+		}
+		stored = append(stored, fmt.Sprintf("%s/%d/%s", r.Message.Role, len(r.Message.ToolCalls), r.Message.ToolCallID))
+	}
+	if strings.Join(stored, " ") != "assistant/1/ tool/0/s1 assistant/1/ tool/0/s2 assistant/0/" {
+		t.Fatalf("stored after the user message: %v", stored)
+	}
+	m.reqs, m.replies = nil, []plan.ModelResult{{Text: "bye"}}
+	opts.OnEvent = nil
+	if _, err := c.Turn(context.Background(), user("thanks"), opts); err != nil {
+		t.Fatal(err)
+	}
+	msgs := m.reqs[0].Messages
+	for i, msg := range msgs {
+		if msg.ToolCallID != "" && (i == 0 || len(msgs[i-1].ToolCalls) == 0 || msgs[i-1].ToolCalls[0].ID != msg.ToolCallID) {
+			t.Fatalf("message %d answers %s without its call before it: %+v", i, msg.ToolCallID, msgs)
+		}
+	}
 }
 
 // TestDirectTurnToolResultOverCeiling: a tool result that does not fit is

@@ -184,7 +184,8 @@ type turn struct {
 	mu       sync.Mutex // protects the fields below: plan steps run in parallel
 	receipt  Receipt
 	ledger   *pack.Ledger
-	composed *composedCall // the root planner request Compose just built
+	composed *composedCall       // the root planner request Compose just built
+	rounds   []tokenizer.Message // a direct turn's tool calls and results, as last sent
 }
 
 func (t *turn) emit(ev TurnEvent) {
@@ -265,7 +266,8 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 		body, err := json.Marshal(t.receipt)
 		return []store.DocPut{{Collection: receiptCollection, Key: t.id, Body: body}}, err
 	}
-	rec, err := t.c.Append(asst, AppendOptions{IdempotencyKey: turnKey(t.id, "assistant"), Encodings: t.opts.Encodings, Docs: receiptFor})
+	rec, err := t.c.Append(asst, AppendOptions{IdempotencyKey: turnKey(t.id, "assistant"), Encodings: t.opts.Encodings, Docs: receiptFor,
+		Before: t.toolMessages()})
 	if err != nil {
 		return TurnResult{}, &TurnError{Kind: "receipt_failed", Cause: err}
 	}
@@ -533,6 +535,7 @@ type turnModels struct {
 
 func (m turnModels) Complete(ctx context.Context, call plan.ModelCall) (plan.ModelResult, error) {
 	t := m.t
+	sent := call // as the plan built it
 	trailer, base := stepTrailer(call)
 	req, recipe, local, err := t.compose(ctx, t.opts.Pack.Sections, trailer, base, call.Respond)
 	if err != nil {
@@ -550,6 +553,7 @@ func (m turnModels) Complete(ctx context.Context, call plan.ModelCall) (plan.Mod
 	if err != nil {
 		return res, err
 	}
+	t.noteRounds(sent)
 	if !streamed && res.Text != "" {
 		t.emit(TurnEvent{Kind: "delta", Text: res.Text})
 	}
