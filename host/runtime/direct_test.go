@@ -195,3 +195,36 @@ func TestDirectTurnNeedsAProvider(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// streamThenWait streams a first delta, then waits for the turn to be
+// cancelled, as a provider mid-stream.
+type streamThenWait struct{}
+
+func (streamThenWait) Complete(ctx context.Context, call plan.ModelCall) (plan.ModelResult, error) {
+	call.OnDelta("partial")
+	<-ctx.Done()
+	return plan.ModelResult{}, ctx.Err()
+}
+
+// TestDirectTurnCancelledMidStream: cancelling after the first delta ends
+// the turn as cancelled: no answer is stored, the receipt says failed.
+func TestDirectTurnCancelledMidStream(t *testing.T) {
+	c := longConv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opts := directOpts(streamThenWait{}, handle.New(nil), 600)
+	opts.OnEvent = func(ev TurnEvent) {
+		if ev.Kind == "delta" {
+			cancel()
+		}
+	}
+	before, _ := c.Stats()
+	_, err := c.Turn(ctx, user("hello"), opts)
+	var te *TurnError
+	if !errors.Is(err, context.Canceled) || !errors.As(err, &te) || te.Receipt == nil || te.Receipt.Status != StatusFailed {
+		t.Fatalf("err = %v, want a cancelled turn with a failed receipt", err)
+	}
+	if after, _ := c.Stats(); after.Messages != before.Messages+1 {
+		t.Fatalf("messages %d -> %d, want only the user message", before.Messages, after.Messages)
+	}
+}
