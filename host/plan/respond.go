@@ -136,11 +136,15 @@ func (r *run) history(ctx context.Context, ref handle.Ref, op handle.Op, args ma
 	return Record{Tag: "result", Fields: []Field{{"items", res.Value}, {"truncated", res.Truncated}}}, nil
 }
 
-// argInt is an integer argument the schema checked (a JSON number),
-// capped to the int32 range.
+// argInt is an integer argument the schema checked; one out of the int32
+// range reads as the largest, which the handle's bounds then refuse or
+// cut.
 func argInt(args map[string]any, key string) int {
-	f, _ := args[key].(float64)
-	return int(max(math.MinInt32, min(f, math.MaxInt32)))
+	n, ok := integer(args[key])
+	if !ok {
+		return math.MaxInt32
+	}
+	return n
 }
 
 // respond runs a respond step (see [RespondStep]).
@@ -221,8 +225,9 @@ func (r *run) respondCall(ctx context.Context, f *frame, tools []respondTool, tc
 	if err := r.meter.step(t.counter); err != nil {
 		return "", err
 	}
-	var args map[string]any
-	if err := json.Unmarshal([]byte(tc.Function.Arguments), &args); err != nil || args == nil {
+	raw, err := decodeJSON(tc.Function.Arguments)
+	args, ok := jsonValue(raw).(map[string]any)
+	if err != nil || !ok {
 		return refuse("invalid_arguments", "the arguments must be a JSON object")
 	}
 	if err := checkSchema(t.schema, args, "arguments"); err != nil {
@@ -268,6 +273,10 @@ func checkSchema(s map[string]any, v any, path string) error {
 				}
 			}
 		}
+	case int64:
+		if m, ok := s["minimum"].(float64); ok && float64(v) < m {
+			return fmt.Errorf("%s must be at least %v", path, m)
+		}
 	case float64:
 		if m, ok := s["minimum"].(float64); ok && v < m {
 			return fmt.Errorf("%s must be at least %v", path, m)
@@ -281,7 +290,7 @@ func checkSchema(s map[string]any, v any, path string) error {
 }
 
 func hasType(t string, v any) bool {
-	switch v := v.(type) {
+	switch v.(type) {
 	case map[string]any:
 		return t == "object"
 	case string:
@@ -290,8 +299,10 @@ func hasType(t string, v any) bool {
 		return t == "boolean"
 	case []any:
 		return t == "array"
+	case int64:
+		return t == "integer" || t == "number"
 	case float64:
-		return t == "number" || t == "integer" && v == float64(int64(v))
+		return t == "number"
 	case nil:
 		return t == "null"
 	}

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -98,6 +99,33 @@ func TestRespondToolLoop(t *testing.T) {
 	}
 	if got := ops(out.Trajectory); got != "tool(history_search) tool(rm_rf) tool(history_peek) tool(history_slice) tool(count_items) respond(openrouter) final" {
 		t.Errorf("trajectory = %s", got)
+	}
+}
+
+// TestRespondToolGetsPlanValues: a granted tool's handler gets its
+// arguments as plan values (integers are int64, as from a plan) and the
+// model reads its result.
+func TestRespondToolGetsPlanValues(t *testing.T) {
+	e := newEnv(t, needles)
+	e.tools.fns["twice"] = func(_ context.Context, args any) (any, error) {
+		n, ok := args.(map[string]any)["n"].(int64)
+		if !ok {
+			return nil, fmt.Errorf("n is %T", args.(map[string]any)["n"])
+		}
+		return 2 * n, nil
+	}
+	m := &respondScript{replies: []ModelResult{{ToolCalls: []tokenizer.ToolCall{call("c1", "twice", `{"n":21}`)}}, {Text: "42"}}}
+	in := e.input("double 21")
+	in.Plan = DirectPlan("openrouter")
+	in.Capabilities = append(in.Capabilities, MustCapabilities("tool(twice)")...)
+	in.Tools = []ToolSchema{{Name: "twice", Schema: `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`}}
+	deps := e.deps()
+	deps.Models, deps.Planner = m, nil
+	if _, err := Complete(t.Context(), in, deps); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.seen[1].Messages[2]; got.ToolCallID != "c1" || got.Content != "42" {
+		t.Fatalf("tool result = %+v", got)
 	}
 }
 
