@@ -149,8 +149,8 @@ func (m providerModels) Complete(ctx context.Context, call plan.ModelCall) (plan
 	if err != nil {
 		return plan.ModelResult{}, err
 	}
-	return plan.ModelResult{Text: resp.Content, Reasoning: resp.Reasoning, Model: resp.Model, Usage: plan.Usage(resp.Usage),
-		RequestBody: resp.RequestBody}, nil
+	return plan.ModelResult{Text: resp.Content, Reasoning: resp.Reasoning, Model: resp.Model, ToolCalls: resp.ToolCalls,
+		Usage: plan.Usage(resp.Usage), RequestBody: resp.RequestBody}, nil
 }
 
 func withoutKey(m map[string]any, key string) map[string]any {

@@ -22,7 +22,10 @@ type policy struct {
 	utilities pack.Utilities
 	encodings []string
 	boundary  string
-	warm      runtime.WarmPolicy // fidelity and weights; max_candidates is an option
+	// directBoundary is the boundary of a direct turn, which reaches cold
+	// history through tool calls.
+	directBoundary string
+	warm           runtime.WarmPolicy // fidelity and weights; max_candidates is an option
 }
 
 func (s *Session) policy(c *prolog.Call) (*policy, error) {
@@ -105,6 +108,16 @@ func (s *Session) policy(c *prolog.Call) (*policy, error) {
 	if err == nil && p.boundary == "" {
 		err = fmt.Errorf("host: lib's context_boundary_template/1 gives no text")
 	}
+	if err == nil {
+		err = callAll(c, engine.NewAtom("direct_boundary_template").Apply(tmpl), func(env *engine.Env) {
+			if p.directBoundary == "" {
+				p.directBoundary, _ = prolog.TextOf(tmpl, env)
+			}
+		})
+	}
+	if err == nil && p.directBoundary == "" {
+		err = fmt.Errorf("host: lib's direct_boundary_template/1 gives no text")
+	}
 	p.warm = runtime.WarmPolicy{Fidelity: map[string]int64{}, Weights: map[string]int64{}}
 	for name, dst := range map[string]map[string]int64{"warm_fidelity": p.warm.Fidelity, "warm_signal_weight": p.warm.Weights} {
 		k, v := engine.NewVariable(), engine.NewVariable()
@@ -138,8 +151,10 @@ type Defaults struct {
 	Policy           pack.Policy
 	Utilities        pack.Utilities
 	BoundaryTemplate string
-	CountEncodings   []string
-	Warm             runtime.WarmPolicy
+	// DirectBoundaryTemplate is the boundary of a direct turn.
+	DirectBoundaryTemplate string
+	CountEncodings         []string
+	Warm                   runtime.WarmPolicy
 }
 
 // Defaults reads lib's policy facts once, in a session of its own.
@@ -177,6 +192,7 @@ func (s *Session) readDefaults(c *prolog.Call) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	s.defaults = Defaults{Policy: p, Utilities: pol.utilities, BoundaryTemplate: pol.boundary, CountEncodings: pol.encodings, Warm: w.Policy}
+	s.defaults = Defaults{Policy: p, Utilities: pol.utilities, BoundaryTemplate: pol.boundary,
+		DirectBoundaryTemplate: pol.directBoundary, CountEncodings: pol.encodings, Warm: w.Policy}
 	return true, nil
 }

@@ -110,8 +110,12 @@ func (s *Session) turnOptions(c *prolog.Call, cv runtime.Conversation, op opts) 
 			return adj, cons, err
 		}
 	}
-	to := runtime.TurnOptions{TurnID: op.text("turn_id"), Pack: po, Encodings: pol.encodings,
+	to := runtime.TurnOptions{TurnID: op.text("turn_id"), Mode: op.atom("mode"), Pack: po, Encodings: pol.encodings,
 		Completion: sp.in, Deps: sp.deps, Handles: s.handles, Cold: lim}
+	to.Completion.MaxToolRounds = int(op.int("max_tool_rounds"))
+	if to.Mode == runtime.ModeDirect {
+		to.Pack.BoundaryTemplate = pol.directBoundary
+	}
 	if op.has("on_event") {
 		closure := op["on_event"]
 		if err := c.CheckClosure(closure, 1); err != nil {

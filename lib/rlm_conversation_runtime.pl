@@ -141,7 +141,23 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %       failed. Deltas show progress; the answer is the Outcome's.
 %       Closure/1 must be defined: an undefined one is
 %       existence_error(procedure, PI), thrown before anything is written;
-%     - receipt(Bool): include the receipt in the result (default true).
+%     - receipt(Bool): include the receipt in the result (default true);
+%     - mode(planner | direct): planner (the default) asks a planner for a
+%       plan as above; direct calls no planner: the completion runs the
+%       trusted plan [respond(P, answer), final(var(answer))] for the
+%       first provider P, sending the packed conversation itself (no
+%       planner prompt; the boundary is direct_boundary_template/1) with
+%       native tools history_search(query, max_results),
+%       history_slice(start, length) and history_peek(sequence) over the
+%       cold handle (as context(search|slice|peek) grant them) and the
+%       granted tools (arguments checked against their schema; a refused
+%       call is a tool error the model reads). Each round is recompiled
+%       under the same ceiling with the calls and results so far as fixed
+%       messages (over the ceiling: context_budget_failed), streams its
+%       text as delta events, and is a call of kind respond in the
+%       receipt;
+%     - max_tool_rounds(N): the tool rounds of a direct turn (default 4);
+%       the request after the last offers no tools, so the model answers.
 %
 %   Outcome is ok(conversation_turn_result([assistant(Rec), receipt(R),
 %   replayed(B), turn_id(T), user(Rec), value(V)])) or

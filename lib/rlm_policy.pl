@@ -31,6 +31,7 @@ Exports:
     warm_fidelity/2               % ?Representation, ?Percent
     warm_signal_weight/2          % ?Kind, ?Weight
     context_boundary_template/1   % -Template
+    direct_boundary_template/1    % -Template
 
 Hooks a program may define:
     context_pack_hook/2           % +Units, -Adjustments
@@ -41,6 +42,7 @@ Hooks a program may define:
 :- dynamic(context_pinned_role/1).
 :- dynamic(context_excerpt/2).
 :- dynamic(context_boundary_template/1).
+:- dynamic(direct_boundary_template/1).
 :- dynamic(warm_fidelity/2).
 :- dynamic(warm_signal_weight/2).
 :- dynamic(context_pack_hook/2).
@@ -102,6 +104,8 @@ rlm_option(conversation_turn/4, cold_context_options, list, default([])).
 rlm_option(conversation_turn/4, turn_id, text, optional).
 rlm_option(conversation_turn/4, on_event, callable, optional).
 rlm_option(conversation_turn/4, receipt, boolean, default(true)).
+rlm_option(conversation_turn/4, mode, oneof([planner, direct]), default(planner)).
+rlm_option(conversation_turn/4, max_tool_rounds, positive_integer, default(4)).
 rlm_option(conversation_turn_async/4, Name, Type, Default) :-
     rlm_option(conversation_turn/4, Name, Type, Default).
 rlm_option(conversation_receipts/3, history, boolean, default(false)).
@@ -282,6 +286,14 @@ context_excerpt(1024,
 %   (bind names are atoms: the plan reader refuses variables).
 context_boundary_template(
     "Cold history boundary: conversation {conversation} has durable history outside the guaranteed hot tail. Sequences 1..{cold_through} may be absent from this context; the hot tail begins at sequence {hot_start}. Nothing has been deleted. If the user refers to an earlier decision, fact, file, task or discussion that is not in context, retrieve it before answering with a plan step on the cold history: context(input(context), search(\"query\"), r), context(input(context), slice(Start, Length), r) or context(input(context), peek(item(Index)), r), binding r (any lower-case name) for later steps (JSON: {\"op\":\"context\",\"handle\":{\"ref\":\"input\",\"name\":\"context\"},\"action\":{\"type\":\"search\",\"pattern\":\"query\"},\"bind\":\"r\"}). Refine the query when a result is truncated. Summaries may stand for old turns; the cold transcript is authoritative.").
+
+%!  direct_boundary_template(-Template) is det.
+%
+%   The cold-history boundary of a direct turn (mode(direct)), whose model
+%   reaches older turns through native tool calls instead of plan steps;
+%   the placeholders are context_boundary_template/1's.
+direct_boundary_template(
+    "Cold history boundary: conversation {conversation} has durable history outside the guaranteed hot tail. Sequences 1..{cold_through} may be absent from this context; the hot tail begins at sequence {hot_start}. Nothing has been deleted. If the user refers to an earlier decision, fact, file, task or discussion that is not in context, call history_search before guessing (then history_slice or history_peek to read around a hit, by sequence). Refine the query when a result is truncated. Summaries may stand for old turns; the cold transcript is authoritative.").
 
 /* --- Warm context --- */
 

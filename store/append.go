@@ -59,6 +59,19 @@ type AppendOptions struct {
 	// Metadata is stored with the message and returned in its [Record]:
 	// unique keys, JSON values, at most 64 KiB encoded. It is not searched.
 	Metadata []KV
+	// Before are messages written right before this one in the same
+	// transaction, at the sequences before its own (a turn's tool calls
+	// and results with its answer): all are durable, or none. They share
+	// Time and Session and have no key of their own: a retry under
+	// IdempotencyKey writes none of them again.
+	Before []Prior
+}
+
+// Prior is a message of [AppendOptions].Before, with its content token
+// counts per encoding.
+type Prior struct {
+	Message     Message
+	TokenCounts map[string]int
 }
 
 // When returns when the message was said: r.Time, or r.CreatedAt when the
@@ -136,6 +149,16 @@ func (db *DB) Append(conv string, m Message, opts AppendOptions) (Record, error)
 	if opts, err = opts.normalize(); err != nil {
 		return Record{}, err
 	}
+	before := make([]Prior, len(opts.Before))
+	for i, p := range opts.Before {
+		if p.Message, err = p.Message.Normalize(); err != nil {
+			return Record{}, err
+		}
+		if err := checkTokenCounts(p.TokenCounts); err != nil {
+			return Record{}, err
+		}
+		before[i] = p
+	}
 	if err := db.enter(); err != nil {
 		return Record{}, err
 	}
@@ -158,6 +181,12 @@ func (db *DB) Append(conv string, m Message, opts AppendOptions) (Record, error)
 		h, err := getHead(t, cs.num)
 		if err != nil {
 			return err
+		}
+		for _, p := range before {
+			po := AppendOptions{TokenCounts: p.TokenCounts, Time: opts.Time, Session: opts.Session}
+			if _, err := db.writeMessage(t, cs, &h, p.Message, po); err != nil {
+				return err
+			}
 		}
 		r, err := db.writeMessage(t, cs, &h, nm, opts)
 		if err != nil {

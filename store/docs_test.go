@@ -94,3 +94,33 @@ func testAppendWritesDocsAtomically(t *testing.T, be backend) {
 		t.Fatalf("unknown conversation: %v", err)
 	}
 }
+
+// TestAppendWritesPriorMessagesAtomically: a turn's tool call and result
+// are written with its answer in one transaction, at the sequences before
+// it; a bad document writes none of them; a retry writes nothing again.
+func TestAppendWritesPriorMessagesAtomically(t *testing.T) {
+	db := openMem(t)
+	mustCreate(t, db, "c")
+	call := Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c1", Name: "history_search", Arguments: `{"query":"x"}`}}}
+	result := Message{Role: RoleTool, ToolCallID: "c1", Content: TextContent("found x")}
+	before := []Prior{{Message: call}, {Message: result, TokenCounts: map[string]int{"o200k_base": 2}}}
+	bad := func(Record) ([]DocPut, error) { return []DocPut{{"receipt", "", nil}}, nil }
+	if _, err := db.Append("c", Message{Role: RoleAssistant, Content: TextContent("x it is")}, AppendOptions{Before: before, Docs: bad}); err == nil {
+		t.Fatal("a document without a key was accepted")
+	}
+	if st, _ := db.Stats("c"); st.Messages != 0 {
+		t.Fatalf("a rejected append wrote %d messages", st.Messages)
+	}
+	opts := AppendOptions{IdempotencyKey: "turn/t/assistant", Before: before}
+	for range 2 {
+		r, err := db.Append("c", Message{Role: RoleAssistant, Content: TextContent("x it is")}, opts)
+		if err != nil || r.Seq != 3 {
+			t.Fatalf("append = %+v, %v", r, err)
+		}
+	}
+	m1, _ := db.Message("c", 1)
+	m2, _ := db.Message("c", 2)
+	if st, _ := db.Stats("c"); st.Messages != 3 || len(m1.Message.ToolCalls) != 1 || m2.Message.ToolCallID != "c1" || m2.TokenCounts["o200k_base"] != 2 {
+		t.Fatalf("stored %+v / %+v", m1, m2)
+	}
+}

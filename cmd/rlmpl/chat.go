@@ -32,6 +32,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	system := fs.String("system", "", "a system prompt, sent with every turn")
 	maxContext := intFlag[int64](fs, "max-context", 0, 0, "operator cap on every request, in `tokens` (default: the policy's)")
 	asJSON := fs.Bool("json", false, "print one NDJSON event per line")
+	direct := fs.Bool("direct", false, "answer at once: the conversation goes to the model with history tools, no planner")
 	if _, code, ok := parseCommand(fs, "chat --conv ID [flags]", args, stdout, stderr); !ok {
 		return code
 	}
@@ -70,6 +71,9 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		Completion: plan.Input{Providers: []string{resolved.Name}, StructuredOutput: resolved.StructuredOutput, SchemaFree: resolved.SchemaFree},
 		Deps:       deps,
 		Handles:    handle.New(nil),
+	}
+	if *direct {
+		to.Mode, to.Pack.BoundaryTemplate = runtime.ModeDirect, d.DirectBoundaryTemplate
 	}
 	if *system != "" {
 		to.Pack.Sections = []pack.TextSection{{Name: "system_prompt", Visibility: pack.Model, Text: *system}}

@@ -189,3 +189,44 @@ func TestChatEndsAPartialAnswerBeforeItsError(t *testing.T) {
 		t.Fatalf("chat: %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
 	}
 }
+
+// TestChatDirect: `rlmpl chat --direct --max-context 2000` on a short
+// conversation: no planner prompt, the model streams a history_search
+// call in fragments, reads its result and streams the answer; both rounds
+// are in the receipt and replay byte for byte.
+func TestChatDirect(t *testing.T) {
+	srv := providertest.NewServer(
+		providertest.SSE(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"history_search","arguments":"{\"query\":"}}]}}]}`,
+			`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"hi\"}"}}]}}]}`,
+			`{"choices":[{"index":0,"finish_reason":"tool_calls","delta":{}}],"usage":{"prompt_tokens":300,"completion_tokens":9,"total_tokens":309}}`, "[DONE]"),
+		providertest.SSE(`{"choices":[{"index":0,"delta":{"content":"Found"}}]}`, `{"choices":[{"index":0,"delta":{"content":" it"}}]}`, "[DONE]"),
+	)
+	defer srv.Close()
+	state := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"chat", "--direct", "--state", state, "--conv", "demo", "--provider", "local",
+		"--base-url", srv.BaseURL(), "--model", "gpt-4o-2024-08-06", "--max-context", "2000"}, strings.NewReader("hi\n/receipt\n"), &stdout, &stderr)
+	out := stdout.String()
+	reqs := srv.Requests()
+	if code != 0 || !strings.HasPrefix(out, "Found it\n") || len(reqs) != 2 {
+		t.Fatalf("chat: %d, %d requests\n%s\n%s", code, len(reqs), out, stderr.String())
+	}
+	if strings.Contains(reqs[0].Raw, "plan_grammar") || strings.Contains(reqs[0].Raw, "A plan is a list") ||
+		!strings.Contains(reqs[0].Raw, `"name":"history_search"`) {
+		t.Fatalf("first request: %s", reqs[0].Raw)
+	}
+	if !strings.Contains(reqs[1].Raw, `"tool_call_id":"c1"`) || !strings.Contains(reqs[1].Raw, `"arguments":"{\"query\":\"hi\"}"`) {
+		t.Fatalf("second request does not carry the call and its result: %s", reqs[1].Raw)
+	}
+	for _, r := range reqs {
+		sum := sha256.Sum256([]byte(r.Raw))
+		if !strings.Contains(out, hex.EncodeToString(sum[:])) {
+			t.Fatalf("the receipt lacks the SHA-256 of a body received:\n%s", out)
+		}
+	}
+	id := out[strings.Index(out, "turn turn_")+5:]
+	id = id[:strings.IndexByte(id, ' ')]
+	if out, errs, code := rlmpl(t, "turn", "replay", id, "--state", state, "--conv", "demo"); code != 0 || !strings.Contains(out, "2 requests rendered again") {
+		t.Fatalf("replay: %d %s %s", code, out, errs)
+	}
+}

@@ -35,11 +35,13 @@ Usage:
 	                           the context the conversation would send: what
 	                           went in, what was left out, tokens per stage
 	rlmpl chat --conv ID [--provider P] [--base-url URL] [--model M]
-	           [--system TEXT] [--max-context N] [--json]
+	           [--system TEXT] [--max-context N] [--direct] [--json]
 	                           talk over a managed conversation: each line is
 	                           a turn, streamed; /ledger, /receipt, /search
 	                           TEXT, /quit; Ctrl-C cancels the running turn
-	                           (or clears the line), Ctrl-D leaves
+	                           (or clears the line), Ctrl-D leaves; --direct
+	                           answers without a planner (history tools
+	                           instead)
 	rlmpl receipt list|show TURN|diff TURN_A TURN_B --conv ID
 	                           what each turn sent: units, tokens per stage,
 	                           request hashes, usage; list pages with

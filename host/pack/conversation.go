@@ -54,6 +54,11 @@ type TextSection struct {
 	// Category groups sections under one of Policy.CategoryLimits
 	// (instructions, skills).
 	Category string
+	// ToolCalls and ToolCallID make the section an assistant's tool calls
+	// or a tool's result (a direct turn's rounds, in the trailer): fixed,
+	// so each call stays with its result or the request does not fit.
+	ToolCalls  []tokenizer.ToolCall
+	ToolCallID string
 }
 
 // Message is the section as it renders.
@@ -62,7 +67,7 @@ func (s TextSection) Message() tokenizer.Message {
 	if role == "" {
 		role = tokenizer.RoleSystem
 	}
-	return tokenizer.Message{Role: role, Content: s.Text}
+	return tokenizer.Message{Role: role, Content: s.Text, ToolCalls: s.ToolCalls, ToolCallID: s.ToolCallID}
 }
 
 // ConversationInput is one conversation pack.

@@ -14,8 +14,8 @@ type Plan struct {
 }
 
 // Step is one plan step: [*ContextStep], [*ModelStep], [*RLMStep],
-// [*ToolStep], [*ParallelStep], [*RetryStep], [*CheckpointStep] or
-// [*FinalStep]. The set is closed.
+// [*ToolStep], [*ParallelStep], [*RetryStep], [*CheckpointStep],
+// [*RespondStep] or [*FinalStep]. The set is closed.
 type Step interface {
 	// Op is the step's operator name as the JSON "op" field spells it.
 	Op() string

@@ -49,6 +49,13 @@ type Input struct {
 	// PlannerMaxTokens caps each planner call (and model steps without a
 	// max_tokens option). Zero means 1024.
 	PlannerMaxTokens int
+	// Plan, when set, is a trusted plan run instead of asking the planner
+	// (a direct turn's [DirectPlan]); it is validated like a planner's and
+	// Deps.Planner may be nil.
+	Plan *Plan
+	// MaxToolRounds bounds the tool rounds of a respond step; the request
+	// after the last round offers no tools. Zero means 4.
+	MaxToolRounds int
 	// PlannerInstruction is appended to the planner prompt.
 	PlannerInstruction string
 	// Goal, when set, is what the prompt's Goal line says instead of the
@@ -130,6 +137,12 @@ func (in *Input) withDefaults() (Budget, error) {
 	}
 	if in.PlannerMaxTokens < 0 {
 		return b, complFault(D("invalid_positive_integer", Atom("planner_max_tokens"), int64(in.PlannerMaxTokens)), "planner_max_tokens must be > 0")
+	}
+	if in.MaxToolRounds == 0 {
+		in.MaxToolRounds = 4
+	}
+	if in.MaxToolRounds < 0 || in.MaxToolRounds > 64 {
+		return b, complFault(D("invalid_positive_integer", Atom("max_tool_rounds"), int64(in.MaxToolRounds)), "max_tool_rounds must be 1..64")
 	}
 	if in.MaxTrajectory <= 0 {
 		in.MaxTrajectory = 256
@@ -234,8 +247,8 @@ func Complete(ctx context.Context, in Input, deps Deps) (out *Outcome, err error
 	if err != nil {
 		return out, err
 	}
-	if deps.Contexts == nil || deps.Planner == nil {
-		return out, complFault(D("invalid_dependencies"), "Complete needs Deps.Contexts and Deps.Planner")
+	if deps.Contexts == nil || deps.Planner == nil && in.Plan == nil {
+		return out, complFault(D("invalid_dependencies"), "Complete needs Deps.Contexts and Deps.Planner (or Input.Plan)")
 	}
 	out.ChildCapabilities = in.ChildCapabilities
 	r := &run{deps: deps, in: &in, meter: newMeter(b), maxEvents: in.MaxTrajectory, children: map[uint64]bool{}}
@@ -277,7 +290,7 @@ func Complete(ctx context.Context, in Input, deps Deps) (out *Outcome, err error
 	}
 	pol := Policy{Capabilities: in.Capabilities, ChildCapabilities: in.ChildCapabilities, Budget: b,
 		Providers: in.Providers, Tools: toolNames(in.Tools)}
-	p, stats, attempts, err := r.planLoop(ctx, pd, pol, root)
+	p, stats, attempts, err := r.rootPlan(ctx, pd, pol, root)
 	out.PlannerAttempts = attempts
 	if err != nil {
 		return out, err
@@ -302,6 +315,15 @@ func toolNames(ts []ToolSchema) []string {
 		out[i] = t.Name
 	}
 	return out
+}
+
+// rootPlan is the root plan: Input.Plan, validated, or the planner's.
+func (r *run) rootPlan(ctx context.Context, pd PromptData, pol Policy, f *frame) (*Plan, Stats, int, error) {
+	if r.in.Plan == nil {
+		return r.planLoop(ctx, pd, pol, f)
+	}
+	stats, err := Validate(r.in.Plan, pol)
+	return r.in.Plan, stats, 0, err
 }
 
 // planLoop asks the planner until an answer parses and validates, feeding

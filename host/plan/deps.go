@@ -42,6 +42,12 @@ type ModelCall struct {
 	// OnDelta, when set, receives the answer's text as it streams (an
 	// implementation that cannot stream calls it once with the whole text).
 	OnDelta func(text string)
+	// Respond marks a round of a respond step: Request.Messages[0] is the
+	// query as a user message, followed by the tool calls and results of
+	// the rounds so far, and Request.Tools are the tools offered. A caller
+	// that holds the conversation the query ends (a managed turn) sends the
+	// conversation in place of that first message.
+	Respond bool
 }
 
 // Prompt returns the text of the request's last user message, for
@@ -68,6 +74,9 @@ type ModelResult struct {
 	Text      string
 	Reasoning string
 	Model     string // the model that answered, "" when unknown
+	// ToolCalls are the tools the model called (a respond round offering
+	// tools), in the order it called them.
+	ToolCalls []tokenizer.ToolCall
 	Usage     Usage
 	// RequestBody is the exact body the provider sent, when it sent one
 	// over HTTP (a turn receipt records its SHA-256); nil otherwise.

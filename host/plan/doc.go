@@ -30,6 +30,7 @@
 //	         | tool(Name, Expr, Bind)               {"op":"tool","name":N,"args":E,"bind":B}
 //	         | parallel([Plan, ...], Bind)          {"op":"parallel","plans":[Plan,...],"bind":B}
 //	         | retry(N, Plan, Bind)                 {"op":"retry","attempts":N,"plan":Plan,"bind":B}
+//	         | respond(Provider, Bind)              {"op":"respond","provider":P,"bind":B}
 //	         | checkpoint(Label)                    {"op":"checkpoint","label":L}
 //	         | final(Expr)                          {"op":"final","value":E}
 //	         | spawn_agent(Spec, Caps, Bind)        sugar for tool(spawn_agent, ...), as upstream

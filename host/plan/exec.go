@@ -133,6 +133,8 @@ func opName(s Step) string {
 		return "model(" + s.Provider + ")"
 	case *ToolStep:
 		return "tool(" + s.Name + ")"
+	case *RespondStep:
+		return "respond(" + s.Provider + ")"
 	}
 	return s.Op()
 }
@@ -306,6 +308,13 @@ func (r *run) step(ctx context.Context, s Step, f *frame, ev *Event) (v any, fin
 			}
 		}
 		return nil, false, last
+
+	case *RespondStep:
+		if err := r.meter.step(""); err != nil {
+			return nil, false, err
+		}
+		v, err := r.respond(ctx, s, f, ev)
+		return v, false, err
 
 	case *CheckpointStep:
 		if err := r.meter.step(""); err != nil {

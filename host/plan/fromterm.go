@@ -157,7 +157,7 @@ func (n *termNorm) step(t Term, path string) (Step, error) {
 	}
 	bad := func() error {
 		return n.fail(path, D("unknown_or_malformed_operation", Compound{Functor: "/", Args: []any{Atom(name), int64(len(args))}}),
-			"unknown or malformed step %s/%d; steps are context/3, model/4, rlm/2, tool/3, parallel/2, retry/3, checkpoint/1, final/1", name, len(args))
+			"unknown or malformed step %s/%d; steps are context/3, model/4, rlm/2, tool/3, parallel/2, retry/3, respond/2, checkpoint/1, final/1", name, len(args))
 	}
 	var err error
 	switch {
@@ -273,6 +273,15 @@ func (n *termNorm) step(t Term, path string) (Step, error) {
 			return nil, err
 		}
 		return &RetryStep{Attempts: k, Plan: p, Bind: b}, nil
+	case name == "respond" && len(args) == 2:
+		st := &RespondStep{}
+		if st.Provider, err = n.atom(args[0], "provider", path); err != nil {
+			return nil, err
+		}
+		if st.Bind, err = n.atom(args[1], "bind", path); err != nil {
+			return nil, err
+		}
+		return st, nil
 	case name == "checkpoint" && len(args) == 1:
 		l, ok := text(args[0])
 		if !ok || l == "" {

@@ -308,6 +308,16 @@ func (n *jsonNorm) step(v any, path string) (Step, error) {
 			return nil, err
 		}
 		return &RetryStep{Attempts: k, Plan: p, Bind: b}, nil
+	case "respond":
+		prov, err := n.text1(obj, "provider", path)
+		if err != nil {
+			return nil, err
+		}
+		b, err := n.text1(obj, "bind", path)
+		if err != nil {
+			return nil, err
+		}
+		return &RespondStep{Provider: prov, Bind: b}, nil
 	case "checkpoint":
 		l, err := n.text1(obj, "label", path)
 		if err != nil {

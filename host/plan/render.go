@@ -99,6 +99,8 @@ func writeStep(sb *strings.Builder, s Step, depth int) {
 		sb.WriteString("retry(" + strconv.Itoa(s.Attempts) + ", ")
 		writePlan(sb, s.Plan, depth+1)
 		sb.WriteString(", " + atomText(s.Bind) + ")")
+	case *RespondStep:
+		sb.WriteString("respond(" + atomText(s.Provider) + ", " + atomText(s.Bind) + ")")
 	case *CheckpointStep:
 		sb.WriteString("checkpoint(" + quoteString(s.Label) + ")")
 	case *FinalStep:

@@ -219,6 +219,12 @@ func (v *validator) structure(p *Plan, parent *scope, nest int) error {
 			} else if err = v.structure(s.Plan, sc, nest+1); err == nil {
 				err = bind(s.Bind)
 			}
+		case *RespondStep:
+			if s.Provider == "" {
+				err = invalid(PhaseValidate, D("invalid_text_field", Atom("provider"), ""), "a respond step needs a provider")
+			} else {
+				err = bind(s.Bind)
+			}
 		case *CheckpointStep:
 			if s.Label == "" {
 				err = invalid(PhaseValidate, D("invalid_checkpoint_label", ""), "a checkpoint needs a label")
@@ -417,6 +423,8 @@ func needs(s Step) (Capability, bool) {
 		return Capability{Kind: "context", Name: s.Action.Type}, true
 	case *ModelStep:
 		return Capability{Kind: "model", Name: s.Provider}, true
+	case *RespondStep:
+		return Capability{Kind: "model", Name: s.Provider}, true
 	case *ToolStep:
 		return Capability{Kind: "tool", Name: s.Name}, true
 	case *RLMStep:
@@ -477,7 +485,7 @@ func estimate(p *Plan) est {
 		switch s := s.(type) {
 		case *ContextStep:
 			e.context++
-		case *ModelStep:
+		case *ModelStep, *RespondStep: // a respond step's tool rounds are metered as they run
 			e.model++
 		case *ToolStep:
 			e.tool++
@@ -514,9 +522,9 @@ func (v *validator) preflight(p *Plan) error {
 	walkSteps(p, func(s Step) bool {
 		switch s := s.(type) {
 		case *ModelStep:
-			if !slices.Contains(v.pol.Providers, s.Provider) {
-				err = planErr(PhasePreflight, KindUnknownProvider, fmt.Sprintf("no provider %s is registered", s.Provider), Field{"value", Atom(s.Provider)})
-			}
+			err = v.provider(s.Provider)
+		case *RespondStep:
+			err = v.provider(s.Provider)
 		case *ToolStep:
 			if !slices.Contains(v.pol.Tools, s.Name) {
 				err = planErr(PhasePreflight, KindUnknownTool, fmt.Sprintf("no tool %s is registered", s.Name), Field{"value", Atom(s.Name)})
@@ -525,4 +533,12 @@ func (v *validator) preflight(p *Plan) error {
 		return err == nil
 	})
 	return err
+}
+
+// provider refuses a provider no model dependency serves.
+func (v *validator) provider(name string) error {
+	if !slices.Contains(v.pol.Providers, name) {
+		return planErr(PhasePreflight, KindUnknownProvider, fmt.Sprintf("no provider %s is registered", name), Field{"value", Atom(name)})
+	}
+	return nil
 }

@@ -47,6 +47,10 @@ type AppendOptions struct {
 	Time     time.Time
 	Session  string
 	Metadata []store.KV
+	// Before are messages written right before this one in the same
+	// transaction (a direct turn's tool calls and results), counted like
+	// it (see store.AppendOptions.Before).
+	Before []store.Message
 }
 
 // ErrOrphanToolResult is a tool message that answers no tool call of the
@@ -122,8 +126,15 @@ func (c Conversation) Append(m store.Message, opts AppendOptions) (store.Record,
 	if err != nil {
 		return store.Record{}, err
 	}
+	before := make([]store.Prior, len(opts.Before))
+	for i, p := range opts.Before {
+		before[i].Message = p
+		if before[i].TokenCounts, err = c.st.rt.contentCounts(p, opts.Encodings); err != nil {
+			return store.Record{}, err
+		}
+	}
 	return c.st.db.Append(c.id, m, store.AppendOptions{IdempotencyKey: opts.IdempotencyKey, TokenCounts: counts, Docs: opts.Docs,
-		Time: opts.Time, Session: opts.Session, Metadata: opts.Metadata})
+		Time: opts.Time, Session: opts.Session, Metadata: opts.Metadata, Before: before})
 }
 
 // contentCounts counts m's content text in each encoding.

@@ -325,8 +325,13 @@ func recipeOf(cp Packed, sections, trailer []pack.TextSection) []RecipeMessage {
 	var out []RecipeMessage
 	lit := func(ss []pack.TextSection) {
 		for _, s := range ss {
-			if s.Visibility == pack.Model {
-				m := s.Message()
+			if s.Visibility != pack.Model {
+				continue
+			}
+			m := s.Message()
+			if len(m.ToolCalls) > 0 || m.ToolCallID != "" {
+				out = append(out, RecipeMessage{Message: &m}) // a direct turn's tool round
+			} else {
 				out = append(out, RecipeMessage{Role: m.Role, Text: m.Content})
 			}
 		}

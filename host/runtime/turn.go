@@ -37,6 +37,11 @@ type TurnOptions struct {
 	// [store.ErrIdempotencyMismatch], and nothing is stored. Empty means a
 	// fresh id (returned in the result).
 	TurnID string
+	// Mode is how the turn answers: ModePlanner ("" too) asks a planner
+	// for a plan; ModeDirect runs plan.DirectPlan over the first of
+	// Completion.Providers: the packed conversation goes to the model with
+	// native history tools, and no planner is called.
+	Mode string
 	// Pack is the managed context: policy, counter, sections (a system
 	// prompt, project instructions, skills), warm context, the boundary.
 	// Its hot tail always holds the new user message.
@@ -143,8 +148,8 @@ func (c Conversation) Turn(ctx context.Context, msg store.Message, opts TurnOpti
 	if opts.Handles == nil {
 		return TurnResult{}, errors.New("runtime: TurnOptions.Handles is required")
 	}
-	if opts.Deps.Planner == nil {
-		return TurnResult{}, errors.New("runtime: TurnOptions.Deps.Planner is required")
+	if err := opts.checkMode(); err != nil {
+		return TurnResult{}, err
 	}
 	opts.Pack.Policy.MinRecentTurns = max(1, opts.Pack.Policy.MinRecentTurns) // the new message is hot
 	counter, err := c.st.rt.packCounter(&opts.Pack)
@@ -191,7 +196,8 @@ type turn struct {
 	mu       sync.Mutex // protects the fields below: plan steps run in parallel
 	receipt  Receipt
 	ledger   *pack.Ledger
-	composed *composedCall // the root planner request Compose just built
+	composed *composedCall       // the root planner request Compose just built
+	rounds   []tokenizer.Message // a direct turn's tool calls and results, as last sent
 }
 
 func (t *turn) emit(ev TurnEvent) {
@@ -218,6 +224,9 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 		}
 	}
 	in.Compose = t.composePlanner
+	if t.opts.Mode == ModeDirect {
+		in.Plan = plan.DirectPlan(in.Providers[0]) // checkMode: there is one
+	}
 	if in.Budget == nil {
 		// Every call of a turn may carry the whole context: the default token
 		// budget is the ceiling times the model calls the budget allows.
@@ -280,7 +289,8 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 		body, err := json.Marshal(t.receipt)
 		return append(texts, store.DocPut{Collection: receiptCollection, Key: t.id, Body: body}), err
 	}
-	rec, err := t.c.Append(asst, AppendOptions{IdempotencyKey: turnKey(t.id, "assistant"), Encodings: t.opts.Encodings, Docs: receiptFor})
+	rec, err := t.c.Append(asst, AppendOptions{IdempotencyKey: turnKey(t.id, "assistant"), Encodings: t.opts.Encodings, Docs: receiptFor,
+		Before: t.toolMessages()})
 	if err != nil {
 		return TurnResult{}, &TurnError{Kind: "receipt_failed", Cause: err}
 	}
@@ -472,8 +482,8 @@ func mergeUser(ss []pack.TextSection) []pack.TextSection {
 func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection, base tokenizer.Request, planner bool) (tokenizer.Request, []RecipeMessage, tokenizer.Count, error) {
 	po := t.opts.Pack
 	// A plan's tools are described to the planner in text (tool_schemas);
-	// no request of a turn offers native function calls.
-	po.Sections, po.Trailer, po.Tools = sections, trailer, nil
+	// only a respond round offers native function calls (base.Tools).
+	po.Sections, po.Trailer, po.Tools = sections, trailer, base.Tools
 	if base.ResponseFormat != nil {
 		po.Format, po.FormatFree = base.ResponseFormat, t.opts.Completion.SchemaFree
 	}
@@ -607,16 +617,14 @@ type turnModels struct {
 
 func (m turnModels) Complete(ctx context.Context, call plan.ModelCall) (plan.ModelResult, error) {
 	t := m.t
-	var trailer []pack.TextSection
-	for _, msg := range call.Request.Messages {
-		trailer = append(trailer, pack.TextSection{Name: "step_" + msg.Role, Visibility: pack.Model, Role: msg.Role, Text: msg.Text()})
-	}
-	req, recipe, local, err := t.compose(ctx, t.opts.Pack.Sections, trailer, tokenizer.Request{MaxTokens: call.Request.MaxTokens}, false)
+	sent := call // as the plan built it
+	trailer, base := stepTrailer(call)
+	req, recipe, local, err := t.compose(ctx, t.opts.Pack.Sections, trailer, base, call.Respond)
 	if err != nil {
 		return plan.ModelResult{}, err
 	}
 	gen := call.Request // the step's parameters, with the composed messages
-	gen.Messages, gen.MaxTokens = req.Messages, req.MaxTokens
+	gen.Messages, gen.Tools, gen.MaxTokens = req.Messages, req.Tools, req.MaxTokens
 	call.Request = gen
 	streamed := false
 	call.OnDelta = func(text string) {
@@ -624,7 +632,7 @@ func (m turnModels) Complete(ctx context.Context, call plan.ModelCall) (plan.Mod
 		t.emit(TurnEvent{Kind: "delta", Text: text})
 	}
 	var res plan.ModelResult
-	err = t.send(ctx, "model", call.Depth, call.Request, local, recipe, func(ctx context.Context) ([]byte, plan.Usage, error) {
+	err = t.send(ctx, callKind(call), call.Depth, call.Request, local, recipe, func(ctx context.Context) ([]byte, plan.Usage, error) {
 		var err error
 		res, err = m.inner.Complete(ctx, call)
 		return res.RequestBody, res.Usage, err
@@ -632,6 +640,7 @@ func (m turnModels) Complete(ctx context.Context, call plan.ModelCall) (plan.Mod
 	if err != nil {
 		return res, err
 	}
+	t.noteRounds(sent)
 	if !streamed && res.Text != "" {
 		t.emit(TurnEvent{Kind: "delta", Text: res.Text})
 	}

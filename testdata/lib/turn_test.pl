@@ -162,3 +162,25 @@ test(turn_requires_a_user_message,
 test(unknown_turn_option_throws,
      [throws(error(domain_error(conversation_turn_option, colour(red)), conversation_turn/4))],
      (   conv_(t8, [], _, C), conversation_turn(C, message(user, "x"), [colour(red)], _) )).
+
+% A direct turn's model reads the conversation itself, with the tool
+% boundary, and answers; no planner is configured, so none may be asked.
+direct_model_(Call, "DIRECT_OK") :-
+    sees_(Call, "call history_search before guessing"),
+    sees_(Call, "hello directly"),
+    \+ sees_(Call, "A plan is a list of steps").
+
+test(direct_turn_answers_without_a_planner,
+     (   conv_(t9, ["old one", "old two"], _, C),
+         boundary_policy_(P),
+         conversation_turn(C, message(user, "hello directly"),
+                           [mode(direct), context_options(P), completion_options([model_handler(direct_model_)])], ok(R)),
+         record_get(R, assistant, A), record_get(A, content, "DIRECT_OK"),
+         record_get(R, receipt, Rc), record_get(Rc, calls, [Call]), record_get(Call, kind, "respond")
+     )).
+
+test(turn_mode_is_checked,
+     (   conv_(t10, [], _, C),
+         catch(conversation_turn(C, message(user, "x"), [mode(sideways)], _), error(E, _), true),
+         E == domain_error(oneof([planner, direct]), sideways)
+     )).
