@@ -176,7 +176,8 @@ func readRanks(r io.Reader) (*bpe, error) {
 // runners).
 type bpe struct {
 	*vocab
-	re *regexp2.Regexp
+	next func(s string, i int) int // the built-ins' pre-tokenizer (pretok.go), or nil
+	re   *regexp2.Regexp           // the pattern, when next is nil
 }
 
 func (b *bpe) count(text string) int {
@@ -205,7 +206,8 @@ func (b *bpe) decode(dst []byte, ids []int) ([]byte, int, bool) {
 	return dst, 0, true
 }
 
-// split calls f with each pre-token of text, in order. It asks regexp2 for
+// split calls f with each pre-token of text, in order. With a hand-written
+// pre-tokenizer it walks the text once. Otherwise it asks regexp2 for
 // all match offsets at once (FindAllStringIndex runs the capture-free quick
 // program and allocates no Match or string per piece), which is about
 // twice as fast as walking FindNextMatch — but holds every offset, so a
@@ -215,6 +217,14 @@ func (b *bpe) decode(dst []byte, ids []int) ([]byte, int, bool) {
 // most one character past a match), the rest is matched again in the next
 // window.
 func (b *bpe) split(text string, f func(piece string)) {
+	if b.next != nil {
+		for i := 0; i < len(text); {
+			j := b.next(text, i)
+			f(text[i:j])
+			i = j
+		}
+		return
+	}
 	for pos, window := 0, splitWindow; pos < len(text); {
 		end := min(pos+window, len(text))
 		idx, err := b.re.FindAllStringIndex(text[pos:end], -1)
