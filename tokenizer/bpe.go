@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/dlclark/regexp2/v2"
@@ -180,11 +181,15 @@ type bpe struct {
 	re   *regexp2.Regexp           // the pattern, when next is nil
 }
 
+// count encodes each piece into one buffer, reused: it grows only for a
+// piece of more tokens than any before, not per piece.
 func (b *bpe) count(text string) int {
 	var scratch [64]int
+	ids := scratch[:0]
 	n := 0
 	b.split(text, func(piece string) {
-		n += len(b.encodePiece(scratch[:0], piece))
+		ids = b.encodePiece(ids[:0], piece)
+		n += len(ids)
 	})
 	return n
 }
@@ -317,10 +322,10 @@ func (b *bpe) mergeScan(dst []int, piece string) []int {
 // ordered by (rank, start); stale candidates are skipped when popped.
 func (b *bpe) mergeHeap(dst []int, piece string) []int {
 	n := len(piece)
-	type node struct{ prev, next, rank int } // rank of merging with next
-	nodes := make([]node, n+1)
+	sc := heapScratch.Get().(*mergeScratch)
+	nodes := slices.Grow(sc.nodes[:0], n+1)[:n+1]
 	for i := range nodes {
-		nodes[i] = node{i - 1, i + 1, noRank}
+		nodes[i] = mergeNode{i - 1, i + 1, noRank}
 	}
 	nodes[n].next = -1
 	rankOf := func(i int) int {
@@ -330,7 +335,8 @@ func (b *bpe) mergeHeap(dst []int, piece string) []int {
 		}
 		return b.rank(piece[i:nodes[j].next])
 	}
-	h := make(candidates, 0, n)
+	h := slices.Grow(sc.h[:0], n)
+	defer func() { sc.nodes, sc.h = nodes, h; sc.put() }()
 	for i := 0; i+2 <= n; i++ {
 		if r := rankOf(i); r != noRank {
 			nodes[i].rank = r
@@ -364,6 +370,27 @@ func (b *bpe) mergeHeap(dst []int, piece string) []int {
 		dst = append(dst, b.rank(piece[i:nodes[i].next]))
 	}
 	return dst
+}
+
+type mergeNode struct{ prev, next, rank int } // rank of merging with next
+
+// mergeScratch is mergeHeap's working memory, pooled so that a long piece
+// costs no allocation once the pool holds buffers of its size.
+type mergeScratch struct {
+	nodes []mergeNode
+	h     candidates
+}
+
+var heapScratch = sync.Pool{New: func() any { return new(mergeScratch) }}
+
+// maxPooledScratch bounds the piece length whose buffers return to the
+// pool, so that one huge piece does not pin its buffers for good.
+const maxPooledScratch = 1 << 16
+
+func (sc *mergeScratch) put() {
+	if cap(sc.nodes) <= maxPooledScratch {
+		heapScratch.Put(sc)
+	}
 }
 
 type candidate struct{ rank, start int }

@@ -47,6 +47,10 @@ func classOf(r rune) uint8 {
 
 func classify(r rune) uint8 {
 	switch {
+	case 0x4E00 <= r && r <= 0x9FFF, 0xAC00 <= r && r <= 0xD7A3, 0x3041 <= r && r <= 0x30FF && r != 0x30A0 && r != 0x30FB && (r < 0x3097 || r > 0x309C):
+		// The CJK ideographs, Hangul syllables and kana (Lo or Lm, no
+		// table searches): the bulk of CJK text.
+		return cLetter | cUpper | cLower
 	case unicode.IsLetter(r):
 		switch {
 		case unicode.Is(unicode.Lo, r), unicode.Is(unicode.Lm, r):
