@@ -53,6 +53,7 @@ fuzz:
 	$(GO) test ./store -run '^$$' -fuzz '^FuzzRecordDecode$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./store -run '^$$' -fuzz '^FuzzKeyOrder$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./tokenizer -run '^$$' -fuzz '^FuzzTokenizerRoundTrip$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./tokenizer -run '^$$' -fuzz '^FuzzPretokenizer$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./solver -run '^$$' -fuzz '^FuzzSolve$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./host/plan -run '^$$' -fuzz '^FuzzParsePlanJSON$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./host/plan -run '^$$' -fuzz '^FuzzParsePlanTerm$$' -fuzztime $(FUZZTIME)

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/dlclark/regexp2/v2"
@@ -176,14 +177,19 @@ func readRanks(r io.Reader) (*bpe, error) {
 // runners).
 type bpe struct {
 	*vocab
-	re *regexp2.Regexp
+	next func(s string, i int) int // the built-ins' pre-tokenizer (pretok.go), or nil
+	re   *regexp2.Regexp           // the pattern, when next is nil
 }
 
+// count encodes each piece into one buffer, reused: it grows only for a
+// piece of more tokens than any before, not per piece.
 func (b *bpe) count(text string) int {
 	var scratch [64]int
+	ids := scratch[:0]
 	n := 0
 	b.split(text, func(piece string) {
-		n += len(b.encodePiece(scratch[:0], piece))
+		ids = b.encodePiece(ids[:0], piece)
+		n += len(ids)
 	})
 	return n
 }
@@ -205,7 +211,8 @@ func (b *bpe) decode(dst []byte, ids []int) ([]byte, int, bool) {
 	return dst, 0, true
 }
 
-// split calls f with each pre-token of text, in order. It asks regexp2 for
+// split calls f with each pre-token of text, in order. With a hand-written
+// pre-tokenizer it walks the text once. Otherwise it asks regexp2 for
 // all match offsets at once (FindAllStringIndex runs the capture-free quick
 // program and allocates no Match or string per piece), which is about
 // twice as fast as walking FindNextMatch — but holds every offset, so a
@@ -215,6 +222,14 @@ func (b *bpe) decode(dst []byte, ids []int) ([]byte, int, bool) {
 // most one character past a match), the rest is matched again in the next
 // window.
 func (b *bpe) split(text string, f func(piece string)) {
+	if b.next != nil {
+		for i := 0; i < len(text); {
+			j := b.next(text, i)
+			f(text[i:j])
+			i = j
+		}
+		return
+	}
 	for pos, window := 0, splitWindow; pos < len(text); {
 		end := min(pos+window, len(text))
 		idx, err := b.re.FindAllStringIndex(text[pos:end], -1)
@@ -307,10 +322,10 @@ func (b *bpe) mergeScan(dst []int, piece string) []int {
 // ordered by (rank, start); stale candidates are skipped when popped.
 func (b *bpe) mergeHeap(dst []int, piece string) []int {
 	n := len(piece)
-	type node struct{ prev, next, rank int } // rank of merging with next
-	nodes := make([]node, n+1)
+	sc := heapScratch.Get().(*mergeScratch)
+	nodes := slices.Grow(sc.nodes[:0], n+1)[:n+1]
 	for i := range nodes {
-		nodes[i] = node{i - 1, i + 1, noRank}
+		nodes[i] = mergeNode{i - 1, i + 1, noRank}
 	}
 	nodes[n].next = -1
 	rankOf := func(i int) int {
@@ -320,7 +335,8 @@ func (b *bpe) mergeHeap(dst []int, piece string) []int {
 		}
 		return b.rank(piece[i:nodes[j].next])
 	}
-	h := make(candidates, 0, n)
+	h := slices.Grow(sc.h[:0], n)
+	defer func() { sc.nodes, sc.h = nodes, h; sc.put() }()
 	for i := 0; i+2 <= n; i++ {
 		if r := rankOf(i); r != noRank {
 			nodes[i].rank = r
@@ -354,6 +370,27 @@ func (b *bpe) mergeHeap(dst []int, piece string) []int {
 		dst = append(dst, b.rank(piece[i:nodes[i].next]))
 	}
 	return dst
+}
+
+type mergeNode struct{ prev, next, rank int } // rank of merging with next
+
+// mergeScratch is mergeHeap's working memory, pooled so that a long piece
+// costs no allocation once the pool holds buffers of its size.
+type mergeScratch struct {
+	nodes []mergeNode
+	h     candidates
+}
+
+var heapScratch = sync.Pool{New: func() any { return new(mergeScratch) }}
+
+// maxPooledScratch bounds the piece length whose buffers return to the
+// pool, so that one huge piece does not pin its buffers for good.
+const maxPooledScratch = 1 << 16
+
+func (sc *mergeScratch) put() {
+	if cap(sc.nodes) <= maxPooledScratch {
+		heapScratch.Put(sc)
+	}
 }
 
 type candidate struct{ rank, start int }

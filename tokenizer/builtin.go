@@ -4,8 +4,6 @@ import (
 	_ "embed" // the vocabulary tables
 	"fmt"
 	"sync"
-
-	"github.com/dlclark/regexp2/v2"
 )
 
 // Names of the built-in encodings. Their vocabularies are embedded in the
@@ -47,22 +45,20 @@ var builtins = []*Encoding{
 // current) and embedded as they are, so building one costs a header parse
 // (p50k_edit shares p50k_base's, o200k_harmony o200k_base's).
 //
-// NB: rlmpl tokenizes with its own engine ([bpe]) rather than the
-// library's codecs. The library registers regexp2cg-generated matchers for
-// these exact patterns (regexp2.MustCompile returns them), and in v0.10.0
-// the generated `\s*[\r\n]+` stops at the first line break: cl100k_base
-// " \n \n" gives [720 720] where tiktoken gives [33006] (o200k_base:
-// [793 793] for [56319]). Trailing spaces before line breaks are common in
-// code and Markdown. regexp2.Compile interprets the same patterns and
-// agrees with tiktoken on the whole golden corpus, so it must stay Compile,
-// never MustCompile.
+// They split with hand-written pre-tokenizers (pretok.go), checked against
+// regexp2 interpreting the patterns. NB: the regexp must be compiled with
+// regexp2.Compile, never MustCompile: github.com/tiktoken-go/tokenizer
+// registers regexp2cg-generated matchers for these exact patterns
+// (MustCompile returns them), and in v0.10.0 the generated `\s*[\r\n]+`
+// stops at the first line break: cl100k_base " \n \n" gives [720 720]
+// where tiktoken gives [33006] (o200k_base: [793 793] for [56319]).
 //
 //go:generate go test -run ^TestBuiltinTables$ -update .
 var (
-	r50kBPE   = tableBPE(R50kBase, r50kTable, PatternR50k)
-	p50kBPE   = tableBPE(P50kBase, p50kTable, PatternR50k)
-	cl100kBPE = tableBPE(Cl100kBase, cl100kTable, PatternCl100k)
-	o200kBPE  = tableBPE(O200kBase, o200kTable, PatternO200k)
+	r50kBPE   = tableBPE(R50kBase, r50kTable, nextR50k)
+	p50kBPE   = tableBPE(P50kBase, p50kTable, nextR50k)
+	cl100kBPE = tableBPE(Cl100kBase, cl100kTable, nextCl100k)
+	o200kBPE  = tableBPE(O200kBase, o200kTable, nextO200k)
 )
 
 var (
@@ -113,17 +109,13 @@ func newBuiltin(name string, vocab func() *bpe, specials []special) *Encoding {
 }
 
 // tableBPE returns the loader of the built-in encoding name: its embedded
-// table, split by pattern.
-func tableBPE(name, table, pattern string) func() *bpe {
+// table, split by next (the pattern's hand-written pre-tokenizer).
+func tableBPE(name, table string, next func(string, int) int) func() *bpe {
 	return sync.OnceValue(func() *bpe {
 		v, err := parseVocab(table)
 		if err != nil {
 			panic(fmt.Sprintf("tokenizer: built-in %s: %v", name, err)) // TestBuiltinTables checks every table
 		}
-		re, err := regexp2.Compile(pattern, regexp2.None) // not MustCompile: see above
-		if err != nil {
-			panic(fmt.Sprintf("tokenizer: built-in %s: pattern: %v", name, err))
-		}
-		return &bpe{vocab: v, re: re}
+		return &bpe{vocab: v, next: next}
 	})
 }

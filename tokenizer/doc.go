@@ -99,9 +99,10 @@
 //
 // A [Registry], its [Encoding] values and [Counter] values are immutable
 // and safe for concurrent use; the package starts no goroutines and does no
-// I/O after construction. A built-in encoding loads its vocabulary on first
-// use in the process (about 10–60 ms, see BenchmarkFirstUse); call
-// [Registry.Encoding] at start-up to pay that early. Registering an
+// I/O after construction. A built-in encoding's vocabulary is an embedded
+// table used in place, ready on first use in about a millisecond (see
+// BenchmarkFirstUse) and shared by every registry and session of the
+// process. Registering an
 // encoding at run time makes a new registry ([Registry.With]); the old one
 // is unchanged.
 //

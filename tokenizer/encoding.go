@@ -41,8 +41,9 @@ type Encoding struct {
 	framing *Framing // the chat format of EncodingSpec.ChatFormat, nil for none
 }
 
-// codec is the tokenizing engine behind an Encoding: the tiktoken-go codec
-// for the built-in encodings, [bpe] for encodings read from a ranks file.
+// codec is the tokenizing engine behind an Encoding: [bpe], over an
+// embedded table for the built-in encodings, over the ranks NewEncoding
+// read for the others.
 // Inputs are valid UTF-8 (Encoding sanitizes them first).
 type codec interface {
 	count(text string) int

@@ -120,9 +120,9 @@ func (r *Registry) add(opts *Options) error {
 	return nil
 }
 
-// Encoding returns the encoding called name, loading its vocabulary first
-// if this is its first use in the process (tens of milliseconds for the
-// built-ins; call it at start-up to pay that early). It returns an error
+// Encoding returns the encoding called name, preparing its vocabulary
+// first if this is its first use in the process (about a millisecond for
+// the built-ins, whose tables are embedded). It returns an error
 // wrapping [ErrUnknownEncoding] if there is no such encoding.
 func (r *Registry) Encoding(name string) (*Encoding, error) {
 	e, ok := r.encodings[name]

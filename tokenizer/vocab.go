@@ -36,8 +36,7 @@ const vocabMagic = "rlmplvt1"
 
 // u32 reads the little-endian uint32 at index i of a table part.
 func u32(s string, i int) uint32 {
-	s = s[4*i : 4*i+4]
-	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+	return load32(s[4*i : 4*i+4])
 }
 
 // token returns the bytes of rank r ("" for a hole).
@@ -45,24 +44,36 @@ func (v *vocab) token(r int) string {
 	return v.data[u32(v.offs, r):u32(v.offs, r+1)]
 }
 
-// hashBytes is a fast 64-bit hash of a short byte string, 8 bytes a step.
+// hashBytes is a fast 64-bit hash of a short byte string: whole 8-byte
+// words, then the tail as at most two overlapping loads (no byte loop).
 // It is part of the serialized tables: changing it means regenerating
 // them (go generate ./tokenizer).
 func hashBytes(s string) uint64 {
 	h := uint64(len(s)) * 0x9E3779B97F4A7C15
-	for len(s) >= 8 {
-		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-		h = (h ^ w) * 0xBF58476D1CE4E5B9
+	for len(s) > 8 {
+		h = (h ^ load64(s)) * 0xBF58476D1CE4E5B9
 		h ^= h >> 31
 		s = s[8:]
 	}
 	var w uint64
-	for i := len(s) - 1; i >= 0; i-- {
-		w = w<<8 | uint64(s[i])
+	switch n := len(s); {
+	case n == 8:
+		w = load64(s)
+	case n >= 4:
+		w = uint64(load32(s)) | uint64(load32(s[n-4:]))<<32
+	case n > 0:
+		w = uint64(s[0]) | uint64(s[n/2])<<8 | uint64(s[n-1])<<16
 	}
 	h = (h ^ w) * 0x94D049BB133111EB
 	return h ^ h>>29
+}
+
+func load32(s string) uint32 {
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+}
+
+func load64(s string) uint64 {
+	return uint64(load32(s)) | uint64(load32(s[4:]))<<32
 }
 
 // rank returns the rank of piece, or noRank.

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,6 +130,25 @@ func TestBuiltinLoadIsFast(t *testing.T) {
 		}
 		if v.n != bt.n {
 			t.Errorf("%s: %d ranks, want %d", bt.name, v.n, bt.n)
+		}
+	}
+}
+
+// TestCountDoesNotAllocate: counting allocates nothing per piece — not in
+// the split, the rank lookups, nor the merges of long pieces (CJK runs
+// are pieces of hundreds of bytes): ten times the pieces cost no more
+// allocations than once (at most the growth of one buffer to the longest
+// piece's tokens).
+func TestCountDoesNotAllocate(t *testing.T) {
+	r := newTestRegistry(t)
+	text := strings.Repeat("The lease's term, in JSON: {\"id\": 42, \"ok\": true}\n\t日本語の会議は明日の午後三時から始まります", 10) +
+		strings.Repeat("会議は明日の午後三時から始まります", 10)
+	for _, name := range []string{O200kBase, Cl100kBase, R50kBase} {
+		enc, _ := r.Encoding(name)
+		once := testing.AllocsPerRun(20, func() { enc.Count(text) })
+		tenfold := strings.Repeat(text, 10)
+		if a := testing.AllocsPerRun(20, func() { enc.Count(tenfold) }); a > once || a > 4 {
+			t.Errorf("%s: Count allocates %.1f times for 10× the text, %.1f once", name, a, once)
 		}
 	}
 }
