@@ -50,6 +50,7 @@ fuzz:
 	$(GO) test ./prolog -run '^$$' -fuzz '^FuzzTermRoundTrip$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./prolog -run '^$$' -fuzz '^FuzzReadTerm$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./prolog -run '^$$' -fuzz '^FuzzTextRoundTrip$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./prolog -run '^$$' -fuzz '^FuzzCyclicAndDeepArguments$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./store -run '^$$' -fuzz '^FuzzRecordDecode$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./store -run '^$$' -fuzz '^FuzzKeyOrder$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./tokenizer -run '^$$' -fuzz '^FuzzTokenizerRoundTrip$$' -fuzztime $(FUZZTIME)
