@@ -69,17 +69,28 @@ func (w *walk) key(depth int, c engine.Compound) any {
 // nodeKey identifies a compound by where it lives: a pointer, or a slice
 // (ichiban's lists) by its array and length, since each boxing of a slice
 // is a new interface value. Compact text (a Go string) has no variables
-// and so no cycles; it gets nil.
+// and so no cycles; it gets nil. ichiban's partial lists (a list prefix
+// and a tail, what append/3 builds) make a new cell for each tail they
+// are asked for, so such a cell is identified by its prefix and tail.
 func nodeKey(c engine.Compound) any {
 	v := reflect.ValueOf(c)
 	switch v.Kind() {
 	case reflect.Pointer:
+		if v.Type() == partialType {
+			e := v.Elem()
+			if prefix := e.Field(0).Elem(); prefix.Kind() == reflect.Slice {
+				return [3]uintptr{prefix.Pointer(), uintptr(prefix.Len()), e.Field(1).Pointer()}
+			}
+		}
 		return v.Pointer()
 	case reflect.Slice:
 		return [2]uintptr{v.Pointer(), uintptr(v.Len())}
 	}
 	return nil
 }
+
+// partialType is the type of ichiban's partial lists.
+var partialType = reflect.TypeOf(engine.PartialList(engine.NewVariable(), atomNil))
 
 // Acyclic reports whether t is a finite tree under env. It is linear in
 // the number of distinct nodes of t.

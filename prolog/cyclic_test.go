@@ -76,7 +76,7 @@ func TestCyclicArgumentsNeverCrash(t *testing.T) {
 	for _, pi := range pis {
 		for _, goal := range cyclicCalls(pi) {
 			cases++
-			in := newInterp(t, &prolog.Options{Grace: 200 * time.Millisecond})
+			in := newInterp(t, &prolog.Options{Grace: 2 * time.Second})
 			// A goal may run forever (append/3 on a cyclic list does in
 			// SWI-Prolog too), but it must heed cancellation.
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -140,7 +140,7 @@ func FuzzCyclicAndDeepArguments(f *testing.F) {
 		}
 		args[int(pos)%arity] = "C"
 		goal := fmt.Sprintf("%s, catch(%s(%s), E, format(atom(_), \"~p~q~w\", [E, E, E])) ; true", build, writeqAtom(name), strings.Join(args, ", "))
-		in := newInterp(t, &prolog.Options{Grace: 200 * time.Millisecond})
+		in := newInterp(t, &prolog.Options{Grace: 2 * time.Second})
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		if _, err := in.Once(ctx, goal); errors.Is(err, prolog.ErrAbandoned) {
