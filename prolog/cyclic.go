@@ -20,8 +20,10 @@ package prolog
 //     SWI-Prolog supports and ichiban cannot.
 //
 // NB: what the host cannot reach is ichiban's own head unification: a
-// clause head with a repeated variable, p(X, X), called with two distinct
-// cyclic terms still recurses without end inside the engine.
+// clause head with a repeated variable, p(X, X), called with two cyclic
+// terms still recurses without end inside the engine, as do the builtins
+// that unify a result with a cyclic output argument (copy_term/2 and
+// arg/3 excepted, see safeOutput).
 //
 // The walks are cheap on ordinary terms: they remember nothing until they
 // are cheapDepth deep or cheapSteps long (a cycle makes a walk both, a
@@ -321,6 +323,17 @@ func (w *walk) hideLeaves(goal engine.Term, depth int) (engine.Term, bool, error
 	return nil, false, nil
 }
 
+// safeOutput returns what a builtin should unify its result with in
+// place of out, and the continuation to give it: out itself unless out is
+// bound to a compound, then a fresh variable and k behind unify.
+func safeOutput(out engine.Term, k engine.Cont, env *engine.Env) (engine.Term, engine.Cont) {
+	if _, ok := env.Resolve(out).(engine.Compound); !ok {
+		return out, k
+	}
+	v := engine.NewVariable()
+	return v, func(env *engine.Env) *engine.Promise { return unify(v, out, k, env) }
+}
+
 // cyclicError is the error a builtin that cannot take a cyclic argument
 // throws: type_error(acyclic_term, Culprit) for a clause (SWI-Prolog's
 // error for assert), representation_error(cyclic_term) otherwise.
@@ -346,6 +359,17 @@ func (in *Interpreter) registerCyclic() {
 	})
 	vm.Register2(engine.NewAtom("call_nth"), func(vm *engine.VM, g, n engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
 		return engine.CallNth(vm, hidden(g), n, k, env)
+	})
+	// copy_term/2 and arg/3 unify their result with their last argument
+	// in ichiban's own code; a bound last argument gets a fresh variable
+	// there, unified here, cycle-safe, once the builtin has answered.
+	vm.Register2(engine.NewAtom("copy_term"), func(vm *engine.VM, t, out engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
+		out, k = safeOutput(out, k, env)
+		return engine.CopyTerm(vm, t, out, k, env)
+	})
+	vm.Register3(engine.NewAtom("arg"), func(vm *engine.VM, n, t, a engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
+		a, k = safeOutput(a, k, env)
+		return engine.Arg(vm, n, t, a, k, env)
 	})
 	// check returns the error for the first cyclic term of args.
 	check := func(name string, arity int, env *engine.Env, args ...engine.Term) error {

@@ -36,6 +36,7 @@ func TestCyclicTermsAgreeWithSWI(t *testing.T) {
 		{`X = f(X), catch(term_variables(X, _), error(E, _), true)`, "E = representation_error(cyclic_term)"},
 		{`X = f(X), catch(nb_setval(k, X), error(E, _), true)`, "E = representation_error(cyclic_term)"},
 		{`G = (G, true), catch(call(G), error(E, _), true)`, "E = representation_error(cyclic_term)"},
+		{`X = f(X), copy_term(X, X), arg(1, X, X), R = ok`, "R = ok"},
 		{`X = f(X), with_output_to(atom(A), write(X))`, "A = 'f(...)'"},
 	}
 	for _, tc := range tests {
