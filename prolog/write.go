@@ -23,6 +23,7 @@ import (
 )
 
 var (
+	atomEllipsis     = engine.NewAtom("...")
 	atomQuoted       = engine.NewAtom("quoted")
 	atomIgnoreOps    = engine.NewAtom("ignore_ops")
 	atomDoubleQuotes = engine.NewAtom("double_quotes")
@@ -74,10 +75,18 @@ func writeMode(options engine.Term, env *engine.Env) (quoted, canonical bool) {
 // portray returns t with its texts written as text: quoted, as "..." (only
 // while double_quotes=chars, so the output reads back), or bare.
 func (in *Interpreter) portray(t engine.Term, env *engine.Env, quoted bool) engine.Term {
-	if quoted && !in.dqChars {
+	return in.portrayTo(t, env, quoted, 0)
+}
+
+// portrayTo is portray that, when limit > 0, also writes each subterm
+// limit deep as ... (ichiban's max_depth does not count the nesting of
+// one-element lists, [[[...]]], and its writer is quadratic in depth).
+func (in *Interpreter) portrayTo(t engine.Term, env *engine.Env, quoted bool, limit int) engine.Term {
+	texts := !quoted || in.dqChars
+	if !texts && limit == 0 {
 		return t
 	}
-	p := portrayer{env: env, quoted: quoted, w: walk{env: env}}
+	p := portrayer{env: env, quoted: quoted, texts: texts, limit: limit, w: walk{env: env}}
 	out, _ := p.term(t, 0)
 	return out
 }
@@ -89,6 +98,8 @@ const maxPortrayDepth = 10000
 type portrayer struct {
 	env    *engine.Env
 	quoted bool
+	texts  bool // write texts as text
+	limit  int  // when > 0, the depth written as ...
 	w      walk // the compounds on the current path, past the cheap depth
 }
 
@@ -104,6 +115,9 @@ func (p *portrayer) term(t engine.Term, depth int) (engine.Term, bool) {
 	if !ok || depth > maxPortrayDepth {
 		return t, false
 	}
+	if p.limit > 0 && depth >= p.limit {
+		return atomEllipsis, true
+	}
 	if k := p.w.key(depth, c); k != nil {
 		if p.w.state[k] == onPath {
 			return c, false
@@ -112,7 +126,7 @@ func (p *portrayer) term(t engine.Term, depth int) (engine.Term, bool) {
 		defer delete(p.w.state, k)
 	}
 	if c.Functor() == atomDot && c.Arity() == 2 {
-		if s, ok := textOf(c, p.env); ok {
+		if s, ok := textOf(c, p.env); ok && p.texts {
 			return textTerm{s: s, quoted: p.quoted}, true
 		}
 		return p.list(c, depth)
@@ -256,14 +270,14 @@ func quoteText(s string) string {
 // portrayed as write_term/3 does.
 func (in *Interpreter) writeText(t engine.Term, env *engine.Env, opts engine.Term) string {
 	var sb strings.Builder
-	in.writeTo(&sb, t, env, opts)
+	in.writeTo(&sb, t, env, opts, 0)
 	return sb.String()
 }
 
-func (in *Interpreter) writeTo(w io.Writer, t engine.Term, env *engine.Env, opts engine.Term) {
+func (in *Interpreter) writeTo(w io.Writer, t engine.Term, env *engine.Env, opts engine.Term, limit int) {
 	quoted, canonical := writeMode(opts, env)
 	if !canonical {
-		t = in.portray(t, env, quoted)
+		t = in.portrayTo(t, env, quoted, limit)
 	}
 	s := engine.NewOutputTextStream(w)
 	_, _ = engine.WriteTerm(&in.ip.VM, s, t, opts, engine.Success, env).Force(context.Background())
@@ -286,7 +300,7 @@ var optsDescribe = engine.List(engine.NewAtom("quoted").Apply(atomTrue), engine.
 // "..." when cut: the text of a culprit in an error message.
 func (in *Interpreter) Describe(t engine.Term, env *engine.Env) string {
 	w := capWriter{max: describeBytes}
-	in.writeTo(&w, t, env, optsDescribe)
+	in.writeTo(&w, t, env, optsDescribe, describeDepth)
 	if w.cut {
 		return w.sb.String() + "..."
 	}

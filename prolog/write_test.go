@@ -107,14 +107,18 @@ func TestNilTermsAreWritten(t *testing.T) {
 }
 
 // TestDescribeCapsCulprits: an error message shows its culprit within a
-// depth and size cap, so a 100k-deep, a 100k-wide or a cyclic culprit is
-// described at once (writing the deep one in full took minutes and
-// gigabytes in ichiban's writer).
+// depth and size cap, so a 100k-deep, a 10k-nested list, a 100k-wide or
+// a cyclic culprit is described at once (writing the deep ones in full
+// took minutes and gigabytes in ichiban's writer).
 func TestDescribeCapsCulprits(t *testing.T) {
 	in := newInterp(t, nil)
 	deep := engine.Term(engine.NewAtom("x"))
 	for range 100000 {
 		deep = engine.NewAtom("f").Apply(deep)
+	}
+	nested := engine.Term(engine.NewAtom("x"))
+	for range 10000 {
+		nested = engine.List(nested)
 	}
 	wide := make([]engine.Term, 100000)
 	for i := range wide {
@@ -129,9 +133,10 @@ func TestDescribeCapsCulprits(t *testing.T) {
 		want    string
 	}{
 		{"deep", deep, nil, "found `f(f(f(f(f(f(f(f(f(f(f(f(f(f(f(f(f(f(f(f(...))))))))))))))))))))' (a compound)"},
+		{"nested lists", nested, nil, "found `[[[[[[[[[[[[[[[[[[[[...]]]]]]]]]]]]]]]]]]]]' (a list)"},
 		{"wide list", engine.List(wide...), nil, "found `[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19|...]' (a list)"},
 		{"wide compound", engine.NewAtom("w").Apply(wide...), nil, "...' (a compound)"},
-		{"cyclic", cyc, env, "found `g(...)' (a compound)"},
+		{"cyclic", cyc, env, "found `g(g(g(g(g(g(g(g(g(g(g(g(g(g(g(g(g(g(g(g(...))))))))))))))))))))' (a compound)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			culprit := prolog.Resolved(tc.culprit, tc.env)
