@@ -69,12 +69,12 @@ func runOnce(ctx context.Context, c *prolog.Call, goal, h engine.Term, each func
 		}
 		var ex engine.Exception
 		if errors.As(err, &ex) {
-			return &handlerError{kind: "handler_exception", text: c.In.WriteQ(ex.Term(), nil)}
+			return &handlerError{kind: "handler_exception", text: c.In.Describe(ex.Term(), nil)}
 		}
 		return err
 	}
 	if !ok {
-		return &handlerError{kind: "handler_failed", text: c.In.WriteQ(h, nil)}
+		return &handlerError{kind: "handler_failed", text: c.In.Describe(h, nil)}
 	}
 	return eachErr
 }

@@ -74,7 +74,7 @@ func wrapPrologError(in *prolog.Interpreter, err error) error {
 	if err == nil || !errors.As(err, &ex) {
 		return err
 	}
-	pe := &PrologError{Term: ex.Term(), Text: in.WriteQ(ex.Term(), nil), Message: prolog.Message(in, ex.Term())}
+	pe := &PrologError{Term: ex.Term(), Text: in.Describe(ex.Term(), nil), Message: prolog.Message(in, ex.Term())}
 	var ge *prolog.GoalError
 	if errors.As(err, &ge) {
 		pe.Goal = ge.Goal

@@ -80,7 +80,7 @@ func plannerReplyOf(c *prolog.Call, reply engine.Term) (plan.PlannerReply, error
 		case r.Functor().String() == "planner_output" && r.Arity() == 1:
 			f, err := fieldsOf(c, r.Arg(0))
 			if err != nil || f["plan"] == nil {
-				return plan.PlannerReply{}, &handlerError{kind: "invalid_handler_reply", text: c.In.WriteQ(reply, nil)}
+				return plan.PlannerReply{}, &handlerError{kind: "invalid_handler_reply", text: c.In.Describe(reply, nil)}
 			}
 			// Upstream's reading: a declared usage's missing counts are 0.
 			reply, usage = f["plan"], usageOf(f["usage"], true)
@@ -95,7 +95,7 @@ func plannerReplyOf(c *prolog.Call, reply engine.Term) (plan.PlannerReply, error
 	}
 	text, err := prolog.TextOf(reply, nil)
 	if err != nil {
-		return plan.PlannerReply{}, &handlerError{kind: "invalid_handler_reply", text: c.In.WriteQ(reply, nil)}
+		return plan.PlannerReply{}, &handlerError{kind: "invalid_handler_reply", text: c.In.Describe(reply, nil)}
 	}
 	return plan.PlannerReply{Text: text, Usage: usage}, nil
 }
@@ -150,7 +150,7 @@ func modelReplyOf(c *prolog.Call, reply engine.Term) (plan.ModelResult, error) {
 	}
 	text, err := prolog.TextOf(reply, nil)
 	if err != nil {
-		return plan.ModelResult{}, &handlerError{kind: "invalid_handler_reply", text: c.In.WriteQ(reply, nil)}
+		return plan.ModelResult{}, &handlerError{kind: "invalid_handler_reply", text: c.In.Describe(reply, nil)}
 	}
 	return plan.ModelResult{Text: text}, nil
 }

@@ -320,7 +320,7 @@ func (s *Session) request(c *prolog.Call, req *handle.Request, args []engine.Ter
 			name = at.String()
 		}
 		if name == "" {
-			name = s.in.WriteQ(a, c.Env)
+			name = s.in.Describe(a, c.Env)
 		}
 		if req.Op == handle.OpMap {
 			req.Transform = name

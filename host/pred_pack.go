@@ -118,7 +118,11 @@ func (s *Session) contextPack(c *prolog.Call, units, sections, policy, out engin
 		}
 		name, _ := f["name"].(engine.Atom)
 		vis, _ := f["visibility"].(engine.Atom)
-		cnt, err := countOf(c, f["token_count"])
+		tc, has := f["token_count"]
+		if !has {
+			return false, prolog.DomainError("context_section", st)
+		}
+		cnt, err := countOf(c, tc)
 		if err != nil {
 			return false, err
 		}

@@ -76,7 +76,7 @@ func (s *Session) generator(c *prolog.Call, op opts) (runtime.WarmGenerator, err
 	return func(ctx context.Context, src runtime.WarmSource) (runtime.WarmFields, runtime.WarmGeneration, error) {
 		raw, err := callOnce(c, engine.NewAtom("call").Apply(g, warmSourceTerm(src), op["completion_options"], engine.NewVariable()))
 		if err != nil {
-			return runtime.WarmFields{}, runtime.WarmGeneration{}, &warmError{kind: "generator_exception", msg: s.in.WriteQ(exceptionTerm(err), nil)}
+			return runtime.WarmFields{}, runtime.WarmGeneration{}, &warmError{kind: "generator_exception", msg: s.in.Describe(exceptionTerm(err), nil)}
 		}
 		if raw == nil {
 			return runtime.WarmFields{}, runtime.WarmGeneration{}, &warmError{kind: "generator_failed", msg: "the generator failed"}

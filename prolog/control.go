@@ -43,7 +43,7 @@ var atomCatchRecover = engine.NewAtom("$catch_recover")
 func (in *Interpreter) registerControl() {
 	vm := &in.ip.VM
 	vm.Register3(engine.NewAtom("catch"), catch3)
-	vm.Register2(atomCatchRecover, catchRecover)
+	vm.Register1(atomCatchRecover, catchRecover)
 }
 
 // catchFrame is the state of one catch/3 call. It travels through
@@ -54,16 +54,24 @@ type catchFrame struct {
 	// active is true while Goal runs: from the call until Goal exits, and
 	// again once backtracking re-enters Goal.
 	active bool
+	// ball is bound to what was thrown. It is kept here, not in the goal
+	// $catch_recover(F), so that ichiban's call/1 never walks the ball,
+	// which may be cyclic.
+	ball engine.Variable
 }
 
 // catch3 is catch(Goal, Catcher, Recovery): engine.Catch calls Goal as
 // call/1 does (opaque to cut; errors of a non-callable Goal are caught
-// here, as ISO requires) and continues with exit; its catcher matches
-// every ball, and $catch_recover decides whether the frame really catches.
+// here, as ISO requires; a compound Goal hidden, so that it never
+// compiles Goal's data)
+// and continues with exit; its catcher matches every ball, and
+// $catch_recover decides whether the frame really catches.
 func catch3(vm *engine.VM, goal, catcher, recovery engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-	f := &catchFrame{catcher: catcher, recovery: recovery, k: k, active: true}
-	ball := engine.NewVariable()
-	return engine.Catch(vm, goal, ball, atomCatchRecover.Apply(f, ball), f.exit, env)
+	f := &catchFrame{catcher: catcher, recovery: recovery, k: k, active: true, ball: engine.NewVariable()}
+	if _, ok := env.Resolve(goal).(engine.Compound); ok {
+		goal = hidden(goal)
+	}
+	return engine.Catch(vm, goal, f.ball, atomCatchRecover.Apply(f), f.exit, env)
 }
 
 // exit runs when Goal exits: it deactivates the frame and leaves a choice
@@ -88,13 +96,14 @@ func (f *catchFrame) reenter(context.Context) *engine.Promise {
 //
 // NB: engine.Catch continues Recovery with exit, as it does Goal; the
 // frame keeps the real continuation, so catchRecover ignores its own.
-func catchRecover(vm *engine.VM, frame, ball engine.Term, _ engine.Cont, env *engine.Env) *engine.Promise {
+func catchRecover(vm *engine.VM, frame engine.Term, _ engine.Cont, env *engine.Env) *engine.Promise {
 	f, ok := env.Resolve(frame).(*catchFrame)
 	if !ok {
 		return engine.Error(engine.TypeError(engine.NewAtom("catch_frame"), frame, env))
 	}
+	ball := env.Resolve(f.ball)
 	if f.active {
-		if env, ok := env.Unify(f.catcher, ball); ok {
+		if env, ok := unifyTerms(f.catcher, ball, env); ok {
 			return fastCall1(vm, f.recovery, f.k, env)
 		}
 	}

@@ -20,9 +20,10 @@ type Call struct {
 	def *Def
 }
 
-// Unify unifies a and b, keeping the new bindings on success.
+// Unify unifies a and b (rational trees too), keeping the new bindings on
+// success.
 func (c *Call) Unify(a, b engine.Term) bool {
-	env, ok := c.Env.Unify(a, b)
+	env, ok := unifyTerms(a, b, c.Env)
 	if ok {
 		c.Env = env
 	}

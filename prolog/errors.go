@@ -26,7 +26,19 @@ func (e *ISOError) Error() string {
 
 func (e *ISOError) Unwrap() error { return e.Err }
 
+// atomMissing stands for a term a Go caller did not have (an absent
+// record field): the error constructors and the writer put it where a nil
+// term would otherwise reach ichiban's writer, which dereferences it.
+var atomMissing = engine.NewAtom("<missing>")
+
+// iso builds the error formal name(args...). A nil argument becomes
+// '<missing>', so that no error carries a nil term.
 func iso(name string, args ...engine.Term) error {
+	for i, a := range args {
+		if a == nil {
+			args[i] = atomMissing
+		}
+	}
 	if len(args) == 0 {
 		return &ISOError{Formal: engine.NewAtom(name)}
 	}

@@ -61,7 +61,7 @@ func (in *Interpreter) registerFast() {
 	})
 	compare := func(name string, ok func(order int) bool) {
 		vm.Register2(engine.NewAtom(name), func(_ *engine.VM, x, y engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-			if !ok(env.Resolve(x).Compare(y, env)) {
+			if !ok(compareTerms(x, y, env)) {
 				return engine.Bool(false)
 			}
 			return k(env)
@@ -72,11 +72,12 @@ func (in *Interpreter) registerFast() {
 	compare("@=<", func(o int) bool { return o <= 0 })
 	compare("@>=", func(o int) bool { return o >= 0 })
 	vm.Register2(engine.NewAtom(`\=`), func(_ *engine.VM, x, y engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-		if _, ok := env.Unify(x, y); ok {
+		if _, ok := unifyTerms(x, y, env); ok {
 			return engine.Bool(false)
 		}
 		return k(env)
 	})
+	vm.Register3(engine.NewAtom("append"), appendList)
 	vm.Register1(engine.NewAtom(`\+`), negate)
 	vm.Register2(engine.NewAtom("member"), member)
 }
@@ -116,16 +117,46 @@ func member(vm *engine.VM, elem, list engine.Term, k engine.Cont, env *engine.En
 		case engine.Variable:
 		case engine.Compound:
 			if t.Functor() != atomDot || t.Arity() != 2 {
-				return engine.Unify(vm, elem, l.Arg(0), k, env)
+				return unify(elem, l.Arg(0), k, env)
 			}
 		default: // [] or an improper end: l's head is the last element
-			return engine.Unify(vm, elem, l.Arg(0), k, env)
+			return unify(elem, l.Arg(0), k, env)
 		}
 		return engine.Delay(func(context.Context) *engine.Promise {
-			return engine.Unify(vm, elem, l.Arg(0), k, env)
+			return unify(elem, l.Arg(0), k, env)
 		}, func(context.Context) *engine.Promise {
 			return member(vm, elem, l.Arg(1), k, env)
 		})
 	}
 	return engine.Bool(false)
+}
+
+// appendList is append(Xs, Ys, Zs), ichiban's algorithm with the
+// cycle-safe unify: ichiban's unifies Ys with Zs (or a cell of them) in
+// Go, which never ends when both are cyclic.
+func appendList(vm *engine.VM, xs, ys, zs engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
+	if c, ok := env.Resolve(xs).(engine.Compound); ok {
+		var elems []engine.Term
+		it := engine.ListIterator{List: c} // no Env: a proper list without variables in its spine
+		for it.Next() {
+			elems = append(elems, it.Current())
+		}
+		if it.Err() == nil {
+			return unify(zs, engine.PartialList(ys, elems...), k, env)
+		}
+	}
+	return appendCells(xs, ys, zs, k, env)
+}
+
+// appendCells is append([], L, L). append([X|L1], L2, [X|L3]) :- append(L1, L2, L3).
+func appendCells(xs, ys, zs engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
+	pair := engine.NewAtom("-")
+	return engine.Delay(func(context.Context) *engine.Promise {
+		return unify(pair.Apply(xs, ys), pair.Apply(atomNil, zs), k, env)
+	}, func(context.Context) *engine.Promise {
+		x, l1, l3 := engine.NewVariable(), engine.NewVariable(), engine.NewVariable()
+		return unify(pair.Apply(xs, zs), pair.Apply(engine.Cons(x, l1), engine.Cons(x, l3)), func(env *engine.Env) *engine.Promise {
+			return appendCells(l1, ys, l3, k, env)
+		}, env)
+	})
 }

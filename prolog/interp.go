@@ -108,6 +108,7 @@ func New(opts *Options) *Interpreter {
 	}
 	in.Install(edgeDefs...)
 	in.registerControl()
+	in.registerCyclic()
 	in.registerFast()
 	in.registerWrite()
 	in.registerLibrary()

@@ -216,14 +216,14 @@ func TestCancellationStopsGoal(t *testing.T) {
 	}
 }
 
-// TestWatchdogAbandonsStuckBuiltin: term_variables/2 on a cyclic term spins
-// in Go ignoring its context; the query must still return.
+// TestWatchdogAbandonsStuckBuiltin: length/2 builds a long list in Go
+// ignoring its context; the query must still return.
 func TestWatchdogAbandonsStuckBuiltin(t *testing.T) {
 	in := newInterp(t, &prolog.Options{Grace: 50 * time.Millisecond})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := in.Once(ctx, "X = f(X), term_variables(X, _)")
+	_, err := in.Once(ctx, "length(_, 3000000)")
 	if !errors.Is(err, prolog.ErrAbandoned) {
 		t.Fatalf("err = %v, want ErrAbandoned", err)
 	}
@@ -422,5 +422,29 @@ func TestToTermValueRoundTrip(t *testing.T) {
 	}
 	if _, err := prolog.ToTerm(tooBig); err == nil || !strings.Contains(err.Error(), "representation_error(max_integer)") {
 		t.Errorf("too big: %v", err)
+	}
+}
+
+// TestOperatorAtomsAsOperands: a quoted atom that is a prefix operator
+// reads as an atom where an operand ends (SWI-Prolog reads these; ichiban's
+// parser alone rejects them).
+func TestOperatorAtomsAsOperands(t *testing.T) {
+	in := newInterp(t, nil)
+	for _, tc := range []struct{ goal, want string }{
+		{`X = '-', with_output_to(atom(A), write(X))`, "-"},
+		{`X = '\\+', atom(X), A = X`, `\+`},
+		{`L = ['-', '+'|'*'], format(atom(A), "~q", [L])`, "'[-,+|*]'"},
+		{`T = f('-', '-'), format(atom(A), "~q", [T])`, "'f(-,-)'"},
+		{`X = {'-'}, format(atom(A), "~q", [X])`, "'{-}'"},
+		{`X = a - b, format(atom(A), "~q", [X])`, "'a-b'"},
+	} {
+		bs, err := once(t, in, tc.goal)
+		if err != nil {
+			t.Errorf("%s: %v", tc.goal, err)
+			continue
+		}
+		if bs["A"] != tc.want {
+			t.Errorf("%s: A = %s, want %s", tc.goal, bs["A"], tc.want)
+		}
 	}
 }

@@ -124,7 +124,7 @@ func recordGet(vm *engine.VM, record, key, value engine.Term, k engine.Cont, env
 			if fk, ok := fieldKey(c, f); ok {
 				v := env.Resolve(f).(engine.Compound).Arg(0)
 				ks = append(ks, func(context.Context) *engine.Promise {
-					return engine.Unify(vm, pair.Apply(kt, value), pair.Apply(fk, v), k, env)
+					return unify(pair.Apply(kt, value), pair.Apply(fk, v), k, env)
 				})
 			}
 		}
@@ -132,7 +132,7 @@ func recordGet(vm *engine.VM, record, key, value engine.Term, k engine.Cont, env
 	case engine.Atom:
 		for _, f := range fields {
 			if fk, ok := fieldKey(c, f); ok && fk == kt {
-				return engine.Unify(vm, value, env.Resolve(f).(engine.Compound).Arg(0), k, env)
+				return unify(value, env.Resolve(f).(engine.Compound).Arg(0), k, env)
 			}
 		}
 		return engine.Bool(false)

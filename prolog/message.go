@@ -13,7 +13,7 @@ import (
 // expected, found `abc' (an atom)". Terms it does not know print as
 // "Unknown message: T".
 func Message(in *Interpreter, ex engine.Term) string {
-	q := func(t engine.Term) string { return in.WriteQ(t, nil) }
+	q := func(t engine.Term) string { return in.Describe(t, nil) }
 	c, ok := ex.(engine.Compound)
 	if !ok || c.Functor() != engine.NewAtom("error") || c.Arity() != 2 {
 		return "Unknown message: " + q(ex)
@@ -40,7 +40,7 @@ func Message(in *Interpreter, ex engine.Term) string {
 }
 
 func formalMessage(in *Interpreter, formal engine.Term) string {
-	q := func(t engine.Term) string { return in.WriteQ(t, nil) }
+	q := func(t engine.Term) string { return in.Describe(t, nil) }
 	w := func(t engine.Term) string { return in.Write(t, nil) }
 	if a, ok := formal.(engine.Atom); ok {
 		switch a.String() {
@@ -142,7 +142,7 @@ func messageText(c *Call, term engine.Term) ([]string, error) {
 		t := Resolved(term, c.Env)
 		text := Message(c.In, t)
 		if e, ok := t.(engine.Compound); !ok || e.Functor() != engine.NewAtom("error") || e.Arity() != 2 {
-			text = "Unknown message: " + c.In.WriteQ(t, nil)
+			text = "Unknown message: " + c.In.Describe(t, nil)
 		}
 		return strings.Split(text, "\n"), nil
 	}

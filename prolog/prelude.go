@@ -198,7 +198,7 @@ var preludeDefs = []Def{
 
 /* --- Sorting and lists --- */
 
-func (c *Call) compare(a, b engine.Term) int { return a.Compare(b, c.Env) }
+func (c *Call) compare(a, b engine.Term) int { return compareTerms(a, b, c.Env) }
 
 func msort2(c *Call, list, sorted engine.Term) (bool, error) {
 	elems, err := c.List(list)
@@ -420,7 +420,7 @@ func delete3(c *Call, list, elem, rest engine.Term) (bool, error) {
 	}
 	out := make([]engine.Term, 0, len(elems))
 	for _, e := range elems {
-		if _, ok := c.Env.Unify(e, elem); !ok {
+		if _, ok := unifyTerms(e, elem, c.Env); !ok {
 			out = append(out, e)
 		}
 	}
@@ -1175,6 +1175,9 @@ func nbSetval(c *Call, key, value engine.Term) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if !Acyclic(value, c.Env) {
+		return false, RepresentationError("cyclic_term")
+	}
 	c.In.globals[k] = freshCopy(value, c.Env, map[engine.Variable]engine.Variable{})
 	return true, nil
 }
@@ -1267,20 +1270,8 @@ func mbTypeName(t engine.Term) (string, int) {
 }
 
 func isGround(c *Call, t engine.Term) bool {
-	switch v := c.Resolve(t).(type) {
-	case engine.Variable:
-		return false
-	case engine.Compound:
-		if _, ok := compactText(v); ok {
-			return true
-		}
-		for i := range v.Arity() {
-			if !isGround(c, v.Arg(i)) {
-				return false
-			}
-		}
-	}
-	return true
+	w := walk{env: c.Env}
+	return w.ground(t, 0)
 }
 
 func isChar(t engine.Term) bool {
@@ -1422,7 +1413,7 @@ func hasType(c *Call, typ, x engine.Term) (bool, error) {
 		}
 		found := false
 		end, err := walkList(c, typ.(engine.Compound).Arg(0), func(e engine.Term) bool {
-			if _, ok := c.Env.Unify(v, e); ok {
+			if _, ok := unifyTerms(v, e, c.Env); ok {
 				found = true
 				return false
 			}
@@ -1768,9 +1759,13 @@ var controlConstructs = map[engine.Atom]bool{
 
 // fastCall1 is call/1: a control construct (conjunction, disjunction,
 // if-then-else, cut) is compiled by ichiban's call/1, so that a cut in it is
-// local to the call; any other goal is called directly, as fastCall does.
+// local to the call, with its goals hidden (hideLeaves: the compiler never
+// walks their data, which may be cyclic); any other goal is called
+// directly, as fastCall does.
 func fastCall1(vm *engine.VM, goal engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
 	switch g := env.Resolve(goal).(type) {
+	case *leaf:
+		return fastCall1(vm, g.goal, k, env)
 	case engine.Atom:
 		if !controlConstructs[g] {
 			return vm.Arrive(g, nil, k, env)
@@ -1784,7 +1779,14 @@ func fastCall1(vm *engine.VM, goal engine.Term, k engine.Cont, env *engine.Env) 
 			return vm.Arrive(g.Functor(), args, k, env)
 		}
 	}
-	return engine.Call(vm, goal, k, env)
+	g, ok, err := hideLeaves(goal, env)
+	switch {
+	case err != nil:
+		return engine.Error(err)
+	case !ok:
+		return engine.Error(engine.TypeError(engine.NewAtom("callable"), goal, env))
+	}
+	return engine.Call(vm, g, k, env)
 }
 
 // fastCall is call/N for a closure that is an atom or a compound: it calls
@@ -1832,6 +1834,9 @@ func fastCall(vm *engine.VM, closure engine.Term, extra []engine.Term, k engine.
 // lambda that mentions a big bound term (memberchk(X, Big)) costs a walk,
 // not a copy, per call (ichiban's copy_term rebuilds everything).
 func yallCopy(c *Call, free, lambda, out engine.Term) (bool, error) {
+	if !Acyclic(free, c.Env) || !Acyclic(lambda, c.Env) {
+		return false, RepresentationError("cyclic_term")
+	}
 	keep := map[engine.Variable]bool{}
 	collectVars(c, free, keep)
 	cp, _ := copyUnbound(c, lambda, keep, map[engine.Variable]engine.Variable{})

@@ -136,9 +136,20 @@ func scanClauses(src string, max int) (*source, error) {
 				i = j
 				continue
 			}
-			j, err := scanQuoted(src, i, c == '\'', emit)
+			var parts []emitted
+			j, err := scanQuoted(src, i, c == '\'', func(from int, text string) { parts = append(parts, emitted{from, text}) })
 			if err != nil {
 				return nil, err
+			}
+			wrap := c == '\'' && operandEnds(src, j)
+			if wrap {
+				emit(i, "(")
+			}
+			for _, p := range parts {
+				emit(p.from, p.text)
+			}
+			if wrap {
+				emit(j-1, ")")
 			}
 			i = j
 		case c == '.' && (i+1 == len(src) || isLayout(src[i+1]) || src[i+1] == '%') &&
@@ -195,6 +206,33 @@ func Blank(text string) bool {
 
 func isAlnum(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// emitted is one piece of escaped text and where it comes from.
+type emitted struct {
+	from int
+	text string
+}
+
+// operandEnds reports whether the text after offset j closes an operand
+// (',', ')', '|', ']', '}' or the clause's full stop). The reader
+// brackets a quoted atom there: ichiban's parser takes a quoted atom that
+// is a prefix operator ('-', '\+') as the operator and fails on what
+// follows, where ISO and SWI-Prolog read the atom (X = '-', write(X)).
+func operandEnds(src string, j int) bool {
+	for j < len(src) && isLayout(src[j]) {
+		j++
+	}
+	if j == len(src) {
+		return false
+	}
+	switch c := src[j]; {
+	case strings.IndexByte(",)|]}", c) >= 0:
+		return true
+	case c == '.':
+		return j+1 == len(src) || isLayout(src[j+1]) || src[j+1] == '%'
+	}
+	return false
 }
 
 // scanQuoted copies the quoted item starting at src[i] and returns the index

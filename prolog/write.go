@@ -23,6 +23,7 @@ import (
 )
 
 var (
+	atomEllipsis     = engine.NewAtom("...")
 	atomQuoted       = engine.NewAtom("quoted")
 	atomIgnoreOps    = engine.NewAtom("ignore_ops")
 	atomDoubleQuotes = engine.NewAtom("double_quotes")
@@ -74,10 +75,18 @@ func writeMode(options engine.Term, env *engine.Env) (quoted, canonical bool) {
 // portray returns t with its texts written as text: quoted, as "..." (only
 // while double_quotes=chars, so the output reads back), or bare.
 func (in *Interpreter) portray(t engine.Term, env *engine.Env, quoted bool) engine.Term {
-	if quoted && !in.dqChars {
+	return in.portrayTo(t, env, quoted, 0)
+}
+
+// portrayTo is portray that, when limit > 0, also writes each subterm
+// limit deep as ... (ichiban's max_depth does not count the nesting of
+// one-element lists, [[[...]]], and its writer is quadratic in depth).
+func (in *Interpreter) portrayTo(t engine.Term, env *engine.Env, quoted bool, limit int) engine.Term {
+	texts := !quoted || in.dqChars
+	if !texts && limit == 0 {
 		return t
 	}
-	p := portrayer{env: env, quoted: quoted}
+	p := portrayer{env: env, quoted: quoted, texts: texts, limit: limit, w: walk{env: env}}
 	out, _ := p.term(t, 0)
 	return out
 }
@@ -89,17 +98,35 @@ const maxPortrayDepth = 10000
 type portrayer struct {
 	env    *engine.Env
 	quoted bool
+	texts  bool // write texts as text
+	limit  int  // when > 0, the depth written as ...
+	w      walk // the compounds on the current path, past the cheap depth
 }
 
 // term returns t with its texts replaced, and whether anything changed
-// (subterms without text are shared, not copied).
+// (subterms without text are shared, not copied). A compound met again
+// inside itself (a cyclic term) is left as it is: ichiban's writer ends
+// cycles.
 func (p *portrayer) term(t engine.Term, depth int) (engine.Term, bool) {
+	if t == nil { // a Go-built term with a hole: written, not dereferenced
+		return atomMissing, true
+	}
 	c, ok := p.env.Resolve(t).(engine.Compound)
 	if !ok || depth > maxPortrayDepth {
 		return t, false
 	}
+	if p.limit > 0 && depth >= p.limit {
+		return atomEllipsis, true
+	}
+	if k := p.w.key(depth, c); k != nil {
+		if p.w.state[k] == onPath {
+			return c, false
+		}
+		p.w.state[k] = onPath
+		defer delete(p.w.state, k)
+	}
 	if c.Functor() == atomDot && c.Arity() == 2 {
-		if s, ok := textOf(c, p.env); ok {
+		if s, ok := textOf(c, p.env); ok && p.texts {
 			return textTerm{s: s, quoted: p.quoted}, true
 		}
 		return p.list(c, depth)
@@ -152,12 +179,25 @@ func (p *portrayer) list(c engine.Compound, depth int) (engine.Term, bool) {
 // what "..." literals, atom_chars/2, the string and format predicates and
 // the host produce, and what append/3 onto them keeps). Lists built cell by
 // cell ([a,b], msort/2, findall/3) are lists, even of characters.
+//
+// A cyclic list is not text: past cheapSteps cells, Brent's check (the
+// cell met at the last power of two comes round again) ends the walk.
 func textOf(t engine.Term, env *engine.Env) (string, bool) {
 	var sb strings.Builder
-	for {
+	var mark any
+	for n := 0; ; n++ {
 		c, ok := env.Resolve(t).(engine.Compound)
 		if !ok || c.Functor() != atomDot || c.Arity() != 2 {
 			return "", false
+		}
+		if n >= cheapSteps {
+			k := nodeKey(c)
+			if k == mark {
+				return "", false
+			}
+			if n&(n-1) == 0 {
+				mark = k
+			}
 		}
 		if s, ok := compactText(c); ok {
 			if _, chars := c.Arg(0).(engine.Atom); !chars { // a codes list
@@ -229,12 +269,56 @@ func quoteText(s string) string {
 // writeText renders t with write_term options opts (a list), text
 // portrayed as write_term/3 does.
 func (in *Interpreter) writeText(t engine.Term, env *engine.Env, opts engine.Term) string {
+	var sb strings.Builder
+	in.writeTo(&sb, t, env, opts, 0)
+	return sb.String()
+}
+
+func (in *Interpreter) writeTo(w io.Writer, t engine.Term, env *engine.Env, opts engine.Term, limit int) {
 	quoted, canonical := writeMode(opts, env)
 	if !canonical {
-		t = in.portray(t, env, quoted)
+		t = in.portrayTo(t, env, quoted, limit)
 	}
-	var sb strings.Builder
-	s := engine.NewOutputTextStream(&sb)
+	s := engine.NewOutputTextStream(w)
 	_, _ = engine.WriteTerm(&in.ip.VM, s, t, opts, engine.Success, env).Force(context.Background())
-	return sb.String()
+}
+
+// The caps of Describe: an error shows its culprit to describeDepth
+// (SWI-Prolog's max_depth: deeper subterms and list elements past it are
+// written ...) and describeBytes, so that describing a huge, deep or
+// cyclic argument costs little (ichiban's writer copies a set of the
+// compounds above it at every level, quadratic in the depth it writes).
+const (
+	describeDepth = 20
+	describeBytes = 2000
+)
+
+var optsDescribe = engine.List(engine.NewAtom("quoted").Apply(atomTrue), engine.NewAtom("numbervars").Apply(atomTrue),
+	engine.NewAtom("max_depth").Apply(engine.Integer(describeDepth)))
+
+// Describe renders t as writeq/1 would within the caps above, ending in
+// "..." when cut: the text of a culprit in an error message.
+func (in *Interpreter) Describe(t engine.Term, env *engine.Env) string {
+	w := capWriter{max: describeBytes}
+	in.writeTo(&w, t, env, optsDescribe, describeDepth)
+	if w.cut {
+		return w.sb.String() + "..."
+	}
+	return w.sb.String()
+}
+
+// capWriter keeps the first max bytes written to it.
+type capWriter struct {
+	sb  strings.Builder
+	max int
+	cut bool
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	if room := w.max - w.sb.Len(); len(p) > room {
+		w.sb.Write(p[:max(room, 0)])
+		w.cut = true
+		return len(p), nil
+	}
+	return w.sb.Write(p)
 }

@@ -105,3 +105,17 @@ test(estimated_counts_are_marked,
      (   token_count_text("abcdefgh", [], ok(C)), record_get(C, method, estimated),
          record_get(C, tokens, N), N > 0
      )).
+
+% A section without its token_count is a domain error naming the section
+% (it used to throw a type_error with a nil culprit, which crashed printing).
+test(section_without_token_count_throws,
+     [throws(error(domain_error(context_section, context_section([name(s), tokens(5), visibility(model)])), context_pack/4))],
+     context_pack([], [context_section([name(s), tokens(5), visibility(model)])],
+                  [max_context_tokens(100), provider_context_tokens(100)], _)).
+test(section_error_prints,
+     (   catch(context_pack([], [context_section([name(s), tokens(5), visibility(model)])],
+                            [max_context_tokens(100), provider_context_tokens(100)], _),
+               E, true),
+         format(atom(A), "~p", [E]),
+         sub_atom(A, _, _, _, context_section)
+     )).

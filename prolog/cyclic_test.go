@@ -1,0 +1,201 @@
+package prolog_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ichiban/prolog/engine"
+
+	"github.com/rlmpl/rlmpl/prolog"
+)
+
+// TestCyclicTermsAgreeWithSWI pins what the host makes of rational trees:
+// SWI-Prolog's answer where the engine can follow, a Prolog error where it
+// cannot; none of these may kill the process.
+func TestCyclicTermsAgreeWithSWI(t *testing.T) {
+	tests := []struct{ goal, want string }{
+		{`X = f(X), catch(atom_length(X, _), error(E, _), true)`, "E = type_error(atom,f(...))"},
+		{`X = f(X), findall(Y, member(Y, [X]), [Z]), (Z == X -> R = same ; R = other)`, "R = same"},
+		{`X = f(X), Y = f(Y), (X = Y -> R = yes ; R = no)`, "R = yes"},
+		{`X = f(X), Y = f(f(Y)), (X == Y -> R = yes ; R = no)`, "R = yes"},
+		{`X = f(X, a), Y = f(Y, b), compare(O, X, Y)`, "O = <"},
+		{`X = f(X), copy_term(X, Y), (Y = f(Y1), Y1 == Y -> R = yes ; R = no)`, "R = yes"},
+		{`X = f(X), catch(throw(X), B, true), (B = f(_) -> R = yes ; R = no)`, "R = yes"},
+		{`X = f(X), G = (fail ; X = f(_)), findall(x, G, L)`, "L = [x]"},
+		{`X = f(X), forall(member(Y, [X]), Y == X), R = ok`, "R = ok"},
+		{`X = f(X), \+ \+ memberchk(X, [X]), R = ok`, "R = ok"},
+		{`X = f(X), msort([X, a], [A|_])`, "A = a"},
+		{`X = f(X), catch(assertz(cyc(X)), error(E, _), true)`, "E = type_error(acyclic_term,cyc(f(...)))"},
+		{`X = f(X), catch(sort([X, X], _), error(E, _), true)`, "E = representation_error(cyclic_term)"},
+		{`X = f(X), catch(term_variables(X, _), error(E, _), true)`, "E = representation_error(cyclic_term)"},
+		{`X = f(X), catch(nb_setval(k, X), error(E, _), true)`, "E = representation_error(cyclic_term)"},
+		{`G = (G, true), catch(call(G), error(E, _), true)`, "E = representation_error(cyclic_term)"},
+		{`X = f(X), copy_term(X, X), arg(1, X, X), R = ok`, "R = ok"},
+		{`X = f(X), with_output_to(atom(A), write(X))`, "A = 'f(...)'"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.goal, func(t *testing.T) {
+			in := newInterp(t, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			q, err := in.Query(ctx, tc.goal)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer q.Close()
+			if !q.Next() {
+				t.Fatalf("no answer: %v", q.Err())
+			}
+			var got []string
+			for _, b := range q.Bindings() {
+				if strings.Contains(tc.want, b.Name+" = ") {
+					got = append(got, b.Name+" = "+in.WriteQ(b.Value, q.Env()))
+				}
+			}
+			if g := strings.Join(got, ", "); g != tc.want {
+				t.Errorf("got %s, want %s", g, tc.want)
+			}
+		})
+	}
+}
+
+// TestCyclicArgumentsNeverCrash is the property behind issue 22: every
+// predicate of an interpreter (ichiban's builtins, the host's, the
+// prelude's), called with a cyclic term in each argument position,
+// returns, fails or throws an error that can be caught and
+// printed. A fatal stack overflow would kill the test binary; a builtin
+// that spins past cancellation is reported by name.
+func TestCyclicArgumentsNeverCrash(t *testing.T) {
+	pis := fuzzedProcedures(t)
+	cases := 0
+	for _, pi := range pis {
+		for _, goal := range cyclicCalls(pi) {
+			cases++
+			in := newInterp(t, &prolog.Options{Grace: 2 * time.Second})
+			// A goal may run forever (append/3 on a cyclic list does in
+			// SWI-Prolog too), but it must heed cancellation.
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			_, err := in.Once(ctx, goal)
+			cancel()
+			if errors.Is(err, prolog.ErrAbandoned) {
+				t.Errorf("%s: did not heed cancellation", goal)
+			}
+		}
+	}
+	t.Logf("%d procedures, %d cyclic calls", len(pis), cases)
+}
+
+// skipped are the procedures no fuzz input calls.
+var skipped = map[string]bool{
+	"halt/0": true, "halt/1": true, // ends the query, by design
+	"repeat/0": true, // no argument to be cyclic
+	// The known gap (see prolog/cyclic.go): a clause head repeating a
+	// variable unifies two cyclic arguments in ichiban's own code.
+	"aggregate_pick_/7": true,
+}
+
+// fuzzedProcedures lists the indicators of every procedure but the
+// skipped ones.
+func fuzzedProcedures(t testing.TB) []string {
+	var pis []string
+	for _, pi := range procedures(newInterp(t, nil)) {
+		if !skipped[pi] {
+			pis = append(pis, pi)
+		}
+	}
+	if len(pis) < 200 {
+		t.Fatalf("found %d procedures; the VM's layout changed?", len(pis))
+	}
+	return pis
+}
+
+// FuzzCyclicAndDeepArguments calls a procedure (chosen by pi) with, in
+// argument position pos, a cyclic compound of period n, a cyclic list of
+// period n, or a term n deep (by shape), catching and printing what it
+// throws: the process must survive and the query heed cancellation.
+func FuzzCyclicAndDeepArguments(f *testing.F) {
+	f.Add(uint16(0), uint8(0), uint8(0), uint16(1))
+	f.Add(uint16(40), uint8(1), uint8(1), uint16(3))
+	f.Add(uint16(120), uint8(0), uint8(2), uint16(5000))
+	pis := fuzzedProcedures(f)
+	f.Fuzz(func(t *testing.T, pi uint16, pos, shape uint8, n uint16) {
+		name, arity := splitPI(pis[int(pi)%len(pis)])
+		if arity == 0 {
+			return
+		}
+		n = n%5000 + 1
+		build := [...]string{
+			fmt.Sprintf("length(Fs, %d), foldl([_, A0, g(A0)]>>true, Fs, C, B), C = f(B)", n-1),
+			fmt.Sprintf("length(L, %d), maplist(=(a), L), append(L, C, C)", n),
+			fmt.Sprintf("length(Fs, %d), foldl([_, A0, f(A0, b)]>>true, Fs, x, C)", n),
+		}[int(shape)%3]
+		args := make([]string, arity)
+		for j := range args {
+			args[j] = "_"
+		}
+		args[int(pos)%arity] = "C"
+		goal := fmt.Sprintf("%s, catch(%s(%s), E, format(atom(_), \"~p~q~w\", [E, E, E])) ; true", build, writeqAtom(name), strings.Join(args, ", "))
+		in := newInterp(t, &prolog.Options{Grace: 2 * time.Second})
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		if _, err := in.Once(ctx, goal); errors.Is(err, prolog.ErrAbandoned) {
+			t.Errorf("%s: did not heed cancellation", goal)
+		}
+	})
+}
+
+func splitPI(pi string) (string, int) {
+	i := strings.LastIndex(pi, "/")
+	var arity int
+	fmt.Sscan(pi[i+1:], &arity)
+	return pi[:i], arity
+}
+
+// cyclicCalls returns goals that call pi with a cyclic compound, then a
+// cyclic list, in each argument position (the others unbound), catching
+// and printing whatever it throws. (Two cyclic arguments that ichiban's
+// own code unifies, such as copy_term(C, C), are the known gap.)
+func cyclicCalls(pi string) []string {
+	name, arity := splitPI(pi)
+	var goals []string
+	for _, cyc := range []string{"C = f(C, a)", "C = [a|C]"} {
+		for pos := 0; pos < max(arity, 1); pos++ {
+			args := make([]string, arity)
+			for j := range args {
+				args[j] = "_"
+				if j == pos {
+					args[j] = "C"
+				}
+			}
+			call := writeqAtom(name)
+			if arity > 0 {
+				call += "(" + strings.Join(args, ", ") + ")"
+			}
+			goals = append(goals, fmt.Sprintf("%s, catch(%s, E, format(atom(_), \"~p~q~w\", [E, E, E])) ; true", cyc, call))
+		}
+	}
+	return goals
+}
+
+func writeqAtom(name string) string {
+	return prolog.New(nil).WriteQ(engine.NewAtom(name), nil)
+}
+
+// procedures lists the indicators of every procedure of in's VM, read
+// from ichiban's unexported table (test-only reflection).
+func procedures(in *prolog.Interpreter) []string {
+	m := reflect.ValueOf(in.VM()).Elem().FieldByName("procedures")
+	var pis []string
+	for _, k := range m.MapKeys() {
+		name := engine.Atom(k.FieldByName("name").Uint())
+		pis = append(pis, fmt.Sprintf("%s/%d", name.String(), k.FieldByName("arity").Int()))
+	}
+	sort.Strings(pis)
+	return pis
+}
