@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"os"
@@ -142,24 +143,32 @@ func TestREPLTerminal(t *testing.T) {
 // reading from a pipe, with status 130.
 func TestInterruptExitStatus(t *testing.T) {
 	script := t.TempDir() + "/loop.pl"
-	if err := os.WriteFile(script, []byte(":- initialization(main, main).\nmain :- repeat, fail.\n"), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(":- initialization(main, main).\nmain :- write(ready), nl, flush_output, repeat, fail.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"run", script}, {"repl"}} {
 		t.Run(args[0], func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], args...)
 			cmd.Env = append(os.Environ(), "RLMPL_TEST_MAIN=1")
-			cmd.Stdin = strings.NewReader("repeat, fail.\n")
+			cmd.Stdin = strings.NewReader("write(ready), nl, flush_output, repeat, fail.\n")
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(500 * time.Millisecond) // let the goal start looping
+			// The goal prints "ready" once it runs (the handler is in
+			// place by then), however slow the machine.
+			if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || !strings.Contains(line, "ready") {
+				t.Fatalf("child: %q %v (stderr %q)", line, err, stderr.String())
+			}
 			if err := cmd.Process.Signal(os.Interrupt); err != nil {
 				t.Fatal(err)
 			}
-			err := cmd.Wait()
+			err = cmd.Wait()
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 				t.Fatalf("exit: %v (stderr %q), want status 130", err, stderr.String())
