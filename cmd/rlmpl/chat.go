@@ -40,7 +40,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintln(stderr, "rlmpl chat: --conv is required")
 		return 2
 	}
-	h, st, err := openStore(*state, *name, true, providerSetup)
+	h, err := newHost(*state, *name, providerSetup)
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
 		return 1
@@ -58,7 +58,13 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "rlmpl chat: %s\n", configText(err))
 		return 2
 	}
-	// Configuration is checked above, before the conversation is created.
+	// Configuration is checked above, before the store or the
+	// conversation is created.
+	st, err := storeOn(h, *name, true)
+	if err != nil {
+		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
+		return 1
+	}
 	cv, err := openOrCreate(st, *conv)
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)

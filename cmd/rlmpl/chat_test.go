@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -167,6 +168,9 @@ func TestChatChecksConfigurationBeforeWriting(t *testing.T) {
 			code := run(context.Background(), append([]string{"chat", "--state", state, "--conv", "c"}, tc.args...), strings.NewReader("hi\n"), &stdout, &stderr)
 			if code != tc.code || strings.Count(stderr.String(), tc.stderr) != 1 {
 				t.Fatalf("chat: exit %d, stderr %q; want %d, %q once", code, stderr.String(), tc.code, tc.stderr)
+			}
+			if entries, _ := os.ReadDir(state); tc.messages == "" && len(entries) != 0 {
+				t.Fatalf("a configuration error left %d entries in the state directory (%s...)", len(entries), entries[0].Name())
 			}
 			out, errs, _ := rlmpl(t, "conv", "show", "c", "--state", state)
 			if out != tc.messages || tc.messages == "" && !strings.Contains(errs, "not found") {

@@ -21,37 +21,48 @@ import (
 // storeUsage is the --store flag's help, for every command that takes it.
 const storeUsage = "store: a name under the state directory, an absolute directory, or a postgres:// URL"
 
-// openStore builds a host over the state directory and opens the store
-// named by name (relative names live under the state directory; the
-// operator may name any absolute directory, which is granted, or a
-// postgres:// URL). Only a command that writes passes create: the others
-// open an existing store or fail with runtime.ErrStoreNotFound, leaving
-// nothing behind (no state directory, no lock file). setup, if any,
-// completes the host's options first.
+// openStore builds a host over the state directory (newHost) and opens
+// the store named by name on it (storeOn).
 func openStore(state, name string, create bool, setup ...func(*host.Options) error) (*host.Host, *runtime.Store, error) {
+	h, err := newHost(state, name, setup...)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := storeOn(h, name, create)
+	if err != nil {
+		h.Close()
+		return nil, nil, err
+	}
+	return h, st, nil
+}
+
+// newHost builds a host over the state directory for the store named by
+// name (an absolute directory is granted: the operator named it). setup,
+// if any, completes the host's options first. It writes nothing.
+func newHost(state, name string, setup ...func(*host.Options) error) (*host.Host, error) {
 	opts := &host.Options{StateDir: state}
 	if filepath.IsAbs(name) {
 		opts.Grants = []string{name}
 	}
 	for _, f := range setup {
 		if err := f(opts); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	h, err := host.New(opts)
-	if err != nil {
-		return nil, nil, err
-	}
+	return host.New(opts)
+}
+
+// storeOn opens the store named by name (relative names live under the
+// state directory; an absolute directory, or a postgres:// URL). Only a
+// command that writes passes create: the others open an existing store
+// or fail with runtime.ErrStoreNotFound, leaving nothing behind (no state
+// directory, no lock file).
+func storeOn(h *host.Host, name string, create bool) (*runtime.Store, error) {
 	spec, isURL := runtime.PostgresSpec(name)
 	if !isURL {
 		spec = runtime.StoreSpec{Dir: name, Existing: !create}
 	}
-	st, err := h.Runtime().OpenStore(spec)
-	if err != nil {
-		h.Close()
-		return nil, nil, err
-	}
-	return h, st, nil
+	return h.Runtime().OpenStore(spec)
 }
 
 // openOrCreate returns conversation id of st, created when missing.
