@@ -50,6 +50,7 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred3("conversation_list", "conversation_list(+Store, +Options, -Outcome) is det", s.conversationList),
 		prolog.Pred3("conversation_append", "conversation_append(+Conversation, +Message, -Outcome) is det", s.conversationAppend3),
 		prolog.Pred4("conversation_append", "conversation_append(+Conversation, +Message, +Options, -Outcome) is det", s.conversationAppend),
+		prolog.Pred4("conversation_append_all", "conversation_append_all(+Conversation, +Items, +Options, -Outcome) is det", s.conversationAppendAll),
 		prolog.Pred3("conversation_message", "conversation_message(+Conversation, +Seq, -Outcome) is det", s.conversationMessage),
 		prolog.Pred4("conversation_messages", "conversation_messages(+Conversation, +Selector, +Options, -Outcome) is det", s.conversationMessages),
 		prolog.Pred4("conversation_search", "conversation_search(+Conversation, +Query, +Options, -Outcome) is det", s.conversationSearch),
