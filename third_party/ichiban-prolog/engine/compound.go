@@ -261,6 +261,18 @@ func writeCompoundFunctionalNotation(w io.Writer, c Compound, opts *WriteOptions
 
 // CompareCompound compares the Compound with a Term.
 func CompareCompound(c Compound, t Term, env *Env) int {
+	var w rationalWalk // rlmpl patch: rational trees
+	return w.compareCompound(c, t, env, 0)
+}
+
+func (w *rationalWalk) compare(x, y Term, env *Env, depth int) int {
+	if c, ok := env.Resolve(x).(Compound); ok {
+		return w.compareCompound(c, y, env, depth)
+	}
+	return x.Compare(y, env) // x has no arguments: no walk
+}
+
+func (w *rationalWalk) compareCompound(c Compound, t Term, env *Env, depth int) int {
 	switch t := env.Resolve(t).(type) {
 	case Compound:
 		switch x, y := c.Arity(), t.Arity(); {
@@ -274,8 +286,13 @@ func CompareCompound(c Compound, t Term, env *Env) int {
 			return o
 		}
 
+		// A pair met again is being (or was) compared already: assume
+		// it compares equal, as SWI-Prolog does on rational trees.
+		if w.visit(depth, c, t) {
+			return 0
+		}
 		for i := 0; i < c.Arity(); i++ {
-			if o := c.Arg(i).Compare(t.Arg(i), env); o != 0 {
+			if o := w.compare(c.Arg(i), t.Arg(i), env, depth+1); o != 0 {
 				return o
 			}
 		}

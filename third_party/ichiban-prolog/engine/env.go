@@ -243,6 +243,11 @@ func (e *Env) freeVariables(t Term) []Variable {
 }
 
 func (e *Env) appendFreeVariables(fvs variables, t Term) variables {
+	var w rationalWalk // rlmpl patch: rational trees
+	return w.appendFreeVariables(e, fvs, t, 0)
+}
+
+func (w *rationalWalk) appendFreeVariables(e *Env, fvs variables, t Term, depth int) variables {
 	switch t := e.Resolve(t).(type) {
 	case Variable:
 		for _, v := range fvs {
@@ -252,8 +257,11 @@ func (e *Env) appendFreeVariables(fvs variables, t Term) variables {
 		}
 		return append(fvs, t)
 	case Compound:
+		if w.visit(depth, t, nil) {
+			return fvs
+		}
 		for i := 0; i < t.Arity(); i++ {
-			fvs = e.appendFreeVariables(fvs, t.Arg(i))
+			fvs = w.appendFreeVariables(e, fvs, t.Arg(i), depth+1)
 		}
 	}
 	return fvs
@@ -269,6 +277,11 @@ func (e *Env) unifyWithOccursCheck(x, y Term) (*Env, bool) {
 }
 
 func (e *Env) unify(x, y Term, occursCheck bool) (*Env, bool) {
+	var w rationalWalk // rlmpl patch: rational trees
+	return w.unify(e, x, y, occursCheck, 0)
+}
+
+func (w *rationalWalk) unify(e *Env, x, y Term, occursCheck bool, depth int) (*Env, bool) {
 	x, y = e.Resolve(x), e.Resolve(y)
 	switch x := x.(type) {
 	case Variable:
@@ -283,7 +296,7 @@ func (e *Env) unify(x, y Term, occursCheck bool) (*Env, bool) {
 	case Compound:
 		switch y := y.(type) {
 		case Variable:
-			return e.unify(y, x, occursCheck)
+			return w.unify(e, y, x, occursCheck, depth)
 		case Compound:
 			if x.Functor() != y.Functor() {
 				return e, false
@@ -291,9 +304,14 @@ func (e *Env) unify(x, y Term, occursCheck bool) (*Env, bool) {
 			if x.Arity() != y.Arity() {
 				return e, false
 			}
+			// A pair met again is being (or was) unified already:
+			// assume it unifies.
+			if w.visit(depth, x, y) {
+				return e, true
+			}
 			var ok bool
 			for i := 0; i < x.Arity(); i++ {
-				e, ok = e.unify(x.Arg(i), y.Arg(i), occursCheck)
+				e, ok = w.unify(e, x.Arg(i), y.Arg(i), occursCheck, depth+1)
 				if !ok {
 					return e, false
 				}
@@ -305,7 +323,7 @@ func (e *Env) unify(x, y Term, occursCheck bool) (*Env, bool) {
 	default: // atomic
 		switch y := y.(type) {
 		case Variable:
-			return e.unify(y, x, occursCheck)
+			return w.unify(e, y, x, occursCheck, depth)
 		default:
 			return e, x == y
 		}
@@ -313,6 +331,11 @@ func (e *Env) unify(x, y Term, occursCheck bool) (*Env, bool) {
 }
 
 func contains(t, s Term, env *Env) bool {
+	var w rationalWalk // rlmpl patch: rational trees
+	return w.contains(t, s, env, 0)
+}
+
+func (w *rationalWalk) contains(t, s Term, env *Env, depth int) bool {
 	switch t := t.(type) {
 	case Variable:
 		if t == s {
@@ -322,13 +345,17 @@ func contains(t, s Term, env *Env) bool {
 		if !ok {
 			return false
 		}
-		return contains(ref, s, env)
+		return w.contains(ref, s, env, depth)
 	case Compound:
 		if s, ok := s.(Atom); ok && t.Functor() == s {
 			return true
 		}
+		// A node met again is being (or was) searched already.
+		if w.visit(depth, t, nil) {
+			return false
+		}
 		for i := 0; i < t.Arity(); i++ {
-			if contains(t.Arg(i), s, env) {
+			if w.contains(t.Arg(i), s, env, depth+1) {
 				return true
 			}
 		}
