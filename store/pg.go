@@ -77,7 +77,8 @@ var _ kvStore = (*pgKV)(nil)
 // writers spread out instead of colliding again.
 const maxSerializationRetries = 100
 
-func openPostgres(o PostgresOptions) (*pgKV, error) {
+// poolConfig is the connection configuration of the store o names.
+func poolConfig(o PostgresOptions) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(o.DSN)
 	if err != nil {
 		// pgx's message may quote the DSN, password included.
@@ -89,6 +90,17 @@ func openPostgres(o PostgresOptions) (*pgKV, error) {
 	// An acknowledged write is on disk whatever the server's default.
 	rp["synchronous_commit"] = "on"
 	rp["statement_timeout"] = strconv.FormatInt(o.StatementTimeout.Milliseconds(), 10)
+	if rp["application_name"] == "" {
+		rp["application_name"] = "rlmpl"
+	}
+	return cfg, nil
+}
+
+func openPostgres(o PostgresOptions) (*pgKV, error) {
+	cfg, err := poolConfig(o)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
