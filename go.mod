@@ -61,3 +61,5 @@ require (
 	golang.org/x/text v0.41.0 // indirect
 	google.golang.org/protobuf v1.36.7 // indirect
 )
+
+replace github.com/ichiban/prolog => ./third_party/ichiban-prolog

@@ -45,7 +45,10 @@ message_not_found(Id, Seq), unpinnable_message(Id, From, To) or
 storage_failure (also a write refused because the disk holding the store
 is nearly full: the store stays readable, nothing acknowledged is lost,
 and writes succeed again once space is freed; the message says how much
-is free and needed).
+is free and needed; and a PostgreSQL store whose server is down or
+restarting, once the store's safe retries ran out after its connect
+timeout: the call did nothing, or, for a write whose commit was cut off,
+its idempotency key makes the retry safe).
 
 Exports:
     conversation_store_open/2    % +Spec, -Outcome

@@ -67,6 +67,9 @@ type pgKV struct {
 	// should be: DB.Close waits for calls in flight) ends.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// retryFor bounds the retries of a transaction that lost its
+	// connection (PostgresOptions.ConnectTimeout).
+	retryFor time.Duration
 }
 
 var _ kvStore = (*pgKV)(nil)
@@ -77,7 +80,8 @@ var _ kvStore = (*pgKV)(nil)
 // writers spread out instead of colliding again.
 const maxSerializationRetries = 100
 
-func openPostgres(o PostgresOptions) (*pgKV, error) {
+// poolConfig is the connection configuration of the store o names.
+func poolConfig(o PostgresOptions) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(o.DSN)
 	if err != nil {
 		// pgx's message may quote the DSN, password included.
@@ -89,33 +93,90 @@ func openPostgres(o PostgresOptions) (*pgKV, error) {
 	// An acknowledged write is on disk whatever the server's default.
 	rp["synchronous_commit"] = "on"
 	rp["statement_timeout"] = strconv.FormatInt(o.StatementTimeout.Milliseconds(), 10)
+	if rp["application_name"] == "" {
+		rp["application_name"] = "rlmpl"
+	}
+	return cfg, nil
+}
+
+func openPostgres(o PostgresOptions) (*pgKV, error) {
+	cfg, err := poolConfig(o)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	kv := &pgKV{pool: pool, ctx: ctx, cancel: cancel}
+	kv := &pgKV{pool: pool, ctx: ctx, cancel: cancel, retryFor: o.ConnectTimeout}
 	if err := kv.migrate(); err != nil {
 		kv.Close()
-		return nil, err
+		return nil, unavailable(err)
 	}
 	return kv, nil
 }
 
 func (p *pgKV) View(fn func(kvTxn) error) error {
-	return p.run(pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+	return p.do(pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
 }
 
 func (p *pgKV) Update(fn func(kvTxn) error) error {
-	backoff := time.Millisecond
+	return p.do(pgx.TxOptions{IsoLevel: pgx.Serializable}, fn)
+}
+
+// do runs fn in a transaction of mode o and retries what is safe to retry:
+//
+//   - a serialization failure or deadlock (PostgreSQL aborted the
+//     transaction; up to maxSerializationRetries times, 1ms to 64ms apart);
+//   - a lost connection (the server restarting, a terminated backend, a
+//     network fault) before COMMIT was sent, or at COMMIT when pgx knows
+//     the COMMIT never reached the server (pgconn.SafeToRetry), or in a
+//     read-only transaction: the transaction did not commit, so running
+//     it again writes nothing twice. Retries back off from 50ms to 1s and
+//     stop after retryFor (the connect timeout), returning the error
+//     wrapped in ErrUnavailable.
+//
+// A connection lost during COMMIT otherwise leaves the outcome unknown:
+// the error (ErrUnavailable) goes to the caller, whose idempotency key
+// makes its own retry safe.
+func (p *pgKV) do(o pgx.TxOptions, fn func(kvTxn) error) error {
+	backoff, connBackoff := time.Millisecond, 50*time.Millisecond
+	var lostAt time.Time
 	for i := 0; ; i++ {
-		err := p.run(pgx.TxOptions{IsoLevel: pgx.Serializable}, fn)
-		if !retryable(err) || i == maxSerializationRetries {
+		committing, err := p.run(o, fn)
+		switch {
+		case err == nil:
+			return nil
+		case p.ctx.Err() != nil:
 			return err
+		case retryable(err) && i < maxSerializationRetries:
+			sleep(p.ctx, backoff/2+rand.N(backoff))
+			backoff = min(2*backoff, 64*time.Millisecond)
+		case connLost(err) && (!committing || o.AccessMode == pgx.ReadOnly || pgconn.SafeToRetry(err)):
+			if lostAt.IsZero() {
+				lostAt = time.Now()
+			}
+			left := p.retryFor - time.Since(lostAt)
+			if left <= 0 {
+				return unavailable(err)
+			}
+			sleep(p.ctx, min(connBackoff, left))
+			connBackoff = min(2*connBackoff, time.Second)
+		default:
+			return unavailable(err)
 		}
-		time.Sleep(backoff/2 + rand.N(backoff))
-		backoff = min(2*backoff, 64*time.Millisecond)
+	}
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
 	}
 }
 
@@ -128,21 +189,23 @@ func retryable(err error) bool {
 
 // run runs fn in one transaction: committed when fn returns nil, rolled
 // back otherwise (fn's error is returned as is, so sentinels survive).
-func (p *pgKV) run(o pgx.TxOptions, fn func(kvTxn) error) error {
+// committing is true when the error came from COMMIT, whose outcome a
+// lost connection leaves unknown.
+func (p *pgKV) run(o pgx.TxOptions, fn func(kvTxn) error) (committing bool, err error) {
 	tx, err := p.pool.BeginTx(p.ctx, o)
 	if err != nil {
-		return err
+		return false, err
 	}
 	t := &pgTxn{ctx: p.ctx, tx: tx}
 	if err := fn(t); err != nil {
 		_ = tx.Rollback(p.ctx)
-		return err
+		return false, err
 	}
 	if err := t.flush(); err != nil {
 		_ = tx.Rollback(p.ctx)
-		return err
+		return false, err
 	}
-	return tx.Commit(p.ctx)
+	return true, tx.Commit(p.ctx)
 }
 
 func (p *pgKV) Close() error {

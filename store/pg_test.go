@@ -241,3 +241,36 @@ func TestCopyBetweenBackends(t *testing.T) {
 		want = got
 	}
 }
+
+// TestPostgresSchemaStatus: status reads without writing (an empty schema
+// stays empty: version 0, every migration pending); MigratePostgres
+// applies them; a newer database is reported by status and refused by
+// MigratePostgres; an unreachable server is ErrUnavailable.
+func TestPostgresSchemaStatus(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx := context.Background()
+	o := PostgresOptions{DSN: dsn}
+	ms, _ := schemaMigrations()
+	st, err := PostgresSchemaStatus(ctx, o)
+	if err != nil || st.Version != 0 || st.Latest != len(ms) || len(st.Pending) != len(ms) || st.Newer() {
+		t.Fatalf("status of an empty schema = %+v, %v", st, err)
+	}
+	if got := pgtest.Scalar(t, dsn, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"); got != "0" {
+		t.Errorf("status created %s tables", got)
+	}
+	st, err = MigratePostgres(ctx, o)
+	if err != nil || st.Version != len(ms) || len(st.Pending) != 0 || len(st.Applied) != len(ms) || st.Applied[0].Name != ms[0].name {
+		t.Fatalf("MigratePostgres = %+v, %v", st, err)
+	}
+	pgtest.Exec(t, dsn, fmt.Sprintf("INSERT INTO rlmpl_schema_version (version, name) VALUES (%d, 'later.sql')", len(ms)+1))
+	if st, err = PostgresSchemaStatus(ctx, o); err != nil || !st.Newer() {
+		t.Errorf("status of a newer schema = %+v, %v; want Newer", st, err)
+	}
+	if _, err = MigratePostgres(ctx, o); !errors.Is(err, ErrSchemaNewer) {
+		t.Errorf("MigratePostgres of a newer schema = %v, want ErrSchemaNewer", err)
+	}
+	down := PostgresOptions{DSN: "postgres://postgres@127.0.0.1:1/test?sslmode=disable", ConnectTimeout: time.Second}
+	if _, err = PostgresSchemaStatus(ctx, down); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("status of a server that is not there = %v, want ErrUnavailable", err)
+	}
+}

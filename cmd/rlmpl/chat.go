@@ -26,7 +26,7 @@ import (
 func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
-	name := fs.String("store", defaultStore, storeUsage)
+	name := storeFlag(fs)
 	conv := fs.String("conv", "", "conversation id (required; created when missing)")
 	pf := providerFlags(fs)
 	system := fs.String("system", "", "a system prompt, sent with every turn")
@@ -34,6 +34,9 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	asJSON := fs.Bool("json", false, "print one NDJSON event per line")
 	direct := fs.Bool("direct", false, "answer at once: the conversation goes to the model with history tools, no planner")
 	if _, code, ok := parseCommand(fs, "chat --conv ID [flags]", args, stdout, stderr); !ok {
+		return code
+	}
+	if code, ok := resolveStoreFlag(name, "chat", stderr); !ok {
 		return code
 	}
 	if *conv == "" {

@@ -22,6 +22,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("RLMPL_TEST_MAIN") == "1" {
 		main()
 	}
+	// The commands' default store comes from the environment too; the
+	// tests name theirs.
+	os.Unsetenv("RLMPL_STORE")
 	os.Exit(m.Run())
 }
 
