@@ -263,3 +263,48 @@ func procedures(in *prolog.Interpreter) []string {
 	sort.Strings(pis)
 	return pis
 }
+
+// TestCyclicListWrittenInLinearTime: a cyclic list of period n is written
+// in time linear in n. The portrayer (texts written as text) walked the
+// cycle once more for each element it met, 27 s for n = 4,965: the fuzz
+// case testdata/fuzz/FuzzCyclicAndDeepArguments/cf5bdfa54e74e7d9, which
+// did not heed cancellation. Linear is a ratio of 16 between n = 500 and
+// n = 8,000, quadratic 256.
+func TestCyclicListWrittenInLinearTime(t *testing.T) {
+	in := newInterp(t, nil)
+	cost := func(n int) time.Duration {
+		elems := make([]engine.Term, n)
+		for i := range elems {
+			elems[i] = engine.NewAtom("a")
+		}
+		l := engine.NewVariable()
+		env, _ := (*engine.Env)(nil).Unify(l, engine.PartialList(l, elems...))
+		best := time.Duration(1<<63 - 1)
+		for range 3 {
+			start := time.Now()
+			if s := in.Write(l, env); !strings.HasSuffix(s, "|...]") {
+				t.Fatalf("n = %d: wrote %.40s...", n, s)
+			}
+			in.Describe(l, env)
+			best = min(best, time.Since(start))
+		}
+		return best
+	}
+	small, large := cost(500), cost(8000)
+	if ratio := float64(large) / float64(small); ratio > 64 {
+		t.Errorf("n = 500: %v, n = 8000: %v (ratio %.0f; linear is 16)", small, large, ratio)
+	}
+}
+
+// TestCyclicListPortrayed: the texts of a cyclic list are written as text
+// in every element, the cycle closed where it comes round.
+func TestCyclicListPortrayed(t *testing.T) {
+	in := newInterp(t, nil)
+	got, err := once(t, in, `X = [x, "ab"|Y], Y = ["cd", "ef"|Y], format(atom(A), "~p ~w", [X, Y])`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `'[x,"ab","cd","ef","cd"|...] [cd,ef,cd|...]'`; got["A"] != want {
+		t.Errorf("got %s, want %s", got["A"], want)
+	}
+}
