@@ -76,6 +76,11 @@ deep(N, f(T, b)) :- M is N - 1, deep(M, T).
 		{`X = f(X), Y = f(Y), (X \== Y -> R = differ ; R = equal)`, "R = equal"},
 		{`X = f(X), Y = f(Y), (unify_with_occurs_check(A, f(A)) -> R = yes ; R = no)`, "R = no"},
 		{`deep(5000, X), deep(5000, Y), same(X, Y), X == Y, R = ok`, "R = ok"},
+		// acyclic_term/1 panicked on a list (Go cannot compare slices)
+		// and was quadratic in depth.
+		{`(acyclic_term([a, b]) -> R = yes ; R = no)`, "R = yes"},
+		{`X = [a|X], (acyclic_term(f(X)) -> R = yes ; R = no)`, "R = no"},
+		{`length(L, 30000), (acyclic_term(g(L, L)) -> R = yes ; R = no)`, "R = yes"},
 	}
 	checkAnswers(t, program, tests)
 }

@@ -20,6 +20,7 @@ const (
 type rationalWalk struct {
 	steps int
 	seen  map[any]struct{}
+	path  map[any]bool // cyclicTerm: true for a node on the path, false for one done
 }
 
 // visit reports whether the walk met x (with y, when y is not nil) before,
@@ -70,4 +71,43 @@ func nodeKey(c Compound) (any, bool) {
 		return [2]uintptr{v.Pointer(), uintptr(v.Len())}, true
 	}
 	return nil, false
+}
+
+// cyclicTerm reports whether t is not a finite tree (acyclic_term/1). It
+// is linear in the number of distinct nodes of t: upstream compared each
+// node with every node on its path (quadratic in depth, and a panic on a
+// list, which Go cannot compare) and walked a shared subterm each time.
+func cyclicTerm(t Term, env *Env) bool {
+	var w rationalWalk
+	return w.cyclic(t, env, 0)
+}
+
+func (w *rationalWalk) cyclic(t Term, env *Env, depth int) bool {
+	c, ok := env.Resolve(t).(Compound)
+	if !ok {
+		return false
+	}
+	w.steps++
+	var k any
+	if depth >= rationalCheapDepth || w.steps >= rationalCheapSteps {
+		if key, ok := nodeKey(c); ok {
+			if w.path == nil {
+				w.path = map[any]bool{}
+			}
+			if onPath, seen := w.path[key]; seen {
+				return onPath
+			}
+			w.path[key] = true
+			k = key
+		}
+	}
+	for i := 0; i < c.Arity(); i++ {
+		if w.cyclic(c.Arg(i), env, depth+1) {
+			return true
+		}
+	}
+	if k != nil {
+		w.path[k] = false
+	}
+	return false
 }
