@@ -315,3 +315,27 @@ func TestCyclicListPortrayed(t *testing.T) {
 		t.Errorf("got %s, want %s", got["A"], want)
 	}
 }
+
+// TestRationalWalksCostNothingOnOrdinaryTerms: the engine's rational-tree
+// unification and comparison remember nothing on a term that is neither
+// deep nor long, so they allocate nothing there.
+func TestRationalWalksCostNothingOnOrdinaryTerms(t *testing.T) {
+	// Names of more than one letter: ichiban's Atom.String allocates for
+	// the others, whatever the walk.
+	f, g := engine.NewAtom("foo"), engine.NewAtom("goo")
+	term := func() engine.Term {
+		return f.Apply(engine.NewAtom("abc"), g.Apply(engine.Integer(1), g.Apply(engine.NewAtom("bcd"), engine.Integer(2))), engine.NewAtom("cde"))
+	}
+	x, y := term(), term()
+	var env *engine.Env
+	if n := testing.AllocsPerRun(100, func() {
+		if _, ok := env.Unify(x, y); !ok {
+			t.Fatal("no unification")
+		}
+		if x.Compare(y, env) != 0 {
+			t.Fatal("not equal")
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations per unification and comparison", n)
+	}
+}
