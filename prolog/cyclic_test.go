@@ -32,7 +32,9 @@ func TestCyclicTermsAgreeWithSWI(t *testing.T) {
 		{`X = f(X), \+ \+ memberchk(X, [X]), R = ok`, "R = ok"},
 		{`X = f(X), msort([X, a], [A|_])`, "A = a"},
 		{`X = f(X), catch(assertz(cyc(X)), error(E, _), true)`, "E = type_error(acyclic_term,cyc(f(...)))"},
-		{`X = f(X), catch(sort([X, X], _), error(E, _), true)`, "E = representation_error(cyclic_term)"},
+		{`X = f(X), Y = f(f(Y)), sort([X, a, Y], L), length(L, N)`, "N = 2"},
+		{`X = f(X), keysort([X-1, a-2], S), S = [K-_|_]`, "K = a"},
+		{`X = f(X), Y = f(Y), (unify_with_occurs_check(X, Y) -> R = yes ; R = no)`, "R = yes"},
 		{`X = f(X), catch(term_variables(X, _), error(E, _), true)`, "E = representation_error(cyclic_term)"},
 		{`X = f(X), catch(nb_setval(k, X), error(E, _), true)`, "E = representation_error(cyclic_term)"},
 		{`G = (G, true), catch(call(G), error(E, _), true)`, "E = representation_error(cyclic_term)"},
@@ -76,6 +78,11 @@ deep(N, f(T, b)) :- M is N - 1, deep(M, T).
 		{`X = f(X), Y = f(Y), (X \== Y -> R = differ ; R = equal)`, "R = equal"},
 		{`X = f(X), Y = f(Y), (unify_with_occurs_check(A, f(A)) -> R = yes ; R = no)`, "R = no"},
 		{`deep(5000, X), deep(5000, Y), same(X, Y), X == Y, R = ok`, "R = ok"},
+		// acyclic_term/1 panicked on a list (Go cannot compare slices)
+		// and was quadratic in depth.
+		{`(acyclic_term([a, b]) -> R = yes ; R = no)`, "R = yes"},
+		{`X = [a|X], (acyclic_term(f(X)) -> R = yes ; R = no)`, "R = no"},
+		{`length(L, 30000), (acyclic_term(g(L, L)) -> R = yes ; R = no)`, "R = yes"},
 	}
 	checkAnswers(t, program, tests)
 }
@@ -262,4 +269,73 @@ func procedures(in *prolog.Interpreter) []string {
 	}
 	sort.Strings(pis)
 	return pis
+}
+
+// TestCyclicListWrittenInLinearTime: a cyclic list of period n is written
+// in time linear in n. The portrayer (texts written as text) walked the
+// cycle once more for each element it met, 27 s for n = 4,965: the fuzz
+// case testdata/fuzz/FuzzCyclicAndDeepArguments/cf5bdfa54e74e7d9, which
+// did not heed cancellation. Linear is a ratio of 16 between n = 500 and
+// n = 8,000, quadratic 256.
+func TestCyclicListWrittenInLinearTime(t *testing.T) {
+	in := newInterp(t, nil)
+	cost := func(n int) time.Duration {
+		elems := make([]engine.Term, n)
+		for i := range elems {
+			elems[i] = engine.NewAtom("a")
+		}
+		l := engine.NewVariable()
+		env, _ := (*engine.Env)(nil).Unify(l, engine.PartialList(l, elems...))
+		best := time.Duration(1<<63 - 1)
+		for range 3 {
+			start := time.Now()
+			if s := in.Write(l, env); !strings.HasSuffix(s, "|...]") {
+				t.Fatalf("n = %d: wrote %.40s...", n, s)
+			}
+			in.Describe(l, env)
+			best = min(best, time.Since(start))
+		}
+		return best
+	}
+	small, large := cost(500), cost(8000)
+	if ratio := float64(large) / float64(small); ratio > 64 {
+		t.Errorf("n = 500: %v, n = 8000: %v (ratio %.0f; linear is 16)", small, large, ratio)
+	}
+}
+
+// TestCyclicListPortrayed: the texts of a cyclic list are written as text
+// in every element, the cycle closed where it comes round.
+func TestCyclicListPortrayed(t *testing.T) {
+	in := newInterp(t, nil)
+	got, err := once(t, in, `X = [x, "ab"|Y], Y = ["cd", "ef"|Y], format(atom(A), "~p ~w", [X, Y])`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `'[x,"ab","cd","ef","cd"|...] [cd,ef,cd|...]'`; got["A"] != want {
+		t.Errorf("got %s, want %s", got["A"], want)
+	}
+}
+
+// TestRationalWalksCostNothingOnOrdinaryTerms: the engine's rational-tree
+// unification and comparison remember nothing on a term that is neither
+// deep nor long, so they allocate nothing there.
+func TestRationalWalksCostNothingOnOrdinaryTerms(t *testing.T) {
+	// Names of more than one letter: ichiban's Atom.String allocates for
+	// the others, whatever the walk.
+	f, g := engine.NewAtom("foo"), engine.NewAtom("goo")
+	term := func() engine.Term {
+		return f.Apply(engine.NewAtom("abc"), g.Apply(engine.Integer(1), g.Apply(engine.NewAtom("bcd"), engine.Integer(2))), engine.NewAtom("cde"))
+	}
+	x, y := term(), term()
+	var env *engine.Env
+	if n := testing.AllocsPerRun(100, func() {
+		if _, ok := env.Unify(x, y); !ok {
+			t.Fatal("no unification")
+		}
+		if x.Compare(y, env) != 0 {
+			t.Fatal("not equal")
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations per unification and comparison", n)
+	}
 }

@@ -226,31 +226,10 @@ func TypeCompound(_ *VM, t Term, k Cont, env *Env) *Promise {
 
 // AcyclicTerm checks if t is acyclic.
 func AcyclicTerm(_ *VM, t Term, k Cont, env *Env) *Promise {
-	if cyclicTerm(t, nil, env) {
+	if cyclicTerm(t, env) { // rlmpl patch: rational.go
 		return Bool(false)
 	}
 	return k(env)
-}
-
-func cyclicTerm(t Term, visited []Term, env *Env) bool {
-	t = env.Resolve(t)
-
-	for _, v := range visited {
-		if t == v {
-			return true
-		}
-	}
-	visited = append(visited, t)
-
-	if c, ok := t.(Compound); ok {
-		for i := 0; i < c.Arity(); i++ {
-			if cyclicTerm(c.Arg(i), visited, env) {
-				return true
-			}
-		}
-	}
-
-	return false
 }
 
 // Functor extracts the name and arity of term, or unifies term with an atomic/compound term of name and arity with
