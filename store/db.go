@@ -130,6 +130,10 @@ type DB struct {
 	life   sync.RWMutex
 	closed bool
 
+	// closing is closed by Close, waking waiters (Wait).
+	closing chan struct{}
+	watch   watch
+
 	createMu sync.Mutex // serializes Create: conversation numbers and id checks
 	convs    sync.Map   // id → *convState (conversations are never deleted, so entries never go stale)
 	nums     sync.Map   // num → *convState
@@ -157,7 +161,7 @@ func Open(o *Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{opts: opts}
+	db := &DB{opts: opts, closing: make(chan struct{})}
 	if opts.Postgres != nil {
 		kv, err := openPostgres(*opts.Postgres)
 		if err != nil {
@@ -207,6 +211,7 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.closed = true
+	close(db.closing)
 	var errs []error
 	if db.ix != nil {
 		errs = append(errs, db.ix.close())

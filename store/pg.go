@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -70,9 +71,19 @@ type pgKV struct {
 	// retryFor bounds the retries of a transaction that lost its
 	// connection (PostgresOptions.ConnectTimeout).
 	retryFor time.Duration
+	// channel is the NOTIFY channel of the store's schema: rlmpl_ and the
+	// md5 of the schema's name.
+	channel string
+
+	listenOnce sync.Mutex // protects the fields below
+	listening  bool
+	done       chan struct{} // closed when the listener goroutine ends
 }
 
-var _ kvStore = (*pgKV)(nil)
+var (
+	_ kvStore    = (*pgKV)(nil)
+	_ kvListener = (*pgKV)(nil)
+)
 
 // maxSerializationRetries bounds the retry of an Update that PostgreSQL
 // aborted as a serialization failure or deadlock; the backoff between
@@ -112,6 +123,10 @@ func openPostgres(o PostgresOptions) (*pgKV, error) {
 	}
 	kv := &pgKV{pool: pool, ctx: ctx, cancel: cancel, retryFor: o.ConnectTimeout}
 	if err := kv.migrate(); err != nil {
+		kv.Close()
+		return nil, unavailable(err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT 'rlmpl_' || md5(current_schema())`).Scan(&kv.channel); err != nil {
 		kv.Close()
 		return nil, unavailable(err)
 	}
@@ -196,7 +211,7 @@ func (p *pgKV) run(o pgx.TxOptions, fn func(kvTxn) error) (committing bool, err 
 	if err != nil {
 		return false, err
 	}
-	t := &pgTxn{ctx: p.ctx, tx: tx}
+	t := &pgTxn{ctx: p.ctx, tx: tx, channel: p.channel}
 	if err := fn(t); err != nil {
 		_ = tx.Rollback(p.ctx)
 		return false, err
@@ -209,9 +224,73 @@ func (p *pgKV) run(o pgx.TxOptions, fn func(kvTxn) error) (committing bool, err 
 }
 
 func (p *pgKV) Close() error {
-	p.pool.Close()
 	p.cancel()
+	p.pool.Close()
+	p.listenOnce.Lock()
+	done := p.done
+	p.listenOnce.Unlock()
+	if done != nil {
+		<-done
+	}
 	return nil
+}
+
+// listen implements kvListener: one connection of its own (outside the
+// pool) LISTENs on the schema's channel. When it drops, the listener
+// reconnects (50ms to 1s apart) until Close, and calls lost once it
+// listens again, since notifications sent meanwhile are gone.
+func (p *pgKV) listen(changed func(num uint64), lost func()) error {
+	p.listenOnce.Lock()
+	defer p.listenOnce.Unlock()
+	if p.listening {
+		return nil
+	}
+	conn, err := p.listenConn()
+	if err != nil {
+		return fmt.Errorf("store: listen: %w", unavailable(err))
+	}
+	p.listening, p.done = true, make(chan struct{})
+	go func() {
+		defer close(p.done)
+		backoff := 50 * time.Millisecond
+		for {
+			for {
+				n, err := conn.WaitForNotification(p.ctx)
+				if err != nil {
+					break
+				}
+				if num, err := strconv.ParseUint(n.Payload, 10, 64); err == nil {
+					changed(num)
+				}
+			}
+			conn.Close(context.Background())
+			for conn = nil; conn == nil; {
+				if p.ctx.Err() != nil {
+					return
+				}
+				sleep(p.ctx, backoff)
+				backoff = min(2*backoff, time.Second)
+				conn, _ = p.listenConn()
+			}
+			backoff = 50 * time.Millisecond
+			lost()
+		}
+	}()
+	return nil
+}
+
+// listenConn connects as the pool does and LISTENs on the store's
+// channel.
+func (p *pgKV) listenConn() (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(p.ctx, p.pool.Config().ConnConfig)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(p.ctx, `LISTEN `+pgx.Identifier{p.channel}.Sanitize()); err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
+	return conn, nil
 }
 
 // pgTxn is a transaction of a pgKV. Writes are buffered and sent as one
@@ -221,6 +300,7 @@ func (p *pgKV) Close() error {
 type pgTxn struct {
 	ctx     context.Context
 	tx      pgx.Tx
+	channel string
 	pending pgx.Batch
 }
 
@@ -253,6 +333,11 @@ func (t *pgTxn) Set(key, value []byte) error {
 		value = []byte{} // pgx sends a nil slice as NULL
 	}
 	t.pending.Queue(`INSERT INTO rlmpl_kv (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = excluded.v`, key, value)
+	if num, ok := headNum(key); ok {
+		// A conversation's head moved: tell the listeners (watch.go), in
+		// this transaction, so only a committed append is announced.
+		t.pending.Queue(`SELECT pg_notify($1, $2)`, t.channel, strconv.FormatUint(num, 10))
+	}
 	return nil
 }
 
