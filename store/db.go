@@ -146,6 +146,9 @@ type convState struct {
 	createdAt int64
 
 	mu sync.Mutex // serializes writes (Append, Import) to this conversation
+	// turn is the in-process half of the turn lock (LockConversation): a
+	// semaphore of one, so a waiter can give up when its context ends.
+	turn chan struct{}
 
 	head      atomic.Int64 // last committed seq
 	indexed   atomic.Int64 // last seq in the full-text index that searches see
@@ -292,7 +295,7 @@ func (cs *convState) advance(seq int64) {
 }
 
 func (db *DB) remember(id string, rec conversationRec, head, mark int64) *convState {
-	cs := &convState{id: id, num: rec.num, createdAt: rec.createdAt}
+	cs := &convState{id: id, num: rec.num, createdAt: rec.createdAt, turn: make(chan struct{}, 1)}
 	cs.head.Store(head)
 	cs.indexed.Store(mark)
 	cs.persisted.Store(mark)

@@ -83,6 +83,7 @@ type pgKV struct {
 var (
 	_ kvStore    = (*pgKV)(nil)
 	_ kvListener = (*pgKV)(nil)
+	_ kvLocker   = (*pgKV)(nil)
 )
 
 // maxSerializationRetries bounds the retry of an Update that PostgreSQL
