@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rlmpl/rlmpl/host"
 	"github.com/rlmpl/rlmpl/store/pgtest"
@@ -122,5 +123,37 @@ func TestPostgresStoreSpec(t *testing.T) {
 	}
 	if got["Name"] != "store_unavailable" {
 		t.Errorf("unreachable server: detail %s, want store_unavailable(Spec)", got["Detail"])
+	}
+}
+
+// TestPostgresConversationWaitAcrossHosts: a program waiting with
+// conversation_wait/4 in one host (one process's runtime) gets the message
+// a program in another host appended to the same PostgreSQL store.
+func TestPostgresConversationWaitAcrossHosts(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	a := newSession(t, &host.Options{StateDir: t.TempDir()})
+	b := newSession(t, &host.Options{StateDir: t.TempDir()})
+	ctx := context.Background()
+	if _, err := a.Once(ctx, `conversation_store_open(postgres('`+dsn+`'), ok(S)), conversation_create(S, [id(live)], ok(_))`); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		got map[string]string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		got, err := b.Once(ctx, `conversation_store_open(postgres('`+dsn+`'), ok(S)), conversation_open(S, live, ok(C)),
+			conversation_wait(C, 0, [timeout(20)], ok([R])), record_get(R, content, Text)`)
+		done <- result{got, err}
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if _, err := a.Once(ctx, `conversation_store_open(postgres('`+dsn+`'), ok(S)), conversation_open(S, live, ok(C)),
+		conversation_append(C, message(user, "from the other worker"), ok(_))`); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.got["Text"] != `"from the other worker"` {
+		t.Errorf("the waiting host got %v, %v", r.got, r.err)
 	}
 }

@@ -204,7 +204,7 @@ func warmReason(phase, kind string, err error, details ...prolog.Field) engine.T
 
 // storePhases are the operations whose unknown failures come from storage.
 var storePhases = []string{"store_open", "store_close", "create", "open", "list", "append", "message", "messages",
-	"stats", "export", "search", "cold_context", "import", "context_pack", "pin"}
+	"stats", "export", "search", "cold_context", "import", "context_pack", "pin", "wait"}
 
 // convReason is conversation_error([detail(D), kind(conversation_error), message(M), phase(P)]).
 func convReason(phase string, detail engine.Term, msg string) engine.Term {

@@ -17,12 +17,14 @@ package host
 //	conversation_search(+Conversation, +Query, +Options, -Outcome) is det.
 //	conversation_cold_context(+Conversation, +LimitOptions, -Outcome) is det.
 //	conversation_stats(+Conversation, -Outcome) is det.
+//	conversation_wait(+Conversation, +AfterSeq, +Options, -Outcome) is det.
 //	conversation_export(+Conversation, +Format, -Outcome) is det.
 //	conversation_import(+Conversation, +File, -Outcome) is det.
 //	conversation_pin(+Conversation, +Target, -Outcome) is det.
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -402,6 +404,42 @@ func (s *Session) conversationMessages(c *prolog.Call, conv, selector, options, 
 	recs, err := cv.Messages(sel, op.limit("limit"))
 	if err != nil {
 		return s.fail(c, out, "messages", err, prolog.Resolved(selector, c.Env))
+	}
+	ts := make([]engine.Term, len(recs))
+	for i, r := range recs {
+		ts[i] = recordTerm(r)
+	}
+	return c.Unify(out, ok(engine.List(ts...))), nil
+}
+
+func (s *Session) conversationWait(c *prolog.Call, conv, afterSeq, options, out engine.Term) (bool, error) {
+	cv, err := s.convArg(c, conv)
+	if err != nil {
+		return s.fail(c, out, "wait", err)
+	}
+	after, err := c.NonNeg(afterSeq)
+	if err != nil {
+		return false, err
+	}
+	op, err := s.options(c, "conversation_wait/4", options)
+	if err != nil {
+		return false, err
+	}
+	ctx := c.Ctx
+	if op.has("timeout") {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(op.number("timeout")*float64(time.Second)))
+		defer cancel()
+	}
+	if _, err := cv.Wait(ctx, after); err != nil {
+		if c.Ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return c.Unify(out, ok(engine.List())), nil // the timeout: nothing new
+		}
+		return s.fail(c, out, "wait", err, engine.NewAtom(cv.ID()))
+	}
+	recs, err := cv.Messages(store.After(after), op.limit("limit"))
+	if err != nil {
+		return s.fail(c, out, "wait", err, engine.NewAtom(cv.ID()))
 	}
 	ts := make([]engine.Term, len(recs))
 	for i, r := range recs {

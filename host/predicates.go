@@ -56,6 +56,7 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred4("conversation_search", "conversation_search(+Conversation, +Query, +Options, -Outcome) is det", s.conversationSearch),
 		prolog.Pred3("conversation_cold_context", "conversation_cold_context(+Conversation, +LimitOptions, -Outcome) is det", s.conversationColdContext),
 		prolog.Pred2("conversation_stats", "conversation_stats(+Conversation, -Outcome) is det", s.conversationStats),
+		prolog.Pred4("conversation_wait", "conversation_wait(+Conversation, +AfterSeq, +Options, -Outcome) is det", s.conversationWait),
 		prolog.Pred3("conversation_export", "conversation_export(+Conversation, +Format, -Outcome) is det", s.conversationExport),
 		prolog.Pred3("conversation_import", "conversation_import(+Conversation, +File, -Outcome) is det", s.conversationImport),
 		prolog.Pred3("conversation_pin", "conversation_pin(+Conversation, +Target, -Outcome) is det", s.conversationPin),

@@ -64,6 +64,7 @@ Exports:
     conversation_search/4        % +Conversation, +Query, +Options, -Outcome
     conversation_cold_context/3  % +Conversation, +LimitOptions, -Outcome
     conversation_stats/2         % +Conversation, -Outcome
+    conversation_wait/4          % +Conversation, +AfterSeq, +Options, -Outcome
     conversation_export/3        % +Conversation, +Format, -Outcome
     conversation_import/3        % +Conversation, +File, -Outcome
     conversation_pin/3           % +Conversation, +Target, -Outcome
@@ -211,6 +212,19 @@ Exports:
 %   model is those turns as "[N] role: text" lines, so a question that
 %   matches brings its answer. Delete
 %   it with context_delete/2.
+
+%!  conversation_wait(+Conversation, +AfterSeq, +Options, -Outcome) is det.
+%
+%   Waits until the conversation has messages after sequence AfterSeq (a
+%   nonnegative integer; 0 for any) and returns them: ok(Records) in
+%   sequence order, limit(N|all) keeping the first N. With timeout(Secs)
+%   and nothing new within it, ok([]): a loop's next round, not an error.
+%   Without it the wait lasts until a message comes or the query's own
+%   time limit. It sees appends of this program on every store and, on a
+%   postgres(DSN) store, of every process that shares the database
+%   (LISTEN/NOTIFY: nothing is polled).
+%
+%   ?- conversation_wait(C, 41, [timeout(30)], ok(New)).
 
 %!  conversation_stats(+Conversation, -Outcome) is det.
 %

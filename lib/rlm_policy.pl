@@ -73,6 +73,8 @@ rlm_option(conversation_append/4, time, any, optional).
 rlm_option(conversation_append/4, session, text, optional).
 rlm_option(conversation_append/4, metadata, list, default([])).
 rlm_option(conversation_messages/4, limit, limit, default(all)).
+rlm_option(conversation_wait/4, timeout, positive_number, optional).
+rlm_option(conversation_wait/4, limit, limit, default(all)).
 rlm_option(conversation_search/4, max_results, positive_integer, default(32)).
 rlm_option(conversation_search/4, offset, nonneg, default(0)).
 rlm_option(conversation_search/4, exact, boolean, default(false)).

@@ -221,6 +221,7 @@ func (db *DB) Append(conv string, m Message, opts AppendOptions) (Record, error)
 	if fresh {
 		cs.advance(rec.Seq)
 		db.appended(cs)
+		db.watch.changed(cs.num)
 	}
 	return rec, nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -70,9 +72,20 @@ type pgKV struct {
 	// retryFor bounds the retries of a transaction that lost its
 	// connection (PostgresOptions.ConnectTimeout).
 	retryFor time.Duration
+	// channel is the NOTIFY channel of the store's schema: rlmpl_ and the
+	// md5 of the schema's name.
+	channel string
+
+	listenOnce sync.Mutex // protects the fields below
+	listening  bool
+	done       chan struct{} // closed when the listener goroutine ends
 }
 
-var _ kvStore = (*pgKV)(nil)
+var (
+	_ kvStore    = (*pgKV)(nil)
+	_ kvListener = (*pgKV)(nil)
+	_ kvLocker   = (*pgKV)(nil)
+)
 
 // maxSerializationRetries bounds the retry of an Update that PostgreSQL
 // aborted as a serialization failure or deadlock; the backoff between
@@ -112,6 +125,10 @@ func openPostgres(o PostgresOptions) (*pgKV, error) {
 	}
 	kv := &pgKV{pool: pool, ctx: ctx, cancel: cancel, retryFor: o.ConnectTimeout}
 	if err := kv.migrate(); err != nil {
+		kv.Close()
+		return nil, unavailable(err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT 'rlmpl_' || md5(current_schema())`).Scan(&kv.channel); err != nil {
 		kv.Close()
 		return nil, unavailable(err)
 	}
@@ -196,7 +213,7 @@ func (p *pgKV) run(o pgx.TxOptions, fn func(kvTxn) error) (committing bool, err 
 	if err != nil {
 		return false, err
 	}
-	t := &pgTxn{ctx: p.ctx, tx: tx}
+	t := &pgTxn{ctx: p.ctx, tx: tx, channel: p.channel}
 	if err := fn(t); err != nil {
 		_ = tx.Rollback(p.ctx)
 		return false, err
@@ -205,13 +222,104 @@ func (p *pgKV) run(o pgx.TxOptions, fn func(kvTxn) error) (committing bool, err 
 		_ = tx.Rollback(p.ctx)
 		return false, err
 	}
-	return true, tx.Commit(p.ctx)
+	if err := tx.Commit(p.ctx); err != nil {
+		return true, err
+	}
+	p.announce(t.moved)
+	return true, nil
+}
+
+// announce NOTIFYs the store's listeners that the conversations nums
+// moved, after their transaction committed, in a transaction of its own
+// with synchronous_commit off: PostgreSQL serializes the commits of
+// transactions that notify (a database-wide lock held through commit), so
+// a NOTIFY inside a synced append would put every writer's WAL flush
+// under that lock (8 writers, alternating runs: 502 appends/s against
+// 698 this way). A notification is
+// not data: one lost (the process dies right after the commit, or this
+// statement fails) delays waiters to the next append, nothing else.
+func (p *pgKV) announce(nums []uint64) {
+	if len(nums) == 0 {
+		return
+	}
+	var sb strings.Builder
+	sb.WriteString("BEGIN; SET LOCAL synchronous_commit = off;")
+	for _, n := range nums {
+		// The channel is rlmpl_ and hex; the payload digits: nothing to quote.
+		fmt.Fprintf(&sb, " NOTIFY %s, '%d';", p.channel, n)
+	}
+	sb.WriteString(" COMMIT")
+	_, _ = p.pool.Exec(p.ctx, sb.String(), pgx.QueryExecModeSimpleProtocol)
 }
 
 func (p *pgKV) Close() error {
-	p.pool.Close()
 	p.cancel()
+	p.pool.Close()
+	p.listenOnce.Lock()
+	done := p.done
+	p.listenOnce.Unlock()
+	if done != nil {
+		<-done
+	}
 	return nil
+}
+
+// listen implements kvListener: one connection of its own (outside the
+// pool) LISTENs on the schema's channel. When it drops, the listener
+// reconnects (50ms to 1s apart) until Close, and calls lost once it
+// listens again, since notifications sent meanwhile are gone.
+func (p *pgKV) listen(changed func(num uint64), lost func()) error {
+	p.listenOnce.Lock()
+	defer p.listenOnce.Unlock()
+	if p.listening {
+		return nil
+	}
+	conn, err := p.listenConn()
+	if err != nil {
+		return fmt.Errorf("store: listen: %w", unavailable(err))
+	}
+	p.listening, p.done = true, make(chan struct{})
+	go func() {
+		defer close(p.done)
+		backoff := 50 * time.Millisecond
+		for {
+			for {
+				n, err := conn.WaitForNotification(p.ctx)
+				if err != nil {
+					break
+				}
+				if num, err := strconv.ParseUint(n.Payload, 10, 64); err == nil {
+					changed(num)
+				}
+			}
+			conn.Close(context.Background())
+			for conn = nil; conn == nil; {
+				if p.ctx.Err() != nil {
+					return
+				}
+				sleep(p.ctx, backoff)
+				backoff = min(2*backoff, time.Second)
+				conn, _ = p.listenConn()
+			}
+			backoff = 50 * time.Millisecond
+			lost()
+		}
+	}()
+	return nil
+}
+
+// listenConn connects as the pool does and LISTENs on the store's
+// channel.
+func (p *pgKV) listenConn() (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(p.ctx, p.pool.Config().ConnConfig)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(p.ctx, `LISTEN `+pgx.Identifier{p.channel}.Sanitize()); err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
+	return conn, nil
 }
 
 // pgTxn is a transaction of a pgKV. Writes are buffered and sent as one
@@ -221,7 +329,9 @@ func (p *pgKV) Close() error {
 type pgTxn struct {
 	ctx     context.Context
 	tx      pgx.Tx
+	channel string
 	pending pgx.Batch
+	moved   []uint64 // conversations whose head this transaction wrote
 }
 
 func (t *pgTxn) flush() error {
@@ -253,6 +363,11 @@ func (t *pgTxn) Set(key, value []byte) error {
 		value = []byte{} // pgx sends a nil slice as NULL
 	}
 	t.pending.Queue(`INSERT INTO rlmpl_kv (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = excluded.v`, key, value)
+	if num, ok := headNum(key); ok {
+		// A conversation's head moved: tell the listeners (watch.go) once
+		// this transaction has committed.
+		t.moved = append(t.moved, num)
+	}
 	return nil
 }
 

@@ -274,3 +274,57 @@ func TestPostgresSchemaStatus(t *testing.T) {
 		t.Errorf("status of a server that is not there = %v, want ErrUnavailable", err)
 	}
 }
+
+// TestPostgresWaitSeesOtherStores: two stores on one database (two
+// processes' worth: they share only the database); a Wait in one returns
+// when the other appends or imports (NOTIFY), and a rolled-back write
+// announces nothing.
+func TestPostgresWaitSeesOtherStores(t *testing.T) {
+	o := Options{Postgres: &PostgresOptions{DSN: pgtest.DSN(t)}}
+	a := openWith(t, &o)
+	b := openWith(t, &Options{Postgres: o.Postgres})
+	mustCreate(t, a, "c")
+	ctx := context.Background()
+	for i, write := range []func(){
+		func() { mustAppend(t, a, "c", user("from a")) },
+		func() {
+			if _, err := a.Import("c", strings.NewReader(`{"role":"user","content":"imported"}`+"\n"), ImportOptions{}); err != nil {
+				t.Error(err)
+			}
+		},
+	} {
+		got := make(chan int64, 1)
+		go func() {
+			h, err := b.Wait(ctx, "c", int64(i))
+			if err != nil {
+				t.Error(err)
+			}
+			got <- h
+		}()
+		time.Sleep(100 * time.Millisecond)
+		write()
+		select {
+		case h := <-got:
+			if h != int64(i+1) {
+				t.Errorf("b.Wait(after %d) = %d", i, h)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("b did not see a's write %d", i)
+		}
+	}
+	// A failed append (an idempotency key reused for other content)
+	// rolls back: nothing is announced, the waiter keeps waiting.
+	mustAppendKey := func(text string) error {
+		_, err := a.Append("c", user(text), AppendOptions{IdempotencyKey: "k"})
+		return err
+	}
+	if err := mustAppendKey("x"); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	go func() { time.Sleep(50 * time.Millisecond); _ = mustAppendKey("y") }()
+	if h, err := b.Wait(short, "c", 3); !errors.Is(err, context.DeadlineExceeded) || h != 3 {
+		t.Errorf("b.Wait across a refused append = %d, %v", h, err)
+	}
+}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -196,6 +197,15 @@ func (c Conversation) Message(seq int64) (store.Record, error) { return c.st.db.
 // keeps the first limit.
 func (c Conversation) Messages(sel store.Selector, limit int) ([]store.Record, error) {
 	return c.st.db.Messages(c.id, sel, limit)
+}
+
+// Wait blocks until the conversation has a message after sequence after
+// and returns its last sequence, or returns ctx's error (with the last
+// sequence seen) when none comes first. It sees appends of this process
+// on every store and, on a PostgreSQL store, of every process (LISTEN/
+// NOTIFY, no polling). Read what arrived with Messages(store.After(after), n).
+func (c Conversation) Wait(ctx context.Context, after int64) (int64, error) {
+	return c.st.db.Wait(ctx, c.id, after)
 }
 
 // Stats reads the conversation's counters (O(1)).
