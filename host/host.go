@@ -129,8 +129,12 @@ func New(opts *Options) (*Host, error) {
 		}
 	}
 	h.toks.Store(toks)
+	var prices provider.Prices
+	if o.ProviderConfig != nil {
+		prices = o.ProviderConfig.Prices
+	}
 	h.rt, err = runtime.New(&runtime.Options{StateDir: o.StateDir, Grants: o.Grants, Now: o.Now,
-		Tokenizers: h.tokenizers, Logger: o.Logger})
+		Tokenizers: h.tokenizers, Logger: o.Logger, Prices: prices})
 	if err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}

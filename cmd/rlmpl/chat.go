@@ -245,7 +245,14 @@ func (c *chat) ledger() {
 	}
 	ctx := c.last.Context
 	if c.json {
-		c.emit(map[string]any{"event": "ledger", "turn_id": c.last.TurnID, "context": ctx})
+		ev := map[string]any{"event": "ledger", "turn_id": c.last.TurnID, "context": ctx}
+		if n, ok := c.last.CachedTokens(); ok {
+			ev["cached_tokens"] = n
+		}
+		if usd, unpriced := c.last.Cost(); unpriced == 0 && len(c.last.Calls) > 0 {
+			ev["cost_usd"] = usd
+		}
+		c.emit(ev)
 		return
 	}
 	tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
@@ -255,6 +262,7 @@ func (c *chat) ledger() {
 	}
 	fmt.Fprintf(tw, "total\t\t%d\tof %d (%s)\n", ctx.Total, ctx.Limit, ctx.Method)
 	tw.Flush()
+	printSpend(*c.last, c.stdout)
 }
 
 func (c *chat) receipt() {

@@ -151,7 +151,31 @@ func printReceipt(r runtime.Receipt, w io.Writer) {
 	}
 	u := r.Usage
 	fmt.Fprintf(w, "usage: %d model calls, %d prompt + %d completion tokens\n", u.ModelCalls, u.PromptTokens, u.CompletionTokens)
+	printSpend(r, w)
 	fmt.Fprintf(w, "time: %.0f ms (pack %.1f ms, completion %.0f ms)\n", r.Timings.TotalMS, r.Timings.PackMS, r.Timings.CompletionMS)
+}
+
+// printSpend prints, when the provider reported them, the prompt tokens
+// it served from its cache (beside the prefix we predicted it could),
+// and the turn's cost when any call has one.
+func printSpend(r runtime.Receipt, w io.Writer) {
+	if n, ok := r.CachedTokens(); ok {
+		prompt := 0
+		for _, c := range r.Calls {
+			if c.ProviderPromptTokens != nil && c.CachedTokens != nil {
+				prompt += *c.ProviderPromptTokens
+			}
+		}
+		fmt.Fprintf(w, "cached: %d of %d prompt tokens served from the provider's cache (predicted cacheable prefix %d)\n", n, prompt, r.CachePrefixTokens)
+	}
+	priced := slices.ContainsFunc(r.Calls, func(c runtime.ReceiptCall) bool { return c.CostUSD != nil })
+	if usd, unpriced := r.Cost(); priced {
+		note := ""
+		if unpriced > 0 {
+			note = fmt.Sprintf(" (%d calls without a price)", unpriced)
+		}
+		fmt.Fprintf(w, "cost: $%.6f%s\n", usd, note)
+	}
 }
 
 func firstErr(errs ...error) error {

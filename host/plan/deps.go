@@ -85,16 +85,26 @@ type ModelResult struct {
 
 // Usage is what one call consumed, as reported. A count is meaningful only
 // when its Known flag is set (host/provider's Usage has the same shape).
+//
+// CachedTokens (served from the provider's prompt cache) and
+// CacheWriteTokens (written to it) are part of PromptTokens,
+// ReasoningTokens part of CompletionTokens.
 type Usage struct {
 	PromptTokens     int
 	CompletionTokens int
 	TotalTokens      int
 	Cost             float64 // USD
+	CachedTokens     int
+	CacheWriteTokens int
+	ReasoningTokens  int
 
 	PromptKnown     bool
 	CompletionKnown bool
 	TotalKnown      bool
 	CostKnown       bool
+	CachedKnown     bool
+	CacheWriteKnown bool
+	ReasoningKnown  bool
 }
 
 // Tools calls trusted tools by name. Args is the evaluated args expression

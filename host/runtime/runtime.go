@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rlmpl/rlmpl/host/provider"
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
@@ -31,6 +32,10 @@ type Options struct {
 	Tokenizers func() *tokenizer.Registry
 	// Logger receives store diagnostics. Nil discards them.
 	Logger *slog.Logger
+	// Prices turn the usage a provider reports into each receipt call's
+	// cost (ReceiptCall.CostUSD). Nil prices nothing: there is no default
+	// table.
+	Prices provider.Prices
 }
 
 // Runtime is the typed Go API of rlmpl: conversation stores, durable

@@ -531,7 +531,7 @@ func (t *turn) send(ctx context.Context, kind string, depth int, req tokenizer.R
 		if a.Err == nil {
 			u = usage
 		}
-		rc, rerr := callRecord(kind, depth, req, a.Body, local, u, recipe)
+		rc, rerr := callRecord(kind, depth, req, a.Body, local, u, recipe, t.c.st.rt.opts.Prices)
 		if rerr != nil {
 			return errors.Join(err, rerr)
 		}
