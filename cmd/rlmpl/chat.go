@@ -40,7 +40,13 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintln(stderr, "rlmpl chat: --conv is required")
 		return 2
 	}
-	h, err := newHost(*state, *name, providerSetup)
+	tel, err := startTelemetry(ctx, os.Getenv, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
+		return 2
+	}
+	defer tel.shutdown(stderr) // after the host is closed: every turn's span has ended
+	h, err := newHost(*state, *name, providerSetup, tel.setup)
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
 		return 1

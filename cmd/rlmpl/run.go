@@ -109,18 +109,26 @@ func openSession(ctx context.Context, sf *storeFlags, file string, argv []string
 		fmt.Fprintf(stderr, "rlmpl: %v\n", err)
 		return nil, nil, 1
 	}
+	tel, err := startTelemetry(ctx, os.Getenv, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "rlmpl: %v\n", err)
+		return nil, nil, 1
+	}
+	tel.setup(opts)
 	h, err := host.New(opts)
 	if err != nil {
+		tel.shutdown(stderr)
 		fmt.Fprintf(stderr, "rlmpl: %v\n", err)
 		return nil, nil, 1
 	}
 	sess, err = h.NewSession(ctx)
 	if err != nil {
 		h.Close()
+		tel.shutdown(stderr)
 		fmt.Fprintf(stderr, "rlmpl: %v\n", err)
 		return nil, nil, 1
 	}
-	return sess, func() { sess.Close(); h.Close(); root.Close() }, 0
+	return sess, func() { sess.Close(); h.Close(); root.Close(); tel.shutdown(stderr) }, 0
 }
 
 // consultFile loads file into sess. It returns -1 on success, else the

@@ -78,6 +78,9 @@ type ModelResult struct {
 	// tools), in the order it called them.
 	ToolCalls []tokenizer.ToolCall
 	Usage     Usage
+	// FinishReason is why the model stopped, as the provider said ("" when
+	// it did not).
+	FinishReason string
 	// RequestBody is the exact body the provider sent, when it sent one
 	// over HTTP (a turn receipt records its SHA-256); nil otherwise.
 	RequestBody []byte
@@ -146,6 +149,10 @@ type PlannerReply struct {
 	Text  string
 	Plan  *Plan
 	Usage Usage
+	// Model and FinishReason are the answering model and why it stopped,
+	// when a provider said.
+	Model        string
+	FinishReason string
 	// RequestBody is the exact body sent, as in [ModelResult].
 	RequestBody []byte
 }

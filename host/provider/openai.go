@@ -19,6 +19,9 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
@@ -631,6 +634,11 @@ func (a *attemptState) run(body []byte, stream bool) (Response, error) {
 		h.Set("Accept", "application/json")
 	}
 	h.Set("User-Agent", o.UserAgent)
+	// W3C trace context: a traceparent header when the caller's context
+	// carries a recording span (tracing on), nothing otherwise.
+	if sc := trace.SpanContextFromContext(actx); sc.IsValid() {
+		propagation.TraceContext{}.Inject(actx, propagation.HeaderCarrier(h))
+	}
 	for k, v := range o.Headers {
 		h.Set(k, v)
 	}

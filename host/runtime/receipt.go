@@ -189,6 +189,8 @@ type ReceiptCall struct {
 	Status  int    `json:"status,omitempty"`
 	Error   string `json:"error,omitempty"`
 	Recipe  Recipe `json:"recipe"`
+
+	model string // the model named in the body (for the call's span)
 }
 
 // Where a call's cost comes from.
@@ -466,6 +468,7 @@ func callRecord(kind string, depth int, req tokenizer.Request, body []byte, loca
 	rc.CacheWriteTokens = known(usage.CacheWriteKnown, usage.CacheWriteTokens)
 	rc.CompletionTokens = known(usage.CompletionKnown, usage.CompletionTokens)
 	rc.ReasoningTokens = known(usage.ReasoningKnown, usage.ReasoningTokens)
+	rc.model = params.Model
 	if price, ok := prices.Lookup(params.Model); ok {
 		if c, ok := price.Cost(provider.Usage(usage)); ok {
 			rc.CostUSD, rc.CostSource = &c, CostPriceTable
