@@ -76,3 +76,54 @@ func TestPriceLookup(t *testing.T) {
 		}
 	}
 }
+
+// TestReceiptStats: two turns against a provider that reports its cache
+// (nothing cached, then 1,024 of 1,500): per-turn and total prompt,
+// cached share, output and cost match hand-computed values, and each
+// turn's stages sum to its ledger total.
+func TestReceiptStats(t *testing.T) {
+	srv := providertest.NewServer(
+		providertest.CompletionUsage(final("one"), `{"prompt_tokens":1200,"completion_tokens":10,"prompt_tokens_details":{"cached_tokens":0}}`),
+		providertest.CompletionUsage(final("two"), `{"prompt_tokens":1500,"completion_tokens":30,"prompt_tokens_details":{"cached_tokens":1024}}`),
+	)
+	defer srv.Close()
+	p, err := provider.NewOpenAI(&provider.Options{BaseURL: srv.BaseURL(), Model: "m-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := memConvWith(t, &Options{Prices: provider.Prices{"m-1": {Input: 1, CachedInput: 0.1, CacheWrite: 1, Output: 4}}})
+	for _, q := range []string{"first", "second"} {
+		if _, err := c.Turn(context.Background(), user(q), turnOpts(httpPlanner{p}, handle.New(nil))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs, err := c.ReceiptStats(ReceiptQuery{})
+	if err != nil || len(cs.Turns) != 2 || cs.Completed != 2 {
+		t.Fatalf("stats %+v, %v", cs, err)
+	}
+	cost1 := (1200*1.0 + 10*4.0) / 1e6
+	cost2 := (476*1.0 + 1024*0.1 + 30*4.0) / 1e6
+	for i, want := range []TurnStats{
+		{Calls: 1, PromptTokens: 1200, CachedTokens: 0, CachedShare: 0, OutputTokens: 10, CostUSD: cost1},
+		{Calls: 1, PromptTokens: 1500, CachedTokens: 1024, CachedShare: 1024.0 / 1500, OutputTokens: 30, CostUSD: cost2},
+	} {
+		g := cs.Turns[i]
+		if g.Calls != want.Calls || g.PromptTokens != want.PromptTokens || g.CachedTokens != want.CachedTokens ||
+			math.Abs(g.CachedShare-want.CachedShare) > 1e-12 || g.OutputTokens != want.OutputTokens ||
+			math.Abs(g.CostUSD-want.CostUSD) > 1e-12 || g.Solver != "optimal" || g.Status != StatusCompleted {
+			t.Errorf("turn %d = %+v, want %+v", i+1, g, want)
+		}
+		var sum int64
+		for _, s := range g.Stages {
+			sum += s.Tokens
+		}
+		if sum != g.ContextTokens || g.ContextTokens == 0 {
+			t.Errorf("turn %d: stages %v sum to %d, ledger %d", i+1, g.Stages, sum, g.ContextTokens)
+		}
+	}
+	tot := cs.Total
+	if tot.PromptTokens != 2700 || tot.CachedTokens != 1024 || math.Abs(tot.CachedShare-1024.0/2700) > 1e-12 ||
+		tot.OutputTokens != 40 || math.Abs(tot.CostUSD-(cost1+cost2)) > 1e-12 || tot.ContextTokens != cs.Turns[0].ContextTokens+cs.Turns[1].ContextTokens {
+		t.Errorf("total %+v", tot)
+	}
+}
