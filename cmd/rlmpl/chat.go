@@ -33,6 +33,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	maxContext := intFlag[int64](fs, "max-context", 0, 0, "operator cap on every request, in `tokens` (default: the policy's)")
 	asJSON := fs.Bool("json", false, "print one NDJSON event per line")
 	direct := fs.Bool("direct", false, "answer at once: the conversation goes to the model with history tools, no planner")
+	lf := addLogFlags(fs)
 	if _, code, ok := parseCommand(fs, "chat --conv ID [flags]", args, stdout, stderr); !ok {
 		return code
 	}
@@ -46,7 +47,11 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return 2
 	}
 	defer tel.shutdown(stderr) // after the host is closed: every turn's span has ended
-	h, err := newHost(*state, *name, providerSetup, tel.setup)
+	if _, err := lf.logger(stderr); err != nil {
+		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
+		return 2
+	}
+	h, err := newHost(*state, *name, providerSetup, tel.setup, lf.setup(stderr))
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
 		return 1

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -132,9 +133,14 @@ func turnKey(id, role string) string { return "turn/" + id + "/" + role }
 // the message and the options are checked; from the user message on,
 // every outcome is recorded in a receipt.
 func (c Conversation) Turn(ctx context.Context, msg store.Message, opts TurnOptions) (TurnResult, error) {
+	if opts.TurnID == "" {
+		opts.TurnID = NewTurnID()
+	}
 	ctx, span := c.startTurnSpan(ctx, opts)
+	log := c.turnLogger(opts.TurnID)
 	res, err := c.turn(ctx, msg, opts)
 	endTurnSpan(span, res, err)
+	logTurn(ctx, log, res, err)
 	return res, err
 }
 
@@ -180,7 +186,7 @@ func (c Conversation) turn(ctx context.Context, msg store.Message, opts TurnOpti
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return TurnResult{}, err
 	}
-	t := &turn{c: c, opts: opts, id: id, counter: counter, user: user, now: now, started: started,
+	t := &turn{c: c, opts: opts, id: id, counter: counter, user: user, now: now, started: started, log: c.turnLogger(id),
 		receipt: Receipt{TurnID: id, Attempt: prev.Attempt + 1, UserSeq: user.Seq, Counter: counterID(counter, opts.Pack.Model)}}
 	t.emit(TurnEvent{Kind: "started"})
 	res, err := t.run(ctx)
@@ -199,6 +205,7 @@ type turn struct {
 	user    store.Record
 	now     func() time.Time // the runtime's clock (Options.Now)
 	started time.Time
+	log     *slog.Logger // with the conversation and turn ids
 
 	mu       sync.Mutex // protects the fields below: plan steps run in parallel
 	receipt  Receipt
@@ -505,6 +512,10 @@ func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection
 	pctx, span := t.startPackSpan(ctx, planner)
 	cp, err := t.c.Pack(pctx, po)
 	endPackSpan(span, cp, err)
+	if err == nil && t.log.Enabled(ctx, slog.LevelDebug) {
+		t.log.LogAttrs(ctx, slog.LevelDebug, "pack", slog.Bool("planner", planner), slog.Int64("tokens", cp.Ledger.Total),
+			slog.Int64("limit", cp.Ledger.Limit), slog.Int("units", len(cp.Selected)), slog.String("solver", cp.Status.String()))
+	}
 	t.mu.Lock()
 	t.receipt.Timings.PackMS += ms(t.now().Sub(began))
 	if err == nil && planner {
@@ -564,6 +575,9 @@ func (t *turn) send(ctx context.Context, kind, providerName string, depth int, r
 	t.mu.Lock()
 	t.receipt.Calls = append(t.receipt.Calls, calls...)
 	t.mu.Unlock()
+	for _, rc := range calls {
+		logCall(ctx, t.log, rc)
+	}
 	return err
 }
 
