@@ -150,7 +150,7 @@ func (m providerModels) Complete(ctx context.Context, call plan.ModelCall) (plan
 		return plan.ModelResult{}, err
 	}
 	return plan.ModelResult{Text: resp.Content, Reasoning: resp.Reasoning, Model: resp.Model, ToolCalls: resp.ToolCalls,
-		Usage: plan.Usage(resp.Usage), RequestBody: resp.RequestBody}, nil
+		Usage: plan.Usage(resp.Usage), FinishReason: resp.FinishReason, RequestBody: resp.RequestBody}, nil
 }
 
 func withoutKey(m map[string]any, key string) map[string]any {
@@ -177,7 +177,7 @@ func (p providerPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (pla
 	if err != nil {
 		return plan.PlannerReply{}, err
 	}
-	return plan.PlannerReply{Text: res.Text, Usage: res.Usage, RequestBody: res.RequestBody}, nil
+	return plan.PlannerReply{Text: res.Text, Usage: res.Usage, Model: res.Model, FinishReason: res.FinishReason, RequestBody: res.RequestBody}, nil
 }
 
 // cancelTokens are the session's cancellation tokens: rlm_cancel/1 marks a

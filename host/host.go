@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/rlmpl/rlmpl/host/handle"
 	"github.com/rlmpl/rlmpl/host/provider"
 	"github.com/rlmpl/rlmpl/host/runtime"
@@ -67,6 +69,13 @@ type Options struct {
 	StateDir string
 	// Grants are further absolute directories programs may open as stores.
 	Grants []string
+	// TracerProvider, when set, traces managed turns (runtime.Options'
+	// field of the same name; the caller flushes and shuts it down). Nil
+	// means no tracing.
+	TracerProvider trace.TracerProvider
+	// TraceContent records message content in spans (the GenAI
+	// conventions' opt-in attributes).
+	TraceContent bool
 }
 
 func (o *Options) withDefaults() (Options, error) {
@@ -129,8 +138,12 @@ func New(opts *Options) (*Host, error) {
 		}
 	}
 	h.toks.Store(toks)
+	var prices provider.Prices
+	if o.ProviderConfig != nil {
+		prices = o.ProviderConfig.Prices
+	}
 	h.rt, err = runtime.New(&runtime.Options{StateDir: o.StateDir, Grants: o.Grants, Now: o.Now,
-		Tokenizers: h.tokenizers, Logger: o.Logger})
+		Tokenizers: h.tokenizers, Logger: o.Logger, Prices: prices, TracerProvider: o.TracerProvider, TraceContent: o.TraceContent})
 	if err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}

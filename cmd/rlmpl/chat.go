@@ -33,6 +33,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	maxContext := intFlag[int64](fs, "max-context", 0, 0, "operator cap on every request, in `tokens` (default: the policy's)")
 	asJSON := fs.Bool("json", false, "print one NDJSON event per line")
 	direct := fs.Bool("direct", false, "answer at once: the conversation goes to the model with history tools, no planner")
+	lf := addLogFlags(fs)
 	if _, code, ok := parseCommand(fs, "chat --conv ID [flags]", args, stdout, stderr); !ok {
 		return code
 	}
@@ -43,7 +44,17 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintln(stderr, "rlmpl chat: --conv is required")
 		return 2
 	}
-	h, err := newHost(*state, *name, providerSetup)
+	tel, err := startTelemetry(ctx, os.Getenv, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
+		return 2
+	}
+	defer tel.shutdown(stderr) // after the host is closed: every turn's span has ended
+	if _, err := lf.logger(stderr); err != nil {
+		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
+		return 2
+	}
+	h, err := newHost(*state, *name, providerSetup, tel.setup, lf.setup(stderr))
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
 		return 1
@@ -248,7 +259,14 @@ func (c *chat) ledger() {
 	}
 	ctx := c.last.Context
 	if c.json {
-		c.emit(map[string]any{"event": "ledger", "turn_id": c.last.TurnID, "context": ctx})
+		ev := map[string]any{"event": "ledger", "turn_id": c.last.TurnID, "context": ctx}
+		if n, ok := c.last.CachedTokens(); ok {
+			ev["cached_tokens"] = n
+		}
+		if usd, unpriced := c.last.Cost(); unpriced == 0 && len(c.last.Calls) > 0 {
+			ev["cost_usd"] = usd
+		}
+		c.emit(ev)
 		return
 	}
 	tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
@@ -258,6 +276,7 @@ func (c *chat) ledger() {
 	}
 	fmt.Fprintf(tw, "total\t\t%d\tof %d (%s)\n", ctx.Total, ctx.Limit, ctx.Method)
 	tw.Flush()
+	printSpend(*c.last, c.stdout)
 }
 
 func (c *chat) receipt() {

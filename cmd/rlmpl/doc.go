@@ -42,10 +42,12 @@ Usage:
 	                           (or clears the line), Ctrl-D leaves; --direct
 	                           answers without a planner (history tools
 	                           instead)
-	rlmpl receipt list|show TURN|diff TURN_A TURN_B --conv ID
+	rlmpl receipt list|show TURN|diff TURN_A TURN_B|stats --conv ID
 	                           what each turn sent: units, tokens per stage,
-	                           request hashes, usage; list pages with
-	                           --after SEQ --limit N
+	                           request hashes, usage, cached tokens, cost;
+	                           list pages with --after SEQ --limit N; stats
+	                           sums every turn: prompt tokens by stage,
+	                           cached share, output, cost, latency
 	rlmpl turn replay TURN --conv ID
 	                           re-render a stored turn's requests and check
 	                           their SHA-256 against its receipt
@@ -91,12 +93,23 @@ DEEPSEEK_API_KEY, OLLAMA_HOST). Flags and a program's own provider settings
 win over the file, the file over the environment, the environment over the
 presets (openai, openrouter, deepseek, ollama, vllm, llamacpp). Keys are
 read from the environment when each request is made, never from the file.
+A [prices."MODEL"] table there (input, cached_input, output: US dollars per
+million tokens; a "prefix-*" key covers a family) gives receipts a cost;
+there is no default table.
+
+Traces: run, repl and chat send OpenTelemetry spans of every managed turn
+when the standard environment asks: OTEL_TRACES_EXPORTER=otlp (to
+OTEL_EXPORTER_OTLP_ENDPOINT, over HTTP; an endpoint alone turns it on) or
+console (one JSON line per span on stderr); OTEL_SERVICE_NAME names the
+service. Message content is recorded only with
+OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true; keys never are.
 
 --json, on every command that shows something (conv list, show, search,
-stats; receipt list, show; warm list, show; pack; providers; complete; and
-chat, whose /search, /ledger and /receipt become events too), prints JSON
-Lines: one compact object per line, keys in snake_case, times as *_ms (Unix
-milliseconds), messages in the OpenAI chat format that export writes.
+stats; receipt list, show, stats; warm list, show; pack; providers;
+complete; and chat, whose /search, /ledger and /receipt become events too),
+prints JSON Lines: one compact object per line, keys in snake_case, times
+as *_ms (Unix milliseconds), messages in the OpenAI chat format that export
+writes.
 
 Exit status: 0 when the program ends normally, N after halt(N), 1 on a syntax
 error, an uncaught exception or a failed main goal (chat: a failed turn), 2

@@ -12,7 +12,7 @@ import (
 	"github.com/rlmpl/rlmpl/host/runtime"
 )
 
-const receiptSynopsis = "receipt list|show TURN|diff TURN_A TURN_B --conv ID [--state DIR] [--store NAME] [--history] [--after SEQ] [--limit N] [--json],\n       or rlmpl turn replay TURN --conv ID"
+const receiptSynopsis = "receipt list|show TURN|diff TURN_A TURN_B|stats --conv ID [--state DIR] [--store NAME] [--history] [--after SEQ] [--limit N] [--json],\n       or rlmpl turn replay TURN --conv ID"
 
 // runReceipt implements `rlmpl receipt list|show|diff` and `rlmpl turn
 // replay`: what each managed turn saw, and the proof that it renders again.
@@ -24,7 +24,7 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 	history := fs.Bool("history", false, "list: every run of each turn")
 	after := fs.Int64("after", 0, "list: only the turns whose user message follows this sequence (the next page)")
 	limit := fs.Int("limit", 0, "list: at most this many receipts (0: all)")
-	asJSON := fs.Bool("json", false, "list, show: JSON Lines, one whole receipt per line (request recipes included)")
+	asJSON := fs.Bool("json", false, "list, show: JSON Lines, one whole receipt per line (request recipes included); stats: one line per turn, then the total")
 	pos, code, ok := parseCommand(fs, receiptSynopsis, args, stdout, stderr)
 	if !ok {
 		return code
@@ -32,7 +32,7 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 	if code, ok := resolveStoreFlag(name, cmd, stderr); !ok {
 		return code
 	}
-	need := map[string]int{"receipt list": 0, "receipt show": 1, "receipt diff": 2, "turn replay": 1}
+	need := map[string]int{"receipt list": 0, "receipt show": 1, "receipt diff": 2, "receipt stats": 0, "turn replay": 1}
 	if n, known := need[cmd]; !known || len(pos) != n || *conv == "" {
 		fmt.Fprintf(stderr, "usage: rlmpl %s\n", receiptSynopsis)
 		return 2
@@ -97,6 +97,20 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 			return 1
 		}
 		diffReceipts(a, b, stdout)
+	case "receipt stats":
+		cs, err := cv.ReceiptStats(runtime.ReceiptQuery{After: *after, Limit: *limit, History: *history})
+		if err != nil {
+			fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
+			return 1
+		}
+		if *asJSON {
+			if err := printStatsJSON(cs, stdout); err != nil {
+				fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
+				return 1
+			}
+		} else {
+			printStats(cs, stdout)
+		}
 	case "turn replay":
 		bodies, err := cv.Replay(ctx, pos[0])
 		if err != nil {
@@ -154,7 +168,83 @@ func printReceipt(r runtime.Receipt, w io.Writer) {
 	}
 	u := r.Usage
 	fmt.Fprintf(w, "usage: %d model calls, %d prompt + %d completion tokens\n", u.ModelCalls, u.PromptTokens, u.CompletionTokens)
+	printSpend(r, w)
 	fmt.Fprintf(w, "time: %.0f ms (pack %.1f ms, completion %.0f ms)\n", r.Timings.TotalMS, r.Timings.PackMS, r.Timings.CompletionMS)
+}
+
+// statsLine is one JSON line of receipt stats: a turn, or the total.
+type statsLine struct {
+	Kind string `json:"kind"` // turn or total
+	runtime.TurnStats
+	Completed *int `json:"completed,omitempty"`
+	Failed    *int `json:"failed,omitempty"`
+}
+
+func printStatsJSON(cs runtime.ConversationStats, w io.Writer) error {
+	for _, ts := range cs.Turns {
+		if err := printJSON(w, statsLine{Kind: "turn", TurnStats: ts}); err != nil {
+			return err
+		}
+	}
+	return printJSON(w, statsLine{Kind: "total", TurnStats: cs.Total, Completed: &cs.Completed, Failed: &cs.Failed})
+}
+
+// printStats prints a row per turn and the total, then the total's
+// prompt tokens by stage.
+func printStats(cs runtime.ConversationStats, w io.Writer) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "turn\tstatus\tsolver\tcontext\tprompt\tcached\tshare\toutput\tcost $\tms\t")
+	row := func(ts runtime.TurnStats) {
+		cost := fmt.Sprintf("%.6f", ts.CostUSD)
+		if ts.UnpricedCalls > 0 {
+			cost += fmt.Sprintf(" (%d unpriced)", ts.UnpricedCalls)
+		}
+		solver := ts.Solver
+		if solver == "" {
+			solver = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%.1f%%\t%d\t%s\t%.0f\t\n", ts.TurnID, ts.Status, solver, ts.ContextTokens,
+			ts.PromptTokens, ts.CachedTokens, 100*ts.CachedShare, ts.OutputTokens, cost, ts.LatencyMS)
+	}
+	for _, ts := range cs.Turns {
+		row(ts)
+	}
+	t := cs.Total
+	t.Status = fmt.Sprintf("%d ok, %d failed", cs.Completed, cs.Failed)
+	row(t)
+	tw.Flush()
+	if len(t.Stages) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "context tokens by stage, all turns:")
+	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	for _, s := range t.Stages {
+		fmt.Fprintf(tw, "  %s\t%d\t%.1f%%\t\n", s.Stage, s.Tokens, 100*float64(s.Tokens)/float64(max(1, t.ContextTokens)))
+	}
+	tw.Flush()
+}
+
+// printSpend prints, when the provider reported them, the prompt tokens
+// it served from its cache (beside the prefix we predicted it could),
+// and the turn's cost when any call has one.
+func printSpend(r runtime.Receipt, w io.Writer) {
+	if n, ok := r.CachedTokens(); ok {
+		prompt := 0
+		for _, c := range r.Calls {
+			if c.ProviderPromptTokens != nil && c.CachedTokens != nil {
+				prompt += *c.ProviderPromptTokens
+			}
+		}
+		fmt.Fprintf(w, "cached: %d of %d prompt tokens served from the provider's cache (predicted cacheable prefix %d)\n", n, prompt, r.CachePrefixTokens)
+	}
+	priced := slices.ContainsFunc(r.Calls, func(c runtime.ReceiptCall) bool { return c.CostUSD != nil })
+	if usd, unpriced := r.Cost(); priced {
+		note := ""
+		if unpriced > 0 {
+			note = fmt.Sprintf(" (%d calls without a price)", unpriced)
+		}
+		fmt.Fprintf(w, "cost: $%.6f%s\n", usd, note)
+	}
 }
 
 func firstErr(errs ...error) error {

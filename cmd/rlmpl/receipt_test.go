@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -68,5 +71,63 @@ func TestReceiptListPages(t *testing.T) {
 	}
 	if got := strings.Join(rows("--after", "3"), " "); got != "5→6" {
 		t.Errorf("after 3: %s", got)
+	}
+}
+
+// TestReceiptStats: two chat turns against a provider that reports its
+// cache, with a price table in providers.toml: `receipt show` prints the
+// cached share and cost, `receipt stats --json` gives a line per turn and
+// the total with the hand-computed numbers, and the table prints both.
+func TestReceiptStats(t *testing.T) {
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	if err := os.MkdirAll(filepath.Join(cfg, "rlmpl"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prices := "[prices.\"tiny\"]\ninput = 1.0\ncached_input = 0.1\noutput = 4.0\n"
+	if err := os.WriteFile(filepath.Join(cfg, "rlmpl", "providers.toml"), []byte(prices), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	final := `{"steps":[{"op":"final","value":"noted"}]}`
+	srv := providertest.NewServer(
+		providertest.CompletionUsage(final, `{"prompt_tokens":1000,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":0}}`),
+		providertest.CompletionUsage(final, `{"prompt_tokens":1100,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":896}}`),
+	)
+	defer srv.Close()
+	state := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"chat", "--json", "--state", state, "--conv", "demo", "--provider", "local",
+		"--base-url", srv.BaseURL(), "--model", "tiny"}, strings.NewReader("first\nsecond\n"), &stdout, &stderr); code != 0 {
+		t.Fatalf("chat: %s", stderr.String())
+	}
+	out, errs, code := rlmpl(t, "receipt", "stats", "--json", "--state", state, "--conv", "demo")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 3 {
+		t.Fatalf("stats --json: %d\n%s\n%s", code, out, errs)
+	}
+	var turns []map[string]any
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		turns = append(turns, m)
+	}
+	cost1, cost2 := (1000*1.0+5*4.0)/1e6, (204*1.0+896*0.1+5*4.0)/1e6
+	near := func(v any, want float64) bool { f, ok := v.(float64); return ok && f > want-1e-12 && f < want+1e-12 }
+	if turns[0]["kind"] != "turn" || turns[0]["prompt_tokens"] != 1000.0 || !near(turns[0]["cost_usd"], cost1) ||
+		turns[1]["cached_tokens"] != 896.0 || !near(turns[1]["cached_share"], 896.0/1100) || !near(turns[1]["cost_usd"], cost2) ||
+		turns[2]["kind"] != "total" || turns[2]["prompt_tokens"] != 2100.0 || !near(turns[2]["cost_usd"], cost1+cost2) ||
+		turns[2]["completed"] != 2.0 || turns[2]["output_tokens"] != 10.0 {
+		t.Fatalf("stats lines:\n%s", out)
+	}
+	out, _, code = rlmpl(t, "receipt", "stats", "--state", state, "--conv", "demo")
+	if code != 0 || !strings.Contains(out, "81.5%") || !strings.Contains(out, "2 ok, 0 failed") || !strings.Contains(out, "context tokens by stage") {
+		t.Fatalf("stats table: %d\n%s", code, out)
+	}
+	id := turns[1]["turn_id"].(string)
+	out, _, code = rlmpl(t, "receipt", "show", id, "--state", state, "--conv", "demo")
+	if code != 0 || !strings.Contains(out, "cached: 896 of 1100 prompt tokens") || !strings.Contains(out, fmt.Sprintf("cost: $%.6f", cost2)) {
+		t.Fatalf("show: %d\n%s", code, out)
 	}
 }

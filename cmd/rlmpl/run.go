@@ -32,16 +32,23 @@ Stores: conversation_store_open(persist(Name), R) opens DIR/Name under the
 state directory, --state DIR (default $XDG_STATE_HOME/rlmpl). Nothing
 outside it is opened unless the operator grants it: --grant DIR (repeatable)
 lets the program open DIR, or a directory below it, by its absolute path.
+
+Observability: --log-format text|json logs to stderr through log/slog
+(--log-level debug|info|warn|error, default info), every line of a managed
+turn with its conversation_id and turn_id; OTEL_TRACES_EXPORTER=otlp or
+console sends OpenTelemetry spans of each turn (rlmpl help tells more).
 `
 
 // storeFlags are the flags of run and repl that say where stores live.
 type storeFlags struct {
 	state  *string
 	grants []string
+	log    *logFlags
 }
 
 func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	sf := &storeFlags{state: fs.String("state", defaultStateDir(), "state directory (where stores live)")}
+	sf.log = addLogFlags(fs)
 	fs.Func("grant", "a further directory the program may open as a store (repeatable)", func(dir string) error {
 		abs, err := filepath.Abs(dir)
 		sf.grants = append(sf.grants, abs)
@@ -109,18 +116,30 @@ func openSession(ctx context.Context, sf *storeFlags, file string, argv []string
 		fmt.Fprintf(stderr, "rlmpl: %v\n", err)
 		return nil, nil, 1
 	}
+	if err := sf.log.setup(stderr)(opts); err != nil {
+		fmt.Fprintf(stderr, "rlmpl: %v\n", err)
+		return nil, nil, 2
+	}
+	tel, err := startTelemetry(ctx, os.Getenv, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "rlmpl: %v\n", err)
+		return nil, nil, 2
+	}
+	tel.setup(opts)
 	h, err := host.New(opts)
 	if err != nil {
+		tel.shutdown(stderr)
 		fmt.Fprintf(stderr, "rlmpl: %v\n", err)
 		return nil, nil, 1
 	}
 	sess, err = h.NewSession(ctx)
 	if err != nil {
 		h.Close()
+		tel.shutdown(stderr)
 		fmt.Fprintf(stderr, "rlmpl: %v\n", err)
 		return nil, nil, 1
 	}
-	return sess, func() { sess.Close(); h.Close(); root.Close() }, 0
+	return sess, func() { sess.Close(); h.Close(); root.Close(); tel.shutdown(stderr) }, 0
 }
 
 // consultFile loads file into sess. It returns -1 on success, else the

@@ -292,6 +292,10 @@ type UsageTotals struct {
 	TokensKnown      bool    `json:"tokens_known"`
 	CostKnown        bool    `json:"cost_known"`
 	EstimatedTokens  int     `json:"estimated_tokens"`
+	// CachedTokens and ReasoningTokens sum what the calls that reported
+	// them said (see [Usage]); 0 when none did.
+	CachedTokens    int `json:"cached_tokens,omitempty"`
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
 }
 
 // meter holds the global counters of one completion. Safe for concurrent
@@ -429,6 +433,12 @@ func (m *meter) endCall(u Usage, promptBytes, maxTokens int) error {
 	}
 	if u.CompletionKnown {
 		m.usage.CompletionTokens += u.CompletionTokens
+	}
+	if u.CachedKnown {
+		m.usage.CachedTokens += u.CachedTokens
+	}
+	if u.ReasoningKnown {
+		m.usage.ReasoningTokens += u.ReasoningTokens
 	}
 	m.usage.TotalTokens += tokens
 	m.used.Tokens += tokens

@@ -78,6 +78,9 @@ type ModelResult struct {
 	// tools), in the order it called them.
 	ToolCalls []tokenizer.ToolCall
 	Usage     Usage
+	// FinishReason is why the model stopped, as the provider said ("" when
+	// it did not).
+	FinishReason string
 	// RequestBody is the exact body the provider sent, when it sent one
 	// over HTTP (a turn receipt records its SHA-256); nil otherwise.
 	RequestBody []byte
@@ -85,16 +88,26 @@ type ModelResult struct {
 
 // Usage is what one call consumed, as reported. A count is meaningful only
 // when its Known flag is set (host/provider's Usage has the same shape).
+//
+// CachedTokens (served from the provider's prompt cache) and
+// CacheWriteTokens (written to it) are part of PromptTokens,
+// ReasoningTokens part of CompletionTokens.
 type Usage struct {
 	PromptTokens     int
 	CompletionTokens int
 	TotalTokens      int
 	Cost             float64 // USD
+	CachedTokens     int
+	CacheWriteTokens int
+	ReasoningTokens  int
 
 	PromptKnown     bool
 	CompletionKnown bool
 	TotalKnown      bool
 	CostKnown       bool
+	CachedKnown     bool
+	CacheWriteKnown bool
+	ReasoningKnown  bool
 }
 
 // Tools calls trusted tools by name. Args is the evaluated args expression
@@ -136,6 +149,10 @@ type PlannerReply struct {
 	Text  string
 	Plan  *Plan
 	Usage Usage
+	// Model and FinishReason are the answering model and why it stopped,
+	// when a provider said.
+	Model        string
+	FinishReason string
 	// RequestBody is the exact body sent, as in [ModelResult].
 	RequestBody []byte
 }

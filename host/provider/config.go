@@ -104,12 +104,15 @@ type Config struct {
 	Default string
 	// Providers are the file's [providers.NAME] tables.
 	Providers map[string]Settings
+	// Prices are the file's [prices."MODEL"] tables (nil when none).
+	Prices Prices
 }
 
 // fileConfig is the TOML shape of a configuration file.
 type fileConfig struct {
 	Default   string                  `toml:"default"`
 	Providers map[string]fileProvider `toml:"providers"`
+	Prices    map[string]filePrice    `toml:"prices"`
 }
 
 type fileProvider struct {
@@ -139,6 +142,11 @@ var secretKeys = []string{"api_key", "apikey", "key", "token", "secret", "passwo
 //
 //	[providers.openai]                        # a preset's name: only what differs
 //	model = "gpt-4.1-mini"
+//
+//	[prices."gpt-4.1-mini"]                   # US dollars per million tokens
+//	input = 0.40
+//	cached_input = 0.10                       # default: input
+//	output = 1.60
 //
 // path names the file in messages. Errors are [*ConfigError]s; a key
 // written where a credential belongs is refused without being echoed.
@@ -189,6 +197,16 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 			return nil, &ConfigError{Provider: name, Field: "credential", Message: path + ": " + badCredential}
 		}
 		c.Providers[name] = s
+	}
+	for model, fp := range f.Prices {
+		p, err := fp.price(path, model)
+		if err != nil {
+			return nil, err
+		}
+		if c.Prices == nil {
+			c.Prices = Prices{}
+		}
+		c.Prices[model] = p
 	}
 	if c.Default != "" && !validName(c.Default) {
 		return nil, &ConfigError{Field: "default", Message: fmt.Sprintf("%s: default must name a provider (got %q)", path, c.Default)}

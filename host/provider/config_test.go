@@ -235,3 +235,32 @@ func TestSchemaFree(t *testing.T) {
 		}
 	}
 }
+
+func TestParseConfigPrices(t *testing.T) {
+	cfg, err := provider.ParseConfig("p.toml", []byte(`
+[prices."gpt-4.1-mini"]
+input = 0.40
+cached_input = 0.10
+output = 1.60
+
+[prices."local-*"]
+input = 0
+output = 0
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := provider.Prices{"gpt-4.1-mini": {Input: 0.4, CachedInput: 0.1, CacheWrite: 0.4, Output: 1.6}, "local-*": {}}
+	if len(cfg.Prices) != 2 || cfg.Prices["gpt-4.1-mini"] != want["gpt-4.1-mini"] || cfg.Prices["local-*"] != want["local-*"] {
+		t.Errorf("Prices = %+v, want %+v", cfg.Prices, want)
+	}
+	for _, bad := range []string{
+		"[prices.m]\ninput = 1\n",                    // no output
+		"[prices.m]\ninput = -1\noutput = 1\n",       // negative
+		"[prices.m]\ninput = 1\noutput = 1\nx = 2\n", // unknown key
+	} {
+		if _, err := provider.ParseConfig("p.toml", []byte(bad)); err == nil {
+			t.Errorf("ParseConfig(%q) accepted it", bad)
+		}
+	}
+}

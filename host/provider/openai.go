@@ -19,6 +19,9 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
@@ -456,34 +459,8 @@ type wireReplyToolCall struct {
 	} `json:"function"`
 }
 
-type wireUsage struct {
-	PromptTokens     *float64 `json:"prompt_tokens"`
-	CompletionTokens *float64 `json:"completion_tokens"`
-	TotalTokens      *float64 `json:"total_tokens"`
-	Cost             *float64 `json:"cost"`
-}
-
-func (w *wireUsage) usage() Usage {
-	var u Usage
-	if w == nil {
-		return u
-	}
-	if w.PromptTokens != nil {
-		u.PromptTokens, u.PromptKnown = int(*w.PromptTokens), true
-	}
-	if w.CompletionTokens != nil {
-		u.CompletionTokens, u.CompletionKnown = int(*w.CompletionTokens), true
-	}
-	if w.TotalTokens != nil {
-		u.TotalTokens, u.TotalKnown = int(*w.TotalTokens), true
-	} else if u.PromptKnown && u.CompletionKnown {
-		u.TotalTokens, u.TotalKnown = u.PromptTokens+u.CompletionTokens, true
-	}
-	if w.Cost != nil {
-		u.Cost, u.CostKnown = *w.Cost, true
-	}
-	return u
-}
+// wireUsage is the usage object of a response or chunk.
+type wireUsage = usageJSON
 
 // text renders message content: a string, null, or an array of parts whose
 // text parts are concatenated.
@@ -657,6 +634,11 @@ func (a *attemptState) run(body []byte, stream bool) (Response, error) {
 		h.Set("Accept", "application/json")
 	}
 	h.Set("User-Agent", o.UserAgent)
+	// W3C trace context: a traceparent header when the caller's context
+	// carries a recording span (tracing on), nothing otherwise.
+	if sc := trace.SpanContextFromContext(actx); sc.IsValid() {
+		propagation.TraceContext{}.Inject(actx, propagation.HeaderCarrier(h))
+	}
 	for k, v := range o.Headers {
 		h.Set(k, v)
 	}

@@ -88,7 +88,7 @@ func TestCompleteDialects(t *testing.T) {
 		{"deepseek reasoning_content",
 			`{"id":"d","model":"deepseek-reasoner","choices":[{"index":0,"message":{"role":"assistant","content":"4","reasoning_content":"2+2"},"logprobs":null,"finish_reason":"stop"}],
 			  "usage":{"prompt_tokens":10,"completion_tokens":3,"total_tokens":13,"prompt_cache_hit_tokens":0,"prompt_cache_miss_tokens":10}}`,
-			provider.Response{Content: "4", Reasoning: "2+2", FinishReason: "stop", Model: "deepseek-reasoner", ID: "d", Usage: provider.TokenUsage(10, 3)}},
+			provider.Response{Content: "4", Reasoning: "2+2", FinishReason: "stop", Model: "deepseek-reasoner", ID: "d", Usage: provider.TokenUsage(10, 3).WithCached(0)}},
 		{"llama.cpp timings",
 			`{"choices":[{"finish_reason":"length","index":0,"message":{"role":"assistant","content":"abc"}}],"created":1,"model":"gpt-3.5-turbo","system_fingerprint":"b1","object":"chat.completion",
 			  "usage":{"completion_tokens":4,"prompt_tokens":28,"total_tokens":32},"id":"chatcmpl-L","timings":{"prompt_n":28}}`,

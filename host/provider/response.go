@@ -60,17 +60,33 @@ func toolCall(id, name, arguments string) tokenizer.ToolCall {
 // cost, and an unknown value is never reported as 0. TotalTokens is derived
 // as prompt + completion when the provider sent both but no total.
 //
-// Its JSON form (used by [Recorder]) writes only known fields.
+// CachedTokens are the prompt tokens the provider served from its prompt
+// cache (OpenAI's prompt_tokens_details.cached_tokens, DeepSeek's
+// prompt_cache_hit_tokens, cache_read_input_tokens where a compatible
+// server reports Anthropic's names); CacheWriteTokens those it wrote to the
+// cache (prompt_tokens_details.cache_write_tokens, cache_creation_input_tokens);
+// ReasoningTokens the completion tokens spent reasoning
+// (completion_tokens_details.reasoning_tokens). Each is part of the prompt
+// or completion count, not added to it.
+//
+// Its JSON form (used by [Recorder]) writes only known fields, in the
+// OpenAI usage object's shape.
 type Usage struct {
 	PromptTokens     int
 	CompletionTokens int
 	TotalTokens      int
 	Cost             float64 // in the provider's billing unit (OpenRouter: credits, i.e. USD)
+	CachedTokens     int
+	CacheWriteTokens int
+	ReasoningTokens  int
 
 	PromptKnown     bool
 	CompletionKnown bool
 	TotalKnown      bool
 	CostKnown       bool
+	CachedKnown     bool
+	CacheWriteKnown bool
+	ReasoningKnown  bool
 }
 
 // TokenUsage returns a Usage with known prompt, completion and total
@@ -86,10 +102,26 @@ func (u Usage) WithCost(cost float64) Usage {
 	return u
 }
 
-// Any reports whether any field is known.
-func (u Usage) Any() bool { return u.PromptKnown || u.CompletionKnown || u.TotalKnown || u.CostKnown }
+// WithCached returns u with known cached prompt tokens.
+func (u Usage) WithCached(cached int) Usage {
+	u.CachedTokens, u.CachedKnown = cached, true
+	return u
+}
 
-// String renders u with "?" for unknown fields: "prompt=28 completion=5 total=33 cost=?".
+// WithReasoning returns u with known reasoning tokens.
+func (u Usage) WithReasoning(reasoning int) Usage {
+	u.ReasoningTokens, u.ReasoningKnown = reasoning, true
+	return u
+}
+
+// Any reports whether any field is known.
+func (u Usage) Any() bool {
+	return u.PromptKnown || u.CompletionKnown || u.TotalKnown || u.CostKnown || u.CachedKnown || u.CacheWriteKnown || u.ReasoningKnown
+}
+
+// String renders u with "?" for unknown fields: "prompt=28 completion=5
+// total=33 cost=?", then " cached=N", " cache_write=N" and " reasoning=N"
+// for those known.
 func (u Usage) String() string {
 	n := func(known bool, v int) string {
 		if !known {
@@ -101,56 +133,108 @@ func (u Usage) String() string {
 	if u.CostKnown {
 		c = strconv.FormatFloat(u.Cost, 'g', -1, 64)
 	}
-	return "prompt=" + n(u.PromptKnown, u.PromptTokens) + " completion=" + n(u.CompletionKnown, u.CompletionTokens) +
+	s := "prompt=" + n(u.PromptKnown, u.PromptTokens) + " completion=" + n(u.CompletionKnown, u.CompletionTokens) +
 		" total=" + n(u.TotalKnown, u.TotalTokens) + " cost=" + c
+	if u.CachedKnown {
+		s += " cached=" + strconv.Itoa(u.CachedTokens)
+	}
+	if u.CacheWriteKnown {
+		s += " cache_write=" + strconv.Itoa(u.CacheWriteTokens)
+	}
+	if u.ReasoningKnown {
+		s += " reasoning=" + strconv.Itoa(u.ReasoningTokens)
+	}
+	return s
 }
 
+// usageJSON is the OpenAI usage object with the cache and reasoning
+// details; counts are float64 on reading (some servers send 12.0).
 type usageJSON struct {
-	PromptTokens     *int     `json:"prompt_tokens,omitempty"`
-	CompletionTokens *int     `json:"completion_tokens,omitempty"`
-	TotalTokens      *int     `json:"total_tokens,omitempty"`
-	Cost             *float64 `json:"cost,omitempty"`
+	PromptTokens             *float64           `json:"prompt_tokens,omitempty"`
+	CompletionTokens         *float64           `json:"completion_tokens,omitempty"`
+	TotalTokens              *float64           `json:"total_tokens,omitempty"`
+	Cost                     *float64           `json:"cost,omitempty"`
+	PromptDetails            *promptDetails     `json:"prompt_tokens_details,omitempty"`
+	CompletionDetails        *completionDetails `json:"completion_tokens_details,omitempty"`
+	PromptCacheHitTokens     *float64           `json:"prompt_cache_hit_tokens,omitempty"`     // DeepSeek
+	CacheReadInputTokens     *float64           `json:"cache_read_input_tokens,omitempty"`     // Anthropic's names
+	CacheCreationInputTokens *float64           `json:"cache_creation_input_tokens,omitempty"` // Anthropic's names
+}
+
+type promptDetails struct {
+	CachedTokens     *float64 `json:"cached_tokens,omitempty"`
+	CacheWriteTokens *float64 `json:"cache_write_tokens,omitempty"`
+}
+
+type completionDetails struct {
+	ReasoningTokens *float64 `json:"reasoning_tokens,omitempty"`
 }
 
 // MarshalJSON writes the known fields only.
 func (u Usage) MarshalJSON() ([]byte, error) {
 	var j usageJSON
-	if u.PromptKnown {
-		j.PromptTokens = &u.PromptTokens
+	f := func(known bool, v int) *float64 {
+		if !known {
+			return nil
+		}
+		x := float64(v)
+		return &x
 	}
-	if u.CompletionKnown {
-		j.CompletionTokens = &u.CompletionTokens
-	}
-	if u.TotalKnown {
-		j.TotalTokens = &u.TotalTokens
-	}
+	j.PromptTokens, j.CompletionTokens, j.TotalTokens = f(u.PromptKnown, u.PromptTokens), f(u.CompletionKnown, u.CompletionTokens), f(u.TotalKnown, u.TotalTokens)
 	if u.CostKnown {
 		j.Cost = &u.Cost
+	}
+	if u.CachedKnown || u.CacheWriteKnown {
+		j.PromptDetails = &promptDetails{CachedTokens: f(u.CachedKnown, u.CachedTokens), CacheWriteTokens: f(u.CacheWriteKnown, u.CacheWriteTokens)}
+	}
+	if u.ReasoningKnown {
+		j.CompletionDetails = &completionDetails{ReasoningTokens: f(true, u.ReasoningTokens)}
 	}
 	return json.Marshal(j)
 }
 
 // UnmarshalJSON reads the form [Usage.MarshalJSON] writes, which is also
-// the OpenAI usage object: absent or null fields stay unknown.
+// the OpenAI usage object (and the cache counts of DeepSeek and of
+// Anthropic-named servers): absent or null fields stay unknown.
 func (u *Usage) UnmarshalJSON(b []byte) error {
 	var j usageJSON
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*u = Usage{}
-	if j.PromptTokens != nil {
-		u.PromptTokens, u.PromptKnown = *j.PromptTokens, true
+	*u = j.usage()
+	return nil
+}
+
+func (j *usageJSON) usage() Usage {
+	var u Usage
+	if j == nil {
+		return u
 	}
-	if j.CompletionTokens != nil {
-		u.CompletionTokens, u.CompletionKnown = *j.CompletionTokens, true
+	set := func(p *float64, v *int, known *bool) {
+		if p != nil && !*known {
+			*v, *known = int(*p), true
+		}
 	}
-	if j.TotalTokens != nil {
-		u.TotalTokens, u.TotalKnown = *j.TotalTokens, true
+	set(j.PromptTokens, &u.PromptTokens, &u.PromptKnown)
+	set(j.CompletionTokens, &u.CompletionTokens, &u.CompletionKnown)
+	set(j.TotalTokens, &u.TotalTokens, &u.TotalKnown)
+	if !u.TotalKnown && u.PromptKnown && u.CompletionKnown {
+		u.TotalTokens, u.TotalKnown = u.PromptTokens+u.CompletionTokens, true
 	}
 	if j.Cost != nil {
 		u.Cost, u.CostKnown = *j.Cost, true
 	}
-	return nil
+	if d := j.PromptDetails; d != nil {
+		set(d.CachedTokens, &u.CachedTokens, &u.CachedKnown)
+		set(d.CacheWriteTokens, &u.CacheWriteTokens, &u.CacheWriteKnown)
+	}
+	set(j.PromptCacheHitTokens, &u.CachedTokens, &u.CachedKnown)
+	set(j.CacheReadInputTokens, &u.CachedTokens, &u.CachedKnown)
+	set(j.CacheCreationInputTokens, &u.CacheWriteTokens, &u.CacheWriteKnown)
+	if d := j.CompletionDetails; d != nil {
+		set(d.ReasoningTokens, &u.ReasoningTokens, &u.ReasoningKnown)
+	}
+	return u
 }
 
 // DeltaKind says what a [Delta] carries.

@@ -81,3 +81,40 @@ func TestPreset(t *testing.T) {
 		t.Error("Preset(nope) found")
 	}
 }
+
+// TestUsageCacheDetails: the cache and reasoning counts of each dialect
+// are read, and written back in OpenAI's shape.
+func TestUsageCacheDetails(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     provider.Usage
+	}{
+		{"openai", `{"prompt_tokens":2006,"completion_tokens":300,"total_tokens":2306,"prompt_tokens_details":{"cached_tokens":1920},"completion_tokens_details":{"reasoning_tokens":256}}`,
+			provider.Usage{PromptTokens: 2006, CompletionTokens: 300, TotalTokens: 2306, CachedTokens: 1920, ReasoningTokens: 256,
+				PromptKnown: true, CompletionKnown: true, TotalKnown: true, CachedKnown: true, ReasoningKnown: true}},
+		{"openrouter write", `{"prompt_tokens":10,"prompt_tokens_details":{"cached_tokens":0,"cache_write_tokens":8}}`,
+			provider.Usage{PromptTokens: 10, CachedTokens: 0, CacheWriteTokens: 8, PromptKnown: true, CachedKnown: true, CacheWriteKnown: true}},
+		{"deepseek", `{"prompt_tokens":100,"prompt_cache_hit_tokens":64,"prompt_cache_miss_tokens":36}`,
+			provider.Usage{PromptTokens: 100, CachedTokens: 64, PromptKnown: true, CachedKnown: true}},
+		{"anthropic names", `{"prompt_tokens":100,"cache_read_input_tokens":50,"cache_creation_input_tokens":20}`,
+			provider.Usage{PromptTokens: 100, CachedTokens: 50, CacheWriteTokens: 20, PromptKnown: true, CachedKnown: true, CacheWriteKnown: true}},
+		{"null details", `{"prompt_tokens":5,"prompt_tokens_details":null,"completion_tokens_details":{"reasoning_tokens":null}}`,
+			provider.Usage{PromptTokens: 5, PromptKnown: true}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var u provider.Usage
+			if err := json.Unmarshal([]byte(tc.in), &u); err != nil || u != tc.want {
+				t.Fatalf("Unmarshal = %+v, %v; want %+v", u, err, tc.want)
+			}
+			b, _ := json.Marshal(u)
+			var back provider.Usage
+			if err := json.Unmarshal(b, &back); err != nil || back != u {
+				t.Errorf("round trip through %s = %+v, %v", b, back, err)
+			}
+		})
+	}
+	if g := provider.TokenUsage(3, 2).WithCached(1).WithReasoning(1).String(); g != "prompt=3 completion=2 total=5 cost=? cached=1 reasoning=1" {
+		t.Errorf("String() = %q", g)
+	}
+}

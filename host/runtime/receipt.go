@@ -164,6 +164,22 @@ type ReceiptCall struct {
 	// not), and Difference provider − local.
 	ProviderPromptTokens *int `json:"provider_prompt_tokens,omitempty"`
 	Difference           *int `json:"difference,omitempty"`
+	// CachedTokens are the prompt tokens the provider says it served
+	// from its prompt cache (beside the turn's predicted
+	// CachePrefixTokens), CacheWriteTokens those it wrote to it,
+	// CompletionTokens and ReasoningTokens what it generated; each nil
+	// when the provider did not report it.
+	CachedTokens     *int `json:"cached_tokens,omitempty"`
+	CacheWriteTokens *int `json:"cache_write_tokens,omitempty"`
+	CompletionTokens *int `json:"completion_tokens,omitempty"`
+	ReasoningTokens  *int `json:"reasoning_tokens,omitempty"`
+	// CostUSD is what the call cost in US dollars: from the price table
+	// (Options.Prices) for the model named in the body when it has one
+	// and the provider reported the prompt and completion counts
+	// (CostSource "price_table"), else the cost the provider reported
+	// (OpenRouter; "provider"); nil when neither is known.
+	CostUSD    *float64 `json:"cost_usd,omitempty"`
+	CostSource string   `json:"cost_source,omitempty"`
 	// Attempt numbers the HTTP requests of one call (1, 2, ... for its
 	// retries; 0 for a call no HTTP provider sent), each an entry of its
 	// own: every request that reached the wire is in the receipt. Status
@@ -173,6 +189,41 @@ type ReceiptCall struct {
 	Status  int    `json:"status,omitempty"`
 	Error   string `json:"error,omitempty"`
 	Recipe  Recipe `json:"recipe"`
+
+	model string // the model named in the body (for the call's span)
+}
+
+// Where a call's cost comes from.
+const (
+	CostPriceTable = "price_table"
+	CostProvider   = "provider"
+)
+
+// Cost sums the cost of the receipt's calls that have one, and counts the
+// calls that completed without one (an attempt that failed is not
+// counted: it produced nothing to bill).
+func (r Receipt) Cost() (usd float64, unpriced int) {
+	for _, c := range r.Calls {
+		switch {
+		case c.CostUSD != nil:
+			usd += *c.CostUSD
+		case c.Error == "":
+			unpriced++
+		}
+	}
+	return usd, unpriced
+}
+
+// CachedTokens sums the cached prompt tokens the provider reported for
+// the receipt's calls, and whether any call reported them.
+func (r Receipt) CachedTokens() (int, bool) {
+	n, any := 0, false
+	for _, c := range r.Calls {
+		if c.CachedTokens != nil {
+			n, any = n+*c.CachedTokens, true
+		}
+	}
+	return n, any
 }
 
 // Recipe renders a call's request from the store: its parameters as sent
@@ -373,7 +424,7 @@ func literalRecipe(msgs []tokenizer.Message) []RecipeMessage {
 
 // callRecord is a call's receipt entry: body is what was sent (nil when no
 // HTTP provider sent it: then the body a provider would send).
-func callRecord(kind string, depth int, req tokenizer.Request, body []byte, local tokenizer.Count, usage plan.Usage, msgs []RecipeMessage) (ReceiptCall, error) {
+func callRecord(kind string, depth int, req tokenizer.Request, body []byte, local tokenizer.Count, usage plan.Usage, msgs []RecipeMessage, prices provider.Prices) (ReceiptCall, error) {
 	params, stream := req, false // the parameters as sent (model and all), without messages
 	params.Messages = nil
 	if body == nil {
@@ -406,6 +457,26 @@ func callRecord(kind string, depth int, req tokenizer.Request, body []byte, loca
 	if usage.PromptKnown {
 		pt, d := usage.PromptTokens, usage.PromptTokens-local.Tokens
 		rc.ProviderPromptTokens, rc.Difference = &pt, &d
+	}
+	known := func(ok bool, v int) *int {
+		if !ok {
+			return nil
+		}
+		return &v
+	}
+	rc.CachedTokens = known(usage.CachedKnown, usage.CachedTokens)
+	rc.CacheWriteTokens = known(usage.CacheWriteKnown, usage.CacheWriteTokens)
+	rc.CompletionTokens = known(usage.CompletionKnown, usage.CompletionTokens)
+	rc.ReasoningTokens = known(usage.ReasoningKnown, usage.ReasoningTokens)
+	rc.model = params.Model
+	if price, ok := prices.Lookup(params.Model); ok {
+		if c, ok := price.Cost(provider.Usage(usage)); ok {
+			rc.CostUSD, rc.CostSource = &c, CostPriceTable
+		}
+	}
+	if rc.CostUSD == nil && usage.CostKnown {
+		c := usage.Cost
+		rc.CostUSD, rc.CostSource = &c, CostProvider
 	}
 	return rc, nil
 }

@@ -8,6 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/rlmpl/rlmpl/host/provider"
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
@@ -31,13 +34,27 @@ type Options struct {
 	Tokenizers func() *tokenizer.Registry
 	// Logger receives store diagnostics. Nil discards them.
 	Logger *slog.Logger
+	// TracerProvider, when set, receives a span per managed turn and,
+	// under it, per pack, provider call, tool call and cold-history search
+	// (see trace.go: the GenAI semantic conventions). Nil means no tracing,
+	// at no cost.
+	TracerProvider trace.TracerProvider
+	// TraceContent records message content in spans (requests, answers,
+	// tool arguments and results, search queries: the conventions'
+	// opt-in attributes). False records counts, ids and hashes only.
+	TraceContent bool
+	// Prices turn the usage a provider reports into each receipt call's
+	// cost (ReceiptCall.CostUSD). Nil prices nothing: there is no default
+	// table.
+	Prices provider.Prices
 }
 
 // Runtime is the typed Go API of rlmpl: conversation stores, durable
 // conversations, packs. The Prolog predicates, the CLI and Go programs all
 // call it. A Runtime is safe for concurrent use.
 type Runtime struct {
-	opts Options
+	opts   Options
+	tracer trace.Tracer // nil when tracing is off
 
 	mu     sync.Mutex // protects the fields below
 	next   int
@@ -82,7 +99,11 @@ func New(opts *Options) (*Runtime, error) {
 		}
 		o.Tokenizers = func() *tokenizer.Registry { return reg }
 	}
-	return &Runtime{opts: o, byID: map[string]*Store{}, byKey: map[string]*Store{}}, nil
+	rt := &Runtime{opts: o, byID: map[string]*Store{}, byKey: map[string]*Store{}}
+	if o.TracerProvider != nil {
+		rt.tracer = o.TracerProvider.Tracer(tracerName)
+	}
+	return rt, nil
 }
 
 // Tokenizers returns the current tokenizer registry.

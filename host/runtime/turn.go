@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -132,6 +133,18 @@ func turnKey(id, role string) string { return "turn/" + id + "/" + role }
 // the message and the options are checked; from the user message on,
 // every outcome is recorded in a receipt.
 func (c Conversation) Turn(ctx context.Context, msg store.Message, opts TurnOptions) (TurnResult, error) {
+	if opts.TurnID == "" {
+		opts.TurnID = NewTurnID()
+	}
+	ctx, span := c.startTurnSpan(ctx, opts)
+	log := c.turnLogger(opts.TurnID)
+	res, err := c.turn(ctx, msg, opts)
+	endTurnSpan(span, res, err)
+	logTurn(ctx, log, res, err)
+	return res, err
+}
+
+func (c Conversation) turn(ctx context.Context, msg store.Message, opts TurnOptions) (TurnResult, error) {
 	now := c.st.rt.opts.Now
 	started := now()
 	id := opts.TurnID
@@ -181,7 +194,7 @@ func (c Conversation) Turn(ctx context.Context, msg store.Message, opts TurnOpti
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return TurnResult{}, err
 	}
-	t := &turn{c: c, opts: opts, id: id, counter: counter, user: user, now: now, started: started,
+	t := &turn{c: c, opts: opts, id: id, counter: counter, user: user, now: now, started: started, log: c.turnLogger(id),
 		receipt: Receipt{TurnID: id, Attempt: prev.Attempt + 1, UserSeq: user.Seq, Counter: counterID(counter, opts.Pack.Model)}}
 	t.emit(TurnEvent{Kind: "started"})
 	res, err := t.run(ctx)
@@ -200,6 +213,7 @@ type turn struct {
 	user    store.Record
 	now     func() time.Time // the runtime's clock (Options.Now)
 	started time.Time
+	log     *slog.Logger // with the conversation and turn ids
 
 	mu       sync.Mutex // protects the fields below: plan steps run in parallel
 	receipt  Receipt
@@ -254,6 +268,12 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 	deps.Planner = recordingPlanner{t: t, inner: deps.Planner}
 	if deps.Models != nil {
 		deps.Models = turnModels{t: t, inner: deps.Models}
+	}
+	if t.c.st.rt.tracer != nil {
+		deps.Contexts = tracedContexts{t: t, inner: deps.Contexts}
+		if deps.Tools != nil {
+			deps.Tools = tracedTools{t: t, inner: deps.Tools}
+		}
 	}
 	began := t.now()
 	out, err := plan.Complete(ctx, in, deps)
@@ -497,7 +517,13 @@ func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection
 	}
 	maxTokens := base.MaxTokens
 	began := t.now()
-	cp, err := t.c.Pack(ctx, po)
+	pctx, span := t.startPackSpan(ctx, planner)
+	cp, err := t.c.Pack(pctx, po)
+	endPackSpan(span, cp, err)
+	if err == nil && t.log.Enabled(ctx, slog.LevelDebug) {
+		t.log.LogAttrs(ctx, slog.LevelDebug, "pack", slog.Bool("planner", planner), slog.Int64("tokens", cp.Ledger.Total),
+			slog.Int64("limit", cp.Ledger.Limit), slog.Int("units", len(cp.Selected)), slog.String("solver", cp.Status.String()))
+	}
 	t.mu.Lock()
 	t.receipt.Timings.PackMS += ms(t.now().Sub(began))
 	if err == nil && planner {
@@ -523,27 +549,30 @@ func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection
 // handler), the call's success as one entry. body is the body do reports
 // for a success (nil when no HTTP provider sent it); the error of the
 // call, if any, is returned after the receipt has it.
-func (t *turn) send(ctx context.Context, kind string, depth int, req tokenizer.Request, local tokenizer.Count, recipe []RecipeMessage,
-	do func(context.Context) (body []byte, usage plan.Usage, err error)) error {
-	var sent []provider.Attempt
-	body, usage, err := do(provider.WithAttemptTrace(ctx, func(a provider.Attempt) { sent = append(sent, a) }))
-	if len(sent) == 0 {
+func (t *turn) send(ctx context.Context, kind, providerName string, depth int, req tokenizer.Request, local tokenizer.Count, recipe []RecipeMessage,
+	do func(context.Context) (callOutcome, error)) error {
+	var attempts []provider.Attempt
+	ctx, span := t.startCallSpan(ctx, kind, providerName, depth, req, local)
+	out, err := do(provider.WithAttemptTrace(ctx, func(a provider.Attempt) { attempts = append(attempts, a) }))
+	var calls []ReceiptCall
+	defer func() { t.endCallSpan(span, out, calls, err) }()
+	if len(attempts) == 0 {
 		if err != nil {
 			return err // nothing was sent
 		}
-		sent = []provider.Attempt{{Body: body}}
+		attempts = []provider.Attempt{{Body: out.body}}
 	}
-	var calls []ReceiptCall
-	for i, a := range sent {
+	for i, a := range attempts {
 		u := plan.Usage{}
 		if a.Err == nil {
-			u = usage
+			u = out.usage
 		}
-		rc, rerr := callRecord(kind, depth, req, a.Body, local, u, recipe)
+		rc, rerr := callRecord(kind, depth, req, a.Body, local, u, recipe, t.c.st.rt.opts.Prices)
 		if rerr != nil {
-			return errors.Join(err, rerr)
+			err = errors.Join(err, rerr)
+			return err
 		}
-		if len(sent) > 1 || a.Status != 0 {
+		if len(attempts) > 1 || a.Status != 0 {
 			rc.Attempt, rc.Status = i+1, a.Status
 		}
 		if a.Err != nil {
@@ -554,6 +583,9 @@ func (t *turn) send(ctx context.Context, kind string, depth int, req tokenizer.R
 	t.mu.Lock()
 	t.receipt.Calls = append(t.receipt.Calls, calls...)
 	t.mu.Unlock()
+	for _, rc := range calls {
+		logCall(ctx, t.log, rc)
+	}
 	return err
 }
 
@@ -597,10 +629,14 @@ func (p recordingPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (pl
 		req.OnDelta = plan.NewAnswerScanner(func(text string) { t.emit(TurnEvent{Kind: "delta", Text: text}) }).Write
 	}
 	var reply plan.PlannerReply
-	err := t.send(ctx, "planner", req.Depth, req.Request, local, recipe, func(ctx context.Context) ([]byte, plan.Usage, error) {
+	var providerName string
+	if ps := t.opts.Completion.Providers; len(ps) > 0 {
+		providerName = ps[0]
+	}
+	err := t.send(ctx, "planner", providerName, req.Depth, req.Request, local, recipe, func(ctx context.Context) (callOutcome, error) {
 		var err error
 		reply, err = p.inner.Plan(ctx, req)
-		return reply.RequestBody, reply.Usage, err
+		return callOutcome{body: reply.RequestBody, usage: reply.Usage, model: reply.Model, finish: reply.FinishReason, output: reply.Text}, err
 	})
 	if err != nil {
 		return reply, err
@@ -640,10 +676,10 @@ func (m turnModels) Complete(ctx context.Context, call plan.ModelCall) (plan.Mod
 		t.emit(TurnEvent{Kind: "delta", Text: text})
 	}
 	var res plan.ModelResult
-	err = t.send(ctx, callKind(call), call.Depth, call.Request, local, recipe, func(ctx context.Context) ([]byte, plan.Usage, error) {
+	err = t.send(ctx, callKind(call), call.Provider, call.Depth, call.Request, local, recipe, func(ctx context.Context) (callOutcome, error) {
 		var err error
 		res, err = m.inner.Complete(ctx, call)
-		return res.RequestBody, res.Usage, err
+		return callOutcome{body: res.RequestBody, usage: res.Usage, model: res.Model, finish: res.FinishReason, output: res.Text, calls: res.ToolCalls}, err
 	})
 	if err != nil {
 		return res, err

@@ -218,7 +218,8 @@ type httpPlanner struct{ p *provider.OpenAI }
 
 func (h httpPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (plan.PlannerReply, error) {
 	resp, err := h.p.Complete(ctx, req.Request)
-	return plan.PlannerReply{Text: resp.Content, Usage: plan.Usage(resp.Usage), RequestBody: resp.RequestBody}, err
+	return plan.PlannerReply{Text: resp.Content, Usage: plan.Usage(resp.Usage), Model: resp.Model, FinishReason: resp.FinishReason,
+		RequestBody: resp.RequestBody}, err
 }
 
 // TestFailedReceiptListsEveryAttempt: a planner call that fails after

@@ -96,6 +96,16 @@ func Completion(text string, promptTokens, completionTokens int) http.HandlerFun
 		content, promptTokens, completionTokens, promptTokens+completionTokens))
 }
 
+// CompletionUsage answers 200 with a chat completion whose content is
+// text and whose usage object is the given JSON verbatim (cache and
+// reasoning details, a provider's own fields).
+func CompletionUsage(text, usage string) http.HandlerFunc {
+	content, _ := json.Marshal(text)
+	return Reply(200, fmt.Sprintf(`{"id":"chatcmpl-test","object":"chat.completion","model":"test",`+
+		`"choices":[{"index":0,"message":{"role":"assistant","content":%s},"finish_reason":"stop"}],"usage":%s}`,
+		content, usage))
+}
+
 // SSE answers with an event stream, writing each event as
 // "data: <event>\n\n" and flushing it. Pass "[DONE]" last to end the stream
 // properly.
