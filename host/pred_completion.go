@@ -261,7 +261,7 @@ func (s *Session) decode(c *prolog.Call, pred string, options engine.Term) (*spe
 	if op.has("planner_handler") {
 		sp.deps.Planner = prologPlanner{cb: sp.cb, h: op["planner_handler"]}
 	}
-	if op.has("budget") {
+	if op.has("budget") && pred != "plan_run/5" { // plan_run/5 reads upstream's plan budget
 		b, err := budgetOf(c, optionList(c, op["budget"]))
 		if err != nil {
 			return nil, err
@@ -659,32 +659,11 @@ func (s *Session) rlmCompletion(c *prolog.Call, query, context_, options, out en
 	if err != nil {
 		return s.done(c, out, "completion", err, sp)
 	}
-	value, err := planterm.ToTerm(res.Value)
+	t, err := completionResultTerm(res)
 	if err != nil {
 		return false, err
 	}
-	caps := make([]engine.Term, len(res.ChildCapabilities))
-	for i, cp := range res.ChildCapabilities {
-		caps[i] = engine.NewAtom(cp.String())
-		if t, err := prolog.ReadTerm(cp.String(), prolog.ReadLimits{}); err == nil {
-			caps[i] = t
-		}
-	}
-	checkpoints := make([]engine.Term, len(res.Checkpoints))
-	for i, cp := range res.Checkpoints {
-		checkpoints[i] = engine.NewAtom(cp)
-	}
-	return c.Unify(out, ok(record("completion_result",
-		fld("checkpoints", engine.List(checkpoints...)),
-		fld("child_capabilities", engine.List(caps...)),
-		fld("plan", prolog.Chars(res.Plan.String())),
-		fld("planner_attempts", engine.Integer(res.PlannerAttempts)),
-		fld("remaining", countersTerm(res.Remaining)),
-		fld("trajectory", trajectoryTerm(res.Trajectory)),
-		fld("usage", usageTerm(res.Usage)),
-		fld("used", countersTerm(res.Used)),
-		fld("value", value),
-	))), nil
+	return c.Unify(out, ok(t)), nil
 }
 
 func countersTerm(k plan.Counters) engine.Term {

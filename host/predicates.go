@@ -42,6 +42,11 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred4("openai_compatible_provider", "openai_compatible_provider(+Endpoint, +Credential, +Model, -Provider) is det", s.openaiCompatibleProvider),
 		prolog.Pred2("openrouter_provider", "openrouter_provider(?Model, -Provider) is det", s.openrouterProvider),
 
+		// Plans (pred_plan.go)
+		prolog.Pred2("plan_parse", "plan_parse(+Input, -Outcome) is det", s.planParse),
+		prolog.Pred4("plan_validate", "plan_validate(+Plan, +Capabilities, +Budget, -Outcome) is det", s.planValidate),
+		prolog.Pred5("plan_run", "plan_run(+Plan, +Capabilities, +Options, +Inputs, -Outcome) is det", s.planRun),
+
 		// Conversations (pred_conversation.go)
 		prolog.Pred2("conversation_store_open", "conversation_store_open(+Spec, -Outcome) is det", s.conversationStoreOpen),
 		prolog.Pred2("conversation_store_close", "conversation_store_close(+Store, -Outcome) is det", s.conversationStoreClose),
