@@ -648,7 +648,7 @@ func (s *Session) rlmCompletion(c *prolog.Call, query, context_, options, out en
 		return s.done(c, out, "completion", err, sp)
 	}
 	sp.in.Context = cref
-	ctx, stop := s.tokens.watch(c.Ctx, sp.token)
+	ctx, stop := s.tokens.watch(withCallbacks(c.Ctx, sp.cb), sp.token)
 	defer stop()
 	sp.in.OnExit = func(*plan.Outcome, error) {
 		if sp.ephemeral != nil {

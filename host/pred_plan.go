@@ -346,7 +346,7 @@ func (s *Session) planRun(c *prolog.Call, a1, a2, a3, a4, out engine.Term) (bool
 		return s.done(c, out, "plan", err, sp)
 	}
 	sp.in.Context = cref
-	ctx, stop := s.tokens.watch(c.Ctx, sp.token)
+	ctx, stop := s.tokens.watch(withCallbacks(c.Ctx, sp.cb), sp.token)
 	defer stop()
 	sp.in.OnExit = func(*plan.Outcome, error) {
 		if sp.ephemeral != nil {

@@ -27,6 +27,13 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred2("context_delete", "context_delete(+Handle, -Outcome) is det", s.contextDelete),
 		prolog.Pred3("context_trace", "context_trace(+Handle, +Limit, -Outcome) is det", s.contextTrace),
 
+		// Prolog-defined context adapters (pred_adapter.go)
+		prolog.Pred5("context_adapter_register", "context_adapter_register(+Name, +Capabilities, +MetadataHandler, +OperationHandler, -Outcome) is det", s.contextAdapterRegister),
+		prolog.Pred2("context_adapter_unregister", "context_adapter_unregister(+Name, -Outcome) is det", s.contextAdapterUnregister),
+		prolog.Pred2("context_adapter_info", "context_adapter_info(+Name, -Outcome) is det", s.contextAdapterInfo),
+		prolog.Pred4("context_register_adapter", "context_register_adapter(+Name, +Source, +Options, -Outcome) is det", s.contextRegisterAdapter),
+		prolog.Pred2("context_backend", "context_backend(+Backend, -Info) is semidet", s.contextBackend),
+
 		// Tokens (pred_token.go)
 		prolog.Pred3("token_count_text", "token_count_text(+Text, +Options, -Outcome) is det", s.tokenCountText),
 		prolog.Pred2("token_model_encoding", "token_model_encoding(+Model, -Outcome) is det", s.tokenModelEncoding),
