@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"time"
 
@@ -721,9 +722,25 @@ func (s *Session) queryCall(c *prolog.Call, prompt string, sp *spec, depth int, 
 			fld("reasoning", prolog.Chars(res.Response.Reasoning)), fld("text", prolog.Chars(res.Response.Text)))),
 		fld("usage", usageTerm(res.Usage)),
 	}
+	reason := "direct"
 	if tag == "rlm_query_result" {
 		fs = append(fs, fld("depth", engine.Integer(depth)))
+		reason = "recursive_subquery"
 	}
+	// Upstream's trajectory of a direct call: one model_event, its id
+	// model_<hash of provider and prompt>, parent root_planner.
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(qi.Provider + "\x00" + prompt))
+	fs = append(fs, fld("trajectory", engine.List(record("model_event",
+		fld("depth", engine.Integer(depth)),
+		fld("elapsed_ms", engine.Float(float64(res.Elapsed.Microseconds())/1000)),
+		fld("id", engine.NewAtom(fmt.Sprintf("model_%016x", h.Sum64()))),
+		fld("parent", engine.NewAtom("root_planner")),
+		fld("provider", engine.NewAtom(qi.Provider)),
+		fld("reason", engine.NewAtom(reason)),
+		fld("selected_model", prolog.Chars(res.Response.Model)),
+		fld("usage", usageTerm(res.Usage)),
+	))))
 	return c.Unify(out, ok(record(tag, fs...))), nil
 }
 
