@@ -14,6 +14,8 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred1("$rlm_version", "'$rlm_version'(-Version) is det", s.version),
 		prolog.Pred1("$rlm_now", "'$rlm_now'(-UnixMillis) is det", s.now),
 		prolog.Pred0("$rlm_defaults", "'$rlm_defaults' is det", s.readDefaults),
+		prolog.Pred2("tmp_file", "tmp_file(+Base, -TmpName) is det", s.tmpFile),
+		prolog.Pred1("delete_file", "delete_file(+File) is det", s.deleteFile),
 
 		// Context handles (pred_context.go)
 		prolog.Pred3("context_register", "context_register(+Source, +Options, -Outcome) is det", s.contextRegister),
