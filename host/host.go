@@ -173,6 +173,7 @@ type Session struct {
 	host     *Host
 	in       *prolog.Interpreter
 	handles  *handle.Registry
+	adapters adapters // Prolog-defined context adapters (pred_adapter.go)
 	tokens   cancelTokens
 	turns    turnTasks // async turns
 	pol      *policy   // lib's policy facts, read at first use

@@ -14,6 +14,8 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred1("$rlm_version", "'$rlm_version'(-Version) is det", s.version),
 		prolog.Pred1("$rlm_now", "'$rlm_now'(-UnixMillis) is det", s.now),
 		prolog.Pred0("$rlm_defaults", "'$rlm_defaults' is det", s.readDefaults),
+		prolog.Pred2("tmp_file", "tmp_file(+Base, -TmpName) is det", s.tmpFile),
+		prolog.Pred1("delete_file", "delete_file(+File) is det", s.deleteFile),
 
 		// Context handles (pred_context.go)
 		prolog.Pred3("context_register", "context_register(+Source, +Options, -Outcome) is det", s.contextRegister),
@@ -26,6 +28,13 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred4("context_reduce", "context_reduce(+Handle, +Reducer, +Options, -Outcome) is det", s.contextReduce),
 		prolog.Pred2("context_delete", "context_delete(+Handle, -Outcome) is det", s.contextDelete),
 		prolog.Pred3("context_trace", "context_trace(+Handle, +Limit, -Outcome) is det", s.contextTrace),
+
+		// Prolog-defined context adapters (pred_adapter.go)
+		prolog.Pred5("context_adapter_register", "context_adapter_register(+Name, +Capabilities, +MetadataHandler, +OperationHandler, -Outcome) is det", s.contextAdapterRegister),
+		prolog.Pred2("context_adapter_unregister", "context_adapter_unregister(+Name, -Outcome) is det", s.contextAdapterUnregister),
+		prolog.Pred2("context_adapter_info", "context_adapter_info(+Name, -Outcome) is det", s.contextAdapterInfo),
+		prolog.Pred4("context_register_adapter", "context_register_adapter(+Name, +Source, +Options, -Outcome) is det", s.contextRegisterAdapter),
+		prolog.Pred2("context_backend", "context_backend(+Backend, -Info) is semidet", s.contextBackend),
 
 		// Tokens (pred_token.go)
 		prolog.Pred3("token_count_text", "token_count_text(+Text, +Options, -Outcome) is det", s.tokenCountText),
@@ -41,6 +50,11 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred1("default_completion_budget", "default_completion_budget(-Budget) is det", s.defaultBudget),
 		prolog.Pred4("openai_compatible_provider", "openai_compatible_provider(+Endpoint, +Credential, +Model, -Provider) is det", s.openaiCompatibleProvider),
 		prolog.Pred2("openrouter_provider", "openrouter_provider(?Model, -Provider) is det", s.openrouterProvider),
+
+		// Plans (pred_plan.go)
+		prolog.Pred2("plan_parse", "plan_parse(+Input, -Outcome) is det", s.planParse),
+		prolog.Pred4("plan_validate", "plan_validate(+Plan, +Capabilities, +Budget, -Outcome) is det", s.planValidate),
+		prolog.Pred5("plan_run", "plan_run(+Plan, +Capabilities, +Options, +Inputs, -Outcome) is det", s.planRun),
 
 		// Conversations (pred_conversation.go)
 		prolog.Pred2("conversation_store_open", "conversation_store_open(+Spec, -Outcome) is det", s.conversationStoreOpen),

@@ -163,6 +163,17 @@ rlm_option(provider/2, timeout, positive_number, optional).
 rlm_option(provider/2, headers, list, optional).
 rlm_option(provider/2, structured_output, boolean, optional).
 
+rlm_option(context_adapter_register/5, description, text, optional).
+rlm_option(plan_run/5, provider, provider, optional).
+rlm_option(plan_run/5, model, text, optional).
+rlm_option(plan_run/5, model_handler, callable, optional).
+rlm_option(plan_run/5, budget, any, optional).
+rlm_option(plan_run/5, cancel_token, atom, optional).
+rlm_option(plan_run/5, tools, list, optional).
+rlm_option(plan_run/5, context_options, options(context_register/3), optional).
+rlm_option(plan_run/5, child_capabilities, list, optional).
+rlm_option(plan_run/5, query, text, optional).
+
 completion_predicate_(rlm_completion/4).
 completion_predicate_(llm_query/3).
 completion_predicate_(rlm_query/4).

@@ -94,6 +94,13 @@ func Acyclic(t engine.Term, env *engine.Env) bool {
 	return !w.cyclic(t, 0)
 }
 
+// Ground reports whether t has no unbound variable under env. It is
+// cycle-safe (a cyclic term is walked once per distinct node).
+func Ground(t engine.Term, env *engine.Env) bool {
+	w := walk{env: env}
+	return w.ground(t, 0)
+}
+
 func (w *walk) cyclic(t engine.Term, depth int) bool {
 	c, ok := w.env.Resolve(t).(engine.Compound)
 	if !ok {

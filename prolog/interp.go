@@ -115,6 +115,7 @@ func New(opts *Options) *Interpreter {
 	in.registerFlags()
 	in.Install(preludeDefs...)
 	in.Install(textDefs...)
+	in.Install(swiDefs...)
 	if err := in.ConsultShared(context.Background(), []Text{{"prelude.pl", preludeSource}}); err != nil {
 		panic("prolog: New: prelude: " + err.Error())
 	}
