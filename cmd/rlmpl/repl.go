@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 
 	"golang.org/x/term"
@@ -27,6 +28,10 @@ return (or ., c, a) to stop. Ctrl-C interrupts a running goal and, at the
 prompt, drops what was typed. halt. or end of input (Ctrl-D) leaves.
 help(Name), apropos(Text) and listing(Name) document and show predicates.
 
+On a terminal, lines are edited as in bash (arrows, Ctrl-A/E/K/U/W/Y);
+Up and Down walk the history of goals, Ctrl-R searches it, and it is kept
+in DIR/repl_history (the last 1,000 goals).
+
 Without a terminal, goals are read from the input one by one; the line
 after an answer that left a choice point is taken as the reply when it is
 ";" (next answer) or empty (stop), and read as the next goal otherwise.
@@ -40,7 +45,7 @@ func runREPL(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if !ok {
 		return code
 	}
-	t := newToplevel(stdin, stdout, stderr)
+	t := newToplevel(stdin, stdout, stderr, filepath.Join(*sf.state, historyFile))
 	first := ""
 	if len(files) > 0 {
 		first = files[0]
@@ -67,13 +72,17 @@ type toplevel struct {
 	buf    string // input read but not consumed yet
 	out    *lineWriter
 	errOut io.Writer
-	fd     int // the terminal's file descriptor, or -1
+	fd     int     // the terminal's file descriptor, or -1
+	ed     *editor // the line editor, on a terminal
 }
 
-func newToplevel(stdin io.Reader, stdout, stderr io.Writer) *toplevel {
+// newToplevel returns a top level reading stdin; on a terminal, lines are
+// edited and goals kept in the history file.
+func newToplevel(stdin io.Reader, stdout, stderr io.Writer, history string) *toplevel {
 	t := &toplevel{lineReader: lineReader{in: bufio.NewReader(stdin)}, out: &lineWriter{w: stdout, bol: true}, errOut: stderr, fd: -1}
 	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		t.fd = int(f.Fd())
+		t.ed = newEditor(t.in, stdout, t.fd, history, stderr)
 	}
 	return t
 }
@@ -116,6 +125,10 @@ func (t *toplevel) loop(ctx context.Context, sess *host.Session) int {
 			return 1
 		}
 		t.out.bol = true // the goal's line ended (the terminal echoed it)
+		if t.ed != nil {
+			t.ed.add(goal)
+			drain(t.interrupts) // a SIGINT sent while at the prompt is not for this goal
+		}
 		if code, done := t.solve(ctx, sess, goal); done {
 			return code
 		}
@@ -138,11 +151,32 @@ func (t *toplevel) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// readLine reads a line into buf (see lineReader.next).
+// readLine reads a line into buf: edited after a prompt on a terminal
+// (see editor.readLine), else as it comes (see lineReader.next).
 func (t *toplevel) readLine(ctx context.Context) error {
-	line, err := t.next(ctx)
+	var line string
+	var err error
+	switch {
+	case t.ed == nil:
+		line, err = t.next(ctx)
+	case prolog.Blank(t.buf):
+		line, err = t.ed.readLine("?- ")
+	default:
+		line, err = t.ed.readLine("|    ")
+	}
 	t.buf += line
 	return err
+}
+
+// drain empties ch (nil: nothing to do).
+func drain(ch chan os.Signal) {
+	for {
+		select {
+		case <-ch:
+		default:
+			return
+		}
+	}
 }
 
 // readGoal returns the next goal (through its full stop), prompting on a
@@ -158,13 +192,6 @@ func (t *toplevel) readGoal(ctx context.Context) (string, error) {
 			}
 			t.buf = rest
 			return goal, nil
-		}
-		if t.fd >= 0 {
-			if prolog.Blank(t.buf) {
-				fmt.Fprint(t.out, "?- ")
-			} else {
-				fmt.Fprint(t.out, "|    ")
-			}
 		}
 		if err := t.readLine(ctx); err != nil {
 			if errors.Is(err, errInterrupted) || prolog.Blank(t.buf) {
