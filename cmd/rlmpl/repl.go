@@ -120,6 +120,10 @@ func (t *toplevel) loop(ctx context.Context, sess *host.Session) int {
 				fmt.Fprintln(t.out)
 			}
 			return 0
+		case errors.Is(err, errNoFullStop):
+			t.out.endLine()
+			fmt.Fprintf(t.errOut, "ERROR: %v\n", err)
+			continue
 		case err != nil:
 			fmt.Fprintf(t.errOut, "rlmpl repl: reading input: %v\n", err)
 			return 1
@@ -197,12 +201,19 @@ func (t *toplevel) readGoal(ctx context.Context) (string, error) {
 			if errors.Is(err, errInterrupted) || prolog.Blank(t.buf) {
 				return "", err
 			}
-			goal := t.buf
+			if _, _, ok := prolog.NextClause(t.buf); ok {
+				continue // the last line, with no newline after its full stop
+			}
+			// As SWI-Prolog: a goal must end with a full stop; one the end
+			// of the input cut short is not run.
 			t.buf = ""
-			return goal, nil
+			return "", errNoFullStop
 		}
 	}
 }
+
+// errNoFullStop is what readGoal returns when the input ends inside a goal.
+var errNoFullStop = errors.New("Syntax error: Unexpected end of file")
 
 // solve runs one goal and prints its answers. It reports done with an exit
 // code when the goal halted or the process was interrupted.
