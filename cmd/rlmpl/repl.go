@@ -7,9 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/term"
@@ -74,12 +76,14 @@ type toplevel struct {
 	errOut io.Writer
 	fd     int     // the terminal's file descriptor, or -1
 	ed     *editor // the line editor, on a terminal
+
+	values map[string]prolog.SavedValue // the latest value of each answer variable, for $Var
 }
 
 // newToplevel returns a top level reading stdin; on a terminal, lines are
 // edited and goals kept in the history file.
 func newToplevel(stdin io.Reader, stdout, stderr io.Writer, history string) *toplevel {
-	t := &toplevel{lineReader: lineReader{in: bufio.NewReader(stdin)}, out: &lineWriter{w: stdout, bol: true}, errOut: stderr, fd: -1}
+	t := &toplevel{lineReader: lineReader{in: bufio.NewReader(stdin)}, out: &lineWriter{w: stdout, bol: true}, errOut: stderr, fd: -1, values: map[string]prolog.SavedValue{}}
 	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		t.fd = int(f.Fd())
 		t.ed = newEditor(t.in, stdout, t.fd, history, stderr)
@@ -218,6 +222,12 @@ var errNoFullStop = errors.New("Syntax error: Unexpected end of file")
 // solve runs one goal and prints its answers. It reports done with an exit
 // code when the goal halted or the process was interrupted.
 func (t *toplevel) solve(ctx context.Context, sess *host.Session, goal string) (int, bool) {
+	goal, names, hide, err := expandValues(goal, t.values)
+	if err != nil {
+		t.out.endLine()
+		fmt.Fprintf(t.errOut, "ERROR: %v\n", err)
+		return 0, false
+	}
 	qctx, stop := interruptible(ctx, t.interrupts)
 	defer stop()
 	q, err := sess.Query(qctx, goal)
@@ -225,15 +235,25 @@ func (t *toplevel) solve(ctx context.Context, sess *host.Session, goal string) (
 		return t.report(ctx, err)
 	}
 	defer q.Close()
+	q.ShowLast(names...)
+	q.Hide(hide...)
 	for q.Next() {
 		t.out.endLine()
+		maps.Copy(t.values, q.Values())
 		answer := q.Answer()
 		if q.Last() {
 			fmt.Fprintf(t.out, "%s.\n\n", answer)
 			return 0, false
 		}
 		fmt.Fprintf(t.out, "%s ", answer)
+	again:
 		switch t.reply(ctx) {
+		case replyWrite: // w: the answer again, whole
+			fmt.Fprintf(t.out, "[write]\n%s ", q.FullAnswer())
+			goto again
+		case replyPrint: // p: abbreviated again
+			fmt.Fprintf(t.out, "[print]\n%s ", answer)
+			goto again
 		case replyMore:
 			fmt.Fprintln(t.out, ";")
 		case replyStop:
@@ -308,6 +328,8 @@ const (
 	replyStop
 	replyAbort
 	replyInterrupted
+	replyWrite
+	replyPrint
 )
 
 // reply reads what the user wants after an answer that left a choice
@@ -324,9 +346,14 @@ func (t *toplevel) reply(ctx context.Context) reply {
 			return replyStop
 		case 3: // Ctrl-C: raw mode delivers it as a key
 			return replyAbort
+		case 'w':
+			return replyWrite
+		case 'p':
+			return replyPrint
 		case 'h', '?':
 			fmt.Fprint(t.out, "\n  Possible actions:\n"+
 				"  ; (n,r,space,TAB): redo    | c (a,RET,.): stop\n"+
+				"  w:                 write   | p:           print\n"+
 				"  h (?):             help    | Ctrl-C:      abort\n"+
 				"Action? ")
 		default:
@@ -349,8 +376,9 @@ func (t *toplevel) key() byte {
 }
 
 // pipedReply takes the next input line as the reply when it is one: ";"
-// (or n, r) for the next answer, an empty line (or ., c, a) to stop. Any
-// other line stops too and stays to be read as the next goal.
+// (or n, r) for the next answer, an empty line (or ., c, a) to stop, w or
+// p to write the answer again, whole or abbreviated. Any other line stops
+// too and stays to be read as the next goal.
 func (t *toplevel) pipedReply(ctx context.Context) reply {
 	if t.buf == "" {
 		if err := t.readLine(ctx); errors.Is(err, errInterrupted) {
@@ -362,8 +390,97 @@ func (t *toplevel) pipedReply(ctx context.Context) reply {
 	case ";", "n", "r":
 		t.buf = rest
 		return replyMore
+	case "w":
+		t.buf = rest
+		return replyWrite
+	case "p":
+		t.buf = rest
+		return replyPrint
 	case "", ".", "c", "a":
 		t.buf = rest
 	}
 	return replyStop
+}
+
+// expandValues makes each $Var of goal (outside quotes and comments) the
+// variable Var bound to the value it had in the latest answer that bound
+// it, as SWI-Prolog's top level does: the goal runs as
+// "Var = (Value), (Goal)" and Var is shown after the goal's own variables
+// (names lists them; hide lists the names the values give their
+// variables). A $Var no answer bound is an error.
+func expandValues(goal string, values map[string]prolog.SavedValue) (_ string, names, hide []string, err error) {
+	if !strings.Contains(goal, "$") {
+		return goal, nil, nil, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(goal); i++ {
+		c := goal[i]
+		switch {
+		case c == '\'' || c == '"' || c == '`':
+			j := i + 1
+			for j < len(goal) && goal[j] != c {
+				if goal[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			j = min(j, len(goal)-1)
+			b.WriteString(goal[i : j+1])
+			i = j
+		case c == '0' && i+1 < len(goal) && goal[i+1] == '\'' && (i == 0 || !isAlnumByte(goal[i-1])):
+			j := min(i+2, len(goal)-1) // 0'c: the character is not a quote
+			if goal[j] == '\\' {
+				j = min(j+1, len(goal)-1)
+			}
+			b.WriteString(goal[i : j+1])
+			i = j
+		case c == '%':
+			j := strings.IndexByte(goal[i:], '\n')
+			if j < 0 {
+				j = len(goal) - i
+			}
+			b.WriteString(goal[i : i+j])
+			i += j - 1
+		case c == '/' && i+1 < len(goal) && goal[i+1] == '*':
+			j := strings.Index(goal[i+2:], "*/")
+			end := len(goal)
+			if j >= 0 {
+				end = i + 2 + j + 2
+			}
+			b.WriteString(goal[i:end])
+			i = end - 1
+		case c == '$' && i+1 < len(goal) && (goal[i+1] == '_' || goal[i+1] >= 'A' && goal[i+1] <= 'Z'):
+			j := i + 1
+			for j < len(goal) && isAlnumByte(goal[j]) {
+				j++
+			}
+			name := goal[i+1 : j]
+			if _, ok := values[name]; !ok {
+				return "", nil, nil, fmt.Errorf("$%s was not bound by a previous query", name)
+			}
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+			b.WriteString(name)
+			i = j - 1
+		default:
+			b.WriteByte(c)
+		}
+	}
+	if names == nil {
+		return goal, nil, nil, nil
+	}
+	var pre strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&pre, "%s = (%s), ", n, values[n].Text)
+		hide = append(hide, values[n].Vars...)
+	}
+	// The goal's own full stop (and a comment after it) ends the line.
+	body := strings.TrimRight(b.String(), " \t\r\n")
+	body = strings.TrimSuffix(body, ".")
+	return pre.String() + "(" + body + "\n).", names, hide, nil
+}
+
+func isAlnumByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }

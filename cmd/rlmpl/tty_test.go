@@ -120,6 +120,12 @@ func TestREPLTerminal(t *testing.T) {
 	term.expect("Unknown action: x (h for help)\nAction? ")
 	term.send("c")
 	term.expect(".\n\n?- ")
+	term.send("numlist(1, 20, L) ; true.\r") // w shows an abbreviated answer whole
+	term.expect("L = [1, 2, 3, 4, 5, 6, 7, 8, 9|...] ")
+	term.send("w")
+	term.expect("[write]\nL = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20] ")
+	term.send(";")
+	term.expect(";\ntrue.\n\n?- ")
 	term.send("repeat, fail.\r")
 	time.Sleep(300 * time.Millisecond)
 	term.send("\x03") // Ctrl-C interrupts the running goal
