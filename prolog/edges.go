@@ -80,6 +80,12 @@ func consultPred(c *Call, files engine.Term) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+		if name == "user" { // [user]: clauses typed at user_input (toplevel.go)
+			if err := consultUser(c); err != nil {
+				return false, err
+			}
+			continue
+		}
 		n, b, err := c.In.readFile(name)
 		if err != nil {
 			return false, FileError("source_sink", f, err)

@@ -65,6 +65,7 @@ type Interpreter struct {
 	dqChars bool        // double_quotes is chars (write.go)
 	sources []consulted // the texts consulted, for listing/1 and help/1
 	rng     *rand.Rand  // random/1 and friends (library.go)
+	quiet   bool        // consulting shared texts: no singleton warnings
 }
 
 // ErrAbandoned is returned when a cancelled query did not stop within
@@ -189,12 +190,15 @@ func (in *Interpreter) consultText(ctx context.Context, name, text string) error
 		}
 		return err
 	}
+	if !in.quiet {
+		in.warnSingletons(name, src)
+	}
 	err = in.ip.VM.Compile(ctx, src.text)
 	if err == nil {
 		return nil
 	}
 	var ex engine.Exception
-	if errors.As(err, &ex) || ctx.Err() != nil {
+	if ctx.Err() != nil || errors.As(err, &ex) && !isIntegerOverflow(ex) {
 		return err
 	}
 	// ichiban reports no position: find the first clause that does not parse.
@@ -216,6 +220,9 @@ func (in *Interpreter) locate(src *source, name string) *SyntaxError {
 			msg := err.Error()
 			if errors.Is(err, io.EOF) || err.Error() == "EOF" {
 				msg = "unexpected end of clause"
+			}
+			if ex, ok := err.(engine.Exception); ok && isIntegerOverflow(ex) {
+				off, msg = integerStart(src.text, cl.start+r.off), msgIntegerOverflow
 			}
 			return &SyntaxError{File: name, Pos: src.origPos(off), Msg: msg}
 		}

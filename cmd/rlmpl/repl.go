@@ -145,10 +145,15 @@ func (t *toplevel) loop(ctx context.Context, sess *host.Session) int {
 
 // Read makes the top level's input the program's user_input: what it has
 // buffered first, then at most a line per call, so that a program reading
-// a term does not swallow the goals that follow it.
+// a term does not swallow the goals that follow it. On a terminal, each
+// line is prompted with "|: ", as in SWI-Prolog ([user], read/1).
 func (t *toplevel) Read(p []byte) (int, error) {
 	if t.buf == "" {
+		if t.fd >= 0 {
+			fmt.Fprint(t.out, "|: ") // SWI's prompt for what a goal reads
+		}
 		line, err := t.in.ReadString('\n')
+		t.out.bol = true // the terminal echoed the line
 		if line == "" {
 			return 0, err
 		}

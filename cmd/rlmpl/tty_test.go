@@ -126,6 +126,14 @@ func TestREPLTerminal(t *testing.T) {
 	term.expect("[write]\nL = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20] ")
 	term.send(";")
 	term.expect(";\ntrue.\n\n?- ")
+	term.send("[user].\r") // [user] reads clauses up to Ctrl-D
+	term.expect("|: ")
+	term.send("foo(1).\r")
+	term.expect("|: ")
+	term.send("\x04")
+	term.expect("true.\n\n?- ")
+	term.send("foo(X).\r")
+	term.expect("X = 1.\n\n?- ")
 	term.send("repeat, fail.\r")
 	time.Sleep(300 * time.Millisecond)
 	term.send("\x03") // Ctrl-C interrupts the running goal
