@@ -90,6 +90,7 @@ func consultPred(c *Call, files engine.Term) (bool, error) {
 		if err != nil {
 			return false, FileError("source_sink", f, err)
 		}
+		c.In.viaFS(n)
 		if err := c.In.consultText(c.Ctx, n, string(b)); err != nil {
 			var se *SyntaxError
 			if errors.As(err, &se) {

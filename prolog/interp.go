@@ -39,6 +39,11 @@ type Options struct {
 	// Seed seeds the generator of random/1, random_between/3 and the
 	// like. Zero means a random seed; set_random(seed(N)) reseeds.
 	Seed uint64
+	// Reload returns the current text of a source consulted with
+	// [Interpreter.Consult] under name, for make/0 (texts consulted with
+	// consult/1 are read again through FS). Nil means make/0 reloads only
+	// those.
+	Reload func(name string) (string, error)
 	// Grace is how long a cancelled query may keep running inside a Go
 	// builtin that ignores its context before the watchdog abandons it.
 	// Zero means 2s.
@@ -66,6 +71,7 @@ type Interpreter struct {
 	sources []consulted // the texts consulted, for listing/1 and help/1
 	rng     *rand.Rand  // random/1 and friends (library.go)
 	quiet   bool        // consulting shared texts: no singleton warnings
+	stats   statsState  // statistics/2 (toplevel.go)
 }
 
 // ErrAbandoned is returned when a cancelled query did not stop within
@@ -83,7 +89,7 @@ var errHalt = errors.New("prolog: halt")
 // and unknown=error, halt/0,1 that ends the query instead of the process,
 // open/3,4 confined to Options.FS, and the compatibility prelude.
 func New(opts *Options) *Interpreter {
-	in := &Interpreter{installed: map[string]*Def{}, globals: map[string]engine.Term{}}
+	in := &Interpreter{installed: map[string]*Def{}, globals: map[string]engine.Term{}, stats: statsState{started: time.Now()}}
 	if opts != nil {
 		in.opts = *opts
 	}
@@ -116,7 +122,8 @@ func New(opts *Options) *Interpreter {
 	in.registerFlags()
 	in.Install(preludeDefs...)
 	in.Install(textDefs...)
-	if err := in.ConsultShared(context.Background(), []Text{{"prelude.pl", preludeSource}}); err != nil {
+	in.Install(toplevelDefs...)
+	if err := in.ConsultShared(context.Background(), []Text{{"prelude.pl", preludeSource}, {"toplevel.pl", toplevelSource}}); err != nil {
 		panic("prolog: New: prelude: " + err.Error())
 	}
 	return in

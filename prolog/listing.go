@@ -39,6 +39,8 @@ var (
 // help/1.
 type consulted struct {
 	name, text string
+	shared     bool // a library text (ConsultShared): make/0 leaves it
+	viaFS      bool // consulted with consult/1: make/0 reads it through FS
 }
 
 // remember keeps text as the latest version of the source called name.
@@ -49,7 +51,7 @@ func (in *Interpreter) remember(name, text string) {
 			return
 		}
 	}
-	in.sources = append(in.sources, consulted{name, text})
+	in.sources = append(in.sources, consulted{name: name, text: text, shared: in.quiet})
 }
 
 // clauseWriter writes clauses with variable names.

@@ -55,7 +55,7 @@ func runREPL(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	// The program's user_input is the top level's own input: a goal reading
 	// it consumes what follows, as in SWI-Prolog. Its user_output is the top
 	// level's, which tracks whether a line is open.
-	sess, closeAll, code := openSession(ctx, sf, first, nil, t, t.out, stderr)
+	sess, closeAll, code := openSession(ctx, sf, first, nil, t, t.out, stderr, files...)
 	if sess == nil {
 		return code
 	}
