@@ -318,7 +318,11 @@ func (e *editor) search(state *term.State) (string, bool, error) {
 		if len(query) > 0 && (at == len(e.history) || !strings.Contains(match, string(query))) {
 			failed = "failed "
 		}
-		fmt.Fprintf(e.out, "\r%s(reverse-i-search)'%s': %s\x1b[K", failed, string(query), match)
+		line := []rune(fmt.Sprintf("%s(reverse-i-search)'%s': %s", failed, string(query), match))
+		if cols := e.cols(); len(line) >= cols {
+			line = line[:cols-1] // no wrapping: \r must reach the line's start
+		}
+		fmt.Fprintf(e.out, "\r%s\x1b[K", string(line))
 	}
 	show()
 	for {

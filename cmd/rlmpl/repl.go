@@ -149,11 +149,15 @@ func (t *toplevel) loop(ctx context.Context, sess *host.Session) int {
 // line is prompted with "|: ", as in SWI-Prolog ([user], read/1).
 func (t *toplevel) Read(p []byte) (int, error) {
 	if t.buf == "" {
+		var line string
+		var err error
 		if t.fd >= 0 {
 			fmt.Fprint(t.out, "|: ") // SWI's prompt for what a goal reads
+			line, err = t.cookedLine()
+		} else {
+			line, err = t.in.ReadString('\n')
 		}
-		line, err := t.in.ReadString('\n')
-		t.out.bol = true // the terminal echoed the line
+		t.out.bol = true // the line was echoed
 		if line == "" {
 			return 0, err
 		}
@@ -162,6 +166,44 @@ func (t *toplevel) Read(p []byte) (int, error) {
 	n := copy(p, t.buf)
 	t.buf = t.buf[n:]
 	return n, nil
+}
+
+// cookedLine reads a line from the terminal, which is in its own (cooked)
+// mode while a goal runs. What the user typed ahead while the editor held
+// the terminal raw is already buffered, unechoed and raw: it is echoed
+// here, with Return as a newline and Ctrl-D as the end of the input, as
+// the terminal would have taken it.
+func (t *toplevel) cookedLine() (string, error) {
+	var b strings.Builder
+	for t.in.Buffered() > 0 {
+		c, _ := t.in.ReadByte()
+		switch c {
+		case '\r', '\n':
+			b.WriteByte('\n')
+			fmt.Fprint(t.out, "\n")
+			return b.String(), nil
+		case 4: // Ctrl-D
+			fmt.Fprintln(t.out)
+			if b.Len() == 0 {
+				return "", io.EOF
+			}
+			return b.String(), nil
+		case 127, 8:
+			if s := b.String(); s != "" {
+				b.Reset()
+				b.WriteString(s[:len(s)-1])
+				fmt.Fprint(t.out, "\b \b")
+			}
+		default:
+			b.WriteByte(c)
+			t.out.Write([]byte{c})
+		}
+	}
+	line, err := t.in.ReadString('\n')
+	if line == "" && b.Len() == 0 && err != nil {
+		fmt.Fprintln(t.out) // Ctrl-D: the terminal echoed nothing
+	}
+	return b.String() + line, err
 }
 
 // readLine reads a line into buf: edited after a prompt on a terminal
