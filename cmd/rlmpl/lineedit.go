@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -9,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 )
@@ -47,7 +48,7 @@ const historyFile = "repl_history"
 
 // editor reads lines from a terminal with editing and history.
 type editor struct {
-	in   *bufio.Reader
+	in   *ttyReader
 	out  io.Writer
 	fd   int
 	warn io.Writer // where a history file problem is reported, once
@@ -66,7 +67,7 @@ type editor struct {
 
 // newEditor returns an editor on the terminal fd whose history lives in
 // file (none when file is "").
-func newEditor(in *bufio.Reader, out io.Writer, fd int, file string, warn io.Writer) *editor {
+func newEditor(in *ttyReader, out io.Writer, fd int, file string, warn io.Writer) *editor {
 	e := &editor{in: in, out: out, fd: fd, file: file, warn: warn}
 	e.loadHistory()
 	return e
@@ -240,10 +241,12 @@ func (e *editor) key(r rune, state *term.State) (line string, done bool, err err
 // escape handles an escape sequence: the arrows, Home, End, Delete, and
 // Alt (Meta) keys.
 func (e *editor) escape() {
-	if e.in.Buffered() == 0 {
+	// A sequence arrives at once; a lone Escape is followed by nothing
+	// (the reader goroutine may still be handing the rest over).
+	c, err := e.in.readByteWithin(escapeWait)
+	if err != nil {
 		return // a lone Escape
 	}
-	c, _ := e.in.ReadByte()
 	switch c {
 	case '[', 'O':
 		// CSI: parameters, then a final byte in @..~.
@@ -487,4 +490,107 @@ func (e *editor) refresh() {
 		fmt.Fprintf(&b, "\x1b[%dC", n)
 	}
 	io.WriteString(e.out, b.String())
+}
+
+// ttyReader reads the terminal in a goroutine of its own and hands its
+// bytes over a channel, so that a read given up (a goal reading
+// user_input, interrupted by Ctrl-C) leaves nothing blocked on the
+// terminal that would take the next line from the editor. It lives as
+// long as the process (a read of a terminal cannot be cancelled).
+type ttyReader struct {
+	ch chan ttyByte
+}
+
+type ttyByte struct {
+	b   byte
+	err error
+}
+
+func newTTYReader(f io.Reader) *ttyReader {
+	r := &ttyReader{ch: make(chan ttyByte, 4096)}
+	go func() {
+		buf := make([]byte, 1024)
+		for {
+			n, err := f.Read(buf)
+			for _, b := range buf[:n] {
+				r.ch <- ttyByte{b: b}
+			}
+			if err != nil {
+				r.ch <- ttyByte{err: err}
+				if !errors.Is(err, io.EOF) {
+					return // the terminal is gone
+				}
+				// Ctrl-D on a cooked terminal: the next read goes on.
+			}
+		}
+	}()
+	return r
+}
+
+// ReadByte returns the next byte, waiting for it.
+func (r *ttyReader) ReadByte() (byte, error) {
+	v := <-r.ch
+	return v.b, v.err
+}
+
+// readByte is ReadByte that gives up when done is closed.
+func (r *ttyReader) readByte(done <-chan struct{}) (byte, error) {
+	select {
+	case v := <-r.ch:
+		return v.b, v.err
+	case <-done:
+		return 0, errInterrupted
+	}
+}
+
+// escapeWait is how long the bytes of an escape sequence may take to
+// follow its Escape.
+const escapeWait = 50 * time.Millisecond
+
+// readByteWithin is ReadByte that gives up after d.
+func (r *ttyReader) readByteWithin(d time.Duration) (byte, error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case v := <-r.ch:
+		return v.b, v.err
+	case <-t.C:
+		return 0, errInterrupted
+	}
+}
+
+// Buffered reports how many bytes (or errors) are waiting.
+func (r *ttyReader) Buffered() int { return len(r.ch) }
+
+// ReadRune returns the next UTF-8 encoded rune (invalid bytes are
+// utf8.RuneError).
+func (r *ttyReader) ReadRune() (rune, int, error) {
+	b, err := r.ReadByte()
+	if err != nil {
+		return 0, 0, err
+	}
+	if b < utf8.RuneSelf {
+		return rune(b), 1, nil
+	}
+	n := 0
+	switch {
+	case b&0xe0 == 0xc0:
+		n = 2
+	case b&0xf0 == 0xe0:
+		n = 3
+	case b&0xf8 == 0xf0:
+		n = 4
+	default:
+		return utf8.RuneError, 1, nil
+	}
+	p := []byte{b}
+	for len(p) < n {
+		c, err := r.ReadByte()
+		if err != nil {
+			return utf8.RuneError, len(p), nil
+		}
+		p = append(p, c)
+	}
+	ru, size := utf8.DecodeRune(p)
+	return ru, size, nil
 }

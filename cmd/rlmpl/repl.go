@@ -74,8 +74,10 @@ type toplevel struct {
 	buf    string // input read but not consumed yet
 	out    *lineWriter
 	errOut io.Writer
-	fd     int     // the terminal's file descriptor, or -1
-	ed     *editor // the line editor, on a terminal
+	fd     int             // the terminal's file descriptor, or -1
+	ed     *editor         // the line editor, on a terminal
+	tty    *ttyReader      // the terminal's input (t.in is not read then)
+	goal   context.Context // the running goal's, which ends what it reads
 
 	values map[string]prolog.SavedValue // the latest value of each answer variable, for $Var
 }
@@ -86,7 +88,8 @@ func newToplevel(stdin io.Reader, stdout, stderr io.Writer, history string) *top
 	t := &toplevel{lineReader: lineReader{in: bufio.NewReader(stdin)}, out: &lineWriter{w: stdout, bol: true}, errOut: stderr, fd: -1, values: map[string]prolog.SavedValue{}}
 	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		t.fd = int(f.Fd())
-		t.ed = newEditor(t.in, stdout, t.fd, history, stderr)
+		t.tty = newTTYReader(f)
+		t.ed = newEditor(t.tty, stdout, t.fd, history, stderr)
 	}
 	return t
 }
@@ -151,6 +154,9 @@ func (t *toplevel) Read(p []byte) (int, error) {
 	if t.buf == "" {
 		var line string
 		var err error
+		if t.fd >= 0 && t.goal != nil && t.goal.Err() != nil {
+			return 0, t.goal.Err() // interrupted: no more prompts
+		}
 		if t.fd >= 0 {
 			fmt.Fprint(t.out, "|: ") // SWI's prompt for what a goal reads
 			line, err = t.cookedLine()
@@ -175,8 +181,12 @@ func (t *toplevel) Read(p []byte) (int, error) {
 // the terminal would have taken it.
 func (t *toplevel) cookedLine() (string, error) {
 	var b strings.Builder
-	for t.in.Buffered() > 0 {
-		c, _ := t.in.ReadByte()
+	for t.tty.Buffered() > 0 {
+		c, err := t.tty.ReadByte()
+		if err != nil {
+			fmt.Fprintln(t.out)
+			return b.String(), err
+		}
 		switch c {
 		case '\r', '\n':
 			b.WriteByte('\n')
@@ -199,11 +209,23 @@ func (t *toplevel) cookedLine() (string, error) {
 			t.out.Write([]byte{c})
 		}
 	}
-	line, err := t.in.ReadString('\n')
-	if line == "" && b.Len() == 0 && err != nil {
-		fmt.Fprintln(t.out) // Ctrl-D: the terminal echoed nothing
+	done := make(<-chan struct{})
+	if t.goal != nil {
+		done = t.goal.Done()
 	}
-	return b.String() + line, err
+	for {
+		c, err := t.tty.readByte(done)
+		if err != nil {
+			if b.Len() == 0 && errors.Is(err, io.EOF) {
+				fmt.Fprintln(t.out) // Ctrl-D: the terminal echoed nothing
+			}
+			return b.String(), err
+		}
+		b.WriteByte(c)
+		if c == '\n' {
+			return b.String(), nil
+		}
+	}
 }
 
 // readLine reads a line into buf: edited after a prompt on a terminal
@@ -277,6 +299,7 @@ func (t *toplevel) solve(ctx context.Context, sess *host.Session, goal string) (
 	}
 	qctx, stop := interruptible(ctx, t.interrupts)
 	defer stop()
+	t.goal = qctx
 	q, err := sess.Query(qctx, goal)
 	if err != nil {
 		return t.report(ctx, err)
@@ -415,7 +438,7 @@ func (t *toplevel) key() byte {
 	if state, err := term.MakeRaw(t.fd); err == nil {
 		defer term.Restore(t.fd, state)
 	}
-	c, err := t.in.ReadByte()
+	c, err := t.tty.ReadByte()
 	if err != nil {
 		return 0
 	}

@@ -289,3 +289,31 @@ func TestREPLLineEditing(t *testing.T) {
 		t.Fatalf("exit: %v, want status 0", err)
 	}
 }
+
+// TestREPLGoalReadsTerminal: a goal reading user_input at the terminal
+// prompts |: (as SWI), takes lines typed ahead while the editor held the
+// terminal raw, and, interrupted by Ctrl-C, leaves nothing behind that
+// would swallow the next goal.
+func TestREPLGoalReadsTerminal(t *testing.T) {
+	term := startTerminal(t, "repl", "--state", t.TempDir())
+	term.expect("?- ")
+	term.send("[user].\rz(1).\rz(2).\r\x04z(X).\r") // all typed ahead
+	term.expect("true.\n\n?- ")
+	term.expect("X = 1 ")
+	term.send(";")
+	term.expect(";\nX = 2.\n\n?- ")
+	term.send("read(T).\r")
+	term.expect("|: ")
+	term.send("\x03")
+	term.expect("% Execution Aborted\n?- ")
+	term.send("X = after.\r")
+	term.expect("X = after.\n\n?- ")
+	term.send("read(T).\r")
+	term.expect("|: ")
+	term.send("f(x).\r")
+	term.expect("T = f(x).\n\n?- ")
+	term.send("\x04")
+	if err := term.cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v, want status 0", err)
+	}
+}
