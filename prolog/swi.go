@@ -176,6 +176,26 @@ func (v *variantWalk) eq(x, y engine.Term, depth int) bool {
 	return true
 }
 
+// pairSeen reports whether the walk met the pair (x, y) before, and
+// records it: a variant check of rational trees assumes a pair it is
+// already comparing is a variant, which is what makes it finish.
+func (v *variantWalk) pairSeen(depth int, x, y engine.Compound) bool {
+	kx := v.key(depth, x)
+	if kx == nil {
+		return false
+	}
+	ky := nodeKey(y)
+	if ky == nil {
+		return false
+	}
+	k := [2]any{kx, ky}
+	if v.state[k] != 0 {
+		return true
+	}
+	v.state[k] = onPath
+	return false
+}
+
 func variantPred(c *Call, x, y engine.Term) (bool, error) {
 	return variant(x, y, c.Env), nil
 }

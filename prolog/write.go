@@ -131,6 +131,11 @@ func (p *portrayer) term(t engine.Term, depth int) (engine.Term, bool) {
 		}
 		return p.list(c, depth)
 	}
+	if c.Functor() == atomCurly && c.Arity() == 1 {
+		if seq, ok := p.commaSeq(c.Arg(0), depth+1); ok {
+			return atomCurly.Apply(seq), true
+		}
+	}
 	var args []engine.Term
 	for i := range c.Arity() {
 		a, changed := p.term(c.Arg(i), depth+1)
@@ -289,6 +294,59 @@ func textOf(t engine.Term, env *engine.Env) (string, bool) {
 		sb.WriteString(s)
 		t = c.Arg(1)
 	}
+}
+
+var (
+	atomCurly  = engine.NewAtom("{}")
+	atomComma2 = engine.NewAtom(",")
+)
+
+// commaSeq returns the conjunction t as a commaTerm (ok=false when t is
+// not one), so that {a,b} writes as {a,b} as in SWI-Prolog, not as
+// ichiban's {(a,b)}.
+func (p *portrayer) commaSeq(t engine.Term, depth int) (engine.Term, bool) {
+	var elems []engine.Term
+	for {
+		c, ok := p.env.Resolve(t).(engine.Compound)
+		if !ok || c.Functor() != atomComma2 || c.Arity() != 2 || len(elems) > maxPortrayDepth {
+			break
+		}
+		e, _ := p.term(c.Arg(0), depth)
+		elems = append(elems, e)
+		t = c.Arg(1)
+	}
+	if elems == nil {
+		return nil, false
+	}
+	last, _ := p.term(t, depth)
+	return commaTerm(append(elems, last)), true
+}
+
+// commaTerm is the goals of a conjunction, written A,B,… each as an
+// argument (operators above 999 bracketed).
+type commaTerm []engine.Term
+
+func (s commaTerm) WriteTerm(w io.Writer, opts *engine.WriteOptions, env *engine.Env) error {
+	for i, e := range s {
+		if i > 0 {
+			if _, err := io.WriteString(w, ","); err != nil {
+				return err
+			}
+		}
+		// NB: ichiban has no priority option; f(E) writes E at 999.
+		var sb strings.Builder
+		if err := engine.NewAtom("f").Apply(e).WriteTerm(&sb, opts, env); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, sb.String()[2:sb.Len()-1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s commaTerm) Compare(u engine.Term, env *engine.Env) int {
+	return engine.CompareAtomic(s, u, func(a, b commaTerm) int { return len(a) - len(b) }, env)
 }
 
 // textTerm is a text in a term handed to ichiban's writer.
