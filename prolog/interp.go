@@ -65,6 +65,7 @@ type Interpreter struct {
 	dqChars bool        // double_quotes is chars (write.go)
 	sources []consulted // the texts consulted, for listing/1 and help/1
 	rng     *rand.Rand  // random/1 and friends (library.go)
+	plunit  plunit      // loaded test units (plunit.go)
 }
 
 // ErrAbandoned is returned when a cancelled query did not stop within
@@ -116,7 +117,8 @@ func New(opts *Options) *Interpreter {
 	in.Install(preludeDefs...)
 	in.Install(textDefs...)
 	in.Install(swiDefs...)
-	if err := in.ConsultShared(context.Background(), []Text{{"prelude.pl", preludeSource}}); err != nil {
+	in.Install(plunitDefs...)
+	if err := in.ConsultShared(context.Background(), []Text{{"prelude.pl", preludeSource}, {"plunit.pl", plunitSource}}); err != nil {
 		panic("prolog: New: prelude: " + err.Error())
 	}
 	return in
