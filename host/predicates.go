@@ -90,6 +90,8 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred4("conversation_warm_retire", "conversation_warm_retire(+Conversation, +Store, +Range, -Outcome) is det", s.conversationWarmRetire),
 		prolog.Pred5("conversation_warm_context_units", "conversation_warm_context_units(+Conversation, +Store, +Signals, +Options, -Outcome) is det", s.conversationWarmContextUnits),
 
+		prolog.Pred2("artifact_store_open", "artifact_store_open(+Spec, -Outcome) is det", s.artifactStoreOpen),
+
 		// Packs (pred_pack.go)
 		prolog.Pred2("context_policy", "context_policy(+Overlay, -Outcome) is det", s.contextPolicy),
 		prolog.Pred4("context_pack", "context_pack(+Units, +Sections, +Policy, -Outcome) is det", s.contextPack),

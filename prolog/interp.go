@@ -72,6 +72,7 @@ type Interpreter struct {
 	rng     *rand.Rand  // random/1 and friends (library.go)
 	quiet   bool        // consulting shared texts: no singleton warnings
 	stats   statsState  // statistics/2 (toplevel.go)
+	plunit  plunit      // loaded test units (plunit.go)
 }
 
 // ErrAbandoned is returned when a cancelled query did not stop within
@@ -124,7 +125,8 @@ func New(opts *Options) *Interpreter {
 	in.Install(textDefs...)
 	in.Install(swiDefs...)
 	in.Install(toplevelDefs...)
-	if err := in.ConsultShared(context.Background(), []Text{{"prelude.pl", preludeSource}, {"toplevel.pl", toplevelSource}}); err != nil {
+	in.Install(plunitDefs...)
+	if err := in.ConsultShared(context.Background(), []Text{{"prelude.pl", preludeSource}, {"toplevel.pl", toplevelSource}, {"plunit.pl", plunitSource}}); err != nil {
 		panic("prolog: New: prelude: " + err.Error())
 	}
 	return in
