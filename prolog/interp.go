@@ -67,12 +67,13 @@ type Interpreter struct {
 
 	mains   []engine.Term // initialization(Goal, main) goals, run by RunMain
 	globals map[string]engine.Term
-	dqChars bool        // double_quotes is chars (write.go)
-	sources []consulted // the texts consulted, for listing/1 and help/1
-	rng     *rand.Rand  // random/1 and friends (library.go)
-	quiet   bool        // consulting shared texts: no singleton warnings
-	stats   statsState  // statistics/2 (toplevel.go)
-	plunit  plunit      // loaded test units (plunit.go)
+	dqChars bool                 // double_quotes is chars (write.go)
+	sources []consulted          // the texts consulted, for listing/1 and help/1
+	rng     *rand.Rand           // random/1 and friends (library.go)
+	quiet   bool                 // consulting shared texts: no singleton warnings
+	stats   statsState           // statistics/2 (toplevel.go)
+	traced  map[indicator]string // trace/1: the traced predicates' own clauses
+	plunit  plunit               // loaded test units (plunit.go)
 }
 
 // ErrAbandoned is returned when a cancelled query did not stop within

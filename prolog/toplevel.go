@@ -235,6 +235,10 @@ var toplevelDefs = []Def{
 	Pred1("time_start_", "time_start_(-Start) is det", timeStart),
 	Pred1("time_report_", "time_report_(+Start) is det", timeReport),
 	Pred0("make", "make is det", make0),
+	Pred1("trace", "trace(+Spec) is det", trace1),
+	Pred1("notrace", "notrace(+Spec) is det", notrace1),
+	Pred0("notrace", "notrace is det", notrace0),
+	Pred2("trace_port_", "trace_port_(+Port, +Goal) is det", tracePort),
 }
 
 // statsState is what statistics/2 remembers between calls ("since last").
@@ -392,4 +396,203 @@ func (in *Interpreter) viaFS(name string) {
 		}
 	}
 	in.sources = append(in.sources, consulted{name: name, viaFS: true})
+}
+
+// tracedSuffix renames a traced predicate's own clauses; its name calls
+// the wrapper that reports the ports.
+const tracedSuffix = "$traced"
+
+// trace1 puts trace points on the static predicates spec names: their
+// clauses move to Name$traced, and Name becomes a wrapper that reports
+// each port (toplevel.pl's trace_exit_/1 for exit and redo).
+func trace1(c *Call, spec engine.Term) (bool, error) {
+	name, arity, err := predicateSpec(c, spec)
+	if err != nil {
+		return false, err
+	}
+	in := c.In
+	pis, kinds := in.procedures(name, arity)
+	if len(pis) == 0 {
+		return false, ExistenceError("procedure", spec)
+	}
+	for i, pi := range pis {
+		if kinds[i] != procUser {
+			return false, PermissionError("trace", "foreign_procedure", engine.NewAtom("/").Apply(engine.NewAtom(pi.name), engine.Integer(pi.arity)))
+		}
+		if _, ok := in.traced[pi]; ok {
+			continue
+		}
+		orig, renamed, err := in.clauseTexts(c, pi)
+		if err != nil {
+			return false, err
+		}
+		if err := in.ip.VM.Compile(c.Ctx, renamed+wrapperText(in, pi)); err != nil {
+			return false, err
+		}
+		if in.traced == nil {
+			in.traced = map[indicator]string{}
+		}
+		in.traced[pi] = orig
+	}
+	return true, nil
+}
+
+func notrace1(c *Call, spec engine.Term) (bool, error) {
+	name, arity, err := predicateSpec(c, spec)
+	if err != nil {
+		return false, err
+	}
+	for pi, orig := range c.In.traced {
+		if pi.name == name && (arity < 0 || pi.arity == arity) {
+			if err := c.In.untrace(c, pi, orig); err != nil {
+				return false, err
+			}
+		}
+	}
+	return true, nil
+}
+
+func notrace0(c *Call) (bool, error) {
+	for pi, orig := range c.In.traced {
+		if err := c.In.untrace(c, pi, orig); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// untrace gives pi its own clauses back.
+func (in *Interpreter) untrace(c *Call, pi indicator, orig string) error {
+	if orig == "" { // no clauses: an empty text would leave the wrapper
+		orig = fmt.Sprintf(":- dynamic(%s).\n", in.WriteQ(engine.NewAtom("/").Apply(engine.NewAtom(pi.name), engine.Integer(pi.arity)), nil))
+	}
+	if err := in.ip.VM.Compile(c.Ctx, orig); err != nil {
+		return err
+	}
+	delete(in.traced, pi)
+	return nil
+}
+
+// clauseTexts returns the clauses of pi as text, as they are and with the
+// head renamed to Name$traced. Dynamic predicates are refused: the
+// wrapper would be static.
+func (in *Interpreter) clauseTexts(c *Call, pi indicator) (orig, renamed string, err error) {
+	var terms []engine.Term
+	var names []map[engine.Variable]string
+	found := false
+	for _, src := range in.sources {
+		var ts []engine.Term
+		var ns []map[engine.Variable]string
+		s, err := scan(src.text)
+		if err != nil {
+			continue
+		}
+		for _, cl := range s.clauses {
+			p := engine.NewParser(&in.ip.VM, &countingReader{s: s.text[cl.start:cl.end]})
+			t, err := p.Term()
+			if err != nil || indicatorOf(t) != pi {
+				continue
+			}
+			m := map[engine.Variable]string{}
+			for _, v := range p.Vars {
+				m[v.Variable] = v.Name.String()
+			}
+			ts, ns = append(ts, t), append(ns, m)
+		}
+		if ts != nil {
+			terms, names, found = ts, ns, true
+		}
+	}
+	if !found {
+		terms = in.rawClauses(pi)
+		names = make([]map[engine.Variable]string, len(terms))
+	}
+	head := engine.NewAtom(pi.name)
+	var probe engine.Term = head
+	if pi.arity > 0 {
+		args := make([]engine.Term, pi.arity)
+		for i := range args {
+			args[i] = engine.NewVariable()
+		}
+		probe = head.Apply(args...)
+	}
+	if ok, _ := engine.Clause(c.VM, probe, engine.NewVariable(), func(*engine.Env) *engine.Promise { return engine.Bool(true) }, c.Env).Force(c.Ctx); ok {
+		return "", "", PermissionError("trace", "dynamic_procedure", engine.NewAtom("/").Apply(head, engine.Integer(pi.arity)))
+	}
+	var o, r strings.Builder
+	for i, t := range terms {
+		o.WriteString(newClauseWriter(in, t, nil, names[i]).clause(t))
+		rt := renameHead(t, pi.name+tracedSuffix)
+		r.WriteString(newClauseWriter(in, rt, nil, names[i]).clause(rt))
+	}
+	if len(terms) == 0 {
+		fmt.Fprintf(&r, ":- dynamic(%s).\n", in.WriteQ(engine.NewAtom("/").Apply(engine.NewAtom(pi.name+tracedSuffix), engine.Integer(pi.arity)), nil))
+	}
+	return o.String(), r.String(), nil
+}
+
+// renameHead returns clause t with its head's name changed to name.
+func renameHead(t engine.Term, name string) engine.Term {
+	rename := func(h engine.Term) engine.Term {
+		switch h := h.(type) {
+		case engine.Atom:
+			return engine.NewAtom(name)
+		case engine.Compound:
+			args := make([]engine.Term, h.Arity())
+			for i := range args {
+				args[i] = h.Arg(i)
+			}
+			return engine.NewAtom(name).Apply(args...)
+		}
+		return h
+	}
+	if c, ok := t.(engine.Compound); ok && c.Functor() == atomIf && c.Arity() == 2 {
+		return atomIf.Apply(rename(c.Arg(0)), c.Arg(1))
+	}
+	return rename(t)
+}
+
+// wrapperText is the clauses that report pi's ports around Name$traced.
+func wrapperText(in *Interpreter, pi indicator) string {
+	args := make([]string, pi.arity)
+	for i := range args {
+		args[i] = fmt.Sprintf("A%d", i+1)
+	}
+	call := func(name string) string {
+		q := in.WriteQ(engine.NewAtom(name), nil)
+		if pi.arity == 0 {
+			return q
+		}
+		return q + "(" + strings.Join(args, ", ") + ")"
+	}
+	g, t := call(pi.name), call(pi.name+tracedSuffix)
+	return fmt.Sprintf("%s :-\n    trace_port_(call, %s),\n    catch(%s, E, (trace_port_(exception, %s), throw(E))),\n    trace_exit_(%s).\n"+
+		"%s :-\n    trace_port_(fail, %s),\n    fail.\n", g, g, t, g, g, g, g)
+}
+
+// tracePort reports a port of a traced goal on Options.Stderr, the goal
+// abbreviated as the top level abbreviates answers.
+func tracePort(c *Call, port, goal engine.Term) (bool, error) {
+	p, err := c.Atom(port)
+	if err != nil {
+		return false, err
+	}
+	label := strings.ToUpper(p[:1]) + p[1:]
+	// Variables are named _A, _B, … in order of appearance (the engine's
+	// numbers would change from run to run).
+	counts := map[engine.Variable]int{}
+	var order []engine.Variable
+	countVars(goal, c.Env, counts, &order, 0)
+	eq := engine.NewAtom("=")
+	vn := make([]engine.Term, len(order))
+	for i, v := range order {
+		n := "_" + string(rune('A'+i%26))
+		if i >= 26 {
+			n += fmt.Sprint(i / 26)
+		}
+		vn[i] = eq.Apply(engine.NewAtom(n), v)
+	}
+	o := engine.List(atomQuoted.Apply(atomTrue), engine.NewAtom("variable_names").Apply(engine.List(vn...)))
+	c.In.message(fmt.Sprintf(" T %s: %s\n", label, spaceArgs(c.In.writeText(abbreviate(goal, c.Env, answerDepth), c.Env, o))))
+	return true, nil
 }

@@ -15,3 +15,22 @@ time(Goal) :-
     ;   time_report_(T0),
         fail
     ).
+
+%!  trace(+Spec) is det.
+%
+%   Puts a trace point on the static predicates Spec (Name or
+%   Name/Arity) names, as SWI-Prolog's trace/1 does: each call, exit,
+%   redo, failure and exception of theirs is reported on user_error
+%   (" T Call: app([1], [2], _123)"). notrace/1 takes it off, notrace/0
+%   takes off all. A traced predicate always leaves a choice point (its
+%   Redo port), so the top level asks for ; after it.
+
+%!  notrace(+Spec) is det.
+%
+%   Takes the trace point of trace/1 off Spec.
+
+trace_exit_(Goal) :-
+    trace_port_(exit, Goal).
+trace_exit_(Goal) :-
+    trace_port_(redo, Goal),
+    fail.

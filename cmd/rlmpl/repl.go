@@ -26,9 +26,13 @@ The top level: consult FILEs, then read goals and print their answers as
 SWI-Prolog does. A goal ends with a full stop; it may span lines, and a
 line may hold several. A deterministic answer ends with "."; after one that
 left a choice point, type ; (or n, r, space, tab) for the next answer, or
-return (or ., c, a) to stop. Ctrl-C interrupts a running goal and, at the
-prompt, drops what was typed. halt. or end of input (Ctrl-D) leaves.
-help(Name), apropos(Text) and listing(Name) document and show predicates.
+return (or ., c, a) to stop, w or p to write it whole or abbreviated (long
+answers are cut at depth 10, as in SWI). Ctrl-C interrupts a running goal
+and, at the prompt, drops what was typed. halt. or end of input (Ctrl-D)
+leaves.
+help(Name), apropos(Text) and listing(Name) document and show predicates;
+$X is X's value in the latest answer; [user] consults what follows, make
+reloads changed files, time(Goal), statistics and trace(Pred) as in SWI.
 
 On a terminal, lines are edited as in bash (arrows, Ctrl-A/E/K/U/W/Y);
 Up and Down walk the history of goals, Ctrl-R searches it, and it is kept

@@ -7,10 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rlmpl/rlmpl/prolog"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while run writes it.
@@ -104,6 +107,35 @@ statistics.
 	for _, want := range []string{"% Started at ", " seconds cpu time", " predicates, ", "% Go heap: "} {
 		if !strings.Contains(errOut.String(), want) {
 			t.Errorf("statistics/0: stderr %q lacks %q", errOut.String(), want)
+		}
+	}
+}
+
+// TestExpandValues: $Var becomes Var bound before the goal; quotes, 0'c
+// and comments are left alone.
+func TestExpandValues(t *testing.T) {
+	vals := map[string]prolog.SavedValue{"X": {Text: "f(_X1, _X1)", Vars: []string{"_X1"}}, "Y": {Text: "2"}}
+	for _, tc := range []struct {
+		goal, want string
+		names      []string
+		err        string
+	}{
+		{goal: "Z = $X.", want: "X = (f(_X1, _X1)), (Z = X\n).", names: []string{"X"}},
+		{goal: "A = $Y, % $X\nB is $Y+1.", want: "Y = (2), (A = Y, % $X\nB is Y+1\n).", names: []string{"Y"}},
+		{goal: "A = '$X', B = \"$Y\", C = 0'$, D = `$X`.", want: "A = '$X', B = \"$Y\", C = 0'$, D = `$X`."},
+		{goal: "A = /* $X */ 1.", want: "A = /* $X */ 1."},
+		{goal: "A = a$b.", want: "A = a$b."},
+		{goal: "A = $Q.", err: "$Q was not bound by a previous query"},
+	} {
+		got, names, _, err := expandValues(tc.goal, vals)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("expandValues(%q) error %v, want %q", tc.goal, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want || !slices.Equal(names, tc.names) {
+			t.Errorf("expandValues(%q) = %q, %q, %v; want %q, %q", tc.goal, got, names, err, tc.want, tc.names)
 		}
 	}
 }
