@@ -161,8 +161,11 @@ func (c Conversation) Turn(ctx context.Context, msg store.Message, opts TurnOpti
 	}
 	// Turns on one conversation run one at a time, across processes on a
 	// shared store: each sees the one before it whole (its user message,
-	// its answer), and its own messages are adjacent.
-	unlock, err := c.st.db.LockConversation(ctx, c.id)
+	// its answer), and its own messages are adjacent. Even when cancelled
+	// a turn waits for the one before it: then it runs cancelled, and
+	// records its user message and a failed receipt in order, as a
+	// running turn does.
+	unlock, err := c.st.db.LockConversation(context.WithoutCancel(ctx), c.id)
 	if err != nil {
 		return TurnResult{}, err
 	}
