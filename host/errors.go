@@ -139,17 +139,19 @@ func (s *Session) reason(phase string, err error, subject []engine.Term) (engine
 		return conv(engine.NewAtom("closed_store"))
 	case errors.Is(err, store.ErrLocked):
 		return conv(engine.NewAtom("store_locked"))
-	case errors.Is(err, runtime.ErrStoreOpen): // before ErrUnavailable, which an open failure may wrap
-		return conv(named("store_unavailable"))
-	case errors.Is(err, store.ErrNoSpace), errors.Is(err, store.ErrUnavailable):
-		// ErrUnavailable: a PostgreSQL store's server is down or
-		// restarting; the store retried what was safe for its connect
-		// timeout.
+	case errors.Is(err, store.ErrNoSpace):
 		return conv(engine.NewAtom("storage_failure"))
 	case errors.Is(err, runtime.ErrPathNotGranted):
 		return conv(named("store_path_not_granted"))
 	case errors.Is(err, runtime.ErrStorePath):
 		return conv(named("store_path_refused"))
+	case errors.Is(err, runtime.ErrStoreOpen):
+		return conv(named("store_unavailable"))
+	case errors.Is(err, store.ErrUnavailable):
+		// A PostgreSQL store's server went down or is restarting (after
+		// the store opened: opening is store_unavailable above); the
+		// store retried what was safe for its connect timeout.
+		return conv(engine.NewAtom("storage_failure"))
 	case errors.Is(err, runtime.ErrNotUserMessage):
 		return conv(engine.NewAtom("not_user_message"))
 	case errors.Is(err, store.ErrIdempotencyMismatch):

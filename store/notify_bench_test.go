@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -53,6 +54,65 @@ func BenchmarkNotify(b *testing.B) {
 			b.ReportMetric(p50, "p50-ms")
 			b.ReportMetric(p99, "p99-ms")
 			b.ReportMetric(a50, "append-p50-ms")
+		})
+	}
+}
+
+// BenchmarkSearchBackends: ranked search (MaxResults 10, with context) in
+// one conversation of 100,000 messages (RLMPL_BENCH_LARGE: 1,000,000) on
+// badger on disk and on PostgreSQL in one run, over the selective and
+// broad query mixes of BenchmarkSearch, p50 and p99. Both rank with the
+// process's own index; PostgreSQL adds reading the conversation's head
+// and the hits' records over the network.
+func BenchmarkSearchBackends(b *testing.B) {
+	n := 100000
+	if large() {
+		n = 1000000
+	}
+	c := newCorpus(4)
+	var in strings.Builder
+	for j := range n {
+		text := c.text()
+		if c.rng.Float64() < 0.9 {
+			text = "okay " + text
+		}
+		fmt.Fprintf(&in, `{"role":%q,"content":%q}`+"\n", []string{"user", "assistant"}[j%2], text)
+	}
+	jsonl := in.String()
+	queries := searchQueries(c.words)
+	for _, be := range backends {
+		if be.name == "badger-memory" {
+			continue
+		}
+		b.Run(fmt.Sprintf("%s/messages=%d", be.name, n), func(b *testing.B) {
+			o := be.fresh(b)
+			o.NoSync = true
+			db := openWith(b, &o)
+			mustCreate(b, db, "c")
+			if _, err := db.Import("c", strings.NewReader(jsonl), ImportOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			if err := db.WaitIndexed(time.Hour); err != nil {
+				b.Fatal(err)
+			}
+			for _, mix := range []string{"selective", "broad"} {
+				b.Run(mix, func(b *testing.B) {
+					qs := queries[mix]
+					var lat []time.Duration
+					i := 0
+					for b.Loop() {
+						t0 := time.Now()
+						if _, err := db.Find("c", qs[i%len(qs)], SearchOptions{MaxResults: 10}); err != nil {
+							b.Fatal(err)
+						}
+						lat = append(lat, time.Since(t0))
+						i++
+					}
+					p50, p99 := percentiles(lat)
+					b.ReportMetric(p50, "p50-ms")
+					b.ReportMetric(p99, "p99-ms")
+				})
+			}
 		})
 	}
 }

@@ -76,6 +76,8 @@ type pgKV struct {
 	// md5 of the schema's name.
 	channel string
 
+	idleLocks chan *pgx.Conn // turn-lock connections kept between turns (turnlock.go)
+
 	listenOnce sync.Mutex // protects the fields below
 	listening  bool
 	done       chan struct{} // closed when the listener goroutine ends
@@ -123,7 +125,7 @@ func openPostgres(o PostgresOptions) (*pgKV, error) {
 		cancel()
 		return nil, err
 	}
-	kv := &pgKV{pool: pool, ctx: ctx, cancel: cancel, retryFor: o.ConnectTimeout}
+	kv := &pgKV{pool: pool, ctx: ctx, cancel: cancel, retryFor: o.ConnectTimeout, idleLocks: make(chan *pgx.Conn, maxIdleLockConns)}
 	if err := kv.migrate(); err != nil {
 		kv.Close()
 		return nil, unavailable(err)
@@ -255,6 +257,7 @@ func (p *pgKV) announce(nums []uint64) {
 func (p *pgKV) Close() error {
 	p.cancel()
 	p.pool.Close()
+	p.closeLockConns()
 	p.listenOnce.Lock()
 	done := p.done
 	p.listenOnce.Unlock()

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -17,95 +14,6 @@ import (
 	"github.com/rlmpl/rlmpl/store/pgtest"
 )
 
-// pgProxy forwards TCP connections to the test server; down closes the
-// listener and every connection (what a stopped server looks like to a
-// client: reset connections, then refused ones), up listens again on the
-// same port. It lets a test take "the server" away without disturbing
-// anyone else who uses it.
-type pgProxy struct {
-	t      *testing.T
-	target string
-	addr   string
-
-	mu    sync.Mutex // protects the fields below
-	ln    net.Listener
-	conns []net.Conn
-}
-
-func newPGProxy(t *testing.T, target string) *pgProxy {
-	p := &pgProxy{t: t, target: target}
-	p.up()
-	p.addr = p.ln.Addr().String()
-	t.Cleanup(p.down)
-	return p
-}
-
-func (p *pgProxy) up() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	addr := "127.0.0.1:0"
-	if p.addr != "" {
-		addr = p.addr
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	p.ln = ln
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", p.target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, s)
-			p.mu.Unlock()
-			go func() { io.Copy(s, c); s.Close() }()
-			go func() { io.Copy(c, s); c.Close() }()
-		}
-	}()
-}
-
-func (p *pgProxy) down() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ln != nil {
-		p.ln.Close()
-		p.ln = nil
-	}
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
-
-// proxiedDSN returns dsn (a URL) with its host and port replaced by addr.
-func proxiedDSN(t *testing.T, dsn, addr string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Skipf("the test server's DSN is not a URL: %v", err)
-	}
-	u.Host = addr
-	return u.String()
-}
-
-func pgHost(t *testing.T, dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.Host == "" {
-		t.Skipf("the test server's DSN is not a URL with a host: %q", dsn)
-	}
-	if u.Port() == "" {
-		return u.Host + ":5432"
-	}
-	return u.Host
-}
-
 // TestPostgresServerGoneAndBack: the database goes away mid-run (through
 // a proxy: connections reset, then refused). While it is away every call
 // fails with ErrUnavailable within the retry bound (the connect timeout,
@@ -113,16 +21,15 @@ func pgHost(t *testing.T, dsn string) string {
 // the bound succeeds once it is back; afterwards the store works on new
 // connections and nothing acknowledged is lost.
 func TestPostgresServerGoneAndBack(t *testing.T) {
-	dsn := pgtest.DSN(t)
-	proxy := newPGProxy(t, pgHost(t, dsn))
-	o := Options{Postgres: &PostgresOptions{DSN: proxiedDSN(t, dsn, proxy.addr), ConnectTimeout: time.Second, StatementTimeout: 5 * time.Second}}
+	proxy, dsn := pgtest.NewProxy(t, pgtest.DSN(t))
+	o := Options{Postgres: &PostgresOptions{DSN: dsn, ConnectTimeout: time.Second, StatementTimeout: 5 * time.Second}}
 	db := openWith(t, &o)
 	mustCreate(t, db, "c")
 	for i := range 10 {
 		mustAppend(t, db, "c", user(fmt.Sprint("before ", i)))
 	}
 
-	proxy.down()
+	proxy.Down()
 	for _, call := range []struct {
 		name string
 		f    func() error
@@ -147,7 +54,7 @@ func TestPostgresServerGoneAndBack(t *testing.T) {
 		done <- err
 	}()
 	time.Sleep(300 * time.Millisecond)
-	proxy.up()
+	proxy.Up()
 	if err := <-done; err != nil {
 		t.Fatalf("an append retried across the server's return = %v", err)
 	}

@@ -62,22 +62,77 @@ func (db *DB) LockConversation(ctx context.Context, conv string) (unlock func(),
 // lockConversation takes the conversation's advisory lock on a
 // connection of its own: with no statement timeout while it waits (a
 // turn may wait for another's whole model call), context cancellation
-// still ends the wait.
+// still ends the wait. Unlocked connections are kept for the next lock
+// (up to maxIdleLockConns): a new session costs tens of milliseconds.
 func (p *pgKV) lockConversation(ctx context.Context, id string) (func(), error) {
-	cfg := p.pool.Config().ConnConfig.Copy()
-	cfg.RuntimeParams["statement_timeout"] = "0"
-	cfg.RuntimeParams["application_name"] += " turn lock"
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	const lock = `SELECT pg_advisory_lock($1, hashtext(current_schema() || '/' || $2))`
+	conn, err := p.lockConn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store: turn lock: %w", unavailable(err))
 	}
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, hashtext(current_schema() || '/' || $2))`, turnLockKey, id); err != nil {
+	_, err = conn.Exec(ctx, lock, turnLockKey, id)
+	if err != nil && ctx.Err() == nil && connLost(err) {
+		// A kept connection the server has dropped: once more, on a new one.
 		conn.Close(context.Background())
+		if conn, err = p.newLockConn(ctx); err == nil {
+			_, err = conn.Exec(ctx, lock, turnLockKey, id)
+		}
+	}
+	if err != nil {
+		if conn != nil {
+			conn.Close(context.Background())
+		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, fmt.Errorf("store: turn lock: %w", unavailable(err))
 	}
-	// Closing the session releases its advisory locks.
-	return func() { conn.Close(context.Background()) }, nil
+	return func() {
+		_, err := conn.Exec(p.ctx, `SELECT pg_advisory_unlock($1, hashtext(current_schema() || '/' || $2))`, turnLockKey, id)
+		if err != nil {
+			conn.Close(context.Background()) // closing the session releases its locks
+			return
+		}
+		select {
+		case p.idleLocks <- conn:
+		default:
+			conn.Close(context.Background())
+		}
+	}, nil
+}
+
+// maxIdleLockConns bounds the turn-lock connections kept between turns.
+const maxIdleLockConns = 4
+
+// lockConn returns a kept turn-lock connection, or a new one.
+func (p *pgKV) lockConn(ctx context.Context) (*pgx.Conn, error) {
+	for {
+		select {
+		case c := <-p.idleLocks:
+			if !c.IsClosed() {
+				return c, nil
+			}
+		default:
+			return p.newLockConn(ctx)
+		}
+	}
+}
+
+func (p *pgKV) newLockConn(ctx context.Context) (*pgx.Conn, error) {
+	cfg := p.pool.Config().ConnConfig.Copy()
+	cfg.RuntimeParams["statement_timeout"] = "0"
+	cfg.RuntimeParams["application_name"] += " turn lock"
+	return pgx.ConnectConfig(ctx, cfg)
+}
+
+// closeLockConns closes the kept turn-lock connections (at Close).
+func (p *pgKV) closeLockConns() {
+	for {
+		select {
+		case c := <-p.idleLocks:
+			c.Close(context.Background())
+		default:
+			return
+		}
+	}
 }

@@ -41,7 +41,9 @@ Usage:
 	                           TEXT, /quit; Ctrl-C cancels the running turn
 	                           (or clears the line), Ctrl-D leaves; --direct
 	                           answers without a planner (history tools
-	                           instead)
+	                           instead); while it waits for a line it
+	                           shows what other workers append to the
+	                           conversation (a postgres:// store)
 	rlmpl receipt list|show TURN|diff TURN_A TURN_B|stats --conv ID
 	                           what each turn sent: units, tokens per stage,
 	                           request hashes, usage, cached tokens, cost;

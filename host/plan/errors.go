@@ -294,16 +294,6 @@ func control(ctx context.Context) *Error {
 	return e
 }
 
-// ControlError is the error a completion stopped by ctx returns
-// ([KindCancelled] or [KindTimeout]), or nil while ctx is live: for a
-// caller stopped before the completion could start.
-func ControlError(ctx context.Context) error {
-	if e := control(ctx); e != nil {
-		return e
-	}
-	return nil
-}
-
 // ctlCause unwraps to both the context's cause and its error.
 type ctlCause struct{ cause, base error }
 

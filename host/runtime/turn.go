@@ -174,16 +174,15 @@ func (c Conversation) turn(ctx context.Context, msg store.Message, opts TurnOpti
 	}
 	// Turns on one conversation run one at a time, across processes on a
 	// shared store: each sees the one before it whole (its user message,
-	// its answer), and its own messages are adjacent.
-	// A turn cancelled while it waits still stores its user message and a
-	// failed receipt naming the cancellation, as one cancelled later does.
-	unlock, lockErr := c.st.db.LockConversation(ctx, c.id)
-	switch {
-	case lockErr == nil:
-		defer unlock()
-	case ctx.Err() == nil:
-		return TurnResult{}, lockErr
+	// its answer), and its own messages are adjacent. Even when cancelled
+	// a turn waits for the one before it: then it runs cancelled, and
+	// records its user message and a failed receipt in order, as a
+	// running turn does.
+	unlock, err := c.st.db.LockConversation(context.WithoutCancel(ctx), c.id)
+	if err != nil {
+		return TurnResult{}, err
 	}
+	defer unlock()
 	// The user message comes first, under the turn's key: a retry with the
 	// same message finds it and writes nothing, one with other content is
 	// refused (store.ErrIdempotencyMismatch) before any answer is given.
@@ -200,9 +199,6 @@ func (c Conversation) turn(ctx context.Context, msg store.Message, opts TurnOpti
 	}
 	t := &turn{c: c, opts: opts, id: id, counter: counter, user: user, now: now, started: started, log: c.turnLogger(id),
 		receipt: Receipt{TurnID: id, Attempt: prev.Attempt + 1, UserSeq: user.Seq, Counter: counterID(counter, opts.Pack.Model)}}
-	if lockErr != nil {
-		return TurnResult{}, t.fail(plan.ControlError(ctx))
-	}
 	t.emit(TurnEvent{Kind: "started"})
 	res, err := t.run(ctx)
 	if err != nil {
