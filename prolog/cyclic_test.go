@@ -68,6 +68,9 @@ deep(N, f(T, b)) :- M is N - 1, deep(M, T).
 		{`cyc(100, X), cyc(150, Y), (same(X, Y), X == Y -> R = yes ; R = no)`, "R = yes"},
 		{`cyc(100, X), cyc(150, Y0), Y = [b|Y0], (X = Y -> R = yes ; R = no)`, "R = no"},
 		{`cyc(200, X), cyc(300, Y), compare(O, X, Y)`, "O = ="},
+		// Coprime periods: a million pairs of cells, 2,000 cells.
+		{`cyc(999, X), cyc(1000, Y), X = Y, X == Y, same(X, Y), compare(O, X, Y)`, "O = ="},
+		{`cyc(999, X), cyc(1000, Y0), Y = [b|Y0], compare(O, X, Y)`, "O = <"},
 		{`X = [a|X], Y = [a, b|Y], compare(O, X, Y)`, "O = <"},
 		{`X = f(X, b), Y = f(Y, a), compare(O, X, Y)`, "O = >"},
 		{`X = f(X), copy_term(X, X), R = ok`, "R = ok"},
