@@ -342,3 +342,18 @@ func TestRationalWalksCostNothingOnOrdinaryTerms(t *testing.T) {
 		t.Errorf("%v allocations per unification and comparison", n)
 	}
 }
+
+// TestLongCyclicCulpritHeedsCancellation is the fuzz case cf5bdfa54e74e7d9
+// by name (fuzz corpus entries name a procedure by its index, which moves
+// as procedures are added): an error naming a cyclic list of period 4,965,
+// printed three ways, ran 27 s past its deadline. The deadline leaves
+// time to build the list (else cancellation comes first, and is heeded).
+func TestLongCyclicCulpritHeedsCancellation(t *testing.T) {
+	in := newInterp(t, &prolog.Options{Grace: 2 * time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	goal := `length(L, 4965), maplist(=(a), L), append(L, C, C), catch(current_prolog_flag(C, _), E, format(atom(_), "~p~q~w", [E, E, E])) ; true`
+	if _, err := in.Once(ctx, goal); errors.Is(err, prolog.ErrAbandoned) {
+		t.Errorf("did not heed cancellation")
+	}
+}
