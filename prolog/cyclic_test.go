@@ -35,7 +35,7 @@ func TestCyclicTermsAgreeWithSWI(t *testing.T) {
 		{`X = f(X), Y = f(f(Y)), sort([X, a, Y], L), length(L, N)`, "N = 2"},
 		{`X = f(X), keysort([X-1, a-2], S), S = [K-_|_]`, "K = a"},
 		{`X = f(X), Y = f(Y), (unify_with_occurs_check(X, Y) -> R = yes ; R = no)`, "R = yes"},
-		{`X = f(X), catch(term_variables(X, _), error(E, _), true)`, "E = representation_error(cyclic_term)"},
+		{`X = f(X, Y, Z), Y = g(X, Z, W), term_variables(X, Vs), (Vs == [Z, W] -> R = yes ; R = no)`, "R = yes"},
 		{`X = f(X), catch(nb_setval(k, X), error(E, _), true)`, "E = representation_error(cyclic_term)"},
 		{`G = (G, true), catch(call(G), error(E, _), true)`, "E = representation_error(cyclic_term)"},
 		{`X = f(X), copy_term(X, X), arg(1, X, X), R = ok`, "R = ok"},
