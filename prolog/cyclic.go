@@ -13,7 +13,7 @@ package prolog
 //     call/N, catch/3, findall/3, forall/2, \+ and friends run goals
 //     whatever their data;
 //   - the builtins that would still loop on a cyclic argument (assert,
-//     term_variables/2, subsumes_term/2, bagof/3, ...) check first
+//     subsumes_term/2, bagof/3, ...) check first
 //     (Acyclic) and throw: type_error(acyclic_term, Clause) for assert, as
 //     SWI-Prolog does, representation_error(cyclic_term) for the others,
 //     which SWI-Prolog supports and ichiban cannot.
@@ -275,7 +275,7 @@ func (in *Interpreter) registerCyclic() {
 		})
 	}
 	for name, fn := range map[string]func(*engine.VM, engine.Term, engine.Term, engine.Cont, *engine.Env) *engine.Promise{
-		"term_variables": engine.TermVariables, "subsumes_term": engine.SubsumesTerm,
+		"subsumes_term": engine.SubsumesTerm,
 	} {
 		vm.Register2(engine.NewAtom(name), func(vm *engine.VM, a, b engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
 			if err := check(name, 2, env, a, b); err != nil {

@@ -439,6 +439,7 @@ func renamedCopy(t Term, copied map[termID]Term, env *Env) (Term, error) {
 // TermVariables succeeds if vars unifies with a list of variables in term.
 func TermVariables(vm *VM, term, vars Term, k Cont, env *Env) *Promise {
 	var (
+		w        rationalWalk
 		witness  = map[Variable]struct{}{}
 		ret      []Term
 		t        Term
@@ -453,6 +454,11 @@ func TermVariables(vm *VM, term, vars Term, k Cont, env *Env) *Promise {
 			}
 			witness[t] = struct{}{}
 		case Compound:
+			// rlmpl patch (rational.go): past the cheap length a
+			// node met again is not scanned again.
+			if w.visit(0, t, nil) {
+				continue
+			}
 			args, err := makeSlice(t.Arity())
 			if err != nil {
 				return Error(resourceError(resourceMemory, env))

@@ -272,33 +272,46 @@ func (w *rationalWalk) compare(x, y Term, env *Env, depth int) int {
 	return x.Compare(y, env) // x has no arguments: no walk
 }
 
+// compareCompound recurses on every argument but the last, which it loops
+// on, so that a long list costs no Go stack.
 func (w *rationalWalk) compareCompound(c Compound, t Term, env *Env, depth int) int {
-	switch t := env.Resolve(t).(type) {
-	case Compound:
-		switch x, y := c.Arity(), t.Arity(); {
-		case x > y:
-			return 1
-		case x < y:
-			return -1
-		}
+	for {
+		switch u := env.Resolve(t).(type) {
+		case Compound:
+			switch x, y := c.Arity(), u.Arity(); {
+			case x > y:
+				return 1
+			case x < y:
+				return -1
+			}
 
-		if o := c.Functor().Compare(t.Functor(), env); o != 0 {
-			return o
-		}
-
-		// A pair met again is being (or was) compared already: assume
-		// it compares equal, as SWI-Prolog does on rational trees.
-		if w.visit(depth, c, t) {
-			return 0
-		}
-		for i := 0; i < c.Arity(); i++ {
-			if o := w.compare(c.Arg(i), t.Arg(i), env, depth+1); o != 0 {
+			if o := c.Functor().Compare(u.Functor(), env); o != 0 {
 				return o
 			}
+
+			// A pair of one class (met again, or assumed equal)
+			// compares equal, as in SWI-Prolog on rational trees.
+			if w.visit(depth, c, u) {
+				return 0
+			}
+			n := c.Arity()
+			if n == 0 {
+				return 0
+			}
+			for i := 0; i < n-1; i++ {
+				if o := w.compare(c.Arg(i), u.Arg(i), env, depth+1); o != 0 {
+					return o
+				}
+			}
+			last, ok := env.Resolve(c.Arg(n - 1)).(Compound)
+			if !ok {
+				return c.Arg(n-1).Compare(u.Arg(n-1), env) // no arguments: no walk
+			}
+			c, depth = last, depth+1
+			t = u.Arg(n - 1)
+		default:
+			return 1
 		}
-		return 0
-	default:
-		return 1
 	}
 }
 

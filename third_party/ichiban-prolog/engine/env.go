@@ -281,51 +281,60 @@ func (e *Env) unify(x, y Term, occursCheck bool) (*Env, bool) {
 	return w.unify(e, x, y, occursCheck, 0)
 }
 
+// unify recurses on every argument but the last, which it loops on, so
+// that a long list costs no Go stack.
 func (w *rationalWalk) unify(e *Env, x, y Term, occursCheck bool, depth int) (*Env, bool) {
-	x, y = e.Resolve(x), e.Resolve(y)
-	switch x := x.(type) {
-	case Variable:
-		switch {
-		case x == y:
-			return e, true
-		case occursCheck && contains(y, x, e):
-			return e, false
-		default:
-			return e.bind(x, y), true
-		}
-	case Compound:
-		switch y := y.(type) {
+	for {
+		x, y = e.Resolve(x), e.Resolve(y)
+		switch tx := x.(type) {
 		case Variable:
-			return w.unify(e, y, x, occursCheck, depth)
-		case Compound:
-			if x.Functor() != y.Functor() {
-				return e, false
-			}
-			if x.Arity() != y.Arity() {
-				return e, false
-			}
-			// A pair met again is being (or was) unified already:
-			// assume it unifies.
-			if w.visit(depth, x, y) {
+			switch {
+			case tx == y:
 				return e, true
+			case occursCheck && contains(y, tx, e):
+				return e, false
+			default:
+				return e.bind(tx, y), true
 			}
-			var ok bool
-			for i := 0; i < x.Arity(); i++ {
-				e, ok = w.unify(e, x.Arg(i), y.Arg(i), occursCheck, depth+1)
-				if !ok {
+		case Compound:
+			switch ty := y.(type) {
+			case Variable:
+				x, y = y, x
+				continue
+			case Compound:
+				if tx.Functor() != ty.Functor() {
 					return e, false
 				}
+				if tx.Arity() != ty.Arity() {
+					return e, false
+				}
+				// A pair of one class (met again, or assumed
+				// equal) unifies.
+				if w.visit(depth, tx, ty) {
+					return e, true
+				}
+				n := tx.Arity()
+				if n == 0 {
+					return e, true
+				}
+				var ok bool
+				for i := 0; i < n-1; i++ {
+					e, ok = w.unify(e, tx.Arg(i), ty.Arg(i), occursCheck, depth+1)
+					if !ok {
+						return e, false
+					}
+				}
+				x, y, depth = tx.Arg(n-1), ty.Arg(n-1), depth+1
+			default:
+				return e, false
 			}
-			return e, true
-		default:
-			return e, false
-		}
-	default: // atomic
-		switch y := y.(type) {
-		case Variable:
-			return w.unify(e, y, x, occursCheck, depth)
-		default:
-			return e, x == y
+		default: // atomic
+			switch y.(type) {
+			case Variable:
+				x, y = y, x
+			default:
+				return e, x == y
+			}
 		}
 	}
 }
