@@ -189,8 +189,8 @@ func printStatsJSON(cs runtime.ConversationStats, w io.Writer) error {
 // printStats prints a row per turn and the total, then the total's
 // prompt tokens by stage.
 func printStats(cs runtime.ConversationStats, w io.Writer) {
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "turn\tstatus\tsolver\tcontext\tprompt\tcached\tshare\toutput\tcost $\tms\t")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "turn\tstatus\tsolver\tcontext\tprompt\tcached\tshare\toutput\tcost $\tms")
 	row := func(ts runtime.TurnStats) {
 		cost := fmt.Sprintf("%.6f", ts.CostUSD)
 		if ts.UnpricedCalls > 0 {
@@ -200,7 +200,7 @@ func printStats(cs runtime.ConversationStats, w io.Writer) {
 		if solver == "" {
 			solver = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%.1f%%\t%d\t%s\t%.0f\t\n", ts.TurnID, ts.Status, solver, ts.ContextTokens,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%.1f%%\t%d\t%s\t%.0f\n", ts.TurnID, ts.Status, solver, ts.ContextTokens,
 			ts.PromptTokens, ts.CachedTokens, 100*ts.CachedShare, ts.OutputTokens, cost, ts.LatencyMS)
 	}
 	for _, ts := range cs.Turns {
@@ -213,7 +213,7 @@ func printStats(cs runtime.ConversationStats, w io.Writer) {
 	if len(t.Stages) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "context tokens by stage, all turns:")
+	fmt.Fprintf(w, "context tokens by stage, all turns (sent; %d more kept free for output and margin):\n", t.ReservedTokens)
 	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	for _, s := range t.Stages {
 		fmt.Fprintf(tw, "  %s\t%d\t%.1f%%\t\n", s.Stage, s.Tokens, 100*float64(s.Tokens)/float64(max(1, t.ContextTokens)))
