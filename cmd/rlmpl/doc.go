@@ -42,12 +42,14 @@ Usage:
 	                           (or clears the line), Ctrl-D leaves; --direct
 	                           answers without a planner (history tools
 	                           instead)
-	rlmpl receipt list|show TURN|diff TURN_A TURN_B|stats --conv ID
+	rlmpl receipt list|show TURN|diff TURN_A TURN_B|stats|chart --conv ID
 	                           what each turn sent: units, tokens per stage,
 	                           request hashes, usage, cached tokens, cost;
 	                           list pages with --after SEQ --limit N; stats
 	                           sums every turn: prompt tokens by stage,
-	                           cached share, output, cost, latency
+	                           cached share, output, cost, latency; chart
+	                           -o FILE.svg draws each turn's request by
+	                           stage, the ceiling and the cached share
 	rlmpl turn replay TURN --conv ID
 	                           re-render a stored turn's requests and check
 	                           their SHA-256 against its receipt

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -12,7 +13,7 @@ import (
 	"github.com/rlmpl/rlmpl/host/runtime"
 )
 
-const receiptSynopsis = "receipt list|show TURN|diff TURN_A TURN_B|stats --conv ID [--state DIR] [--store NAME] [--history] [--after SEQ] [--limit N] [--json],\n       or rlmpl turn replay TURN --conv ID"
+const receiptSynopsis = "receipt list|show TURN|diff TURN_A TURN_B|stats|chart --conv ID [--state DIR] [--store NAME] [--history] [--after SEQ] [--limit N] [--json] [-o FILE],\n       or rlmpl turn replay TURN --conv ID"
 
 // runReceipt implements `rlmpl receipt list|show|diff` and `rlmpl turn
 // replay`: what each managed turn saw, and the proof that it renders again.
@@ -25,11 +26,12 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 	after := fs.Int64("after", 0, "list: only the turns whose user message follows this sequence (the next page)")
 	limit := fs.Int("limit", 0, "list: at most this many receipts (0: all)")
 	asJSON := fs.Bool("json", false, "list, show: JSON Lines, one whole receipt per line (request recipes included); stats: one line per turn, then the total")
+	outFile := fs.String("o", "", "chart: the SVG file to write (default: standard output)")
 	pos, code, ok := parseCommand(fs, receiptSynopsis, args, stdout, stderr)
 	if !ok {
 		return code
 	}
-	need := map[string]int{"receipt list": 0, "receipt show": 1, "receipt diff": 2, "receipt stats": 0, "turn replay": 1}
+	need := map[string]int{"receipt list": 0, "receipt show": 1, "receipt diff": 2, "receipt stats": 0, "receipt chart": 0, "turn replay": 1}
 	if n, known := need[cmd]; !known || len(pos) != n || *conv == "" {
 		fmt.Fprintf(stderr, "usage: rlmpl %s\n", receiptSynopsis)
 		return 2
@@ -108,6 +110,22 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 		} else {
 			printStats(cs, stdout)
 		}
+	case "receipt chart":
+		var rs []runtime.Receipt
+		if err := cv.EachReceipt(runtime.ReceiptQuery{After: *after, Limit: *limit, History: *history}, func(r runtime.Receipt) error {
+			for i := range r.Calls {
+				r.Calls[i].Recipe = runtime.Recipe{} // the chart needs the ledger and the counts only
+			}
+			rs = append(rs, r)
+			return nil
+		}); err != nil {
+			fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
+			return 1
+		}
+		if err := writeChart(rs, *outFile, stdout); err != nil {
+			fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
+			return 1
+		}
 	case "turn replay":
 		bodies, err := cv.Replay(ctx, pos[0])
 		if err != nil {
@@ -167,6 +185,23 @@ func printReceipt(r runtime.Receipt, w io.Writer) {
 	fmt.Fprintf(w, "usage: %d model calls, %d prompt + %d completion tokens\n", u.ModelCalls, u.PromptTokens, u.CompletionTokens)
 	printSpend(r, w)
 	fmt.Fprintf(w, "time: %.0f ms (pack %.1f ms, completion %.0f ms)\n", r.Timings.TotalMS, r.Timings.PackMS, r.Timings.CompletionMS)
+}
+
+// writeChart writes the context chart of rs to path, or to stdout when
+// path is empty.
+func writeChart(rs []runtime.Receipt, path string, stdout io.Writer) error {
+	if path == "" {
+		return runtime.WriteContextChart(stdout, rs)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := runtime.WriteContextChart(f, rs); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // statsLine is one JSON line of receipt stats: a turn, or the total.

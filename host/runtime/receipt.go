@@ -104,6 +104,8 @@ type ReceiptUnit struct {
 	Section        string `json:"section"`
 	Representation string `json:"representation"`
 	Tokens         int    `json:"tokens"`
+	// Hot marks a message of the mandatory recent tail.
+	Hot bool `json:"hot,omitempty"`
 }
 
 // ReceiptStage is one ledger stage.
@@ -361,7 +363,8 @@ func receiptPack(cp Packed) *ReceiptPack {
 	for _, s := range cp.Selected {
 		u := cp.Units[s.Unit]
 		v := u.Variants[s.Variant]
-		rp.Selected = append(rp.Selected, ReceiptUnit{ID: u.ID, Section: u.Section, Representation: v.Kind, Tokens: v.Count.Tokens})
+		rp.Selected = append(rp.Selected, ReceiptUnit{ID: u.ID, Section: u.Section, Representation: v.Kind, Tokens: v.Count.Tokens,
+			Hot: u.Mandatory && u.Section == "conversation"})
 	}
 	for _, s := range cp.Ledger.Stages {
 		rp.Stages = append(rp.Stages, ReceiptStage{Name: s.Name, Kind: s.Kind, Charged: s.Charged, Method: s.Count.Method.String()})
