@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/rlmpl/rlmpl/host/handle"
+	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/host/provider"
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
@@ -65,12 +66,15 @@ func prefixCachingServer(t *testing.T, answer string) *httptest.Server {
 }
 
 // TestMeasureCacheShare simulates a 300-turn conversation (each question
-// about 600 tokens) at a 32k and a 128k ceiling against a provider that
-// caches like OpenAI (prefixCachingServer), and reports the share of
-// prompt tokens served from cache and the prompt cost with cached input at
-// 10% of the input price, relative to no cache. It holds that no request
-// exceeds its ceiling. go test -v -run TestMeasureCacheShare ./host/runtime;
-// RLMPL_CHART_DIR=dir also writes each run's context chart there.
+// about 600 tokens) at a 32k and a 128k ceiling, window(contiguous) beside
+// window(stable), against a provider that caches like OpenAI
+// (prefixCachingServer), and reports the share of prompt tokens served
+// from cache and the prompt cost with cached input at 10% of the input
+// price, relative to no cache. It holds that no request exceeds its
+// ceiling and that window(stable) gets at least 60% from cache.
+// RLMPL_MEASURE=1 go test -v -run TestMeasureCacheShare ./host/runtime
+// runs the 128k ceiling too; RLMPL_CHART_DIR=dir writes each run's
+// context chart there.
 func TestMeasureCacheShare(t *testing.T) {
 	if testing.Short() {
 		t.Skip("300 turns at two ceilings")
@@ -79,7 +83,14 @@ func TestMeasureCacheShare(t *testing.T) {
 		return fmt.Sprintf("Question %d about the lease path and the deploy plan, with the log excerpt: %s", i,
 			strings.Repeat(fmt.Sprintf("node-%d reported lease renewal latency above threshold; ", i%13), 45))
 	}
-	for _, ceiling := range []int64{32000, 128000} {
+	for _, run := range []struct {
+		window  pack.Window
+		ceiling int64
+	}{{pack.Contiguous, 32000}, {pack.Stable, 32000}, {pack.Contiguous, 128000}, {pack.Stable, 128000}} {
+		ceiling := run.ceiling
+		if ceiling > 32000 && os.Getenv("RLMPL_MEASURE") == "" {
+			continue // the 128k runs take a minute: RLMPL_MEASURE=1
+		}
 		srv := prefixCachingServer(t, final("noted"))
 		p, err := provider.NewOpenAI(&provider.Options{BaseURL: srv.URL, Model: "m"})
 		if err != nil {
@@ -89,10 +100,15 @@ func TestMeasureCacheShare(t *testing.T) {
 		opts := turnOpts(httpPlanner{p}, handle.New(nil))
 		opts.Pack.Policy.MaxContextTokens, opts.Pack.Policy.ProviderContextTokens = ceiling, ceiling
 		opts.Pack.Policy.MaxCandidates = 512
+		opts.Pack.Policy.Window = run.window
+		moves := 0
 		for i := range 300 {
 			res, err := c.Turn(context.Background(), user(question(i)), opts)
 			if err != nil {
 				t.Fatalf("turn %d: %v", i+1, err)
+			}
+			if res.Receipt.Context.Boundary.Window == "moved" {
+				moves++
 			}
 			for _, call := range res.Receipt.Calls {
 				if int64(call.LocalPromptTokens) > ceiling {
@@ -108,15 +124,18 @@ func TestMeasureCacheShare(t *testing.T) {
 		tot := cs.Total
 		uncached := float64(tot.PromptTokens) * 2.5 / 1e6
 		cost := (float64(tot.PromptTokens-tot.CachedTokens)*2.5 + float64(tot.CachedTokens)*0.25) / 1e6
-		t.Logf("window(contiguous), ceiling %dk, 300 turns: %d prompt tokens, %.1f%% served from cache; prompt cost $%.4f = %.3f× the uncached $%.4f",
-			ceiling/1000, tot.PromptTokens, 100*tot.CachedShare, cost, cost/uncached, uncached)
+		t.Logf("window(%s), ceiling %dk, 300 turns: %d prompt tokens, %.1f%% served from cache; prompt cost $%.4f = %.3f× the uncached $%.4f; window moved %d times",
+			run.window, ceiling/1000, tot.PromptTokens, 100*tot.CachedShare, cost, cost/uncached, uncached, moves)
+		if run.window == pack.Stable && tot.CachedShare < 0.6 {
+			t.Errorf("window(stable) at %dk: %.1f%% cached, want at least 60%%", ceiling/1000, 100*tot.CachedShare)
+		}
 		if dir := os.Getenv("RLMPL_CHART_DIR"); dir != "" {
 			rs, _ := c.Receipts(false)
 			var buf bytes.Buffer
 			if err := WriteContextChart(&buf, rs); err != nil {
 				t.Fatal(err)
 			}
-			os.WriteFile(fmt.Sprintf("%s/context-contiguous-%dk.svg", dir, ceiling/1000), buf.Bytes(), 0o644)
+			os.WriteFile(fmt.Sprintf("%s/context-%s-%dk.svg", dir, run.window, ceiling/1000), buf.Bytes(), 0o644)
 		}
 	}
 }

@@ -134,6 +134,10 @@ type ReceiptBoundary struct {
 	Omitted     []pack.Range `json:"omitted,omitempty"`
 	// LeftOut are the messages the pack could not send, and why.
 	LeftOut []pack.LeftOut `json:"left_out,omitempty"`
+	// Window is, under window(stable), kept (the request extends the
+	// previous turn's, a cacheable prefix) or moved (the window's start
+	// moved forward: the prefix breaks after the fixed sections).
+	Window string `json:"window,omitempty"`
 }
 
 // ReceiptStep is one trajectory event, summarized.
@@ -354,9 +358,10 @@ type WarmRef struct {
 // receiptPack keeps what a receipt needs of a pack.
 func receiptPack(cp Packed) *ReceiptPack {
 	rp := &ReceiptPack{Total: cp.Ledger.Total, Limit: cp.Ledger.Limit, Method: cp.Ledger.Method.String(),
-		Solver:   ReceiptSolver{Status: cp.Status.String(), Bound: cp.Bound, Utility: cp.Utility, Work: cp.Stats.Work},
-		Boundary: ReceiptBoundary{Active: cp.Boundary.Active, ColdThrough: cp.Boundary.ColdThrough, Omitted: cp.Boundary.Omitted, LeftOut: cp.Boundary.LeftOut},
-		Warm:     cp.Warm}
+		Solver: ReceiptSolver{Status: cp.Status.String(), Bound: cp.Bound, Utility: cp.Utility, Work: cp.Stats.Work},
+		Boundary: ReceiptBoundary{Active: cp.Boundary.Active, ColdThrough: cp.Boundary.ColdThrough, Omitted: cp.Boundary.Omitted, LeftOut: cp.Boundary.LeftOut,
+			Window: cp.Boundary.Stable},
+		Warm: cp.Warm}
 	if cp.Stats.Limit != solver.LimitNone {
 		rp.Solver.Limit = cp.Stats.Limit.String()
 	}

@@ -211,6 +211,7 @@ type turn struct {
 	receipt  Receipt
 	ledger   *pack.Ledger
 	composed *composedCall       // the root planner request Compose just built
+	stable   int64               // window(stable): the start of this turn's window, once packed
 	rounds   []tokenizer.Message // a direct turn's tool calls and results, as last sent
 }
 
@@ -414,6 +415,31 @@ func (t *turn) composePlanner(ctx context.Context, parts []plan.PromptPart, base
 	return req, nil
 }
 
+// stableStart is where window(stable) starts this turn's request: where
+// an earlier request of the turn started it, else where the previous
+// turn's planner request did (its boundary's ColdThrough + 1), else 0.
+func (t *turn) stableStart() int64 {
+	t.mu.Lock()
+	s := t.stable
+	t.mu.Unlock()
+	if s > 0 {
+		return s
+	}
+	prev, err := t.c.Message(t.user.Seq - 1)
+	if err != nil {
+		return 0
+	}
+	id, ok := strings.CutPrefix(prev.IdempotencyKey, "turn/")
+	if id, ok = strings.CutSuffix(id, "/assistant"); !ok {
+		return 0
+	}
+	r, err := t.c.Receipt(id)
+	if err != nil || r.Context == nil {
+		return 0
+	}
+	return r.Context.Boundary.ColdThrough + 1
+}
+
 // previousPlannerRecipe is the first planner request of the turn before
 // this one: the turn whose assistant message precedes this user message.
 func (t *turn) previousPlannerRecipe() []RecipeMessage {
@@ -501,6 +527,9 @@ func mergeUser(ss []pack.TextSection) []pack.TextSection {
 // receipt's context (what decided the turn).
 func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection, base tokenizer.Request, planner bool) (tokenizer.Request, []RecipeMessage, tokenizer.Count, error) {
 	po := t.opts.Pack
+	if po.Policy.Window == pack.Stable {
+		po.StableStart = t.stableStart()
+	}
 	// A plan's tools are described to the planner in text (tool_schemas);
 	// only a respond round offers native function calls (base.Tools).
 	po.Sections, po.Trailer, po.Tools = sections, trailer, base.Tools
@@ -521,6 +550,9 @@ func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection
 	if err == nil && planner {
 		t.ledger = &cp.Ledger
 		t.receipt.Context = receiptPack(cp)
+	}
+	if err == nil && po.Policy.Window == pack.Stable {
+		t.stable = cp.Boundary.ColdThrough + 1 // the turn's later requests keep this window
 	}
 	t.mu.Unlock()
 	if err != nil {
