@@ -178,3 +178,34 @@ func TestReceiptChart(t *testing.T) {
 		t.Fatalf("turns %v in\n%s", turns, b)
 	}
 }
+
+// TestChatStableWindow: chat --window stable keeps the window of the turn
+// before (the receipt says kept); an unknown window is a usage error.
+func TestChatStableWindow(t *testing.T) {
+	srv := providertest.NewServer(providertest.Completion(`{"steps":[{"op":"final","value":"noted"}]}`, 10, 5))
+	defer srv.Close()
+	state := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"chat", "--json", "--state", state, "--conv", "demo", "--provider", "local",
+		"--base-url", srv.BaseURL(), "--model", "tiny", "--window", "stable"}, strings.NewReader("first\nsecond\n"), &stdout, &stderr); code != 0 {
+		t.Fatalf("chat: %s", stderr.String())
+	}
+	out, _, code := rlmpl(t, "receipt", "list", "--json", "--state", state, "--conv", "demo")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 2 {
+		t.Fatalf("list: %d\n%s", code, out)
+	}
+	var r struct {
+		Context struct {
+			Boundary struct{ Window string } `json:"boundary"`
+		} `json:"context"`
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &r); err != nil || r.Context.Boundary.Window != "kept" {
+		t.Fatalf("second turn's window %q (%v):\n%s", r.Context.Boundary.Window, err, lines[1])
+	}
+	stderr.Reset()
+	if code := run(context.Background(), []string{"chat", "--state", state, "--conv", "demo", "--base-url", srv.BaseURL(), "--window", "sliding"},
+		strings.NewReader("x\n"), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "--window") {
+		t.Errorf("bad window: exit %d, %s", code, stderr.String())
+	}
+}
