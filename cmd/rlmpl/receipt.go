@@ -158,6 +158,12 @@ func printReceipt(r runtime.Receipt, w io.Writer) {
 		if c.Boundary.Active {
 			fmt.Fprintf(w, ", history before %d behind the boundary", c.Boundary.ColdThrough+1)
 		}
+		switch c.Boundary.Window {
+		case "kept":
+			fmt.Fprint(w, ", stable window kept (extends the previous request)")
+		case "moved":
+			fmt.Fprint(w, ", stable window moved (the cacheable prefix breaks here)")
+		}
 		fmt.Fprintln(w)
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)

@@ -203,6 +203,13 @@ func TestChatStableWindow(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[1]), &r); err != nil || r.Context.Boundary.Window != "kept" {
 		t.Fatalf("second turn's window %q (%v):\n%s", r.Context.Boundary.Window, err, lines[1])
 	}
+	var id struct {
+		TurnID string `json:"turn_id"`
+	}
+	json.Unmarshal([]byte(lines[1]), &id)
+	if out, _, _ := rlmpl(t, "receipt", "show", id.TurnID, "--state", state, "--conv", "demo"); !strings.Contains(out, "stable window kept") {
+		t.Errorf("show:\n%s", out)
+	}
 	stderr.Reset()
 	if code := run(context.Background(), []string{"chat", "--state", state, "--conv", "demo", "--base-url", srv.BaseURL(), "--window", "sliding"},
 		strings.NewReader("x\n"), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "--window") {
