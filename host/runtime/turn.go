@@ -316,7 +316,11 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 		return TurnResult{}, &TurnError{Kind: "receipt_failed", Cause: err}
 	}
 	t.mu.Lock()
-	t.c.st.rt.recipes.put(t.c.st.id+"\x00"+t.c.id+"\x00"+t.id, plannerRecipe(t.receipt))
+	var start int64
+	if c := t.receipt.Context; c != nil {
+		start = c.Boundary.ColdThrough + 1
+	}
+	t.c.st.rt.recipes.put(t.c.st.id+"\x00"+t.c.id+"\x00"+t.id, cachedTurn{plannerRecipe(t.receipt), start})
 	res := TurnResult{TurnID: t.id, User: t.user, Assistant: rec, Receipt: t.receipt, Value: value}
 	t.mu.Unlock()
 	t.emit(TurnEvent{Kind: "finished"})
@@ -433,6 +437,9 @@ func (t *turn) stableStart() int64 {
 	if id, ok = strings.CutSuffix(id, "/assistant"); !ok {
 		return 0
 	}
+	if ct, ok := t.c.st.rt.recipes.get(t.c.st.id + "\x00" + t.c.id + "\x00" + id); ok {
+		return ct.stableStart
+	}
 	r, err := t.c.Receipt(id)
 	if err != nil || r.Context == nil {
 		return 0
@@ -452,8 +459,8 @@ func (t *turn) previousPlannerRecipe() []RecipeMessage {
 		return nil
 	}
 	key := t.c.st.id + "\x00" + t.c.id + "\x00" + id
-	if msgs, ok := t.c.st.rt.recipes.get(key); ok {
-		return msgs
+	if ct, ok := t.c.st.rt.recipes.get(key); ok {
+		return ct.recipe
 	}
 	r, err := t.c.Receipt(id)
 	if err != nil {
@@ -478,25 +485,33 @@ func plannerRecipe(r Receipt) []RecipeMessage {
 // than the rest of a turn's bookkeeping).
 type recipeCache struct {
 	mu sync.Mutex // protects m
-	m  map[string][]RecipeMessage
+	m  map[string]cachedTurn
 }
 
 const recipeCacheSize = 256
 
-func (rc *recipeCache) get(key string) ([]RecipeMessage, bool) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	msgs, ok := rc.m[key]
-	return msgs, ok
+// cachedTurn is what the next turn needs of a completed one: its first
+// planner request's recipe (the cache prefix) and its window's start
+// (window(stable)).
+type cachedTurn struct {
+	recipe      []RecipeMessage
+	stableStart int64
 }
 
-func (rc *recipeCache) put(key string, msgs []RecipeMessage) {
+func (rc *recipeCache) get(key string) (cachedTurn, bool) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	ct, ok := rc.m[key]
+	return ct, ok
+}
+
+func (rc *recipeCache) put(key string, ct cachedTurn) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.m == nil || len(rc.m) >= recipeCacheSize {
-		rc.m = map[string][]RecipeMessage{}
+		rc.m = map[string]cachedTurn{}
 	}
-	rc.m[key] = msgs
+	rc.m[key] = ct
 }
 
 // composedCall is what the planner wrapper needs of the request Compose
