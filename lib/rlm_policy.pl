@@ -130,7 +130,7 @@ rlm_option(context_policy/2, safety_margin_tokens, nonneg, default(4096)).
 rlm_option(context_policy/2, min_recent_turns, nonneg, default(12)).
 rlm_option(context_policy/2, max_candidates, nonneg, default(512)).
 rlm_option(context_policy/2, overflow, oneof([deny]), default(deny)).
-rlm_option(context_policy/2, window, oneof([contiguous, most_turns]), default(contiguous)).
+rlm_option(context_policy/2, window, oneof([contiguous, most_turns, stable]), default(contiguous)).
 rlm_option(context_policy/2, effective_context_tokens, integer, optional).
 rlm_option(context_policy/2, max_instruction_tokens, nonneg, default(0)).
 rlm_option(context_policy/2, max_skill_tokens, nonneg, default(0)).
@@ -250,7 +250,11 @@ conversation_count_encoding(cl100k_base).
 %   older turns 1e3+seq, the cold-history boundary 2e6. Under the default
 %   window(contiguous) the older turns kept are the longest run of whole
 %   exchanges before the tail that fits; under window(most_turns)
-%   (upstream's model) as many older turns as fit, newer first on ties.
+%   (upstream's model) as many older turns as fit, newer first on ties;
+%   under window(stable) the contiguous window keeps its start from turn
+%   to turn while it fits (a provider's prompt cache serves the repeated
+%   prefix) and moves forward in one step, freeing half its room, when it
+%   no longer does.
 %   Dynamic: a program may define its own.
 context_utility(hot_message, 1000000, 1).
 context_utility(older_message, 1000, 1).

@@ -35,6 +35,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	asJSON := fs.Bool("json", false, "print one NDJSON event per line")
 	direct := fs.Bool("direct", false, "answer at once: the conversation goes to the model with history tools, no planner")
 	lf := addLogFlags(fs)
+	window := fs.String("window", "", "how older turns are kept: contiguous, most_turns or stable (default: the policy's)")
 	if _, code, ok := parseCommand(fs, "chat --conv ID [flags]", args, stdout, stderr); !ok {
 		return code
 	}
@@ -68,6 +69,13 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	p := d.Policy
 	capPolicy(&p, *maxContext)
+	if *window != "" {
+		p.Window = pack.Window(*window)
+		if err := p.Validate(); err != nil {
+			fmt.Fprintf(stderr, "rlmpl chat: --window: %v\n", err)
+			return 2
+		}
+	}
 	deps, resolved, err := pf.deps(ctx, h)
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl chat: %s\n", configText(err))

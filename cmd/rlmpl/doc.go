@@ -44,12 +44,14 @@ Usage:
 	                           instead); while it waits for a line it
 	                           shows what other workers append to the
 	                           conversation (a postgres:// store)
-	rlmpl receipt list|show TURN|diff TURN_A TURN_B|stats --conv ID
+	rlmpl receipt list|show TURN|diff TURN_A TURN_B|stats|chart --conv ID
 	                           what each turn sent: units, tokens per stage,
 	                           request hashes, usage, cached tokens, cost;
 	                           list pages with --after SEQ --limit N; stats
 	                           sums every turn: prompt tokens by stage,
-	                           cached share, output, cost, latency
+	                           cached share, output, cost, latency; chart
+	                           -o FILE.svg draws each turn's request by
+	                           stage, the ceiling and the cached share
 	rlmpl turn replay TURN --conv ID
 	                           re-render a stored turn's requests and check
 	                           their SHA-256 against its receipt

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -12,7 +13,7 @@ import (
 	"github.com/rlmpl/rlmpl/host/runtime"
 )
 
-const receiptSynopsis = "receipt list|show TURN|diff TURN_A TURN_B|stats --conv ID [--state DIR] [--store NAME] [--history] [--after SEQ] [--limit N] [--json],\n       or rlmpl turn replay TURN --conv ID"
+const receiptSynopsis = "receipt list|show TURN|diff TURN_A TURN_B|stats|chart --conv ID [--state DIR] [--store NAME] [--history] [--after SEQ] [--limit N] [--json] [-o FILE],\n       or rlmpl turn replay TURN --conv ID"
 
 // runReceipt implements `rlmpl receipt list|show|diff` and `rlmpl turn
 // replay`: what each managed turn saw, and the proof that it renders again.
@@ -25,6 +26,7 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 	after := fs.Int64("after", 0, "list: only the turns whose user message follows this sequence (the next page)")
 	limit := fs.Int("limit", 0, "list: at most this many receipts (0: all)")
 	asJSON := fs.Bool("json", false, "list, show: JSON Lines, one whole receipt per line (request recipes included); stats: one line per turn, then the total")
+	outFile := fs.String("o", "", "chart: the SVG file to write (default: standard output)")
 	pos, code, ok := parseCommand(fs, receiptSynopsis, args, stdout, stderr)
 	if !ok {
 		return code
@@ -32,7 +34,7 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 	if code, ok := resolveStoreFlag(name, cmd, stderr); !ok {
 		return code
 	}
-	need := map[string]int{"receipt list": 0, "receipt show": 1, "receipt diff": 2, "receipt stats": 0, "turn replay": 1}
+	need := map[string]int{"receipt list": 0, "receipt show": 1, "receipt diff": 2, "receipt stats": 0, "receipt chart": 0, "turn replay": 1}
 	if n, known := need[cmd]; !known || len(pos) != n || *conv == "" {
 		fmt.Fprintf(stderr, "usage: rlmpl %s\n", receiptSynopsis)
 		return 2
@@ -111,6 +113,22 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 		} else {
 			printStats(cs, stdout)
 		}
+	case "receipt chart":
+		var rs []runtime.Receipt
+		if err := cv.EachReceipt(runtime.ReceiptQuery{After: *after, Limit: *limit, History: *history}, func(r runtime.Receipt) error {
+			for i := range r.Calls {
+				r.Calls[i].Recipe = runtime.Recipe{} // the chart needs the ledger and the counts only
+			}
+			rs = append(rs, r)
+			return nil
+		}); err != nil {
+			fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
+			return 1
+		}
+		if err := writeChart(rs, *outFile, stdout); err != nil {
+			fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
+			return 1
+		}
 	case "turn replay":
 		bodies, err := cv.Replay(ctx, pos[0])
 		if err != nil {
@@ -143,6 +161,12 @@ func printReceipt(r runtime.Receipt, w io.Writer) {
 		if c.Boundary.Active {
 			fmt.Fprintf(w, ", history before %d behind the boundary", c.Boundary.ColdThrough+1)
 		}
+		switch c.Boundary.Window {
+		case "kept":
+			fmt.Fprint(w, ", stable window kept (extends the previous request)")
+		case "moved":
+			fmt.Fprint(w, ", stable window moved (the cacheable prefix breaks here)")
+		}
 		fmt.Fprintln(w)
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
@@ -172,6 +196,23 @@ func printReceipt(r runtime.Receipt, w io.Writer) {
 	fmt.Fprintf(w, "time: %.0f ms (pack %.1f ms, completion %.0f ms)\n", r.Timings.TotalMS, r.Timings.PackMS, r.Timings.CompletionMS)
 }
 
+// writeChart writes the context chart of rs to path, or to stdout when
+// path is empty.
+func writeChart(rs []runtime.Receipt, path string, stdout io.Writer) error {
+	if path == "" {
+		return runtime.WriteContextChart(stdout, rs)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := runtime.WriteContextChart(f, rs); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 // statsLine is one JSON line of receipt stats: a turn, or the total.
 type statsLine struct {
 	Kind string `json:"kind"` // turn or total
@@ -192,8 +233,8 @@ func printStatsJSON(cs runtime.ConversationStats, w io.Writer) error {
 // printStats prints a row per turn and the total, then the total's
 // prompt tokens by stage.
 func printStats(cs runtime.ConversationStats, w io.Writer) {
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "turn\tstatus\tsolver\tcontext\tprompt\tcached\tshare\toutput\tcost $\tms\t")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "turn\tstatus\tsolver\tcontext\tprompt\tcached\tshare\toutput\tcost $\tms")
 	row := func(ts runtime.TurnStats) {
 		cost := fmt.Sprintf("%.6f", ts.CostUSD)
 		if ts.UnpricedCalls > 0 {
@@ -203,7 +244,7 @@ func printStats(cs runtime.ConversationStats, w io.Writer) {
 		if solver == "" {
 			solver = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%.1f%%\t%d\t%s\t%.0f\t\n", ts.TurnID, ts.Status, solver, ts.ContextTokens,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%.1f%%\t%d\t%s\t%.0f\n", ts.TurnID, ts.Status, solver, ts.ContextTokens,
 			ts.PromptTokens, ts.CachedTokens, 100*ts.CachedShare, ts.OutputTokens, cost, ts.LatencyMS)
 	}
 	for _, ts := range cs.Turns {
@@ -216,7 +257,7 @@ func printStats(cs runtime.ConversationStats, w io.Writer) {
 	if len(t.Stages) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "context tokens by stage, all turns:")
+	fmt.Fprintf(w, "context tokens by stage, all turns (sent; %d more kept free for output and margin):\n", t.ReservedTokens)
 	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	for _, s := range t.Stages {
 		fmt.Fprintf(tw, "  %s\t%d\t%.1f%%\t\n", s.Stage, s.Tokens, 100*float64(s.Tokens)/float64(max(1, t.ContextTokens)))

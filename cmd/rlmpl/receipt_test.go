@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -129,5 +130,89 @@ func TestReceiptStats(t *testing.T) {
 	out, _, code = rlmpl(t, "receipt", "show", id, "--state", state, "--conv", "demo")
 	if code != 0 || !strings.Contains(out, "cached: 896 of 1100 prompt tokens") || !strings.Contains(out, fmt.Sprintf("cost: $%.6f", cost2)) {
 		t.Fatalf("show: %d\n%s", code, out)
+	}
+}
+
+// TestReceiptChart: `receipt chart -o FILE` writes a well-formed,
+// self-contained SVG with a bar per turn.
+func TestReceiptChart(t *testing.T) {
+	srv := providertest.NewServer(providertest.CompletionUsage(`{"steps":[{"op":"final","value":"noted"}]}`,
+		`{"prompt_tokens":900,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":450}}`))
+	defer srv.Close()
+	state := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"chat", "--json", "--state", state, "--conv", "demo", "--provider", "local",
+		"--base-url", srv.BaseURL(), "--model", "tiny"}, strings.NewReader("first\nsecond\nthird\n"), &stdout, &stderr); code != 0 {
+		t.Fatalf("chat: %s", stderr.String())
+	}
+	file := filepath.Join(t.TempDir(), "context.svg")
+	if out, errs, code := rlmpl(t, "receipt", "chart", "--state", state, "--conv", "demo", "-o", file); code != 0 {
+		t.Fatalf("chart: %d %s %s", code, out, errs)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	turns := map[string]bool{}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			if err.Error() != "EOF" {
+				t.Fatalf("malformed SVG: %v", err)
+			}
+			break
+		}
+		if el, ok := tok.(xml.StartElement); ok {
+			for _, a := range el.Attr {
+				if a.Name.Local == "data-cached-share" && a.Value != "0.5000" {
+					t.Errorf("cached share %s", a.Value)
+				}
+				if a.Name.Local == "data-turn" {
+					turns[a.Value] = true
+				}
+			}
+		}
+	}
+	if len(turns) != 3 || strings.Contains(string(b), "<script") {
+		t.Fatalf("turns %v in\n%s", turns, b)
+	}
+}
+
+// TestChatStableWindow: chat --window stable keeps the window of the turn
+// before (the receipt says kept); an unknown window is a usage error.
+func TestChatStableWindow(t *testing.T) {
+	srv := providertest.NewServer(providertest.Completion(`{"steps":[{"op":"final","value":"noted"}]}`, 10, 5))
+	defer srv.Close()
+	state := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"chat", "--json", "--state", state, "--conv", "demo", "--provider", "local",
+		"--base-url", srv.BaseURL(), "--model", "tiny", "--window", "stable"}, strings.NewReader("first\nsecond\n"), &stdout, &stderr); code != 0 {
+		t.Fatalf("chat: %s", stderr.String())
+	}
+	out, _, code := rlmpl(t, "receipt", "list", "--json", "--state", state, "--conv", "demo")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 2 {
+		t.Fatalf("list: %d\n%s", code, out)
+	}
+	var r struct {
+		Context struct {
+			Boundary struct{ Window string } `json:"boundary"`
+		} `json:"context"`
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &r); err != nil || r.Context.Boundary.Window != "kept" {
+		t.Fatalf("second turn's window %q (%v):\n%s", r.Context.Boundary.Window, err, lines[1])
+	}
+	var id struct {
+		TurnID string `json:"turn_id"`
+	}
+	json.Unmarshal([]byte(lines[1]), &id)
+	if out, _, _ := rlmpl(t, "receipt", "show", id.TurnID, "--state", state, "--conv", "demo"); !strings.Contains(out, "stable window kept") {
+		t.Errorf("show:\n%s", out)
+	}
+	stderr.Reset()
+	if code := run(context.Background(), []string{"chat", "--state", state, "--conv", "demo", "--base-url", srv.BaseURL(), "--window", "sliding"},
+		strings.NewReader("x\n"), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "--window") {
+		t.Errorf("bad window: exit %d, %s", code, stderr.String())
 	}
 }

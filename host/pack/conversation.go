@@ -114,6 +114,12 @@ type ConversationInput struct {
 	Counter          tokenizer.Counter
 	Utilities        Utilities
 	Solver           *solver.Options
+	// StableStart is, under window(stable), the first sequence the
+	// previous request's window held (its boundary's ColdThrough + 1); 0
+	// when there was none.
+	StableStart int64
+
+	stableFrom int64 // set by stableConversation: the boundary says 1..stableFrom-1
 }
 
 // Adjustment changes one unit: its utility (every variant, floored at 0)
@@ -141,6 +147,10 @@ type BoundaryStatus struct {
 	Projected          int64
 	Tokens             int
 	Omitted            []Range
+	// Stable says, under window(stable), whether the window kept its start
+	// (kept: the request extends the previous one) or moved it (moved: the
+	// kept start no longer fit, or there was none; the prefix breaks here).
+	Stable string
 	// LeftOut are the stored messages the pack could not send whatever the
 	// room, and why (ascending): a tool result whose call is not in the
 	// candidates (orphan_tool_result) would be rejected by the provider.
@@ -250,6 +260,9 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 		hotStart = in.Total - int64(p.MinRecentTurns) + 1
 	}
 	hotStart = max(1, hotStart)
+	if p.Window == Stable {
+		return stableConversation(ctx, in, hotStart)
+	}
 	var sections []Section
 	var sectionMsgs, trailerMsgs []tokenizer.Message
 	var sectionCounts, trailerCounts []*tokenizer.Count // cached content counts, by message
@@ -300,8 +313,14 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 	// The boundary: mandatory whenever the conversation extends beyond the
 	// guaranteed hot tail (I4).
 	bs := BoundaryStatus{Configured: in.Boundary, Projected: in.Total, Reason: "disabled"}
+	if in.stableFrom > 0 {
+		bs.ColdThrough = in.stableFrom - 1 // window(stable) remembers its start here, boundary or not
+	}
 	if in.Boundary {
 		bs.ColdThrough = hotStart - 1
+		if in.stableFrom > 0 {
+			bs.ColdThrough = in.stableFrom - 1
+		}
 		bs.Reason = "no_cold_prefix"
 		if bs.ColdThrough > 0 {
 			bs.Active, bs.Reason, bs.HotStart = true, "active", hotStart
@@ -576,4 +595,77 @@ func gaps(kept []int64, total int64) []Range {
 		out = append(out, Range{next, total})
 	}
 	return out
+}
+
+// stableConversation packs under window(stable): the contiguous window
+// from in.StableStart when everything from there on still fits, else from
+// a start moved forward in one step (Policy.StableSlidePercent). The
+// boundary names the window's start, so its text changes only when the
+// window moves.
+func stableConversation(ctx context.Context, in ConversationInput, hotStart int64) (ConversationPack, error) {
+	from := func(start int64) (ConversationPack, bool, error) {
+		sub := in
+		sub.Policy.Window, sub.HotStart, sub.stableFrom = Contiguous, hotStart, max(1, start)
+		sub.Turns = slices.DeleteFunc(slices.Clone(in.Turns), func(t Turn) bool { return t.Seq < start && t.Seq < hotStart })
+		cp, err := Conversation(ctx, sub)
+		if err != nil {
+			return cp, false, err
+		}
+		for _, r := range cp.Boundary.Omitted {
+			if r.To >= start {
+				return cp, false, nil // something from the start on was left out: the window does not fit
+			}
+		}
+		return cp, true, nil
+	}
+	if start := min(in.StableStart, hotStart); start > 0 {
+		cp, ok, err := from(start)
+		if err != nil || ok {
+			cp.Boundary.Stable = "kept"
+			return cp, err
+		}
+	}
+	// Move: the longest contiguous suffix that fits, less the slide.
+	sub := in
+	sub.Policy.Window, sub.HotStart = Contiguous, hotStart
+	cp, err := Conversation(ctx, sub)
+	if err != nil {
+		return cp, err
+	}
+	older := map[int64]int64{} // the kept older turns' tokens, by sequence
+	var room int64
+	for _, st := range cp.Ledger.Stages {
+		if st.Kind != "context_unit" || st.Section != "conversation" {
+			continue
+		}
+		for _, u := range cp.Units {
+			if u.ID == st.Name && u.Order < hotStart {
+				older[u.Order] = st.Charged
+				room += st.Charged
+			}
+		}
+	}
+	slide := in.Policy.StableSlidePercent
+	if slide == 0 {
+		slide = 50
+	}
+	want := room * (100 - slide) / 100
+	start, left := hotStart, room
+	for _, t := range in.Turns { // ascending: the first exchange start whose suffix fits in want
+		n, kept := older[t.Seq]
+		if !kept {
+			continue
+		}
+		if t.Message.Role == "user" && left <= want {
+			start = t.Seq
+			break
+		}
+		left -= n
+	}
+	if moved, ok, err := from(start); err == nil && ok {
+		moved.Boundary.Stable = "moved"
+		return moved, nil
+	}
+	cp.Boundary.Stable = "moved"
+	return cp, nil
 }

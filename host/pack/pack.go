@@ -33,6 +33,10 @@ type Policy struct {
 	MaxCandidates         int    // older messages considered beyond the tail
 	Overflow              string // "deny": fail closed, the only mode
 	Window                Window // how older turns are chosen
+	// StableSlidePercent is how far window(stable) moves when it must:
+	// the share of the older history's room it frees (1..90). Zero means
+	// 50.
+	StableSlidePercent int64
 	// CategoryLimits cap the fixed sections of a category (instructions,
 	// skills, tools), in tokens; zero or absent means no cap of its own.
 	CategoryLimits map[string]int64
@@ -51,6 +55,13 @@ const (
 	// MostTurns is upstream's model: as many older turns as fit, wherever
 	// they are (small old turns can win over larger recent ones).
 	MostTurns Window = "most_turns"
+	// Stable is a contiguous window whose start stays put while the
+	// conversation grows (ConversationInput.StableStart, the previous
+	// request's), so each request extends the one before byte for byte
+	// and a provider's prompt cache serves it; when the window no longer
+	// fits, its start moves forward in one step, to where the kept history
+	// takes (100 − Policy.StableSlidePercent)% of the room it had.
+	Stable Window = "stable"
 )
 
 // Effective is the hard ceiling of the whole request: min(operator cap,
@@ -85,8 +96,10 @@ func (p Policy) Validate() error {
 		return &FieldError{"max_candidates", p.MaxCandidates, "must be an integer in 0..100000"}
 	case p.Overflow != "deny":
 		return &FieldError{"overflow", p.Overflow, "must be deny (fail closed)"}
-	case p.Window != Contiguous && p.Window != MostTurns:
-		return &FieldError{"window", p.Window, "must be contiguous or most_turns"}
+	case p.Window != Contiguous && p.Window != MostTurns && p.Window != Stable:
+		return &FieldError{"window", p.Window, "must be contiguous, most_turns or stable"}
+	case p.StableSlidePercent < 0 || p.StableSlidePercent > 90:
+		return &FieldError{"stable_slide_percent", p.StableSlidePercent, "must be an integer in 0..90"}
 	}
 	return nil
 }

@@ -52,6 +52,10 @@ type PackOptions struct {
 	Hook func(ctx context.Context, units []HookUnit) ([]pack.Adjustment, []solver.Constraint, error)
 	// Solver tunes the optimizer; nil means its defaults.
 	Solver *solver.Options
+	// StableStart is, under window(stable), the first sequence of the
+	// previous request's window (0: none; a managed turn sets it from the
+	// previous turn's receipt).
+	StableStart int64
 }
 
 // HookUnit is one candidate message as a pack hook sees it.
@@ -143,7 +147,7 @@ func (c Conversation) Pack(ctx context.Context, opts PackOptions) (Packed, error
 	}
 	in := pack.ConversationInput{ConversationID: c.id, Total: st.Messages, HotStart: hotStart, Policy: opts.Policy,
 		Sections: c.st.rt.sectionCounts.fill(opts.Sections, counter), Trailer: c.st.rt.sectionCounts.fill(opts.Trailer, counter), Tools: opts.Tools, Format: opts.Format, Extra: opts.Units, Constraints: opts.Constraints, Boundary: opts.Boundary,
-		BoundaryTemplate: opts.BoundaryTemplate, Counter: counter, Utilities: opts.Utilities, Solver: opts.Solver}
+		BoundaryTemplate: opts.BoundaryTemplate, Counter: counter, Utilities: opts.Utilities, Solver: opts.Solver, StableStart: opts.StableStart}
 	enc := ""
 	if e := counter.Encoding(); e != nil {
 		enc = e.Name()

@@ -104,6 +104,8 @@ type ReceiptUnit struct {
 	Section        string `json:"section"`
 	Representation string `json:"representation"`
 	Tokens         int    `json:"tokens"`
+	// Hot marks a message of the mandatory recent tail.
+	Hot bool `json:"hot,omitempty"`
 }
 
 // ReceiptStage is one ledger stage.
@@ -132,6 +134,10 @@ type ReceiptBoundary struct {
 	Omitted     []pack.Range `json:"omitted,omitempty"`
 	// LeftOut are the messages the pack could not send, and why.
 	LeftOut []pack.LeftOut `json:"left_out,omitempty"`
+	// Window is, under window(stable), kept (the request extends the
+	// previous turn's, a cacheable prefix) or moved (the window's start
+	// moved forward: the prefix breaks after the fixed sections).
+	Window string `json:"window,omitempty"`
 }
 
 // ReceiptStep is one trajectory event, summarized.
@@ -352,16 +358,18 @@ type WarmRef struct {
 // receiptPack keeps what a receipt needs of a pack.
 func receiptPack(cp Packed) *ReceiptPack {
 	rp := &ReceiptPack{Total: cp.Ledger.Total, Limit: cp.Ledger.Limit, Method: cp.Ledger.Method.String(),
-		Solver:   ReceiptSolver{Status: cp.Status.String(), Bound: cp.Bound, Utility: cp.Utility, Work: cp.Stats.Work},
-		Boundary: ReceiptBoundary{Active: cp.Boundary.Active, ColdThrough: cp.Boundary.ColdThrough, Omitted: cp.Boundary.Omitted, LeftOut: cp.Boundary.LeftOut},
-		Warm:     cp.Warm}
+		Solver: ReceiptSolver{Status: cp.Status.String(), Bound: cp.Bound, Utility: cp.Utility, Work: cp.Stats.Work},
+		Boundary: ReceiptBoundary{Active: cp.Boundary.Active, ColdThrough: cp.Boundary.ColdThrough, Omitted: cp.Boundary.Omitted, LeftOut: cp.Boundary.LeftOut,
+			Window: cp.Boundary.Stable},
+		Warm: cp.Warm}
 	if cp.Stats.Limit != solver.LimitNone {
 		rp.Solver.Limit = cp.Stats.Limit.String()
 	}
 	for _, s := range cp.Selected {
 		u := cp.Units[s.Unit]
 		v := u.Variants[s.Variant]
-		rp.Selected = append(rp.Selected, ReceiptUnit{ID: u.ID, Section: u.Section, Representation: v.Kind, Tokens: v.Count.Tokens})
+		rp.Selected = append(rp.Selected, ReceiptUnit{ID: u.ID, Section: u.Section, Representation: v.Kind, Tokens: v.Count.Tokens,
+			Hot: u.Mandatory && u.Section == "conversation"})
 	}
 	for _, s := range cp.Ledger.Stages {
 		rp.Stages = append(rp.Stages, ReceiptStage{Name: s.Name, Kind: s.Kind, Charged: s.Charged, Method: s.Count.Method.String()})

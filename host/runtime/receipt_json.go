@@ -149,7 +149,7 @@ func messageSeq(id string, ok bool) (int64, bool) {
 // MarshalJSON writes runs of conversation messages as one entry each.
 func (p ReceiptPack) MarshalJSON() ([]byte, error) {
 	out := storedPack{receiptPackJSON: receiptPackJSON(p), Selected: []unitEntry{}, Stages: []stageEntry{}}
-	for _, g := range runsOf(p.Selected, unitSeq, func(a, b ReceiptUnit) bool { return a.Representation == b.Representation },
+	for _, g := range runsOf(p.Selected, unitSeq, func(a, b ReceiptUnit) bool { return a.Representation == b.Representation && a.Hot == b.Hot },
 		func(u ReceiptUnit) int { return u.Tokens }) {
 		e := unitEntry{ReceiptUnit: p.Selected[g.first]}
 		if g.through > 0 {
@@ -183,7 +183,7 @@ func (p *ReceiptPack) UnmarshalJSON(b []byte) error {
 			continue
 		}
 		p.Selected = append(p.Selected, expand(first, e.Through, e.TokensEach, func(seq int64, n int) ReceiptUnit {
-			return ReceiptUnit{ID: pack.UnitID(seq), Section: e.Section, Representation: e.Representation, Tokens: n}
+			return ReceiptUnit{ID: pack.UnitID(seq), Section: e.Section, Representation: e.Representation, Tokens: n, Hot: e.Hot}
 		})...)
 	}
 	for _, e := range in.Stages {

@@ -15,12 +15,15 @@ type TurnStats struct {
 	// Solver is the planner pack's solver status ("" when the turn
 	// composed no request).
 	Solver string `json:"solver_status,omitempty"`
-	// ContextTokens and Limit are the planner request's ledger total and
-	// its ceiling; Stages is that ledger grouped by section (see
-	// [StageTokens]).
-	ContextTokens int64         `json:"context_tokens"`
-	Limit         int64         `json:"limit"`
-	Stages        []StageTokens `json:"stages,omitempty"`
+	// ContextTokens are the tokens the planner request's ledger charges
+	// for what is sent, Stages the same grouped by section (see
+	// [StageTokens]); ReservedTokens what it keeps free under the ceiling
+	// (output reserve, safety margin); Limit the ceiling. ContextTokens +
+	// ReservedTokens is the ledger's total.
+	ContextTokens  int64         `json:"context_tokens"`
+	ReservedTokens int64         `json:"reserved_tokens"`
+	Limit          int64         `json:"limit"`
+	Stages         []StageTokens `json:"stages,omitempty"`
 	// Calls counts the requests that completed (a failed HTTP attempt is
 	// not one). PromptTokens sums their prompts: the provider's count
 	// where it reported one, else ours. CachedTokens sums what the
@@ -43,10 +46,10 @@ type TurnStats struct {
 }
 
 // StageTokens is the tokens a request spent on one part: a fixed
-// section by its name (instructions, plan_grammar, tool_schemas, ...),
+// section by its name (instructions, plan_grammar, tool_schemas, ...) and
 // the selected units by their section (pinned, conversation, warm,
-// cold_history_boundary), and the budget's reserve (output_reserve,
-// safety_margin: kept free, never sent).
+// cold_history_boundary). The budget's reserve (output_reserve,
+// safety_margin: kept free, never sent) is not a stage here.
 type StageTokens struct {
 	Stage  string `json:"stage"`
 	Tokens int64  `json:"tokens"`
@@ -83,6 +86,9 @@ func (r Receipt) Stages() []StageTokens {
 		out = append(out, StageTokens{Stage: name, Tokens: n})
 	}
 	for _, s := range r.Context.Stages {
+		if s.Kind == "reserve" {
+			continue
+		}
 		name := s.Name
 		if s.Kind == "context_unit" {
 			if sec, ok := section[s.Name]; ok {
@@ -99,7 +105,13 @@ func (r Receipt) Stats() TurnStats {
 	ts := TurnStats{TurnID: r.TurnID, UserSeq: r.UserSeq, Status: r.Status, CachePrefixTokens: r.CachePrefixTokens,
 		OutputTokens: r.Usage.CompletionTokens, LatencyMS: r.Timings.TotalMS, Stages: r.Stages()}
 	if c := r.Context; c != nil {
-		ts.Solver, ts.ContextTokens, ts.Limit = c.Solver.Status, c.Total, c.Limit
+		ts.Solver, ts.Limit = c.Solver.Status, c.Limit
+		for _, s := range c.Stages {
+			if s.Kind == "reserve" {
+				ts.ReservedTokens += s.Charged
+			}
+		}
+		ts.ContextTokens = c.Total - ts.ReservedTokens
 	}
 	for _, c := range r.Calls {
 		if c.Error != "" {
@@ -152,6 +164,7 @@ func (cs *ConversationStats) add(ts TurnStats) {
 		cs.Failed++
 	}
 	t.ContextTokens += ts.ContextTokens
+	t.ReservedTokens += ts.ReservedTokens
 	t.Calls += ts.Calls
 	t.PromptTokens += ts.PromptTokens
 	t.CachedTokens += ts.CachedTokens

@@ -52,6 +52,7 @@ const (
 	attrStageNames     = attribute.Key("rlmpl.pack.stage.names")
 	attrStageTokens    = attribute.Key("rlmpl.pack.stage.tokens")
 	attrBoundary       = attribute.Key("rlmpl.pack.boundary.active")
+	attrPackWindow     = attribute.Key("rlmpl.pack.stable_window") // kept or moved
 	attrSolverStatus   = attribute.Key("rlmpl.solver.status")
 	attrSolverWork     = attribute.Key("rlmpl.solver.work")
 	attrSolverUtility  = attribute.Key("rlmpl.solver.utility")
@@ -159,6 +160,9 @@ func endPackSpan(span trace.Span, cp Packed, err error) {
 		attrStageNames.StringSlice(names), attrStageTokens.Int64Slice(tokens), attrBoundary.Bool(cp.Boundary.Active),
 		attrSolverStatus.String(cp.Status.String()), attrSolverWork.Int64(cp.Stats.Work),
 		attrSolverUtility.Int64(cp.Utility), attrSolverBound.Int64(cp.Bound))
+	if cp.Boundary.Stable != "" {
+		span.SetAttributes(attrPackWindow.String(cp.Boundary.Stable))
+	}
 }
 
 // callOutcome is what a provider call gave back, for its span.

@@ -222,6 +222,7 @@ type turn struct {
 	receipt  Receipt
 	ledger   *pack.Ledger
 	composed *composedCall       // the root planner request Compose just built
+	stable   int64               // window(stable): the start of this turn's window, once packed
 	rounds   []tokenizer.Message // a direct turn's tool calls and results, as last sent
 }
 
@@ -326,7 +327,11 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 		return TurnResult{}, &TurnError{Kind: "receipt_failed", Cause: err}
 	}
 	t.mu.Lock()
-	t.c.st.rt.recipes.put(t.c.st.id+"\x00"+t.c.id+"\x00"+t.id, plannerRecipe(t.receipt))
+	var start int64
+	if c := t.receipt.Context; c != nil {
+		start = c.Boundary.ColdThrough + 1
+	}
+	t.c.st.rt.recipes.put(t.c.st.id+"\x00"+t.c.id+"\x00"+t.id, cachedTurn{plannerRecipe(t.receipt), start})
 	res := TurnResult{TurnID: t.id, User: t.user, Assistant: rec, Receipt: t.receipt, Value: value}
 	t.mu.Unlock()
 	t.emit(TurnEvent{Kind: "finished"})
@@ -425,6 +430,34 @@ func (t *turn) composePlanner(ctx context.Context, parts []plan.PromptPart, base
 	return req, nil
 }
 
+// stableStart is where window(stable) starts this turn's request: where
+// an earlier request of the turn started it, else where the previous
+// turn's planner request did (its boundary's ColdThrough + 1), else 0.
+func (t *turn) stableStart() int64 {
+	t.mu.Lock()
+	s := t.stable
+	t.mu.Unlock()
+	if s > 0 {
+		return s
+	}
+	prev, err := t.c.Message(t.user.Seq - 1)
+	if err != nil {
+		return 0
+	}
+	id, ok := strings.CutPrefix(prev.IdempotencyKey, "turn/")
+	if id, ok = strings.CutSuffix(id, "/assistant"); !ok {
+		return 0
+	}
+	if ct, ok := t.c.st.rt.recipes.get(t.c.st.id + "\x00" + t.c.id + "\x00" + id); ok {
+		return ct.stableStart
+	}
+	r, err := t.c.Receipt(id)
+	if err != nil || r.Context == nil {
+		return 0
+	}
+	return r.Context.Boundary.ColdThrough + 1
+}
+
 // previousPlannerRecipe is the first planner request of the turn before
 // this one: the turn whose assistant message precedes this user message.
 func (t *turn) previousPlannerRecipe() []RecipeMessage {
@@ -437,8 +470,8 @@ func (t *turn) previousPlannerRecipe() []RecipeMessage {
 		return nil
 	}
 	key := t.c.st.id + "\x00" + t.c.id + "\x00" + id
-	if msgs, ok := t.c.st.rt.recipes.get(key); ok {
-		return msgs
+	if ct, ok := t.c.st.rt.recipes.get(key); ok {
+		return ct.recipe
 	}
 	r, err := t.c.Receipt(id)
 	if err != nil {
@@ -463,25 +496,33 @@ func plannerRecipe(r Receipt) []RecipeMessage {
 // than the rest of a turn's bookkeeping).
 type recipeCache struct {
 	mu sync.Mutex // protects m
-	m  map[string][]RecipeMessage
+	m  map[string]cachedTurn
 }
 
 const recipeCacheSize = 256
 
-func (rc *recipeCache) get(key string) ([]RecipeMessage, bool) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	msgs, ok := rc.m[key]
-	return msgs, ok
+// cachedTurn is what the next turn needs of a completed one: its first
+// planner request's recipe (the cache prefix) and its window's start
+// (window(stable)).
+type cachedTurn struct {
+	recipe      []RecipeMessage
+	stableStart int64
 }
 
-func (rc *recipeCache) put(key string, msgs []RecipeMessage) {
+func (rc *recipeCache) get(key string) (cachedTurn, bool) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	ct, ok := rc.m[key]
+	return ct, ok
+}
+
+func (rc *recipeCache) put(key string, ct cachedTurn) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.m == nil || len(rc.m) >= recipeCacheSize {
-		rc.m = map[string][]RecipeMessage{}
+		rc.m = map[string]cachedTurn{}
 	}
-	rc.m[key] = msgs
+	rc.m[key] = ct
 }
 
 // composedCall is what the planner wrapper needs of the request Compose
@@ -512,6 +553,9 @@ func mergeUser(ss []pack.TextSection) []pack.TextSection {
 // receipt's context (what decided the turn).
 func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection, base tokenizer.Request, planner bool) (tokenizer.Request, []RecipeMessage, tokenizer.Count, error) {
 	po := t.opts.Pack
+	if po.Policy.Window == pack.Stable {
+		po.StableStart = t.stableStart()
+	}
 	// A plan's tools are described to the planner in text (tool_schemas);
 	// only a respond round offers native function calls (base.Tools).
 	po.Sections, po.Trailer, po.Tools = sections, trailer, base.Tools
@@ -532,6 +576,9 @@ func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection
 	if err == nil && planner {
 		t.ledger = &cp.Ledger
 		t.receipt.Context = receiptPack(cp)
+	}
+	if err == nil && po.Policy.Window == pack.Stable {
+		t.stable = cp.Boundary.ColdThrough + 1 // the turn's later requests keep this window
 	}
 	t.mu.Unlock()
 	if err != nil {

@@ -117,7 +117,8 @@ func TestReceiptStats(t *testing.T) {
 		for _, s := range g.Stages {
 			sum += s.Tokens
 		}
-		if sum != g.ContextTokens || g.ContextTokens == 0 {
+		r, _ := c.Receipt(g.TurnID)
+		if sum != g.ContextTokens || g.ContextTokens == 0 || g.ContextTokens+g.ReservedTokens != r.Context.Total || g.ReservedTokens != 500 {
 			t.Errorf("turn %d: stages %v sum to %d, ledger %d", i+1, g.Stages, sum, g.ContextTokens)
 		}
 	}
