@@ -73,3 +73,5 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260209200024-4cfbd4190f57 // indirect
 	google.golang.org/grpc v1.79.1 // indirect
 )
+
+replace github.com/ichiban/prolog => ./third_party/ichiban-prolog

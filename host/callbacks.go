@@ -23,6 +23,21 @@ type callbacks struct {
 	q  *callQueue // non-nil for an async turn
 }
 
+type callbacksKey struct{}
+
+// withCallbacks carries cb in ctx, so that a Prolog-defined context
+// adapter reached under ctx (a context_* predicate, a plan's context step)
+// calls back into the interpreter through the caller's lock.
+func withCallbacks(ctx context.Context, cb *callbacks) context.Context {
+	return context.WithValue(ctx, callbacksKey{}, cb)
+}
+
+// callbacksFrom is the cb withCallbacks put in ctx, or nil.
+func callbacksFrom(ctx context.Context) *callbacks {
+	cb, _ := ctx.Value(callbacksKey{}).(*callbacks)
+	return cb
+}
+
 // with runs fn with a Call into the interpreter and waits for it; with
 // wait false (events) it may return first, fn queued.
 func (cb *callbacks) with(ctx context.Context, wait bool, fn func(c *prolog.Call)) error {

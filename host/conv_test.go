@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rlmpl/rlmpl/host"
 	"github.com/rlmpl/rlmpl/store/pgtest"
@@ -122,5 +123,69 @@ func TestPostgresStoreSpec(t *testing.T) {
 	}
 	if got["Name"] != "store_unavailable" {
 		t.Errorf("unreachable server: detail %s, want store_unavailable(Spec)", got["Detail"])
+	}
+}
+
+// TestPostgresConversationWaitAcrossHosts: a program waiting with
+// conversation_wait/4 in one host (one process's runtime) gets the message
+// a program in another host appended to the same PostgreSQL store.
+func TestPostgresConversationWaitAcrossHosts(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	a := newSession(t, &host.Options{StateDir: t.TempDir()})
+	b := newSession(t, &host.Options{StateDir: t.TempDir()})
+	ctx := context.Background()
+	if _, err := a.Once(ctx, `conversation_store_open(postgres('`+dsn+`'), ok(S)), conversation_create(S, [id(live)], ok(_))`); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		got map[string]string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		got, err := b.Once(ctx, `conversation_store_open(postgres('`+dsn+`'), ok(S)), conversation_open(S, live, ok(C)),
+			conversation_wait(C, 0, [timeout(20)], ok([R])), record_get(R, content, Text)`)
+		done <- result{got, err}
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if _, err := a.Once(ctx, `conversation_store_open(postgres('`+dsn+`'), ok(S)), conversation_open(S, live, ok(C)),
+		conversation_append(C, message(user, "from the other worker"), ok(_))`); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.got["Text"] != `"from the other worker"` {
+		t.Errorf("the waiting host got %v, %v", r.got, r.err)
+	}
+}
+
+// TestPostgresOutageIsStorageFailure: when the server goes away after the
+// store opened (through a proxy: connections reset, then refused), opening
+// the conversation or appending to it is the outcome conversation_error
+// with detail(storage_failure),
+// within the connect timeout's retries, and the next append after it
+// comes back succeeds.
+func TestPostgresOutageIsStorageFailure(t *testing.T) {
+	proxy, dsn := pgtest.NewProxy(t, pgtest.DSN(t))
+	s := newSession(t, &host.Options{StateDir: t.TempDir()})
+	ctx := context.Background()
+	open := `conversation_store_open(postgres('` + dsn + `', [connect_timeout(1)]), ok(S)), `
+	if _, err := s.Once(ctx, open+`conversation_create(S, [id(c)], ok(_))`); err != nil {
+		t.Fatal(err)
+	}
+	proxy.Down()
+	start := time.Now()
+	got, err := s.Once(ctx, open+`conversation_open(S, c, O1),
+		(   O1 = ok(C) -> conversation_append(C, message(user, "while down"), Out) ; Out = O1 ),
+		Out = error(conversation_error(P)), memberchk(detail(D), P), memberchk(phase(Ph), P)`)
+	if err != nil || got["D"] != "storage_failure" || (got["Ph"] != "append" && got["Ph"] != "open") {
+		t.Fatalf("append while the server is away: %v, %v", got, err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the failure took %v with a 1s connect timeout", d)
+	}
+	t.Logf("while down: detail %s in phase %s after %v", got["D"], got["Ph"], time.Since(start))
+	proxy.Up()
+	if _, err := s.Once(ctx, open+`conversation_open(S, c, ok(C)), conversation_append(C, message(user, "back"), ok(R)), record_get(R, sequence, 1)`); err != nil {
+		t.Errorf("append after the server came back: %v", err)
 	}
 }

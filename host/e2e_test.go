@@ -27,9 +27,10 @@ import (
 // and llama3.specials. It checks that (a) rlm_completion/4 gets a valid
 // plan from a model that can only produce noise, because the planner
 // request carries the plan's JSON schema; (b) llm_query/3 streams through
-// on_delta; and (c) the local count of every request the server received
-// equals its usage.prompt_tokens, exactly, where the count is labelled
-// exact. Requests go through a recording proxy, so what is counted is
+// on_delta; (c) a managed turn and a direct turn (history tools offered,
+// the answer streamed) work; and (d) the local count of every request the
+// server received equals its usage.prompt_tokens, exactly, where the
+// count is labelled exact. Requests go through a recording proxy, so what is counted is
 // byte for byte what was sent.
 func TestE2ELlamaServer(t *testing.T) {
 	base, dir := os.Getenv("RLMPL_E2E_URL"), os.Getenv("RLMPL_E2E_DIR")
@@ -99,7 +100,24 @@ text_(D, T) :- D = text(T).
 		t.Errorf("conversation_turn = %s", got["O"])
 	}
 
-	// (c) Local count = server count, per request.
+	// A direct turn: the conversation goes to the model at once, with the
+	// history tools offered (llama3's template renders none of them, so
+	// the count stays exact), and the answer streams.
+	got, err = s.Once(ctx, `conversation_store_open(memory, ok(S)), conversation_create(S, [], ok(C)),
+		conversation_append(C, message(system, "You are terse."), ok(_)),
+		conversation_append(C, message(user, "Earlier question."), ok(_)),
+		conversation_append(C, message(assistant, "Earlier answer."), ok(_)),
+		conversation_turn(C, message(user, "Answer directly."), [mode(direct), on_event(collect_),
+			completion_options([provider(`+prov+`)])], O),
+		( delta_(turn_event(F)), memberchk(kind(delta), F) -> Streamed = true ; Streamed = false )`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got["O"], "ok(") || got["Streamed"] != "true" {
+		t.Errorf("direct conversation_turn = %s, streamed %s", got["O"], got["Streamed"])
+	}
+
+	// (d) Local count = server count, per request.
 	enc := llama3(t, dir)
 	reg, err := tokenizer.New(&tokenizer.Options{Encodings: []*tokenizer.Encoding{enc}})
 	if err != nil {
@@ -110,7 +128,7 @@ text_(D, T) :- D = text(T).
 		t.Fatal(err)
 	}
 	calls := rec.calls()
-	if len(calls) < 4 {
+	if len(calls) < 5 {
 		t.Fatalf("%d requests recorded", len(calls))
 	}
 	for i, c := range calls {
@@ -211,6 +229,8 @@ func newRecorder(t *testing.T, base string) *recorder {
 			kind = "turn planner (json_schema)"
 		case bytes.Contains(body, []byte(`"response_format"`)):
 			kind = "planner (json_schema)"
+		case bytes.Contains(body, []byte(`"tools"`)):
+			kind = "direct turn (tools, stream)"
 		case bytes.Contains(body, []byte(`"stream":true`)):
 			kind = "llm_query (stream)"
 		case bytes.Contains(body, []byte("recursive subquery")):

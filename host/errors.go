@@ -147,6 +147,11 @@ func (s *Session) reason(phase string, err error, subject []engine.Term) (engine
 		return conv(named("store_path_refused"))
 	case errors.Is(err, runtime.ErrStoreOpen):
 		return conv(named("store_unavailable"))
+	case errors.Is(err, store.ErrUnavailable):
+		// A PostgreSQL store's server went down or is restarting (after
+		// the store opened: opening is store_unavailable above); the
+		// store retried what was safe for its connect timeout.
+		return conv(engine.NewAtom("storage_failure"))
 	case errors.Is(err, runtime.ErrNotUserMessage):
 		return conv(engine.NewAtom("not_user_message"))
 	case errors.Is(err, store.ErrIdempotencyMismatch):
@@ -201,7 +206,7 @@ func warmReason(phase, kind string, err error, details ...prolog.Field) engine.T
 
 // storePhases are the operations whose unknown failures come from storage.
 var storePhases = []string{"store_open", "store_close", "create", "open", "list", "append", "message", "messages",
-	"stats", "export", "search", "cold_context", "import", "context_pack", "pin"}
+	"stats", "export", "search", "cold_context", "import", "context_pack", "pin", "wait"}
 
 // convReason is conversation_error([detail(D), kind(conversation_error), message(M), phase(P)]).
 func convReason(phase string, detail engine.Term, msg string) engine.Term {

@@ -39,6 +39,10 @@ type Options struct {
 	FS fs.FS
 	// Argv is the argv flag of every session (a script's arguments).
 	Argv []string
+	// Reload returns the current text of a source a session consulted
+	// with [Session.Consult] under name, for make/0. Nil means make/0
+	// reloads only what consult/1 loaded through FS.
+	Reload func(name string) (string, error)
 	// Logger receives diagnostics. Nil discards them.
 	Logger *slog.Logger
 	// Now is the clock. Nil means time.Now.
@@ -173,6 +177,7 @@ type Session struct {
 	host     *Host
 	in       *prolog.Interpreter
 	handles  *handle.Registry
+	adapters adapters // Prolog-defined context adapters (pred_adapter.go)
 	tokens   cancelTokens
 	turns    turnTasks // async turns
 	pol      *policy   // lib's policy facts, read at first use
@@ -190,6 +195,7 @@ func (h *Host) NewSession(ctx context.Context) (*Session, error) {
 		Now:      h.opts.Now,
 		FS:       h.opts.FS,
 		Argv:     h.opts.Argv,
+		Reload:   h.opts.Reload,
 		MapError: mapError,
 	})
 	s := &Session{host: h, in: in, handles: handle.New(&handle.Options{Now: h.opts.Now})}

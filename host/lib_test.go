@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -64,7 +65,8 @@ func runSuite(t *testing.T, file string) {
 	// Suites read their fixtures (testdata/lib/fixtures) as a program reads
 	// the files of its directory; persist(Name) stores live in a scratch
 	// state directory.
-	h, err := host.New(&host.Options{FS: os.DirFS(filepath.Dir(file)), StateDir: t.TempDir()})
+	var out bytes.Buffer
+	h, err := host.New(&host.Options{FS: os.DirFS(filepath.Dir(file)), StateDir: t.TempDir(), Stdout: &out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +89,7 @@ func runSuite(t *testing.T, file string) {
 		t.Fatal(err)
 	}
 	in := s.Interpreter()
+	runUnits(t, in, &out)
 	bs, err := in.Once(ctx, `'$test_names'(Ns)`)
 	if err != nil {
 		t.Fatal(err)
@@ -112,6 +115,36 @@ func runSuite(t *testing.T, file string) {
 			}
 			if strings.Contains(res["O"], "det") && !strings.Contains(res["O"], "nondet") {
 				assertDet(t, in, qn)
+			}
+		})
+	}
+}
+
+// runUnits runs the plunit units a suite defines (begin_tests/end_tests),
+// each test as its own subtest through run_tests(Unit:Test), whose report
+// is the failure message.
+func runUnits(t *testing.T, in *prolog.Interpreter, out *bytes.Buffer) {
+	t.Helper()
+	ctx := context.Background()
+	bs, err := in.Once(ctx, `'$plunit_units'(Us), findall(U:N, (member(unit(U, _, Ts), Us), member(t(N, _), Ts)), Tests)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tests []engine.Term
+	for _, b := range bs {
+		if b.Name == "Tests" {
+			it := engine.ListIterator{List: b.Value}
+			for it.Next() {
+				tests = append(tests, it.Current())
+			}
+		}
+	}
+	for _, tt := range tests {
+		spec := in.WriteQ(tt, nil)
+		t.Run(spec, func(t *testing.T) {
+			out.Reset()
+			if _, err := in.Once(ctx, "run_tests("+spec+")"); err != nil {
+				t.Fatalf("%s: %v\n%s", spec, err, out.String())
 			}
 		})
 	}

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"time"
 
@@ -261,7 +262,7 @@ func (s *Session) decode(c *prolog.Call, pred string, options engine.Term) (*spe
 	if op.has("planner_handler") {
 		sp.deps.Planner = prologPlanner{cb: sp.cb, h: op["planner_handler"]}
 	}
-	if op.has("budget") {
+	if op.has("budget") && pred != "plan_run/5" { // plan_run/5 reads upstream's plan budget
 		b, err := budgetOf(c, optionList(c, op["budget"]))
 		if err != nil {
 			return nil, err
@@ -648,7 +649,7 @@ func (s *Session) rlmCompletion(c *prolog.Call, query, context_, options, out en
 		return s.done(c, out, "completion", err, sp)
 	}
 	sp.in.Context = cref
-	ctx, stop := s.tokens.watch(c.Ctx, sp.token)
+	ctx, stop := s.tokens.watch(withCallbacks(c.Ctx, sp.cb), sp.token)
 	defer stop()
 	sp.in.OnExit = func(*plan.Outcome, error) {
 		if sp.ephemeral != nil {
@@ -659,32 +660,11 @@ func (s *Session) rlmCompletion(c *prolog.Call, query, context_, options, out en
 	if err != nil {
 		return s.done(c, out, "completion", err, sp)
 	}
-	value, err := planterm.ToTerm(res.Value)
+	t, err := completionResultTerm(res)
 	if err != nil {
 		return false, err
 	}
-	caps := make([]engine.Term, len(res.ChildCapabilities))
-	for i, cp := range res.ChildCapabilities {
-		caps[i] = engine.NewAtom(cp.String())
-		if t, err := prolog.ReadTerm(cp.String(), prolog.ReadLimits{}); err == nil {
-			caps[i] = t
-		}
-	}
-	checkpoints := make([]engine.Term, len(res.Checkpoints))
-	for i, cp := range res.Checkpoints {
-		checkpoints[i] = engine.NewAtom(cp)
-	}
-	return c.Unify(out, ok(record("completion_result",
-		fld("checkpoints", engine.List(checkpoints...)),
-		fld("child_capabilities", engine.List(caps...)),
-		fld("plan", prolog.Chars(res.Plan.String())),
-		fld("planner_attempts", engine.Integer(res.PlannerAttempts)),
-		fld("remaining", countersTerm(res.Remaining)),
-		fld("trajectory", trajectoryTerm(res.Trajectory)),
-		fld("usage", usageTerm(res.Usage)),
-		fld("used", countersTerm(res.Used)),
-		fld("value", value),
-	))), nil
+	return c.Unify(out, ok(t)), nil
 }
 
 func countersTerm(k plan.Counters) engine.Term {
@@ -742,9 +722,25 @@ func (s *Session) queryCall(c *prolog.Call, prompt string, sp *spec, depth int, 
 			fld("reasoning", prolog.Chars(res.Response.Reasoning)), fld("text", prolog.Chars(res.Response.Text)))),
 		fld("usage", usageTerm(res.Usage)),
 	}
+	reason := "direct"
 	if tag == "rlm_query_result" {
 		fs = append(fs, fld("depth", engine.Integer(depth)))
+		reason = "recursive_subquery"
 	}
+	// Upstream's trajectory of a direct call: one model_event, its id
+	// model_<hash of provider and prompt>, parent root_planner.
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(qi.Provider + "\x00" + prompt))
+	fs = append(fs, fld("trajectory", engine.List(record("model_event",
+		fld("depth", engine.Integer(depth)),
+		fld("elapsed_ms", engine.Float(float64(res.Elapsed.Microseconds())/1000)),
+		fld("id", engine.NewAtom(fmt.Sprintf("model_%016x", h.Sum64()))),
+		fld("parent", engine.NewAtom("root_planner")),
+		fld("provider", engine.NewAtom(qi.Provider)),
+		fld("reason", engine.NewAtom(reason)),
+		fld("selected_model", prolog.Chars(res.Response.Model)),
+		fld("usage", usageTerm(res.Usage)),
+	))))
 	return c.Unify(out, ok(record(tag, fs...))), nil
 }
 

@@ -124,7 +124,7 @@ func metadataTerm(m handle.Metadata) engine.Term {
 		ops[i] = engine.NewAtom(string(o))
 	}
 	fields := []prolog.Field{
-		fld("backend", engine.NewAtom(m.Backend)),
+		fld("backend", backendTerm(m)),
 		fld("bytes", count(m.Bytes)),
 		fld("created_at", engine.Integer(m.CreatedAt.UnixMilli())),
 		fld("items", count(m.Items)),
@@ -140,6 +140,15 @@ func metadataTerm(m handle.Metadata) engine.Term {
 		fields = append(fields, fld("adapter", engine.NewAtom(m.Adapter)), fld("source", record("source", src...)))
 	}
 	return record("context_metadata", fields...)
+}
+
+// backendTerm is memory or adapter(Name), a term (never the atom
+// 'adapter(Name)').
+func backendTerm(m handle.Metadata) engine.Term {
+	if m.Adapter != "" {
+		return engine.NewAtom("adapter").Apply(engine.NewAtom(m.Adapter))
+	}
+	return engine.NewAtom(m.Backend)
 }
 
 func (s *Session) contextMetadata(c *prolog.Call, h, out engine.Term) (bool, error) {
@@ -235,7 +244,7 @@ func (s *Session) contextDo(c *prolog.Call, pred string, op handle.Op, h engine.
 	if err := s.request(c, &req, args); err != nil {
 		return s.fail(c, out, string(op), err)
 	}
-	res, err := s.handles.Do(c.Ctx, ref, req, lim)
+	res, err := s.handles.Do(withCallbacks(c.Ctx, &callbacks{c: c}), ref, req, lim)
 	if err != nil {
 		return s.fail(c, out, string(op), err)
 	}

@@ -11,17 +11,20 @@ package host
 //	conversation_list(+Store, +Options, -Outcome) is det.
 //	conversation_append(+Conversation, +Message, -Outcome) is det.
 //	conversation_append(+Conversation, +Message, +Options, -Outcome) is det.
+//	conversation_append_all(+Conversation, +Items, +Options, -Outcome) is det.
 //	conversation_message(+Conversation, +Seq, -Outcome) is det.
 //	conversation_messages(+Conversation, +Selector, +Options, -Outcome) is det.
 //	conversation_search(+Conversation, +Query, +Options, -Outcome) is det.
 //	conversation_cold_context(+Conversation, +LimitOptions, -Outcome) is det.
 //	conversation_stats(+Conversation, -Outcome) is det.
+//	conversation_wait(+Conversation, +AfterSeq, +Options, -Outcome) is det.
 //	conversation_export(+Conversation, +Format, -Outcome) is det.
 //	conversation_import(+Conversation, +File, -Outcome) is det.
 //	conversation_pin(+Conversation, +Target, -Outcome) is det.
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -236,20 +239,81 @@ func (s *Session) conversationAppend(c *prolog.Call, conv, msg, options, out eng
 	if err != nil {
 		return false, err
 	}
-	ao := runtime.AppendOptions{IdempotencyKey: op.text("idempotency_key"), Encodings: pol.encodings, Session: op.text("session")}
-	if op.has("time") {
-		if ao.Time, err = timeOf(c, op["time"]); err != nil {
-			return false, err
-		}
-	}
-	if ao.Metadata, err = metadataFrom(c, op["metadata"]); err != nil {
+	so, err := appendOptionsOf(c, op)
+	if err != nil {
 		return false, err
 	}
-	rec, err := cv.Append(m, ao)
+	rec, err := cv.Append(m, runtime.AppendOptions{IdempotencyKey: so.IdempotencyKey, Encodings: pol.encodings,
+		Session: so.Session, Time: so.Time, Metadata: so.Metadata})
 	if err != nil {
 		return s.fail(c, out, "append", err, engine.NewAtom(cv.ID()))
 	}
 	return c.Unify(out, ok(recordTerm(rec))), nil
+}
+
+// appendOptionsOf reads conversation_append/4's options.
+func appendOptionsOf(c *prolog.Call, op opts) (store.AppendOptions, error) {
+	ao := store.AppendOptions{IdempotencyKey: op.text("idempotency_key"), Session: op.text("session")}
+	var err error
+	if op.has("time") {
+		if ao.Time, err = timeOf(c, op["time"]); err != nil {
+			return ao, err
+		}
+	}
+	ao.Metadata, err = metadataFrom(c, op["metadata"])
+	return ao, err
+}
+
+var atomMinus = engine.NewAtom("-")
+
+// conversationAppendAll appends a list of messages in one transaction:
+// each item is a message or Message-Options (conversation_append/4's
+// options, for that message alone).
+func (s *Session) conversationAppendAll(c *prolog.Call, conv, items, options, out engine.Term) (bool, error) {
+	cv, err := s.convArg(c, conv)
+	if err != nil {
+		return s.fail(c, out, "append", err)
+	}
+	switch batchOpts, err := c.List(options); { // none yet: each item has its own
+	case err != nil:
+		return false, err
+	case len(batchOpts) > 0:
+		return false, prolog.DomainError("conversation_append_all_option", prolog.Resolved(batchOpts[0], c.Env))
+	}
+	list, err := c.List(items)
+	if err != nil {
+		return false, err
+	}
+	entries := make([]store.Entry, len(list))
+	for i, item := range list {
+		msg, itemOpts := item, engine.Term(atomNil)
+		if p, isPair := c.Resolve(item).(engine.Compound); isPair && p.Functor() == atomMinus && p.Arity() == 2 {
+			msg, itemOpts = p.Arg(0), p.Arg(1)
+		}
+		op, err := s.options(c, "conversation_append/4", itemOpts)
+		if err != nil {
+			return false, err
+		}
+		if entries[i].Options, err = appendOptionsOf(c, op); err != nil {
+			return false, err
+		}
+		if entries[i].Message, err = messageOf(c, msg); err != nil {
+			return s.fail(c, out, "append", err)
+		}
+	}
+	pol, err := s.policy(c)
+	if err != nil {
+		return false, err
+	}
+	recs, err := cv.AppendAll(entries, pol.encodings)
+	if err != nil {
+		return s.fail(c, out, "append", err, engine.NewAtom(cv.ID()))
+	}
+	terms := make([]engine.Term, len(recs))
+	for i, r := range recs {
+		terms[i] = recordTerm(r)
+	}
+	return c.Unify(out, ok(engine.List(terms...))), nil
 }
 
 func (s *Session) conversationMessage(c *prolog.Call, conv, seq, out engine.Term) (bool, error) {
@@ -340,6 +404,42 @@ func (s *Session) conversationMessages(c *prolog.Call, conv, selector, options, 
 	recs, err := cv.Messages(sel, op.limit("limit"))
 	if err != nil {
 		return s.fail(c, out, "messages", err, prolog.Resolved(selector, c.Env))
+	}
+	ts := make([]engine.Term, len(recs))
+	for i, r := range recs {
+		ts[i] = recordTerm(r)
+	}
+	return c.Unify(out, ok(engine.List(ts...))), nil
+}
+
+func (s *Session) conversationWait(c *prolog.Call, conv, afterSeq, options, out engine.Term) (bool, error) {
+	cv, err := s.convArg(c, conv)
+	if err != nil {
+		return s.fail(c, out, "wait", err)
+	}
+	after, err := c.NonNeg(afterSeq)
+	if err != nil {
+		return false, err
+	}
+	op, err := s.options(c, "conversation_wait/4", options)
+	if err != nil {
+		return false, err
+	}
+	ctx := c.Ctx
+	if op.has("timeout") {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(op.number("timeout")*float64(time.Second)))
+		defer cancel()
+	}
+	if _, err := cv.Wait(ctx, after); err != nil {
+		if c.Ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return c.Unify(out, ok(engine.List())), nil // the timeout: nothing new
+		}
+		return s.fail(c, out, "wait", err, engine.NewAtom(cv.ID()))
+	}
+	recs, err := cv.Messages(store.After(after), op.limit("limit"))
+	if err != nil {
+		return s.fail(c, out, "wait", err, engine.NewAtom(cv.ID()))
 	}
 	ts := make([]engine.Term, len(recs))
 	for i, r := range recs {

@@ -29,7 +29,7 @@ func (s *Session) conversationTurn(c *prolog.Call, conv, msg, options, out engin
 	if !cont {
 		return res, err
 	}
-	ctx, unwatch := s.tokens.watch(c.Ctx, t.sp.token)
+	ctx, unwatch := s.tokens.watch(withCallbacks(c.Ctx, t.sp.cb), t.sp.token)
 	defer unwatch()
 	r, err := t.cv.Turn(ctx, t.msg, t.opts)
 	if c.Ctx.Err() != nil {

@@ -78,7 +78,7 @@ func (s *Session) conversationTurnAsync(c *prolog.Call, conv, msg, options, out 
 	// The turn outlives the query that started it: its context is the
 	// session's, cancelled by conversation_turn_cancel/1 or Close.
 	ctx, cancel := context.WithCancelCause(context.Background())
-	ctx, unwatch := s.tokens.watch(ctx, t.sp.token)
+	ctx, unwatch := s.tokens.watch(withCallbacks(ctx, t.sp.cb), t.sp.token)
 	task := &turnTask{turnID: t.opts.TurnID, key: convKey{t.cv.Store(), t.cv.ID()}, cancel: cancel, done: make(chan struct{}), withReceipt: t.op.bool("receipt")}
 	prev := s.turns.add(task)
 	go func() {

@@ -8,6 +8,7 @@ package host
 //	conversation_warm_list(+Conversation, +Store, +Options, -Outcome) is det.
 //	conversation_warm_context_units(+Conversation, +Store, +Signals, +Options, -Outcome) is det.
 //	conversation_warm_retire(+Conversation, +Store, +Range, -Outcome) is det.
+//	artifact_store_open(+Spec, -Outcome) is det.
 
 import (
 	"context"
@@ -37,6 +38,31 @@ func (s *Session) warmStoreArg(c *prolog.Call, cv runtime.Conversation, t engine
 		return ErrWarmStoreMismatch
 	}
 	return nil
+}
+
+// artifactStoreOpen opens the store warm artifacts live in, by name:
+// artifacts are kept in the store of the conversation they summarize (its
+// transactions and backups), so Spec is that store (an open store, or a
+// conversation_ref: its store), or a store spec as conversation_store_open/2
+// takes (memory, persist(Dir), postgres(...)), opened as a store that holds
+// conversations and their artifacts alike.
+func (s *Session) artifactStoreOpen(c *prolog.Call, spec, out engine.Term) (bool, error) {
+	if t, isCompound := c.Resolve(spec).(engine.Compound); isCompound && t.Arity() == 1 {
+		switch {
+		case t.Functor() == atomStore:
+			if _, err := s.storeArg(c, t); err != nil {
+				return s.fail(c, out, "artifact_store", err)
+			}
+			return c.Unify(out, ok(prolog.Resolved(t, c.Env))), nil
+		case t.Functor().String() == "conversation_ref":
+			f, err := recordFields(c, t, "conversation_ref")
+			if err != nil || f["store"] == nil {
+				return false, prolog.TypeError("artifact_store_spec", prolog.Resolved(spec, c.Env))
+			}
+			return s.artifactStoreOpen(c, f["store"], out)
+		}
+	}
+	return s.conversationStoreOpen(c, spec, out)
 }
 
 // rangeArg reads range(From, To) with positive integers; anything else is
@@ -344,9 +370,13 @@ func (s *Session) conversationWarmContextUnits(c *prolog.Call, conv, st, signals
 // artifactTerm is the warm_context record of a, with extra fields (a
 // publish's overlaps).
 func artifactTerm(a runtime.WarmArtifact, extra ...prolog.Field) engine.Term {
+	// Upstream's source_refs are message references; the sequence numbers
+	// stay available as source_sequences.
 	refs := make([]engine.Term, len(a.SourceRefs))
+	seqs := make([]engine.Term, len(a.SourceRefs))
 	for i, r := range a.SourceRefs {
-		refs[i] = engine.Integer(r)
+		refs[i] = record("conversation_message_ref", fld("conversation_id", engine.NewAtom(a.Conversation)), fld("sequence", engine.Integer(r)))
+		seqs[i] = engine.Integer(r)
 	}
 	vs := make([]engine.Term, len(a.Variants))
 	for i, v := range a.Variants {
@@ -382,6 +412,7 @@ func artifactTerm(a runtime.WarmArtifact, extra ...prolog.Field) engine.Term {
 		fld("source_hash", engine.NewAtom(a.SourceHash)),
 		fld("source_range", rangeTerm(a.From, a.To)),
 		fld("source_refs", engine.List(refs...)),
+		fld("source_sequences", engine.List(seqs...)),
 		fld("variants", engine.List(vs...)),
 		fld("version", engine.Integer(a.Version)),
 	)...)

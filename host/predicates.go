@@ -14,6 +14,8 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred1("$rlm_version", "'$rlm_version'(-Version) is det", s.version),
 		prolog.Pred1("$rlm_now", "'$rlm_now'(-UnixMillis) is det", s.now),
 		prolog.Pred0("$rlm_defaults", "'$rlm_defaults' is det", s.readDefaults),
+		prolog.Pred2("tmp_file", "tmp_file(+Base, -TmpName) is det", s.tmpFile),
+		prolog.Pred1("delete_file", "delete_file(+File) is det", s.deleteFile),
 
 		// Context handles (pred_context.go)
 		prolog.Pred3("context_register", "context_register(+Source, +Options, -Outcome) is det", s.contextRegister),
@@ -26,6 +28,13 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred4("context_reduce", "context_reduce(+Handle, +Reducer, +Options, -Outcome) is det", s.contextReduce),
 		prolog.Pred2("context_delete", "context_delete(+Handle, -Outcome) is det", s.contextDelete),
 		prolog.Pred3("context_trace", "context_trace(+Handle, +Limit, -Outcome) is det", s.contextTrace),
+
+		// Prolog-defined context adapters (pred_adapter.go)
+		prolog.Pred5("context_adapter_register", "context_adapter_register(+Name, +Capabilities, +MetadataHandler, +OperationHandler, -Outcome) is det", s.contextAdapterRegister),
+		prolog.Pred2("context_adapter_unregister", "context_adapter_unregister(+Name, -Outcome) is det", s.contextAdapterUnregister),
+		prolog.Pred2("context_adapter_info", "context_adapter_info(+Name, -Outcome) is det", s.contextAdapterInfo),
+		prolog.Pred4("context_register_adapter", "context_register_adapter(+Name, +Source, +Options, -Outcome) is det", s.contextRegisterAdapter),
+		prolog.Pred2("context_backend", "context_backend(+Backend, -Info) is semidet", s.contextBackend),
 
 		// Tokens (pred_token.go)
 		prolog.Pred3("token_count_text", "token_count_text(+Text, +Options, -Outcome) is det", s.tokenCountText),
@@ -42,6 +51,11 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred4("openai_compatible_provider", "openai_compatible_provider(+Endpoint, +Credential, +Model, -Provider) is det", s.openaiCompatibleProvider),
 		prolog.Pred2("openrouter_provider", "openrouter_provider(?Model, -Provider) is det", s.openrouterProvider),
 
+		// Plans (pred_plan.go)
+		prolog.Pred2("plan_parse", "plan_parse(+Input, -Outcome) is det", s.planParse),
+		prolog.Pred4("plan_validate", "plan_validate(+Plan, +Capabilities, +Budget, -Outcome) is det", s.planValidate),
+		prolog.Pred5("plan_run", "plan_run(+Plan, +Capabilities, +Options, +Inputs, -Outcome) is det", s.planRun),
+
 		// Conversations (pred_conversation.go)
 		prolog.Pred2("conversation_store_open", "conversation_store_open(+Spec, -Outcome) is det", s.conversationStoreOpen),
 		prolog.Pred2("conversation_store_close", "conversation_store_close(+Store, -Outcome) is det", s.conversationStoreClose),
@@ -50,11 +64,13 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred3("conversation_list", "conversation_list(+Store, +Options, -Outcome) is det", s.conversationList),
 		prolog.Pred3("conversation_append", "conversation_append(+Conversation, +Message, -Outcome) is det", s.conversationAppend3),
 		prolog.Pred4("conversation_append", "conversation_append(+Conversation, +Message, +Options, -Outcome) is det", s.conversationAppend),
+		prolog.Pred4("conversation_append_all", "conversation_append_all(+Conversation, +Items, +Options, -Outcome) is det", s.conversationAppendAll),
 		prolog.Pred3("conversation_message", "conversation_message(+Conversation, +Seq, -Outcome) is det", s.conversationMessage),
 		prolog.Pred4("conversation_messages", "conversation_messages(+Conversation, +Selector, +Options, -Outcome) is det", s.conversationMessages),
 		prolog.Pred4("conversation_search", "conversation_search(+Conversation, +Query, +Options, -Outcome) is det", s.conversationSearch),
 		prolog.Pred3("conversation_cold_context", "conversation_cold_context(+Conversation, +LimitOptions, -Outcome) is det", s.conversationColdContext),
 		prolog.Pred2("conversation_stats", "conversation_stats(+Conversation, -Outcome) is det", s.conversationStats),
+		prolog.Pred4("conversation_wait", "conversation_wait(+Conversation, +AfterSeq, +Options, -Outcome) is det", s.conversationWait),
 		prolog.Pred3("conversation_export", "conversation_export(+Conversation, +Format, -Outcome) is det", s.conversationExport),
 		prolog.Pred3("conversation_import", "conversation_import(+Conversation, +File, -Outcome) is det", s.conversationImport),
 		prolog.Pred3("conversation_pin", "conversation_pin(+Conversation, +Target, -Outcome) is det", s.conversationPin),
@@ -73,6 +89,8 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred4("conversation_warm_list", "conversation_warm_list(+Conversation, +Store, +Options, -Outcome) is det", s.conversationWarmList),
 		prolog.Pred4("conversation_warm_retire", "conversation_warm_retire(+Conversation, +Store, +Range, -Outcome) is det", s.conversationWarmRetire),
 		prolog.Pred5("conversation_warm_context_units", "conversation_warm_context_units(+Conversation, +Store, +Signals, +Options, -Outcome) is det", s.conversationWarmContextUnits),
+
+		prolog.Pred2("artifact_store_open", "artifact_store_open(+Spec, -Outcome) is det", s.artifactStoreOpen),
 
 		// Packs (pred_pack.go)
 		prolog.Pred2("context_policy", "context_policy(+Overlay, -Outcome) is det", s.contextPolicy),

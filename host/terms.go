@@ -56,6 +56,8 @@ func goTerm(v any) engine.Term {
 		return engine.List(ts...)
 	case engine.Term:
 		return v
+	case termValue:
+		return v.t
 	}
 	return engine.NewAtom(fmt.Sprint(v))
 }

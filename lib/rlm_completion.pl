@@ -92,9 +92,16 @@ Exports:
 %   Context is text(T), terms(L) (registered for the call and deleted
 %   after), a context_handle(Id, V) or a context_ref record (the caller's,
 %   kept). Outcome is ok(completion_result([checkpoints, child_capabilities,
-%   plan, planner_attempts, remaining, trajectory, usage, used, value(V)]))
-%   or error(E) with E a completion_error, plan_error or provider_error
-%   record.
+%   plan, planner_attempts, recursion, remaining, trajectory, usage, used,
+%   value(V), vars])) or error(E) with E a completion_error, plan_error or
+%   provider_error record. recursion([calls(N), children(K), depth(D),
+%   fingerprints(Fs), max_depth(M)]) says what recursion the completion
+%   did: the rlm steps its plan holds (calls), the child completions it
+%   ran (children), the deepest nesting reached (depth) and planned
+%   (max_depth); vars(bindings([Name(V), ...])) are the root plan's
+%   bindings. Capabilities, here and in every error detail
+%   (child_capability_denied(C), widening_denied's lists), are terms such
+%   as tool(search), never quoted text.
 %
 %   ?- rlm_completion("say hi", text("..."), [planner_handler(p)], ok(R)).
 
@@ -105,7 +112,11 @@ Exports:
 %   domain_error(non_empty_text, T).
 %
 %   One bounded direct model call: ok(llm_result([elapsed_ms, response(
-%   model_response([model, reasoning, text])), usage(U)])). With
+%   model_response([model, reasoning, text])), trajectory([model_event([
+%   depth(0), elapsed_ms, id(model_Hash), parent(root_planner),
+%   provider(P), reason(direct), selected_model(M), usage(U)])]),
+%   usage(U)])), as upstream (rlm_query/4's event has reason
+%   recursive_subquery and its depth). With
 %   on_delta(Closure) the answer streams through Closure as it comes.
 %
 %   ?- llm_query("hi", [provider(llamacpp), on_delta(print_delta)], O).

@@ -73,6 +73,8 @@ rlm_option(conversation_append/4, time, any, optional).
 rlm_option(conversation_append/4, session, text, optional).
 rlm_option(conversation_append/4, metadata, list, default([])).
 rlm_option(conversation_messages/4, limit, limit, default(all)).
+rlm_option(conversation_wait/4, timeout, positive_number, optional).
+rlm_option(conversation_wait/4, limit, limit, default(all)).
 rlm_option(conversation_search/4, max_results, positive_integer, default(32)).
 rlm_option(conversation_search/4, offset, nonneg, default(0)).
 rlm_option(conversation_search/4, exact, boolean, default(false)).
@@ -160,6 +162,17 @@ rlm_option(provider/2, model, text, optional).
 rlm_option(provider/2, timeout, positive_number, optional).
 rlm_option(provider/2, headers, list, optional).
 rlm_option(provider/2, structured_output, boolean, optional).
+
+rlm_option(context_adapter_register/5, description, text, optional).
+rlm_option(plan_run/5, provider, provider, optional).
+rlm_option(plan_run/5, model, text, optional).
+rlm_option(plan_run/5, model_handler, callable, optional).
+rlm_option(plan_run/5, budget, any, optional).
+rlm_option(plan_run/5, cancel_token, atom, optional).
+rlm_option(plan_run/5, tools, list, optional).
+rlm_option(plan_run/5, context_options, options(context_register/3), optional).
+rlm_option(plan_run/5, child_capabilities, list, optional).
+rlm_option(plan_run/5, query, text, optional).
 
 completion_predicate_(rlm_completion/4).
 completion_predicate_(llm_query/3).

@@ -22,11 +22,15 @@ An artifact is
     warm_context([conversation_id(C), created_at(Ms), fields(warm_fields([...])),
                   generation(warm_generation([kind(callback|rlm), usage(U)])),
                   key(range_S_E), producer(conversation_compaction),
-                  retired(Bool), source_hash(H), source_range(range(S, E)), source_refs(Seqs),
+                  retired(Bool), source_hash(H), source_range(range(S, E)), source_refs(Refs),
+                  source_sequences(Seqs),
                   variants([warm_variant([kind(K), text(T), token_counts(Cs)]), ...]),
                   version(V)])
 
-with the representations verbatim (the range as "[seq] role: content"
+with Refs upstream's message references,
+[conversation_message_ref([conversation_id(C), sequence(N)]), ...] (the
+ref of each source message, as conversation_message/3 reports it), and
+Seqs their sequence numbers; with the representations verbatim (the range as "[seq] role: content"
 lines), detailed_summary, compact_summary (summary and unresolved work) and
 facts_only, each counted at publish in every conversation_count_encoding/1.
 Errors are error(warm_error([kind(K), message(M), phase(P), ...])) with K
@@ -43,6 +47,7 @@ Exports:
     conversation_warm_list/4           % +Conversation, +Store, +Options, -Outcome
     conversation_warm_context_units/5  % +Conversation, +Store, +Signals, +Options, -Outcome
     conversation_warm_retire/4         % +Conversation, +Store, +Range, -Outcome
+    artifact_store_open/2              % +Spec, -Outcome
 */
 :- set_prolog_flag(double_quotes, chars).
 
@@ -71,6 +76,20 @@ default_warm_policy(warm_policy([fidelity(Fidelity), max_candidates(Max), weight
 warm_context_schema(warm_context_schema([summary(text), decisions(list(text)), facts(list(text)),
                                          unresolved(list(text)), entities(list(text)), topics(list(text)),
                                          files(list(text)), symbols(list(text))])).
+
+%!  artifact_store_open(+Spec, -Outcome) is det.
+%
+%   Opens the warm store by name, as upstream's programs do. Artifacts
+%   live in the store of the conversation they summarize (published with
+%   it, in its transactions and backups): Spec is that store (an open
+%   conversation_store(Id), or a conversation_ref, meaning its store), or
+%   a spec conversation_store_open/2 takes (memory, persist(Dir),
+%   postgres(...)), opened as a store for conversations and their
+%   artifacts alike. A warm predicate given another conversation's store
+%   is error(warm_error([kind(warm_store_mismatch), ...])).
+%
+%   ?- conversation_create(S, [], ok(C)), artifact_store_open(C, ok(W)),
+%      conversation_warm_publish(C, W, range(1, 2), [], O).
 
 %!  conversation_warm_derive(+Conversation, +Range, +Options, -Outcome) is det.
 %

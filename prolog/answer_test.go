@@ -42,6 +42,16 @@ func TestAnswer(t *testing.T) {
 		{"X = 'hello world'", "X = 'hello world'"},
 		{"X = [f(x), \"s\"]", `X = [f(x), "s"]`},
 		{"X = (-)", "X = (-)"},
+		// Braces and abbreviation at depth 10 (SWI's max_depth(10)), as
+		// swipl 9.0.4 prints them.
+		{"X = {a,b}", "X = {a, b}"},
+		{"X = {(a:-b),c}", "X = {(a:-b), c}"},
+		{"numlist(1, 12, X)", "X = [1, 2, 3, 4, 5, 6, 7, 8, 9|...]"},
+		{"numlist(1, 9, X)", "X = [1, 2, 3, 4, 5, 6, 7, 8, 9]"},
+		{"X = [[1,2,3,4,5,6,7,8,9,10]]", "X = [[1, 2, 3, 4, 5, 6, 7, 8|...]]"},
+		{"X = f(f(f(f(f(f(f(f(f(f(f(a)))))))))))", "X = f(f(f(f(f(f(f(f(f(f(...))))))))))"},
+		{"X = [a,b|T], T = [c|_]", "X = [a, b, c|_A],\nT = [c|_A]"},
+		{"X = f(Y), Y = [A,A,A,A,A,A,A,A,A,A,A,A]", "X = f([A, A, A, A, A, A, A, A|...]),\nY = [A, A, A, A, A, A, A, A, A|...]"},
 	} {
 		t.Run(tc.goal, func(t *testing.T) {
 			q, err := in.Query(context.Background(), tc.goal)
@@ -56,5 +66,21 @@ func TestAnswer(t *testing.T) {
 				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestFullAnswer: FullAnswer writes what Answer abbreviates.
+func TestFullAnswer(t *testing.T) {
+	in := prolog.New(nil)
+	q, err := in.Query(context.Background(), "numlist(1, 12, X)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if !q.Next() {
+		t.Fatalf("no solution: %v", q.Err())
+	}
+	if got, want := q.FullAnswer(), "X = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]"; got != want {
+		t.Errorf("got %s, want %s", got, want)
 	}
 }

@@ -103,7 +103,7 @@ func catchRecover(vm *engine.VM, frame engine.Term, _ engine.Cont, env *engine.E
 	}
 	ball := env.Resolve(f.ball)
 	if f.active {
-		if env, ok := unifyTerms(f.catcher, ball, env); ok {
+		if env, ok := env.Unify(f.catcher, ball); ok {
 			return fastCall1(vm, f.recovery, f.k, env)
 		}
 	}

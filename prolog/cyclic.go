@@ -1,29 +1,22 @@
 package prolog
 
-// Cyclic terms. X = f(X) binds X to a term that contains it, and most of
-// ichiban's walks over terms (unification of two such terms, compare/3,
-// the free-variable scan and the compiler behind call/1, catch/3,
-// findall/3 and assert) recurse without end: the Go runtime dies with a
-// fatal stack overflow, which recover cannot catch. The host keeps those
-// walks away from cycles where it controls the flow:
+// Cyclic terms. X = f(X) binds X to a term that contains it. The engine's
+// unification (=/2, clause heads, every builtin's result), comparison
+// (compare/3, ==, @<, the sorts), occurs check, free-variable scan and
+// acyclic_term/1 are rational-tree safe, as in SWI-Prolog
+// (third_party/ichiban-prolog/PATCHES.md). What is left to the host are
+// the walks that would still recurse without end, which the Go runtime
+// answers with a fatal stack overflow that recover cannot catch:
 //
-//   - calling a goal never walks its arguments (hideLeaves, leaf),
-//     so call/N, catch/3, findall/3, forall/2, \+ and friends run goals
+//   - ichiban's compiler, behind call/1, catch/3, findall/3 and assert:
+//     calling a goal never walks its arguments (hideLeaves, leaf), so
+//     call/N, catch/3, findall/3, forall/2, \+ and friends run goals
 //     whatever their data;
-//   - =/2 and compare/3 (hence ==, @< and msort/2, sort/4) are cycle-safe
-//     here (unifyTerms, compareTerms), as rational-tree unification and
-//     comparison in SWI-Prolog;
 //   - the builtins that would still loop on a cyclic argument (assert,
-//     sort/2, term_variables/2, bagof/3, ...) check first (Acyclic) and
-//     throw: type_error(acyclic_term, Clause) for assert, as SWI-Prolog
-//     does, representation_error(cyclic_term) for the others, which
-//     SWI-Prolog supports and ichiban cannot.
-//
-// NB: what the host cannot reach is ichiban's own head unification: a
-// clause head with a repeated variable, p(X, X), called with two cyclic
-// terms still recurses without end inside the engine, as do the builtins
-// that unify a result with a cyclic output argument (copy_term/2 and
-// arg/3 excepted, see safeOutput).
+//     subsumes_term/2, bagof/3, ...) check first
+//     (Acyclic) and throw: type_error(acyclic_term, Clause) for assert, as
+//     SWI-Prolog does, representation_error(cyclic_term) for the others,
+//     which SWI-Prolog supports and ichiban cannot.
 //
 // The walks are cheap on ordinary terms: they remember nothing until they
 // are cheapDepth deep or cheapSteps long (a cycle makes a walk both, a
@@ -101,6 +94,13 @@ func Acyclic(t engine.Term, env *engine.Env) bool {
 	return !w.cyclic(t, 0)
 }
 
+// Ground reports whether t has no unbound variable under env. It is
+// cycle-safe (a cyclic term is walked once per distinct node).
+func Ground(t engine.Term, env *engine.Env) bool {
+	w := walk{env: env}
+	return w.ground(t, 0)
+}
+
 func (w *walk) cyclic(t engine.Term, depth int) bool {
 	c, ok := w.env.Resolve(t).(engine.Compound)
 	if !ok {
@@ -155,101 +155,13 @@ func (w *walk) ground(t engine.Term, depth int) bool {
 	return true
 }
 
-// pairSeen reports whether the walk met the pair (x, y) before, and
-// records it: unification and comparison of rational trees assume a pair
-// they are already working on unifies (compares equal), which is what
-// makes them finish.
-func (w *walk) pairSeen(depth int, x, y engine.Compound) bool {
-	kx := w.key(depth, x)
-	if kx == nil {
-		return false
-	}
-	ky := nodeKey(y)
-	if ky == nil {
-		return false
-	}
-	k := [2]any{kx, ky}
-	if w.state[k] != 0 {
-		return true
-	}
-	w.state[k] = onPath
-	return false
-}
-
-// unifyTerms is =/2 on rational trees.
-func unifyTerms(x, y engine.Term, env *engine.Env) (*engine.Env, bool) {
-	w := walk{env: env}
-	ok := w.unify(x, y, 0)
-	return w.env, ok
-}
-
-// unify continues with k when x and y unify (engine.Unify on rational
-// trees).
+// unify continues with k when x and y unify.
 func unify(x, y engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-	env, ok := unifyTerms(x, y, env)
+	env, ok := env.Unify(x, y)
 	if !ok {
 		return engine.Bool(false)
 	}
 	return k(env)
-}
-
-func (w *walk) unify(x, y engine.Term, depth int) bool {
-	x, y = w.env.Resolve(x), w.env.Resolve(y)
-	cx, okx := x.(engine.Compound)
-	cy, oky := y.(engine.Compound)
-	if !okx || !oky {
-		// A variable binds without a walk; an atomic term against
-		// anything is decided at once.
-		env, ok := w.env.Unify(x, y)
-		w.env = env
-		return ok
-	}
-	if cx.Functor() != cy.Functor() || cx.Arity() != cy.Arity() {
-		return false
-	}
-	if w.pairSeen(depth, cx, cy) {
-		return true
-	}
-	for i := 0; i < cx.Arity(); i++ {
-		if !w.unify(cx.Arg(i), cy.Arg(i), depth+1) {
-			return false
-		}
-	}
-	return true
-}
-
-// compareTerms is the standard order of terms (ichiban's) on rational
-// trees: two cyclic terms that unfold alike compare equal.
-func compareTerms(x, y engine.Term, env *engine.Env) int {
-	w := walk{env: env}
-	return w.compare(x, y, 0)
-}
-
-func (w *walk) compare(x, y engine.Term, depth int) int {
-	x, y = w.env.Resolve(x), w.env.Resolve(y)
-	cx, okx := x.(engine.Compound)
-	cy, oky := y.(engine.Compound)
-	if !okx || !oky {
-		return x.Compare(y, w.env) // stops at once: one side has no arguments
-	}
-	switch ax, ay := cx.Arity(), cy.Arity(); {
-	case ax > ay:
-		return 1
-	case ax < ay:
-		return -1
-	}
-	if o := cx.Functor().Compare(cy.Functor(), w.env); o != 0 {
-		return o
-	}
-	if w.pairSeen(depth, cx, cy) {
-		return 0
-	}
-	for i := 0; i < cx.Arity(); i++ {
-		if o := w.compare(cx.Arg(i), cy.Arg(i), depth+1); o != 0 {
-			return o
-		}
-	}
-	return 0
 }
 
 var (
@@ -257,9 +169,6 @@ var (
 	atomRepresent   = engine.NewAtom("representation_error")
 	atomCyclicTerm  = engine.NewAtom("cyclic_term")
 	atomAcyclicTerm = engine.NewAtom("acyclic_term")
-	atomOrderLT     = engine.NewAtom("<")
-	atomOrderEQ     = engine.NewAtom("=")
-	atomOrderGT     = engine.NewAtom(">")
 )
 
 // leaf is a goal carried through ichiban's call/1 as an atomic term, so
@@ -323,17 +232,6 @@ func (w *walk) hideLeaves(goal engine.Term, depth int) (engine.Term, bool, error
 	return nil, false, nil
 }
 
-// safeOutput returns what a builtin should unify its result with in
-// place of out, and the continuation to give it: out itself unless out is
-// bound to a compound, then a fresh variable and k behind unify.
-func safeOutput(out engine.Term, k engine.Cont, env *engine.Env) (engine.Term, engine.Cont) {
-	if _, ok := env.Resolve(out).(engine.Compound); !ok {
-		return out, k
-	}
-	v := engine.NewVariable()
-	return v, func(env *engine.Env) *engine.Promise { return unify(v, out, k, env) }
-}
-
 // cyclicError is the error a builtin that cannot take a cyclic argument
 // throws: type_error(acyclic_term, Culprit) for a clause (SWI-Prolog's
 // error for assert), representation_error(cyclic_term) otherwise.
@@ -346,30 +244,16 @@ func cyclicError(name string, arity int, culprit engine.Term, env *engine.Env) e
 	return engine.NewException(engine.NewAtom("error").Apply(formal, pi), env)
 }
 
-// registerCyclic installs the cycle-safe =/2 and compare/3, findall/3 and call_nth/2 that run their goal hidden, and the checks in
-// front of the builtins that would loop on a cyclic argument.
+// registerCyclic installs findall/3 and call_nth/2 that run their goal
+// hidden, and the checks in front of the builtins that would loop on a
+// cyclic argument.
 func (in *Interpreter) registerCyclic() {
 	vm := &in.ip.VM
-	vm.Register2(engine.NewAtom("="), func(_ *engine.VM, x, y engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-		return unify(x, y, k, env)
-	})
-	vm.Register3(engine.NewAtom("compare"), compare3)
 	vm.Register3(engine.NewAtom("findall"), func(vm *engine.VM, t, g, l engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
 		return engine.FindAll(vm, t, hidden(g), l, k, env)
 	})
 	vm.Register2(engine.NewAtom("call_nth"), func(vm *engine.VM, g, n engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
 		return engine.CallNth(vm, hidden(g), n, k, env)
-	})
-	// copy_term/2 and arg/3 unify their result with their last argument
-	// in ichiban's own code; a bound last argument gets a fresh variable
-	// there, unified here, cycle-safe, once the builtin has answered.
-	vm.Register2(engine.NewAtom("copy_term"), func(vm *engine.VM, t, out engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-		out, k = safeOutput(out, k, env)
-		return engine.CopyTerm(vm, t, out, k, env)
-	})
-	vm.Register3(engine.NewAtom("arg"), func(vm *engine.VM, n, t, a engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-		a, k = safeOutput(a, k, env)
-		return engine.Arg(vm, n, t, a, k, env)
 	})
 	// check returns the error for the first cyclic term of args.
 	check := func(name string, arity int, env *engine.Env, args ...engine.Term) error {
@@ -391,8 +275,7 @@ func (in *Interpreter) registerCyclic() {
 		})
 	}
 	for name, fn := range map[string]func(*engine.VM, engine.Term, engine.Term, engine.Cont, *engine.Env) *engine.Promise{
-		"sort": engine.Sort, "keysort": engine.KeySort, "term_variables": engine.TermVariables,
-		"subsumes_term": engine.SubsumesTerm, "unify_with_occurs_check": engine.UnifyWithOccursCheck,
+		"subsumes_term": engine.SubsumesTerm,
 	} {
 		vm.Register2(engine.NewAtom(name), func(vm *engine.VM, a, b engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
 			if err := check(name, 2, env, a, b); err != nil {
@@ -411,26 +294,4 @@ func (in *Interpreter) registerCyclic() {
 			return fn(vm, a, b, c, k, env)
 		})
 	}
-}
-
-// compare3 is compare(Order, X, Y) with ichiban's argument checks and the
-// cycle-safe order.
-func compare3(vm *engine.VM, order, x, y engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-	switch o := env.Resolve(order).(type) {
-	case engine.Variable:
-	case engine.Atom:
-		if o != atomOrderLT && o != atomOrderEQ && o != atomOrderGT {
-			return engine.Error(engine.DomainError(engine.NewAtom("order"), order, env))
-		}
-	default:
-		return engine.Error(engine.TypeError(engine.NewAtom("atom"), order, env))
-	}
-	o := atomOrderEQ
-	switch compareTerms(x, y, env) {
-	case -1:
-		o = atomOrderLT
-	case 1:
-		o = atomOrderGT
-	}
-	return engine.Unify(vm, o, order, k, env)
 }

@@ -23,7 +23,7 @@ type Call struct {
 // Unify unifies a and b (rational trees too), keeping the new bindings on
 // success.
 func (c *Call) Unify(a, b engine.Term) bool {
-	env, ok := unifyTerms(a, b, c.Env)
+	env, ok := c.Env.Unify(a, b)
 	if ok {
 		c.Env = env
 	}

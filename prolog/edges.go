@@ -80,10 +80,17 @@ func consultPred(c *Call, files engine.Term) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+		if name == "user" { // [user]: clauses typed at user_input (toplevel.go)
+			if err := consultUser(c); err != nil {
+				return false, err
+			}
+			continue
+		}
 		n, b, err := c.In.readFile(name)
 		if err != nil {
 			return false, FileError("source_sink", f, err)
 		}
+		c.In.viaFS(n)
 		if err := c.In.consultText(c.Ctx, n, string(b)); err != nil {
 			var se *SyntaxError
 			if errors.As(err, &se) {

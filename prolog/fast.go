@@ -61,7 +61,7 @@ func (in *Interpreter) registerFast() {
 	})
 	compare := func(name string, ok func(order int) bool) {
 		vm.Register2(engine.NewAtom(name), func(_ *engine.VM, x, y engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-			if !ok(compareTerms(x, y, env)) {
+			if !ok(x.Compare(y, env)) {
 				return engine.Bool(false)
 			}
 			return k(env)
@@ -72,7 +72,7 @@ func (in *Interpreter) registerFast() {
 	compare("@=<", func(o int) bool { return o <= 0 })
 	compare("@>=", func(o int) bool { return o >= 0 })
 	vm.Register2(engine.NewAtom(`\=`), func(_ *engine.VM, x, y engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-		if _, ok := unifyTerms(x, y, env); ok {
+		if _, ok := env.Unify(x, y); ok {
 			return engine.Bool(false)
 		}
 		return k(env)

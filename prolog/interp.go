@@ -39,6 +39,11 @@ type Options struct {
 	// Seed seeds the generator of random/1, random_between/3 and the
 	// like. Zero means a random seed; set_random(seed(N)) reseeds.
 	Seed uint64
+	// Reload returns the current text of a source consulted with
+	// [Interpreter.Consult] under name, for make/0 (texts consulted with
+	// consult/1 are read again through FS). Nil means make/0 reloads only
+	// those.
+	Reload func(name string) (string, error)
 	// Grace is how long a cancelled query may keep running inside a Go
 	// builtin that ignores its context before the watchdog abandons it.
 	// Zero means 2s.
@@ -62,9 +67,13 @@ type Interpreter struct {
 
 	mains   []engine.Term // initialization(Goal, main) goals, run by RunMain
 	globals map[string]engine.Term
-	dqChars bool        // double_quotes is chars (write.go)
-	sources []consulted // the texts consulted, for listing/1 and help/1
-	rng     *rand.Rand  // random/1 and friends (library.go)
+	dqChars bool                 // double_quotes is chars (write.go)
+	sources []consulted          // the texts consulted, for listing/1 and help/1
+	rng     *rand.Rand           // random/1 and friends (library.go)
+	quiet   bool                 // consulting shared texts: no singleton warnings
+	stats   statsState           // statistics/2 (toplevel.go)
+	traced  map[indicator]string // trace/1: the traced predicates' own clauses
+	plunit  plunit               // loaded test units (plunit.go)
 }
 
 // ErrAbandoned is returned when a cancelled query did not stop within
@@ -82,7 +91,7 @@ var errHalt = errors.New("prolog: halt")
 // and unknown=error, halt/0,1 that ends the query instead of the process,
 // open/3,4 confined to Options.FS, and the compatibility prelude.
 func New(opts *Options) *Interpreter {
-	in := &Interpreter{installed: map[string]*Def{}, globals: map[string]engine.Term{}}
+	in := &Interpreter{installed: map[string]*Def{}, globals: map[string]engine.Term{}, stats: statsState{started: time.Now()}}
 	if opts != nil {
 		in.opts = *opts
 	}
@@ -115,7 +124,10 @@ func New(opts *Options) *Interpreter {
 	in.registerFlags()
 	in.Install(preludeDefs...)
 	in.Install(textDefs...)
-	if err := in.ConsultShared(context.Background(), []Text{{"prelude.pl", preludeSource}}); err != nil {
+	in.Install(swiDefs...)
+	in.Install(toplevelDefs...)
+	in.Install(plunitDefs...)
+	if err := in.ConsultShared(context.Background(), []Text{{"prelude.pl", preludeSource}, {"toplevel.pl", toplevelSource}, {"plunit.pl", plunitSource}}); err != nil {
 		panic("prolog: New: prelude: " + err.Error())
 	}
 	return in
@@ -189,12 +201,15 @@ func (in *Interpreter) consultText(ctx context.Context, name, text string) error
 		}
 		return err
 	}
+	if !in.quiet {
+		in.warnSingletons(name, src)
+	}
 	err = in.ip.VM.Compile(ctx, src.text)
 	if err == nil {
 		return nil
 	}
 	var ex engine.Exception
-	if errors.As(err, &ex) || ctx.Err() != nil {
+	if ctx.Err() != nil || errors.As(err, &ex) && !isIntegerOverflow(ex) {
 		return err
 	}
 	// ichiban reports no position: find the first clause that does not parse.
@@ -216,6 +231,9 @@ func (in *Interpreter) locate(src *source, name string) *SyntaxError {
 			msg := err.Error()
 			if errors.Is(err, io.EOF) || err.Error() == "EOF" {
 				msg = "unexpected end of clause"
+			}
+			if ex, ok := err.(engine.Exception); ok && isIntegerOverflow(ex) {
+				off, msg = integerStart(src.text, cl.start+r.off), msgIntegerOverflow
 			}
 			return &SyntaxError{File: name, Pos: src.origPos(off), Msg: msg}
 		}

@@ -10,7 +10,9 @@ package prolog
 // portray_clause/1 writes a clause as listing/1 does: variables named A,
 // B, … (_ when they occur once), a space after argument commas, one body
 // goal per line, if-then-else and disjunction in SWI's layout, and a full
-// stop. listing/1 takes Name or Name/Arity. ichiban keeps no source of
+// stop. listing/1 takes Name or Name/Arity; it throws
+// existence_error(procedure, Spec) when nothing is called so, and names a
+// Go predicate as foreign (toplevel.go). ichiban keeps no source of
 // static predicates and clause/2 refuses them, so the interpreter keeps the
 // texts it consulted: a static predicate is listed from its source (with
 // its variable names), a dynamic one from its current clauses.
@@ -37,6 +39,8 @@ var (
 // help/1.
 type consulted struct {
 	name, text string
+	shared     bool // a library text (ConsultShared): make/0 leaves it
+	viaFS      bool // consulted with consult/1: make/0 reads it through FS
 }
 
 // remember keeps text as the latest version of the source called name.
@@ -47,7 +51,7 @@ func (in *Interpreter) remember(name, text string) {
 			return
 		}
 	}
-	in.sources = append(in.sources, consulted{name, text})
+	in.sources = append(in.sources, consulted{name: name, text: text, shared: in.quiet})
 }
 
 // clauseWriter writes clauses with variable names.
@@ -212,7 +216,22 @@ func listing1(c *Call, spec engine.Term) (bool, error) {
 		return false, err
 	}
 	var b strings.Builder
-	for _, pi := range c.In.userPredicates(c, name, arity) {
+	pis, kinds := c.In.procedures(name, arity)
+	if pis == nil { // ichiban's layout changed: what current_predicate/1 sees
+		pis = c.In.userPredicates(c, name, arity)
+		kinds = make([]procKind, len(pis))
+		for i := range kinds {
+			kinds[i] = procUser
+		}
+	}
+	if len(pis) == 0 {
+		return false, ExistenceError("procedure", spec)
+	}
+	for i, pi := range pis {
+		if kinds[i] == procForeign {
+			fmt.Fprintf(&b, "%%   Foreign: %s\n\n", pi)
+			continue
+		}
 		c.In.list(c, &b, pi)
 	}
 	return writeRaw(c, nil, b.String())
@@ -290,6 +309,11 @@ func (in *Interpreter) list(c *Call, b *strings.Builder, pi indicator) {
 	if err != nil { // static: private to clause/2
 		dynamic = false
 		clauses = in.sourceClauses(pi)
+		if clauses == nil { // not consulted from a text (ichiban's own)
+			for _, t := range in.rawClauses(pi) {
+				clauses = append(clauses, newClauseWriter(in, t, nil, nil).clause(t))
+			}
+		}
 	}
 	if dynamic {
 		fmt.Fprintf(b, ":- dynamic %s.\n\n", pi)

@@ -198,7 +198,7 @@ var preludeDefs = []Def{
 
 /* --- Sorting and lists --- */
 
-func (c *Call) compare(a, b engine.Term) int { return compareTerms(a, b, c.Env) }
+func (c *Call) compare(a, b engine.Term) int { return a.Compare(b, c.Env) }
 
 func msort2(c *Call, list, sorted engine.Term) (bool, error) {
 	elems, err := c.List(list)
@@ -420,7 +420,7 @@ func delete3(c *Call, list, elem, rest engine.Term) (bool, error) {
 	}
 	out := make([]engine.Term, 0, len(elems))
 	for _, e := range elems {
-		if _, ok := unifyTerms(e, elem, c.Env); !ok {
+		if _, ok := c.Env.Unify(e, elem); !ok {
 			out = append(out, e)
 		}
 	}
@@ -1413,7 +1413,7 @@ func hasType(c *Call, typ, x engine.Term) (bool, error) {
 		}
 		found := false
 		end, err := walkList(c, typ.(engine.Compound).Arg(0), func(e engine.Term) bool {
-			if _, ok := unifyTerms(v, e, c.Env); ok {
+			if _, ok := c.Env.Unify(v, e); ok {
 				found = true
 				return false
 			}

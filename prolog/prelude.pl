@@ -70,6 +70,10 @@ Exports:
     map_assoc/3                  % :Pred, +Assoc0, -Assoc
 */
 
+% SWI's variant operators (swi.go defines the predicates).
+:- op(700, xfx, =@=).
+:- op(700, xfx, \=@=).
+
 % call/1..8 without ichiban's per-call compile (see fastCall in prelude.go).
 :- prelude_fast_call_.
 

@@ -31,6 +31,8 @@ type Text struct{ Name, Text string }
 // compiled procedures with every other interpreter of this process that
 // consults the same texts.
 func (in *Interpreter) ConsultShared(ctx context.Context, texts []Text) error {
+	in.quiet = true // library texts: their singletons are their authors' business
+	defer func() { in.quiet = false }()
 	if !sharable {
 		return in.consultAll(ctx, texts)
 	}

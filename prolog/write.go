@@ -131,6 +131,11 @@ func (p *portrayer) term(t engine.Term, depth int) (engine.Term, bool) {
 		}
 		return p.list(c, depth)
 	}
+	if c.Functor() == atomCurly && c.Arity() == 1 {
+		if seq, ok := p.commaSeq(c.Arg(0), depth+1); ok {
+			return atomCurly.Apply(seq), true
+		}
+	}
 	var args []engine.Term
 	for i := range c.Arity() {
 		a, changed := p.term(c.Arg(i), depth+1)
@@ -161,8 +166,25 @@ func (p *portrayer) list(c engine.Compound, depth int) (engine.Term, bool) {
 		elems = append(elems, e)
 		changed = changed || ch
 	}
-	if it.Err() != nil { // improper (or cyclic): keep the tail as it is
-		tail, ch := p.term(it.Suffix(), depth+1)
+	if it.Err() != nil { // improper (or cyclic)
+		tail := it.Suffix()
+		if cell, ok := p.env.Resolve(tail).(engine.Compound); ok && cell.Functor() == atomDot && cell.Arity() == 2 {
+			// A cyclic list: the iterator stopped where it came round,
+			// after at least the cells before the cycle and one period.
+			// Portraying the tail again would walk the cycle once more
+			// at each level, quadratic in the period; the portrayed
+			// list is the elements seen, the cycle closed as a ring.
+			if !changed {
+				return c, false
+			}
+			mu, lambda := cycleOf(c, p.env)
+			if mu+lambda > len(elems) {
+				return engine.PartialList(tail, elems...), true
+			}
+			r := &ring{elems: elems[mu : mu+lambda]}
+			return engine.PartialList(ringCell{r: r}, elems[:mu]...), true
+		}
+		tail, ch := p.term(tail, depth+1)
 		if !changed && !ch {
 			return c, false
 		}
@@ -172,6 +194,61 @@ func (p *portrayer) list(c engine.Compound, depth int) (engine.Term, bool) {
 		return c, false
 	}
 	return engine.PartialList(it.Suffix(), elems...), true
+}
+
+// cycleOf returns where the cyclic list l comes round: mu cells before
+// the cycle, lambda cells in it (Brent's algorithm on the cells' identity).
+func cycleOf(l engine.Term, env *engine.Env) (mu, lambda int) {
+	next := func(t engine.Term) engine.Term { return env.Resolve(t.(engine.Compound).Arg(1)) }
+	key := func(t engine.Term) any { return nodeKey(t.(engine.Compound)) }
+	start := env.Resolve(l)
+	power, lambda := 1, 1
+	tortoise, hare := start, next(start)
+	for key(tortoise) != key(hare) {
+		if power == lambda {
+			tortoise, power, lambda = hare, power*2, 0
+		}
+		hare = next(hare)
+		lambda++
+	}
+	tortoise, hare = start, start
+	for range lambda {
+		hare = next(hare)
+	}
+	for key(tortoise) != key(hare) {
+		tortoise, hare = next(tortoise), next(hare)
+		mu++
+	}
+	return mu, lambda
+}
+
+// ring is the period of a portrayed cyclic list; ringCell is its cell i,
+// a list cell whose tail after the last element is the first again. A
+// ringCell is a comparable value, so ichiban's writer, which identifies
+// cells by value, sees the cycle and ends it.
+type ring struct{ elems []engine.Term }
+
+type ringCell struct {
+	r *ring
+	i int
+}
+
+func (c ringCell) Functor() engine.Atom { return atomDot }
+func (c ringCell) Arity() int           { return 2 }
+
+func (c ringCell) Arg(n int) engine.Term {
+	if n == 0 {
+		return c.r.elems[c.i]
+	}
+	return ringCell{r: c.r, i: (c.i + 1) % len(c.r.elems)}
+}
+
+func (c ringCell) WriteTerm(w io.Writer, opts *engine.WriteOptions, env *engine.Env) error {
+	return engine.WriteCompound(w, c, opts, env)
+}
+
+func (c ringCell) Compare(t engine.Term, env *engine.Env) int {
+	return engine.CompareCompound(c, t, env)
 }
 
 // textOf returns the characters of t when t is text: a proper list of
@@ -217,6 +294,59 @@ func textOf(t engine.Term, env *engine.Env) (string, bool) {
 		sb.WriteString(s)
 		t = c.Arg(1)
 	}
+}
+
+var (
+	atomCurly  = engine.NewAtom("{}")
+	atomComma2 = engine.NewAtom(",")
+)
+
+// commaSeq returns the conjunction t as a commaTerm (ok=false when t is
+// not one), so that {a,b} writes as {a,b} as in SWI-Prolog, not as
+// ichiban's {(a,b)}.
+func (p *portrayer) commaSeq(t engine.Term, depth int) (engine.Term, bool) {
+	var elems []engine.Term
+	for {
+		c, ok := p.env.Resolve(t).(engine.Compound)
+		if !ok || c.Functor() != atomComma2 || c.Arity() != 2 || len(elems) > maxPortrayDepth {
+			break
+		}
+		e, _ := p.term(c.Arg(0), depth)
+		elems = append(elems, e)
+		t = c.Arg(1)
+	}
+	if elems == nil {
+		return nil, false
+	}
+	last, _ := p.term(t, depth)
+	return commaTerm(append(elems, last)), true
+}
+
+// commaTerm is the goals of a conjunction, written A,B,… each as an
+// argument (operators above 999 bracketed).
+type commaTerm []engine.Term
+
+func (s commaTerm) WriteTerm(w io.Writer, opts *engine.WriteOptions, env *engine.Env) error {
+	for i, e := range s {
+		if i > 0 {
+			if _, err := io.WriteString(w, ","); err != nil {
+				return err
+			}
+		}
+		// NB: ichiban has no priority option; f(E) writes E at 999.
+		var sb strings.Builder
+		if err := engine.NewAtom("f").Apply(e).WriteTerm(&sb, opts, env); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, sb.String()[2:sb.Len()-1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s commaTerm) Compare(u engine.Term, env *engine.Env) int {
+	return engine.CompareAtomic(s, u, func(a, b commaTerm) int { return len(a) - len(b) }, env)
 }
 
 // textTerm is a text in a term handed to ichiban's writer.

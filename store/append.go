@@ -221,6 +221,7 @@ func (db *DB) Append(conv string, m Message, opts AppendOptions) (Record, error)
 	if fresh {
 		cs.advance(rec.Seq)
 		db.appended(cs)
+		db.watch.changed(cs.num)
 	}
 	return rec, nil
 }
@@ -360,4 +361,91 @@ func (db *DB) SetTokenCount(conv string, seq int64, encoding string, n int) erro
 		return fmt.Errorf("store: set token count: %w", err)
 	}
 	return err
+}
+
+// Entry is one message of [DB.AppendAll] with its own options.
+type Entry struct {
+	Message Message
+	Options AppendOptions
+}
+
+// MaxBatch is the most entries one [DB.AppendAll] takes: one transaction
+// holds them all, and a store's transactions are bounded.
+const MaxBatch = 10000
+
+// AppendAll appends entries in order, in one transaction: all are
+// durable when it returns, or none is written. It returns one record per
+// entry; an entry whose idempotency key was written before (by an earlier
+// call or an earlier entry) gets that record and writes nothing, and the
+// same key with other content fails the whole batch with
+// [ErrIdempotencyMismatch]. Entries take no Docs or Before. One sync
+// serves the batch, so it costs O(len(entries)), not one sync each.
+func (db *DB) AppendAll(conv string, entries []Entry) ([]Record, error) {
+	if len(entries) > MaxBatch {
+		return nil, invalid("entries", "a batch holds at most %d messages (this one has %d)", MaxBatch, len(entries))
+	}
+	norm := make([]Entry, len(entries))
+	for i, e := range entries {
+		if e.Options.Docs != nil || len(e.Options.Before) > 0 {
+			return nil, invalid(fmt.Sprintf("entries[%d].options", i), "a batch entry takes no Docs or Before")
+		}
+		m, err := e.Message.Normalize()
+		if err == nil {
+			e.Options, err = e.Options.normalize()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("entry %d: %w", i+1, err)
+		}
+		norm[i] = Entry{m, e.Options}
+	}
+	if err := db.enter(); err != nil {
+		return nil, err
+	}
+	defer db.leave()
+	cs, err := db.conv(conv)
+	if err != nil {
+		return nil, err
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	recs := make([]Record, len(norm))
+	var last int64
+	var fresh bool
+	err = db.kv.Update(func(t kvTxn) error {
+		h, err := getHead(t, cs.num)
+		if err != nil {
+			return err
+		}
+		fresh = false
+		for i, e := range norm {
+			prev, found, err := db.earlier(t, cs, e.Message, e.Options)
+			if err != nil {
+				return fmt.Errorf("entry %d: %w", i+1, err)
+			}
+			if found {
+				recs[i] = prev
+				continue
+			}
+			if recs[i], err = db.writeMessage(t, cs, &h, e.Message, e.Options); err != nil {
+				return fmt.Errorf("entry %d: %w", i+1, err)
+			}
+			fresh = true
+		}
+		last = h.lastSeq
+		if !fresh {
+			return nil
+		}
+		return t.Set(headKey(cs.num), encodeHead(h))
+	})
+	if err != nil {
+		if errors.Is(err, ErrIdempotencyMismatch) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("store: append to %q: %w", conv, err)
+	}
+	if fresh {
+		cs.advance(last)
+		db.appended(cs)
+	}
+	return recs, nil
 }

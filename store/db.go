@@ -130,6 +130,10 @@ type DB struct {
 	life   sync.RWMutex
 	closed bool
 
+	// closing is closed by Close, waking waiters (Wait).
+	closing chan struct{}
+	watch   watch
+
 	createMu sync.Mutex // serializes Create: conversation numbers and id checks
 	convs    sync.Map   // id → *convState (conversations are never deleted, so entries never go stale)
 	nums     sync.Map   // num → *convState
@@ -142,6 +146,9 @@ type convState struct {
 	createdAt int64
 
 	mu sync.Mutex // serializes writes (Append, Import) to this conversation
+	// turn is the in-process half of the turn lock (LockConversation): a
+	// semaphore of one, so a waiter can give up when its context ends.
+	turn chan struct{}
 
 	head      atomic.Int64 // last committed seq
 	indexed   atomic.Int64 // last seq in the full-text index that searches see
@@ -157,7 +164,7 @@ func Open(o *Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{opts: opts}
+	db := &DB{opts: opts, closing: make(chan struct{})}
 	if opts.Postgres != nil {
 		kv, err := openPostgres(*opts.Postgres)
 		if err != nil {
@@ -207,6 +214,7 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.closed = true
+	close(db.closing)
 	var errs []error
 	if db.ix != nil {
 		errs = append(errs, db.ix.close())
@@ -287,7 +295,7 @@ func (cs *convState) advance(seq int64) {
 }
 
 func (db *DB) remember(id string, rec conversationRec, head, mark int64) *convState {
-	cs := &convState{id: id, num: rec.num, createdAt: rec.createdAt}
+	cs := &convState{id: id, num: rec.num, createdAt: rec.createdAt, turn: make(chan struct{}, 1)}
 	cs.head.Store(head)
 	cs.indexed.Store(mark)
 	cs.persisted.Store(mark)

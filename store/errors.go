@@ -34,6 +34,11 @@ var (
 	ErrCorrupt = errors.New("store: corrupt record")
 	// ErrVersion reports a stored value written by a newer format version.
 	ErrVersion = errors.New("store: unsupported record version")
+	// ErrUnavailable reports a PostgreSQL store whose server cannot be
+	// reached or dropped the connection (down, restarting, the network):
+	// the call failed and may succeed later. The error wraps the driver's
+	// too.
+	ErrUnavailable = errors.New("store: database unavailable")
 )
 
 // ValidationError names the field of an argument that failed validation.

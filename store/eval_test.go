@@ -2,11 +2,13 @@ package store
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/rlmpl/rlmpl/store/internal/longconv"
+	"github.com/rlmpl/rlmpl/store/pgtest"
 )
 
 // The retrieval evaluation (make eval-retrieval): every question of a long
@@ -22,7 +24,10 @@ import (
 const (
 	evalGain10 = 0.13
 	evalGain1  = 0.07
-	envLoCoMo  = "RLMPL_LOCOMO"
+	// evalBackendGap bounds how far PostgreSQL's recall may be from
+	// badger's on the same set.
+	evalBackendGap = 0.02
+	envLoCoMo      = "RLMPL_LOCOMO"
 )
 
 func TestRetrievalEval(t *testing.T) {
@@ -41,11 +46,26 @@ func TestRetrievalEval(t *testing.T) {
 		t.Logf("%s not set: LoCoMo skipped", envLoCoMo)
 	}
 	for _, d := range sets {
-		table := evaluate(t, d)
+		table := evaluate(t, d, Options{Dir: t.TempDir(), NoSync: true})
 		if testing.Verbose() {
 			fmt.Println(table)
 		}
 		base, ours, _ := table.Total()
+		t.Run("postgres/"+d.Name, func(t *testing.T) {
+			// The same set on PostgreSQL: its search must agree with
+			// badger's within evalBackendGap at @1 and @10.
+			pg := evaluate(t, d, Options{Postgres: &PostgresOptions{DSN: pgtest.DSN(t)}})
+			if testing.Verbose() {
+				fmt.Println("postgres:", pg)
+			}
+			_, pgOurs, _ := pg.Total()
+			for _, at := range []int{0, 2} {
+				if gap := math.Abs(pgOurs.At(at) - ours.At(at)); gap > evalBackendGap {
+					t.Errorf("%s: recall@%d on PostgreSQL %.3f, on badger %.3f: apart by more than %.2f", d.Name, longconv.Ks[at], pgOurs.At(at), ours.At(at), evalBackendGap)
+				}
+			}
+			t.Logf("%s: recall@1 badger %.3f postgres %.3f; recall@10 badger %.3f postgres %.3f", d.Name, ours.At(0), pgOurs.At(0), ours.At(2), pgOurs.At(2))
+		})
 		if g := ours.At(2) - base.At(2); g < evalGain10 {
 			t.Errorf("%s: recall@10 gains %.3f over plain BM25, want >= %.2f\n%v", d.Name, g, evalGain10, table)
 		}
@@ -60,10 +80,10 @@ func TestRetrievalEval(t *testing.T) {
 // name, its session and the session's time, an image's caption as the
 // image part's alt text), and runs every question through the store and
 // through plain BM25.
-func evaluate(t *testing.T, d longconv.Dataset) *longconv.Table {
+func evaluate(t *testing.T, d longconv.Dataset, o Options) *longconv.Table {
 	// A persistent store, as in use: rankings are the same in memory
 	// (TestScoringSameEverywhere), but its index is faster.
-	db, err := Open(&Options{Dir: t.TempDir(), NoSync: true})
+	db, err := Open(&o)
 	if err != nil {
 		t.Fatal(err)
 	}

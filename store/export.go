@@ -367,6 +367,7 @@ func (db *DB) Import(conv string, r io.Reader, opts ImportOptions) (ImportResult
 		if imported > 0 {
 			cs.advance(last)
 			db.appended(cs)
+			db.watch.changed(cs.num)
 		}
 		res.Imported += imported
 		res.Skipped += skipped

@@ -1,12 +1,14 @@
 package store
 
 import (
+	"context"
 	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -52,53 +54,173 @@ func schemaMigrations() ([]migration, error) {
 	return ms, nil
 }
 
+// SchemaStatus is a PostgreSQL store schema's version beside this
+// binary's migrations ([PostgresSchemaStatus], [MigratePostgres]).
+type SchemaStatus struct {
+	// Schema is the PostgreSQL schema the store lives in (the DSN's
+	// search_path selects it).
+	Schema string
+	// Version is the newest migration applied to the database; 0 when
+	// none is (an empty schema).
+	Version int
+	// Latest is the newest migration this binary embeds.
+	Latest int
+	// Applied lists the database's migrations, oldest first.
+	Applied []AppliedMigration
+	// Pending names the migrations this binary would apply, in order.
+	Pending []string
+}
+
+// AppliedMigration is one row of the database's migration history.
+type AppliedMigration struct {
+	Version   int
+	Name      string
+	AppliedAt time.Time
+}
+
+// Newer reports a database migrated by a newer binary: [Open] and
+// [MigratePostgres] refuse it with [ErrSchemaNewer].
+func (s SchemaStatus) Newer() bool { return s.Version > s.Latest }
+
+// newerError is the ErrSchemaNewer of s, naming both versions.
+func (s SchemaStatus) newerError() error {
+	return fmt.Errorf("%w: the database (schema %s) is at version %d, this binary knows versions up to %d; upgrade rlmpl", ErrSchemaNewer, s.Schema, s.Version, s.Latest)
+}
+
+// PostgresSchemaStatus reads the schema version of the store o names
+// without changing anything (an empty schema reports version 0, every
+// migration pending). A database newer than this binary is reported, not
+// an error: check [SchemaStatus.Newer].
+func PostgresSchemaStatus(ctx context.Context, o PostgresOptions) (SchemaStatus, error) {
+	return withPostgresConn(ctx, o, schemaStatus)
+}
+
+// MigratePostgres applies the pending migrations of the store o names
+// (what [Open] does first) and returns the status after them. It returns
+// an error wrapping [ErrSchemaNewer] for a database migrated by a newer
+// binary, changing nothing.
+func MigratePostgres(ctx context.Context, o PostgresOptions) (SchemaStatus, error) {
+	return withPostgresConn(ctx, o, migrateConn)
+}
+
+// withPostgresConn runs f on one connection to o's database (no pool),
+// configured as the store's connections are.
+func withPostgresConn(ctx context.Context, o PostgresOptions, f func(context.Context, *pgx.Conn) (SchemaStatus, error)) (SchemaStatus, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return SchemaStatus{}, err
+	}
+	cfg, err := poolConfig(o)
+	if err != nil {
+		return SchemaStatus{}, err
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
+	if err != nil {
+		return SchemaStatus{}, fmt.Errorf("store: %v: %w", o, unavailable(err))
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	st, err := f(ctx, conn)
+	if err != nil && !errors.Is(err, ErrSchemaNewer) {
+		err = fmt.Errorf("store: %v: %w", o, unavailable(err))
+	}
+	return st, err
+}
+
+// schemaStatus reads the migration history of conn's current schema,
+// creating nothing.
+func schemaStatus(ctx context.Context, conn *pgx.Conn) (SchemaStatus, error) {
+	ms, err := schemaMigrations()
+	if err != nil {
+		return SchemaStatus{}, err
+	}
+	var st SchemaStatus
+	var schema *string
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT current_schema(), to_regclass('rlmpl_schema_version') IS NOT NULL`).Scan(&schema, &exists); err != nil {
+		return st, err
+	}
+	if schema == nil {
+		return st, errors.New("no schema selected: the search_path names no existing schema")
+	}
+	st.Schema, st.Latest = *schema, len(ms)
+	if exists {
+		rows, err := conn.Query(ctx, `SELECT version, name, applied_at FROM rlmpl_schema_version ORDER BY version`)
+		if err != nil {
+			return st, err
+		}
+		for rows.Next() {
+			var a AppliedMigration
+			if err := rows.Scan(&a.Version, &a.Name, &a.AppliedAt); err != nil {
+				rows.Close()
+				return st, err
+			}
+			st.Applied = append(st.Applied, a)
+			st.Version = max(st.Version, a.Version)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return st, err
+		}
+	}
+	for _, m := range ms[min(st.Version, len(ms)):] {
+		st.Pending = append(st.Pending, m.name)
+	}
+	return st, nil
+}
+
 // migrationLock is the first key of the session advisory lock held while
 // migrating; the second is the schema's name hashed, so stores in other
 // schemas migrate independently.
 const migrationLock = 0x726c6d70 // "rlmp"
 
-// migrate brings the connection's schema to the newest embedded version.
-// It holds an advisory lock meanwhile, so processes starting at once
-// migrate once: the others wait, then find nothing to do. Each version is
-// applied in its own transaction with its row in rlmpl_schema_version.
-func (p *pgKV) migrate() error {
+// migrateConn brings conn's schema to the newest embedded version. It
+// holds an advisory lock meanwhile, so processes starting at once migrate
+// once: the others wait, then find nothing to do. Each version is applied
+// in its own transaction with its row in rlmpl_schema_version.
+func migrateConn(ctx context.Context, conn *pgx.Conn) (SchemaStatus, error) {
 	ms, err := schemaMigrations()
 	if err != nil {
-		return err
+		return SchemaStatus{}, err
 	}
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, hashtext(current_schema()))`, migrationLock); err != nil {
+		return SchemaStatus{}, err
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, hashtext(current_schema()))`, migrationLock)
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS rlmpl_schema_version (
+		version integer PRIMARY KEY,
+		name text NOT NULL,
+		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return SchemaStatus{}, err
+	}
+	st, err := schemaStatus(ctx, conn)
+	if err != nil {
+		return st, err
+	}
+	if st.Newer() {
+		return st, st.newerError()
+	}
+	for _, m := range ms[st.Version:] {
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, m.sql); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO rlmpl_schema_version (version, name) VALUES ($1, $2)`, m.version, m.name)
+			return err
+		})
+		if err != nil {
+			return st, fmt.Errorf("store: migration %s: %w", m.name, err)
+		}
+	}
+	return schemaStatus(ctx, conn)
+}
+
+// migrate migrates the store's schema on one of its pool's connections.
+func (p *pgKV) migrate() error {
 	conn, err := p.pool.Acquire(p.ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(p.ctx, `SELECT pg_advisory_lock($1, hashtext(current_schema()))`, migrationLock); err != nil {
-		return err
-	}
-	defer conn.Exec(p.ctx, `SELECT pg_advisory_unlock($1, hashtext(current_schema()))`, migrationLock)
-	if _, err := conn.Exec(p.ctx, `CREATE TABLE IF NOT EXISTS rlmpl_schema_version (
-		version integer PRIMARY KEY,
-		name text NOT NULL,
-		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-		return err
-	}
-	var have int
-	if err := conn.QueryRow(p.ctx, `SELECT coalesce(max(version), 0) FROM rlmpl_schema_version`).Scan(&have); err != nil {
-		return err
-	}
-	if want := len(ms); have > want {
-		return fmt.Errorf("%w: the database is at version %d, this binary knows versions up to %d; upgrade rlmpl", ErrSchemaNewer, have, want)
-	}
-	for _, m := range ms[have:] {
-		err := pgx.BeginFunc(p.ctx, conn, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(p.ctx, m.sql); err != nil {
-				return err
-			}
-			_, err := tx.Exec(p.ctx, `INSERT INTO rlmpl_schema_version (version, name) VALUES ($1, $2)`, m.version, m.name)
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("store: migration %s: %w", m.name, err)
-		}
-	}
-	return nil
+	_, err = migrateConn(p.ctx, conn.Conn())
+	return err
 }

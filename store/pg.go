@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -67,9 +69,25 @@ type pgKV struct {
 	// should be: DB.Close waits for calls in flight) ends.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// retryFor bounds the retries of a transaction that lost its
+	// connection (PostgresOptions.ConnectTimeout).
+	retryFor time.Duration
+	// channel is the NOTIFY channel of the store's schema: rlmpl_ and the
+	// md5 of the schema's name.
+	channel string
+
+	idleLocks chan *pgx.Conn // turn-lock connections kept between turns (turnlock.go)
+
+	listenOnce sync.Mutex // protects the fields below
+	listening  bool
+	done       chan struct{} // closed when the listener goroutine ends
 }
 
-var _ kvStore = (*pgKV)(nil)
+var (
+	_ kvStore    = (*pgKV)(nil)
+	_ kvListener = (*pgKV)(nil)
+	_ kvLocker   = (*pgKV)(nil)
+)
 
 // maxSerializationRetries bounds the retry of an Update that PostgreSQL
 // aborted as a serialization failure or deadlock; the backoff between
@@ -77,7 +95,8 @@ var _ kvStore = (*pgKV)(nil)
 // writers spread out instead of colliding again.
 const maxSerializationRetries = 100
 
-func openPostgres(o PostgresOptions) (*pgKV, error) {
+// poolConfig is the connection configuration of the store o names.
+func poolConfig(o PostgresOptions) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(o.DSN)
 	if err != nil {
 		// pgx's message may quote the DSN, password included.
@@ -89,33 +108,94 @@ func openPostgres(o PostgresOptions) (*pgKV, error) {
 	// An acknowledged write is on disk whatever the server's default.
 	rp["synchronous_commit"] = "on"
 	rp["statement_timeout"] = strconv.FormatInt(o.StatementTimeout.Milliseconds(), 10)
+	if rp["application_name"] == "" {
+		rp["application_name"] = "rlmpl"
+	}
+	return cfg, nil
+}
+
+func openPostgres(o PostgresOptions) (*pgKV, error) {
+	cfg, err := poolConfig(o)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	kv := &pgKV{pool: pool, ctx: ctx, cancel: cancel}
+	kv := &pgKV{pool: pool, ctx: ctx, cancel: cancel, retryFor: o.ConnectTimeout, idleLocks: make(chan *pgx.Conn, maxIdleLockConns)}
 	if err := kv.migrate(); err != nil {
 		kv.Close()
-		return nil, err
+		return nil, unavailable(err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT 'rlmpl_' || md5(current_schema())`).Scan(&kv.channel); err != nil {
+		kv.Close()
+		return nil, unavailable(err)
 	}
 	return kv, nil
 }
 
 func (p *pgKV) View(fn func(kvTxn) error) error {
-	return p.run(pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+	return p.do(pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
 }
 
 func (p *pgKV) Update(fn func(kvTxn) error) error {
-	backoff := time.Millisecond
+	return p.do(pgx.TxOptions{IsoLevel: pgx.Serializable}, fn)
+}
+
+// do runs fn in a transaction of mode o and retries what is safe to retry:
+//
+//   - a serialization failure or deadlock (PostgreSQL aborted the
+//     transaction; up to maxSerializationRetries times, 1ms to 64ms apart);
+//   - a lost connection (the server restarting, a terminated backend, a
+//     network fault) before COMMIT was sent, or at COMMIT when pgx knows
+//     the COMMIT never reached the server (pgconn.SafeToRetry), or in a
+//     read-only transaction: the transaction did not commit, so running
+//     it again writes nothing twice. Retries back off from 50ms to 1s and
+//     stop after retryFor (the connect timeout), returning the error
+//     wrapped in ErrUnavailable.
+//
+// A connection lost during COMMIT otherwise leaves the outcome unknown:
+// the error (ErrUnavailable) goes to the caller, whose idempotency key
+// makes its own retry safe.
+func (p *pgKV) do(o pgx.TxOptions, fn func(kvTxn) error) error {
+	backoff, connBackoff := time.Millisecond, 50*time.Millisecond
+	var lostAt time.Time
 	for i := 0; ; i++ {
-		err := p.run(pgx.TxOptions{IsoLevel: pgx.Serializable}, fn)
-		if !retryable(err) || i == maxSerializationRetries {
+		committing, err := p.run(o, fn)
+		switch {
+		case err == nil:
+			return nil
+		case p.ctx.Err() != nil:
 			return err
+		case retryable(err) && i < maxSerializationRetries:
+			sleep(p.ctx, backoff/2+rand.N(backoff))
+			backoff = min(2*backoff, 64*time.Millisecond)
+		case connLost(err) && (!committing || o.AccessMode == pgx.ReadOnly || pgconn.SafeToRetry(err)):
+			if lostAt.IsZero() {
+				lostAt = time.Now()
+			}
+			left := p.retryFor - time.Since(lostAt)
+			if left <= 0 {
+				return unavailable(err)
+			}
+			sleep(p.ctx, min(connBackoff, left))
+			connBackoff = min(2*connBackoff, time.Second)
+		default:
+			return unavailable(err)
 		}
-		time.Sleep(backoff/2 + rand.N(backoff))
-		backoff = min(2*backoff, 64*time.Millisecond)
+	}
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
 	}
 }
 
@@ -128,27 +208,121 @@ func retryable(err error) bool {
 
 // run runs fn in one transaction: committed when fn returns nil, rolled
 // back otherwise (fn's error is returned as is, so sentinels survive).
-func (p *pgKV) run(o pgx.TxOptions, fn func(kvTxn) error) error {
+// committing is true when the error came from COMMIT, whose outcome a
+// lost connection leaves unknown.
+func (p *pgKV) run(o pgx.TxOptions, fn func(kvTxn) error) (committing bool, err error) {
 	tx, err := p.pool.BeginTx(p.ctx, o)
 	if err != nil {
-		return err
+		return false, err
 	}
-	t := &pgTxn{ctx: p.ctx, tx: tx}
+	t := &pgTxn{ctx: p.ctx, tx: tx, channel: p.channel}
 	if err := fn(t); err != nil {
 		_ = tx.Rollback(p.ctx)
-		return err
+		return false, err
 	}
 	if err := t.flush(); err != nil {
 		_ = tx.Rollback(p.ctx)
-		return err
+		return false, err
 	}
-	return tx.Commit(p.ctx)
+	if err := tx.Commit(p.ctx); err != nil {
+		return true, err
+	}
+	p.announce(t.moved)
+	return true, nil
+}
+
+// announce NOTIFYs the store's listeners that the conversations nums
+// moved, after their transaction committed, in a transaction of its own
+// with synchronous_commit off: PostgreSQL serializes the commits of
+// transactions that notify (a database-wide lock held through commit), so
+// a NOTIFY inside a synced append would put every writer's WAL flush
+// under that lock (8 writers, alternating runs: 502 appends/s against
+// 698 this way). A notification is
+// not data: one lost (the process dies right after the commit, or this
+// statement fails) delays waiters to the next append, nothing else.
+func (p *pgKV) announce(nums []uint64) {
+	if len(nums) == 0 {
+		return
+	}
+	var sb strings.Builder
+	sb.WriteString("BEGIN; SET LOCAL synchronous_commit = off;")
+	for _, n := range nums {
+		// The channel is rlmpl_ and hex; the payload digits: nothing to quote.
+		fmt.Fprintf(&sb, " NOTIFY %s, '%d';", p.channel, n)
+	}
+	sb.WriteString(" COMMIT")
+	_, _ = p.pool.Exec(p.ctx, sb.String(), pgx.QueryExecModeSimpleProtocol)
 }
 
 func (p *pgKV) Close() error {
-	p.pool.Close()
 	p.cancel()
+	p.pool.Close()
+	p.closeLockConns()
+	p.listenOnce.Lock()
+	done := p.done
+	p.listenOnce.Unlock()
+	if done != nil {
+		<-done
+	}
 	return nil
+}
+
+// listen implements kvListener: one connection of its own (outside the
+// pool) LISTENs on the schema's channel. When it drops, the listener
+// reconnects (50ms to 1s apart) until Close, and calls lost once it
+// listens again, since notifications sent meanwhile are gone.
+func (p *pgKV) listen(changed func(num uint64), lost func()) error {
+	p.listenOnce.Lock()
+	defer p.listenOnce.Unlock()
+	if p.listening {
+		return nil
+	}
+	conn, err := p.listenConn()
+	if err != nil {
+		return fmt.Errorf("store: listen: %w", unavailable(err))
+	}
+	p.listening, p.done = true, make(chan struct{})
+	go func() {
+		defer close(p.done)
+		backoff := 50 * time.Millisecond
+		for {
+			for {
+				n, err := conn.WaitForNotification(p.ctx)
+				if err != nil {
+					break
+				}
+				if num, err := strconv.ParseUint(n.Payload, 10, 64); err == nil {
+					changed(num)
+				}
+			}
+			conn.Close(context.Background())
+			for conn = nil; conn == nil; {
+				if p.ctx.Err() != nil {
+					return
+				}
+				sleep(p.ctx, backoff)
+				backoff = min(2*backoff, time.Second)
+				conn, _ = p.listenConn()
+			}
+			backoff = 50 * time.Millisecond
+			lost()
+		}
+	}()
+	return nil
+}
+
+// listenConn connects as the pool does and LISTENs on the store's
+// channel.
+func (p *pgKV) listenConn() (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(p.ctx, p.pool.Config().ConnConfig)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(p.ctx, `LISTEN `+pgx.Identifier{p.channel}.Sanitize()); err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
+	return conn, nil
 }
 
 // pgTxn is a transaction of a pgKV. Writes are buffered and sent as one
@@ -158,7 +332,9 @@ func (p *pgKV) Close() error {
 type pgTxn struct {
 	ctx     context.Context
 	tx      pgx.Tx
+	channel string
 	pending pgx.Batch
+	moved   []uint64 // conversations whose head this transaction wrote
 }
 
 func (t *pgTxn) flush() error {
@@ -190,6 +366,11 @@ func (t *pgTxn) Set(key, value []byte) error {
 		value = []byte{} // pgx sends a nil slice as NULL
 	}
 	t.pending.Queue(`INSERT INTO rlmpl_kv (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = excluded.v`, key, value)
+	if num, ok := headNum(key); ok {
+		// A conversation's head moved: tell the listeners (watch.go) once
+		// this transaction has committed.
+		t.moved = append(t.moved, num)
+	}
 	return nil
 }
 

@@ -241,3 +241,90 @@ func TestCopyBetweenBackends(t *testing.T) {
 		want = got
 	}
 }
+
+// TestPostgresSchemaStatus: status reads without writing (an empty schema
+// stays empty: version 0, every migration pending); MigratePostgres
+// applies them; a newer database is reported by status and refused by
+// MigratePostgres; an unreachable server is ErrUnavailable.
+func TestPostgresSchemaStatus(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx := context.Background()
+	o := PostgresOptions{DSN: dsn}
+	ms, _ := schemaMigrations()
+	st, err := PostgresSchemaStatus(ctx, o)
+	if err != nil || st.Version != 0 || st.Latest != len(ms) || len(st.Pending) != len(ms) || st.Newer() {
+		t.Fatalf("status of an empty schema = %+v, %v", st, err)
+	}
+	if got := pgtest.Scalar(t, dsn, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"); got != "0" {
+		t.Errorf("status created %s tables", got)
+	}
+	st, err = MigratePostgres(ctx, o)
+	if err != nil || st.Version != len(ms) || len(st.Pending) != 0 || len(st.Applied) != len(ms) || st.Applied[0].Name != ms[0].name {
+		t.Fatalf("MigratePostgres = %+v, %v", st, err)
+	}
+	pgtest.Exec(t, dsn, fmt.Sprintf("INSERT INTO rlmpl_schema_version (version, name) VALUES (%d, 'later.sql')", len(ms)+1))
+	if st, err = PostgresSchemaStatus(ctx, o); err != nil || !st.Newer() {
+		t.Errorf("status of a newer schema = %+v, %v; want Newer", st, err)
+	}
+	if _, err = MigratePostgres(ctx, o); !errors.Is(err, ErrSchemaNewer) {
+		t.Errorf("MigratePostgres of a newer schema = %v, want ErrSchemaNewer", err)
+	}
+	down := PostgresOptions{DSN: "postgres://postgres@127.0.0.1:1/test?sslmode=disable", ConnectTimeout: time.Second}
+	if _, err = PostgresSchemaStatus(ctx, down); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("status of a server that is not there = %v, want ErrUnavailable", err)
+	}
+}
+
+// TestPostgresWaitSeesOtherStores: two stores on one database (two
+// processes' worth: they share only the database); a Wait in one returns
+// when the other appends or imports (NOTIFY), and a rolled-back write
+// announces nothing.
+func TestPostgresWaitSeesOtherStores(t *testing.T) {
+	o := Options{Postgres: &PostgresOptions{DSN: pgtest.DSN(t)}}
+	a := openWith(t, &o)
+	b := openWith(t, &Options{Postgres: o.Postgres})
+	mustCreate(t, a, "c")
+	ctx := context.Background()
+	for i, write := range []func(){
+		func() { mustAppend(t, a, "c", user("from a")) },
+		func() {
+			if _, err := a.Import("c", strings.NewReader(`{"role":"user","content":"imported"}`+"\n"), ImportOptions{}); err != nil {
+				t.Error(err)
+			}
+		},
+	} {
+		got := make(chan int64, 1)
+		go func() {
+			h, err := b.Wait(ctx, "c", int64(i))
+			if err != nil {
+				t.Error(err)
+			}
+			got <- h
+		}()
+		time.Sleep(100 * time.Millisecond)
+		write()
+		select {
+		case h := <-got:
+			if h != int64(i+1) {
+				t.Errorf("b.Wait(after %d) = %d", i, h)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("b did not see a's write %d", i)
+		}
+	}
+	// A failed append (an idempotency key reused for other content)
+	// rolls back: nothing is announced, the waiter keeps waiting.
+	mustAppendKey := func(text string) error {
+		_, err := a.Append("c", user(text), AppendOptions{IdempotencyKey: "k"})
+		return err
+	}
+	if err := mustAppendKey("x"); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	go func() { time.Sleep(50 * time.Millisecond); _ = mustAppendKey("y") }()
+	if h, err := b.Wait(short, "c", 3); !errors.Is(err, context.DeadlineExceeded) || h != 3 {
+		t.Errorf("b.Wait across a refused append = %d, %v", h, err)
+	}
+}

@@ -721,3 +721,44 @@ func testExportImportDocuments(t *testing.T, be backend) {
 		t.Fatalf("changed document: %v", err)
 	}
 }
+
+// TestAppendAll: a batch is written in order in one transaction, each
+// entry with its own key; a retried batch writes nothing; a key reused
+// with other content or a bad message refuses the whole batch.
+func TestAppendAll(t *testing.T) { eachBackend(t, testAppendAll) }
+
+func testAppendAll(t *testing.T, be backend) {
+	db := be.open(t)
+	mustCreate(t, db, "c")
+	if _, err := db.Append("c", user("before"), AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	batch := []Entry{
+		{user("a"), AppendOptions{IdempotencyKey: "ka", Session: "s1"}},
+		{user("b"), AppendOptions{TokenCounts: map[string]int{"o200k_base": 1}}},
+		{user("a"), AppendOptions{IdempotencyKey: "ka", Session: "s1"}}, // the first entry's record
+	}
+	recs, err := db.AppendAll("c", batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 || recs[0].Seq != 2 || recs[1].Seq != 3 || recs[2].Seq != 2 || recs[0].Session != "s1" || recs[1].TokenCounts["o200k_base"] != 1 {
+		t.Fatalf("records = %+v", recs)
+	}
+	again, err := db.AppendAll("c", batch[:1])
+	if err != nil || again[0].Seq != 2 {
+		t.Fatalf("retry = %+v, %v", again, err)
+	}
+	if _, err := db.AppendAll("c", []Entry{{user("c"), AppendOptions{}}, {user("other"), AppendOptions{IdempotencyKey: "ka"}}}); !errors.Is(err, ErrIdempotencyMismatch) {
+		t.Errorf("reused key = %v, want ErrIdempotencyMismatch", err)
+	}
+	if _, err := db.AppendAll("c", []Entry{{user("c"), AppendOptions{}}, {Message{Role: RoleUser, ToolCallID: "x"}, AppendOptions{}}}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("bad message = %v, want ErrInvalid", err)
+	}
+	if st, _ := db.Stats("c"); st.Messages != 3 {
+		t.Errorf("Messages = %d after refused batches, want 3", st.Messages)
+	}
+	if recs, err := db.Messages("c", All(), 0); err != nil || len(recs) != 3 || recs[2].Message.Content.Text != "b" {
+		t.Errorf("stored = %+v, %v", recs, err)
+	}
+}

@@ -37,6 +37,10 @@ type Framing struct {
 	// Ollama), so it costs no prompt tokens, exactly. Otherwise the
 	// schema's JSON text is charged, Estimated: OpenAI publishes no rule.
 	SchemaFree bool
+	// ToolsUnseen: the template renders no tool definition, tool call or
+	// call id (Llama 3's), so they cost nothing, exactly — and the model
+	// does not see them.
+	ToolsUnseen bool
 
 	// Tool-schema constants of num_tokens_for_tools: FuncInit per tool,
 	// PropInit per tool with properties, PropKey per property, EnumInit per
@@ -85,15 +89,16 @@ func DefaultFraming(encoding string) Framing {
 // applies it, each message <|start_header_id|>ROLE<|end_header_id|>\n\n
 // + trim(content) + <|eot_id|> (4 tokens + the role's), one
 // <|begin_of_text|> per request and the reply primed with
-// <|start_header_id|>assistant<|end_header_id|>\n\n (4 tokens), verified
-// against llama-server's usage.prompt_tokens. ok is false for an unknown
+// <|start_header_id|>assistant<|end_header_id|>\n\n (4 tokens), no tool
+// definition, call or call id rendered (a tool result is a message of
+// role tool), verified against llama-server's usage.prompt_tokens. ok is false for an unknown
 // name.
 func ChatFormat(name string) (f Framing, ok bool) {
 	switch name {
 	case "llama3":
 		f = DefaultFraming("") // the tool rules: estimates either way
 		f.PerMessage, f.PerName, f.ReplyPriming = 4, 0, 1+4
-		f.Verified, f.TrimContent, f.DropsNames, f.SchemaFree = true, true, true, true
+		f.Verified, f.TrimContent, f.DropsNames, f.SchemaFree, f.ToolsUnseen = true, true, true, true, true
 		return f, true
 	}
 	return Framing{}, false
@@ -246,7 +251,7 @@ func (c Counter) CountRequestCached(req *Request, cached func(i int) (Count, boo
 		}
 		b.Stages = append(b.Stages, Stage{StageContent, i, content})
 
-		fr := fixed(f.PerMessage, textExact && f.Verified && m.ToolCallID == "" && !(f.DropsNames && m.Name != ""), BasisMessageFraming)
+		fr := fixed(f.PerMessage, textExact && f.Verified && (m.ToolCallID == "" || f.ToolsUnseen) && !(f.DropsNames && m.Name != ""), BasisMessageFraming)
 		rc, seen := roles[m.Role]
 		if !seen {
 			rc = c.Count(m.Role)
@@ -257,29 +262,39 @@ func (c Counter) CountRequestCached(req *Request, cached func(i int) (Count, boo
 			fr.add(c.Count(m.Name))
 			fr.Tokens += f.PerName
 		}
-		if m.ToolCallID != "" {
+		if m.ToolCallID != "" && !f.ToolsUnseen {
 			fr.add(c.Count(m.ToolCallID))
 		}
 		fr.Basis, fr.Encoding = BasisMessageFraming, c.encodingName()
 		b.Stages = append(b.Stages, Stage{StageFraming, i, fr})
 
 		if len(m.ToolCalls) > 0 {
-			tc := fixed(0, false, BasisToolCalls)
+			tc := fixed(0, textExact && f.ToolsUnseen, BasisToolCalls)
 			for _, call := range m.ToolCalls {
-				tc.Tokens += f.PerToolCall
-				tc.add(c.Count(call.ID))
-				tc.add(c.Count(call.Function.Name))
-				tc.add(c.Count(call.Function.Arguments))
+				if !f.ToolsUnseen {
+					tc.Tokens += f.PerToolCall
+					tc.add(c.Count(call.ID))
+					tc.add(c.Count(call.Function.Name))
+					tc.add(c.Count(call.Function.Arguments))
+				}
 			}
-			tc.Basis, tc.Encoding = BasisToolCalls, c.encodingName()
+			tc.Encoding = c.encodingName()
 			b.Stages = append(b.Stages, Stage{StageToolCalls, i, tc})
 		}
 	}
 	for i, t := range req.Tools {
-		b.Stages = append(b.Stages, Stage{StageTool, i, c.countTool(f, t)})
+		n := fixed(0, textExact, BasisToolSchemas)
+		if !f.ToolsUnseen {
+			n = c.countTool(f, t)
+		}
+		b.Stages = append(b.Stages, Stage{StageTool, i, n})
 	}
 	if len(req.Tools) > 0 {
-		b.Stages = append(b.Stages, Stage{StageToolsEnd, -1, fixed(f.FuncEnd, false, BasisToolSchemas)})
+		end := fixed(f.FuncEnd, false, BasisToolSchemas)
+		if f.ToolsUnseen {
+			end = fixed(0, textExact, BasisToolSchemas)
+		}
+		b.Stages = append(b.Stages, Stage{StageToolsEnd, -1, end})
 	}
 	b.Stages = append(b.Stages, Stage{StageReplyPriming, -1,
 		fixed(f.ReplyPriming, textExact && f.Verified, BasisReplyPriming)})

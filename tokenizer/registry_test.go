@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -435,6 +436,17 @@ func TestChatFormatLlama3(t *testing.T) {
 	req.ResponseFormat = &ResponseFormat{Type: "json_schema", JSONSchema: &JSONSchema{Name: "plan", Schema: []byte(`{"type":"object"}`)}}
 	if b := c.CountRequest(&req); b.Total.Tokens != want || b.Total.Method != Exact || b.Stages[len(b.Stages)-1].Kind != StageResponseFormat {
 		t.Errorf("with a schema = %v, %v", b.Total, b.Stages)
+	}
+	// Tools, tool calls and call ids are not rendered: free, exactly.
+	withTools := req
+	withTools.Tools = []Tool{{Type: "function", Function: FunctionDef{Name: "history_peek", Description: "Read one message.",
+		Parameters: []byte(`{"type":"object","properties":{"sequence":{"type":"integer"}}}`)}}}
+	withTools.Messages = append(slices.Clone(req.Messages),
+		Message{Role: "assistant", ToolCalls: []ToolCall{{ID: "c1", Type: "function", Function: FunctionCall{Name: "history_peek", Arguments: `{"sequence":1}`}}}},
+		Message{Role: "tool", ToolCallID: "c1", Content: "[1] user: hello"})
+	wantTools := want + (4 + enc.Count("assistant")) + (4 + enc.Count("tool") + enc.Count("[1] user: hello"))
+	if b := c.CountRequest(&withTools); b.Total.Tokens != wantTools || b.Total.Method != Exact {
+		t.Errorf("llama3 request with tools = %v, want %d exact", b.Total, wantTools)
 	}
 	req.Messages[1].Name = "alice"
 	if b := c.CountRequest(&req); b.Total.Method != Estimated {

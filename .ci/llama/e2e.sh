@@ -10,7 +10,7 @@ port=${E2E_PORT:-18080}
 dir=$(bash .ci/llama/setup.sh)
 log="$dir/llama-server.log"
 "$dir/sid/run.sh" "$dir/sid/root/usr/bin/llama-server" -m "$dir/tiny.gguf" \
-  --host 127.0.0.1 --port "$port" -c 4096 -t 1 --no-webui >"$log" 2>&1 &
+  --host 127.0.0.1 --port "$port" -c 4096 -t 1 --no-webui --jinja >"$log" 2>&1 &
 pid=$!
 trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true' EXIT
 url="http://127.0.0.1:$port"

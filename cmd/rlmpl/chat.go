@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/rlmpl/rlmpl/host/handle"
@@ -26,7 +27,7 @@ import (
 func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
-	name := fs.String("store", defaultStore, storeUsage)
+	name := storeFlag(fs)
 	conv := fs.String("conv", "", "conversation id (required; created when missing)")
 	pf := providerFlags(fs)
 	system := fs.String("system", "", "a system prompt, sent with every turn")
@@ -36,6 +37,9 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	lf := addLogFlags(fs)
 	window := fs.String("window", "", "how older turns are kept: contiguous, most_turns or stable (default: the policy's)")
 	if _, code, ok := parseCommand(fs, "chat --conv ID [flags]", args, stdout, stderr); !ok {
+		return code
+	}
+	if code, ok := resolveStoreFlag(name, "chat", stderr); !ok {
 		return code
 	}
 	if *conv == "" {
@@ -117,6 +121,13 @@ type chat struct {
 	last           *runtime.Receipt
 	failed         bool // a turn failed: chat exits 1
 	interrupts     chan os.Signal
+
+	// Messages other workers append show up (live.go's watch). mu
+	// protects the fields below and stdout while idle.
+	mu   sync.Mutex
+	idle bool           // waiting for a line: the watcher may print
+	seen int64          // the last sequence shown or known
+	own  map[int64]bool // sequences this chat's turns wrote, not shown again
 }
 
 // loop runs a turn per line until /quit or the end of the input and
@@ -135,11 +146,16 @@ func (c *chat) loop(stdin io.Reader) int {
 		defer signal.Stop(lines.interrupts)
 	}
 	c.interrupts = lines.interrupts
+	stopWatch := c.watch()
+	defer stopWatch()
 	for {
+		c.others()
 		if c.tty && !c.json {
 			fmt.Fprint(c.stdout, "> ")
 		}
+		c.setIdle(true)
 		text, err := lines.next(c.ctx)
+		c.setIdle(false)
 		switch {
 		case errors.Is(err, errInterrupted) && c.tty:
 			fmt.Fprintln(c.stdout) // the terminal dropped the line
@@ -223,6 +239,10 @@ func (c *chat) turn(text string) {
 	var te *runtime.TurnError
 	if errors.As(err, &te) && te.Receipt != nil {
 		c.last = te.Receipt
+		c.mine(te.Receipt.UserSeq)
+	}
+	if err == nil {
+		c.mineTurn(res.User.Seq, res.Assistant.Seq)
 	}
 	switch {
 	case err != nil && interrupted:

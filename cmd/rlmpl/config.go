@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/BurntSushi/toml"
 )
 
 // defaultStateDir is where rlmpl keeps conversation stores unless --state
@@ -25,10 +29,83 @@ func defaultStateDir() string {
 	return filepath.Join(home, ".local", "state", "rlmpl")
 }
 
-// defaultStore is the store the conv and pack commands read unless --store
-// names another: a relative name lives under the state directory, as
-// persist(Name) does in programs.
+// defaultStore is the store the commands use unless --store,
+// $RLMPL_STORE or the configuration file names another: a relative name
+// lives under the state directory, as persist(Name) does in programs.
 const defaultStore = "default"
+
+// storeUsage is the --store flag's help, for every command that takes it.
+const storeUsage = "store: a name under the state directory, an absolute directory, or a postgres:// URL (default: $RLMPL_STORE, else store in config.toml beside providers.toml, else \"default\")"
+
+// storeFlag defines --store. Its default is empty: [resolveStore] picks
+// the store when the flag is not given.
+func storeFlag(fs *flag.FlagSet) *string { return fs.String("store", "", storeUsage) }
+
+// configPath is the CLI's own configuration file, beside providers.toml:
+// $XDG_CONFIG_HOME/rlmpl/config.toml, else ~/.config/rlmpl/config.toml.
+func configPath() string {
+	p := providerConfigPath()
+	if p == "" {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(p), "config.toml")
+}
+
+// cliConfig is config.toml. Unknown keys are an error, so a typo does not
+// silently send a service to another store.
+type cliConfig struct {
+	// Store is the default store: a name, a directory or a postgres:// URL.
+	Store string `toml:"store"`
+}
+
+// resolveStore returns the store a command uses: flag (--store) when
+// given, else $RLMPL_STORE, else config.toml's store, else "default". The
+// environment wins over the file, so one service's processes can be
+// pointed elsewhere without editing the shared file.
+func resolveStore(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if s := os.Getenv("RLMPL_STORE"); s != "" {
+		return s, nil
+	}
+	path := configPath()
+	if path == "" {
+		return defaultStore, nil
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return defaultStore, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	var c cliConfig
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&c)
+	if err != nil {
+		return "", fmt.Errorf("%s: %v", path, err)
+	}
+	if keys := md.Undecoded(); len(keys) > 0 {
+		return "", fmt.Errorf("%s: unknown key %q (the file knows store)", path, keys[0].String())
+	}
+	if c.Store == "" {
+		return defaultStore, nil
+	}
+	return c.Store, nil
+}
+
+// resolveStoreFlag replaces *name with the store the command uses
+// (resolveStore); a broken configuration file is a configuration error
+// (exit 2). ok is false when the command must stop with code.
+func resolveStoreFlag(name *string, cmd string, stderr io.Writer) (code int, ok bool) {
+	s, err := resolveStore(*name)
+	if err != nil {
+		fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
+		return 2, false
+	}
+	*name = s
+	return 0, true
+}
 
 // parseInterspersed parses fs's flags wherever they appear among the
 // positional arguments (`conv search demo "lease" --cold`), up to a "--",

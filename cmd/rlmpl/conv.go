@@ -18,9 +18,6 @@ import (
 	"github.com/rlmpl/rlmpl/store"
 )
 
-// storeUsage is the --store flag's help, for every command that takes it.
-const storeUsage = "store: a name under the state directory, an absolute directory, or a postgres:// URL"
-
 // openStore builds a host over the state directory (newHost) and opens
 // the store named by name on it (storeOn).
 func openStore(state, name string, create bool, setup ...func(*host.Options) error) (*host.Host, *runtime.Store, error) {
@@ -97,7 +94,7 @@ func runConv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs := flag.NewFlagSet("conv "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
-	name := fs.String("store", defaultStore, storeUsage)
+	name := storeFlag(fs)
 	recent := intFlag(fs, "recent", 0, 0, "show: only the last `N` messages (0: all)")
 	maxResults := intFlag(fs, "max", 10, 1, "search: at most `N` results")
 	exact := fs.Bool("exact", false, "search: substring matching instead of ranked")
@@ -112,6 +109,9 @@ func runConv(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	lenient := fs.Bool("lenient", false, "import: keep tool results that answer no call before them (packs leave them out)")
 	pos, code, ok := parseCommand(fs, convSynopsis, args, stdout, stderr)
 	if !ok {
+		return code
+	}
+	if code, ok := resolveStoreFlag(name, "conv "+cmd, stderr); !ok {
 		return code
 	}
 	need := map[string]int{"list": 0, "show": 1, "search": 2, "stats": 1, "export": 1, "import": 2}

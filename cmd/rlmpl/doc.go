@@ -41,7 +41,9 @@ Usage:
 	                           TEXT, /quit; Ctrl-C cancels the running turn
 	                           (or clears the line), Ctrl-D leaves; --direct
 	                           answers without a planner (history tools
-	                           instead)
+	                           instead); while it waits for a line it
+	                           shows what other workers append to the
+	                           conversation (a postgres:// store)
 	rlmpl receipt list|show TURN|diff TURN_A TURN_B|stats|chart --conv ID
 	                           what each turn sent: units, tokens per stage,
 	                           request hashes, usage, cached tokens, cost;
@@ -60,6 +62,12 @@ Usage:
 	                           them (--rlm, with the provider flags; warns
 	                           when the range overlaps another); retire one
 	                           so packs no longer offer it
+	rlmpl store status|migrate [--store postgres://...] [--json]
+	                           a PostgreSQL store's schema version beside
+	                           this binary's: applied and pending
+	                           migrations; migrate applies them (as the
+	                           first open does); a database migrated by a
+	                           newer rlmpl fails both (exit 1)
 	rlmpl version              print the runtime version (also --version)
 	rlmpl help                 print this text (also -h, --help); rlmpl run
 	                           --help and rlmpl repl --help tell more
@@ -72,7 +80,9 @@ refused with a permission error), and nothing can be written.
 Conversations live in stores under the state directory,
 $XDG_STATE_HOME/rlmpl (~/.local/state/rlmpl) unless --state says otherwise;
 --store names one (a name under it, an absolute directory, or a
-postgres:// URL: a PostgreSQL store many processes share). Commands that
+postgres:// URL: a PostgreSQL store many processes share). Without --store
+a command uses $RLMPL_STORE, else the store key of config.toml beside
+providers.toml (store = "postgres://..."), else "default". Commands that
 only read open an existing store and create nothing ("store not found"
 otherwise); conv import and chat create a missing store, never in a
 directory that holds other files. A program run by run or repl opens

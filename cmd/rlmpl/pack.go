@@ -16,7 +16,7 @@ import (
 func runPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pack", flag.ContinueOnError)
 	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
-	name := fs.String("store", defaultStore, storeUsage)
+	name := storeFlag(fs)
 	conv := fs.String("conv", "", "conversation id (required)")
 	model := fs.String("model", "", "count with this model's tokenizer (default: the estimator)")
 	maxContext := intFlag[int64](fs, "max-context", 0, 0, "operator cap, in `tokens` (default: the policy's)")
@@ -30,6 +30,9 @@ func runPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	noBoundary := fs.Bool("no-boundary", false, "leave out the cold-history boundary")
 	noWarm := fs.Bool("no-warm", false, "leave out the conversation's published warm summaries")
 	if _, code, ok := parseCommand(fs, "pack --conv ID [flags]", args, stdout, stderr); !ok {
+		return code
+	}
+	if code, ok := resolveStoreFlag(name, "pack", stderr); !ok {
 		return code
 	}
 	if *conv == "" {

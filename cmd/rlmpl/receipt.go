@@ -20,7 +20,7 @@ const receiptSynopsis = "receipt list|show TURN|diff TURN_A TURN_B|stats|chart -
 func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
-	name := fs.String("store", defaultStore, storeUsage)
+	name := storeFlag(fs)
 	conv := fs.String("conv", "", "conversation id (required)")
 	history := fs.Bool("history", false, "list: every run of each turn")
 	after := fs.Int64("after", 0, "list: only the turns whose user message follows this sequence (the next page)")
@@ -29,6 +29,9 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 	outFile := fs.String("o", "", "chart: the SVG file to write (default: standard output)")
 	pos, code, ok := parseCommand(fs, receiptSynopsis, args, stdout, stderr)
 	if !ok {
+		return code
+	}
+	if code, ok := resolveStoreFlag(name, cmd, stderr); !ok {
 		return code
 	}
 	need := map[string]int{"receipt list": 0, "receipt show": 1, "receipt diff": 2, "receipt stats": 0, "receipt chart": 0, "turn replay": 1}

@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/ichiban/prolog/engine"
@@ -70,7 +72,7 @@ func runScript(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stderr, "rlmpl run: missing FILE\n%s\n", strings.SplitN(runUsage, "\n", 2)[0])
 		return 2
 	}
-	sess, closeAll, code := openSession(ctx, sf, args[0], args[1:], stdin, stdout, stderr)
+	sess, closeAll, code := openSession(ctx, sf, args[0], args[1:], stdin, stdout, stderr, args[0])
 	if sess == nil {
 		return code
 	}
@@ -88,7 +90,7 @@ func runScript(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 // and a session on it. closeAll closes them all: the host owns the stores the
 // program opened, and their directory locks. The directory is an os.Root,
 // so a symbolic link that leads out of it is refused, not followed.
-func openSession(ctx context.Context, sf *storeFlags, file string, argv []string, stdin io.Reader, stdout, stderr io.Writer) (sess *host.Session, closeAll func(), code int) {
+func openSession(ctx context.Context, sf *storeFlags, file string, argv []string, stdin io.Reader, stdout, stderr io.Writer, cliFiles ...string) (sess *host.Session, closeAll func(), code int) {
 	dir := "."
 	if file != "" {
 		dir = filepath.Dir(file)
@@ -111,6 +113,15 @@ func openSession(ctx context.Context, sf *storeFlags, file string, argv []string
 		Argv:     append([]string{"rlmpl"}, argv...),
 		StateDir: *sf.state,
 		Grants:   sf.grants,
+		// make/0 reads again the files named on the command line (and
+		// consulted under those names), nothing else.
+		Reload: func(name string) (string, error) {
+			if !slices.Contains(cliFiles, name) {
+				return "", fs.ErrNotExist
+			}
+			b, err := os.ReadFile(name)
+			return string(b), err
+		},
 	}
 	if err := providerSetup(opts); err != nil {
 		fmt.Fprintf(stderr, "rlmpl: %v\n", err)

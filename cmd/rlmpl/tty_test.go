@@ -22,6 +22,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("RLMPL_TEST_MAIN") == "1" {
 		main()
 	}
+	// The commands' default store comes from the environment too; the
+	// tests name theirs.
+	os.Unsetenv("RLMPL_STORE")
 	os.Exit(m.Run())
 }
 
@@ -94,7 +97,7 @@ func (term *terminal) expect(want string) {
 // would, and checks it against SWI-Prolog 9's transcript of the same keys
 // (one key press answers a non-deterministic answer; Ctrl-C interrupts).
 func TestREPLTerminal(t *testing.T) {
-	term := startTerminal(t, "repl")
+	term := startTerminal(t, "repl", "--state", t.TempDir())
 	term.expect("?- ")
 	term.send("X = 1.\r")
 	term.expect("X = 1.\nX = 1.\n\n?- ")
@@ -120,6 +123,20 @@ func TestREPLTerminal(t *testing.T) {
 	term.expect("Unknown action: x (h for help)\nAction? ")
 	term.send("c")
 	term.expect(".\n\n?- ")
+	term.send("numlist(1, 20, L) ; true.\r") // w shows an abbreviated answer whole
+	term.expect("L = [1, 2, 3, 4, 5, 6, 7, 8, 9|...] ")
+	term.send("w")
+	term.expect("[write]\nL = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20] ")
+	term.send(";")
+	term.expect(";\ntrue.\n\n?- ")
+	term.send("[user].\r") // [user] reads clauses up to Ctrl-D
+	term.expect("|: ")
+	term.send("foo(1).\r")
+	term.expect("|: ")
+	term.send("\x04")
+	term.expect("true.\n\n?- ")
+	term.send("foo(X).\r")
+	term.expect("X = 1.\n\n?- ")
 	term.send("repeat, fail.\r")
 	time.Sleep(300 * time.Millisecond)
 	term.send("\x03") // Ctrl-C interrupts the running goal
@@ -221,5 +238,85 @@ func TestChatTerminalInterrupts(t *testing.T) {
 	}
 	if rs[0].Status != runtime.StatusFailed || rs[0].Error == nil || !strings.Contains(rs[0].Error.Message, "cancel") || rs[1].Status != runtime.StatusCompleted {
 		t.Fatalf("receipts: %+v, want the first failed by its cancellation, the second completed", rs)
+	}
+}
+
+// TestREPLLineEditing: the top level edits lines (arrows, Ctrl-A/E/K/U/W,
+// Backspace), recalls goals with Up and Ctrl-R, keeps them in the state
+// directory for the next session, and ; stays one key press.
+func TestREPLLineEditing(t *testing.T) {
+	state := t.TempDir()
+	term := startTerminal(t, "repl", "--state", state)
+	term.expect("?- ")
+	term.send("X = abc.\r")
+	term.expect("X = abc.\n\n?- ")
+	term.send("Y = 2\x1b[D\x1b[D\x1b[D\x1b[D\x1b[D\x1bOHZ = 1, \x05.\r") // Left x5, Home, insert, Ctrl-E
+	term.expect("Z = 1,\nY = 2.\n\n?- ")
+	term.send("foo\x7f\x7f\x7fatom_length(abc, N)\x01\x0b") // Backspace x3; Ctrl-A Ctrl-K kills it all
+	term.send("length(L, N)\x17\x17")                       // Ctrl-W twice leaves "length("
+	term.send("\x19")                                       // Ctrl-Y yanks "N)" back... the last kill
+	term.send("\x15member(X, [p,q]).\r")                    // Ctrl-U, a fresh goal
+	term.expect("X = p ")
+	term.send(";")
+	term.expect(";\nX = q.\n\n?- ")
+	term.send("\x1b[A\x1b[A\r") // Up twice: the goal before the last
+	term.expect("Z = 1,\nY = 2.\n\n?- ")
+	term.send("\x12abc\r") // Ctrl-R finds X = abc.
+	term.expect("(reverse-i-search)'abc': X = abc.")
+	term.expect("X = abc.\n\n?- ")
+	term.send("\x12nomatch") // a failed search, then Ctrl-G gives the line back
+	term.expect("failed (reverse-i-search)'nomatch'")
+	term.send("\x07")
+	term.send("true.\r")
+	term.expect("true.\n\n?- ")
+	term.send("\x04")
+	if err := term.cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v, want status 0", err)
+	}
+	b, err := os.ReadFile(state + "/repl_history")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	if want := "X = abc.\nZ = 1, Y = 2.\nmember(X, [p,q]).\nZ = 1, Y = 2.\nX = abc.\ntrue.\n"; got != want {
+		t.Fatalf("history file:\n%s\nwant\n%s", got, want)
+	}
+
+	// The next session starts with the history: Up recalls the last goal.
+	term = startTerminal(t, "repl", "--state", state)
+	term.expect("?- ")
+	term.send("\x1b[A\x1b[A\r")
+	term.expect("X = abc.\n\n?- ")
+	term.send("\x04")
+	if err := term.cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v, want status 0", err)
+	}
+}
+
+// TestREPLGoalReadsTerminal: a goal reading user_input at the terminal
+// prompts |: (as SWI), takes lines typed ahead while the editor held the
+// terminal raw, and, interrupted by Ctrl-C, leaves nothing behind that
+// would swallow the next goal.
+func TestREPLGoalReadsTerminal(t *testing.T) {
+	term := startTerminal(t, "repl", "--state", t.TempDir())
+	term.expect("?- ")
+	term.send("[user].\rz(1).\rz(2).\r\x04z(X).\r") // all typed ahead
+	term.expect("true.\n\n?- ")
+	term.expect("X = 1 ")
+	term.send(";")
+	term.expect(";\nX = 2.\n\n?- ")
+	term.send("read(T).\r")
+	term.expect("|: ")
+	term.send("\x03")
+	term.expect("% Execution Aborted\n?- ")
+	term.send("X = after.\r")
+	term.expect("X = after.\n\n?- ")
+	term.send("read(T).\r")
+	term.expect("|: ")
+	term.send("f(x).\r")
+	term.expect("T = f(x).\n\n?- ")
+	term.send("\x04")
+	if err := term.cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v, want status 0", err)
 	}
 }

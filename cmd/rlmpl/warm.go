@@ -27,7 +27,7 @@ func runWarm(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet("warm "+cmd, flag.ContinueOnError)
 	state := fs.String("state", defaultStateDir(), "state directory (where stores live)")
-	name := fs.String("store", defaultStore, storeUsage)
+	name := storeFlag(fs)
 	conv := fs.String("conv", "", "conversation id (required)")
 	history := fs.Bool("history", false, "list: every version, not only the latest")
 	asJSON := fs.Bool("json", false, "list, show: JSON Lines, one whole artifact per line")
@@ -37,6 +37,9 @@ func runWarm(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	pf := providerFlags(fs)
 	pos, code, ok := parseCommand(fs, warmSynopsis, args, stdout, stderr)
 	if !ok {
+		return code
+	}
+	if code, ok := resolveStoreFlag(name, "warm "+cmd, stderr); !ok {
 		return code
 	}
 	if *conv == "" || cmd == "show" && len(pos) != 1 || cmd != "show" && len(pos) != 0 {

@@ -201,6 +201,18 @@ func (r *Registry) RegisterAdapter(a Adapter) error {
 	return nil
 }
 
+// Adapter returns the registered adapter of that name and the operations
+// it declared.
+func (r *Registry) Adapter(name string) (Adapter, []Op, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ae, ok := r.adapters[name]
+	if !ok {
+		return nil, nil, false
+	}
+	return ae.a, slices.Clone(ae.ops), true
+}
+
 // UnregisterAdapter removes an adapter no live handle uses.
 func (r *Registry) UnregisterAdapter(name string) error {
 	r.mu.Lock()

@@ -25,6 +25,19 @@ func (c Capability) String() string {
 	return c.Kind + "(" + c.Name + ")"
 }
 
+// Term is c as a term value: an [Atom] (rlm) or a [Compound]
+// (tool(count_items)), never an atom quoting the compound's text.
+func (c Capability) Term() any {
+	if c.Name == "" {
+		return Atom(c.Kind)
+	}
+	return Compound{Functor: c.Kind, Args: []any{Atom(c.Name)}}
+}
+
+// NormalizeCapabilities validates, sorts and deduplicates caps, as
+// [Complete] does with Input.Capabilities.
+func NormalizeCapabilities(caps []Capability) ([]Capability, error) { return normalizeCaps(caps) }
+
 var (
 	bareCaps  = []string{"checkpoint", "parallel", "retry", "rlm"}
 	namedCaps = []string{"context", "filesystem", "graph", "model", "network", "persistence", "process", "tool"}

@@ -180,14 +180,14 @@ func (in *Input) withDefaults() (Budget, error) {
 	var wider []any
 	for _, c := range child {
 		if !hasCap(caps, c) {
-			wider = append(wider, Atom(c.String()))
+			wider = append(wider, c.Term())
 		}
 	}
 	if len(wider) > 0 {
 		return b, complFault(D("capability_error", Record{Tag: "capability_error", Fields: []Field{
 			{Key: "kind", Value: Atom("widening_denied")},
-			{Key: "parent", Value: atoms(capStrings(caps))},
-			{Key: "requested", Value: atoms(capStrings(child))},
+			{Key: "parent", Value: capTerms(caps)},
+			{Key: "requested", Value: capTerms(child)},
 			{Key: "unauthorized", Value: wider},
 		}}), fmt.Sprintf("child capabilities %v are not in the root set", wider))
 	}
@@ -205,10 +205,11 @@ func (in *Input) withDefaults() (Budget, error) {
 	return b, nil
 }
 
-func atoms(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = Atom(s)
+// capTerms are caps as term values (tool(x), never the atom 'tool(x)').
+func capTerms(caps []Capability) []any {
+	out := make([]any, len(caps))
+	for i, c := range caps {
+		out[i] = c.Term()
 	}
 	return out
 }

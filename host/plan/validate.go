@@ -29,6 +29,9 @@ type Policy struct {
 	// Ancestors are the fingerprints of the plans above this one (for
 	// child completions planned at run time).
 	Ancestors []uint64
+	// NoPreflight skips step 5 (plan_validate/4 checks a plan before any
+	// runtime exists; plan_run/5 preflights it against its own).
+	NoPreflight bool
 }
 
 // Stats are the static facts [Validate] learned about a plan.
@@ -97,6 +100,9 @@ func Validate(p *Plan, pol Policy) (Stats, error) {
 				fmt.Sprintf("the plan needs up to %d %s but the budget leaves %d", c.est, c.name, c.limit),
 				Field{"budget", Atom(c.name)}, Field{"estimated", int64(c.est)}, Field{"limit", int64(c.limit)})
 		}
+	}
+	if pol.NoPreflight {
+		return v.stats, nil
 	}
 	if err := v.preflight(p); err != nil {
 		return Stats{}, err
@@ -387,7 +393,7 @@ func (v *validator) childCaps(p *Plan) error {
 		return true
 	})
 	if bad != nil {
-		return rejected(D("child_capability_denied", Atom(bad.String())),
+		return rejected(D("child_capability_denied", bad.Term()),
 			fmt.Sprintf("an rlm child uses %s, which the child capabilities do not grant", bad))
 	}
 	return nil
@@ -398,7 +404,7 @@ func (v *validator) caps(p *Plan, caps []Capability) error {
 	for _, s := range p.Steps {
 		if c, ok := needs(s); ok && !hasCap(caps, c) {
 			return planErr(PhaseValidate, KindCapabilityDenied, fmt.Sprintf("the step needs capability %s, which is not granted", c),
-				Field{"capability", Atom(c.String())})
+				Field{"capability", c.Term()})
 		}
 		switch s := s.(type) {
 		case *ParallelStep:

@@ -132,8 +132,62 @@ func BenchmarkTurn(b *testing.B) {
 				}
 			})
 		})
+		// Time to the first streamed delta, both paths answering through
+		// an instant model: a direct turn (one respond round) and a planner
+		// turn whose plan has a model step write the answer.
+		for _, mode := range []string{ModeDirect, ModePlanner} {
+			o := opts
+			o.Mode, o.Completion.Providers, o.Deps.Models = mode, []string{"local"}, instantModel{}
+			if mode == ModePlanner {
+				o.Deps.Planner = modelStepPlanner{}
+			}
+			b.Run(fmt.Sprintf("messages=%d/first-delta-%s", n, mode), func(b *testing.B) {
+				firstDelta(b, c, o)
+			})
+		}
 		rt.Close()
 	}
+}
+
+// firstDelta takes turns under opts and reports p50 and p99 of the time
+// from the call to the first text delta.
+func firstDelta(b *testing.B, c Conversation, opts TurnOptions) {
+	var samples []time.Duration
+	for b.Loop() {
+		start, first := time.Now(), time.Duration(0)
+		opts.OnEvent = func(e TurnEvent) {
+			if e.Kind == "delta" && first == 0 {
+				first = time.Since(start)
+			}
+		}
+		if _, err := c.Turn(context.Background(), user("what did we decide about the lease path?"), opts); err != nil {
+			b.Fatal(err)
+		}
+		if first == 0 {
+			b.Fatal("no delta")
+		}
+		samples = append(samples, first)
+	}
+	slices.Sort(samples)
+	b.ReportMetric(float64(samples[len(samples)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(samples[len(samples)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// instantModel answers every model call at once with one delta.
+type instantModel struct{}
+
+func (instantModel) Complete(_ context.Context, call plan.ModelCall) (plan.ModelResult, error) {
+	if call.OnDelta != nil {
+		call.OnDelta("noted")
+	}
+	return plan.ModelResult{Text: "noted"}, nil
+}
+
+// modelStepPlanner answers with a plan whose model step writes the answer.
+type modelStepPlanner struct{}
+
+func (modelStepPlanner) Plan(context.Context, plan.PlannerRequest) (plan.PlannerReply, error) {
+	return plan.PlannerReply{Text: `{"steps":[{"op":"model","provider":"local","prompt":{"ref":"input","name":"query"},"bind":"a"},{"op":"final","value":{"ref":"var","name":"a"}}]}`}, nil
 }
 
 // instantPlanner answers every request with a final plan, at once.

@@ -3,6 +3,7 @@ package runtime
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -137,6 +138,40 @@ func (c Conversation) Append(m store.Message, opts AppendOptions) (store.Record,
 		Time: opts.Time, Session: opts.Session, Metadata: opts.Metadata, Before: before})
 }
 
+// AppendAll appends entries in order in one transaction (see
+// [store.DB.AppendAll]: all durable or none, one sync), counting each
+// message's content once in every encoding. A tool result may answer a
+// call earlier in the batch; everything is validated before the write.
+func (c Conversation) AppendAll(entries []store.Entry, encodings []string) ([]store.Record, error) {
+	var w *callWindow
+	batch := make([]store.Entry, len(entries))
+	for i, e := range entries {
+		m, err := e.Message.Normalize()
+		if err != nil {
+			return nil, fmt.Errorf("entry %d: %w", i+1, err)
+		}
+		if m.Role == store.RoleTool && w == nil {
+			if w, err = c.callWindow(); err != nil {
+				return nil, err
+			}
+			for _, prior := range batch[:i] {
+				w.push(prior.Message)
+			}
+		}
+		if w != nil {
+			if err := w.check(m); err != nil {
+				return nil, fmt.Errorf("entry %d: %w", i+1, err)
+			}
+			w.push(m)
+		}
+		if e.Options.TokenCounts, err = c.st.rt.contentCounts(m, encodings); err != nil {
+			return nil, err
+		}
+		batch[i] = store.Entry{Message: m, Options: e.Options}
+	}
+	return c.st.db.AppendAll(c.id, batch)
+}
+
 // contentCounts counts m's content text in each encoding.
 func (r *Runtime) contentCounts(m store.Message, encodings []string) (map[string]int, error) {
 	if len(encodings) == 0 {
@@ -162,6 +197,15 @@ func (c Conversation) Message(seq int64) (store.Record, error) { return c.st.db.
 // keeps the first limit.
 func (c Conversation) Messages(sel store.Selector, limit int) ([]store.Record, error) {
 	return c.st.db.Messages(c.id, sel, limit)
+}
+
+// Wait blocks until the conversation has a message after sequence after
+// and returns its last sequence, or returns ctx's error (with the last
+// sequence seen) when none comes first. It sees appends of this process
+// on every store and, on a PostgreSQL store, of every process (LISTEN/
+// NOTIFY, no polling). Read what arrived with Messages(store.After(after), n).
+func (c Conversation) Wait(ctx context.Context, after int64) (int64, error) {
+	return c.st.db.Wait(ctx, c.id, after)
 }
 
 // Stats reads the conversation's counters (O(1)).

@@ -11,8 +11,8 @@ import (
 	"github.com/rlmpl/rlmpl/store"
 )
 
-// TestMeasureDirectVsPlanner measures, on the same 1,000-message
-// conversation and ceiling, the prompt tokens (our exact count of every
+// TestMeasureDirectVsPlanner measures, on the same 1,000- and
+// 10,000-message conversations and ceilings, the prompt tokens (our exact count of every
 // request sent) and the model calls of one turn: the planner path whose
 // plan has a model step write the answer (the usual shape), and a direct
 // turn answering at once or after one history_search. The figures are
@@ -23,8 +23,17 @@ import (
 // tokens in one call (one search round: about the same, in two), and a
 // direct turn works under a 2,000-token ceiling.
 func TestMeasureDirectVsPlanner(t *testing.T) {
+	for _, n := range []int{1000, 10000} {
+		if n > 1000 && (raceEnabled || testing.Short()) {
+			t.Skip("10,000 messages: not under -race or -short")
+		}
+		measureDirectVsPlanner(t, n)
+	}
+}
+
+func measureDirectVsPlanner(t *testing.T, n int) {
 	var msgs []store.Message
-	for i := range 1000 {
+	for i := range n {
 		role := []store.Role{store.RoleUser, store.RoleAssistant}[i%2]
 		msgs = append(msgs, store.Message{Role: role, Content: store.TextContent(
 			fmt.Sprintf("message %d about the lease path, topic %d and the deploy plan; %s", i, i%97, strings.Repeat("detail ", 10+i%20)))})
@@ -66,8 +75,8 @@ func TestMeasureDirectVsPlanner(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("1,000 messages, ceiling %d: planner %d prompt tokens in %d calls; direct %d in %d (%.2f×); direct with one history_search %d in %d (%.2f×)",
-			ceiling, p.tokens, p.calls, d.tokens, d.calls, float64(d.tokens)/float64(p.tokens), ds.tokens, ds.calls, float64(ds.tokens)/float64(p.tokens))
+		t.Logf("%d messages, ceiling %d: planner %d prompt tokens in %d calls; direct %d in %d (%.2f×); direct with one history_search %d in %d (%.2f×)",
+			n, ceiling, p.tokens, p.calls, d.tokens, d.calls, float64(d.tokens)/float64(p.tokens), ds.tokens, ds.calls, float64(ds.tokens)/float64(p.tokens))
 		if d.calls != 1 || p.calls != 2 || ds.calls != 2 || 2*d.tokens > p.tokens+p.tokens/10 {
 			t.Fatalf("direct %+v, direct with a search %+v, planner %+v", d, ds, p)
 		}

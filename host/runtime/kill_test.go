@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rlmpl/rlmpl/host/handle"
+	"github.com/rlmpl/rlmpl/host/plan"
 	"github.com/rlmpl/rlmpl/store"
 )
 
@@ -22,7 +23,9 @@ import (
 // message and a completed receipt — both, never one without the other — or
 // a failed or absent receipt; no message is duplicated. The child also
 // republishes a warm artifact now and then: its versions stay dense and
-// whole, and current (its source never changes).
+// whole, and current (its source never changes). Every other pair of
+// turns is direct, with a history_search round: a kill mid-loop leaves no
+// tool call without its result and no tool message without its answer.
 // RLMPL_TURN_KILL_CYCLES sets the cycles (default 3).
 
 const envTurnKillDir = "RLMPL_TURN_KILL_DIR"
@@ -49,6 +52,10 @@ func TestTurnKillChild(t *testing.T) {
 		// A retried id (the same one every other turn) exercises the
 		// failed-then-retried path across kills.
 		opts.TurnID = fmt.Sprintf("p%d-t%d", os.Getpid(), i/2)
+		if i%4 >= 2 { // a direct turn with a tool round: killed mid-loop too
+			opts.Mode = ModeDirect
+			opts.Deps.Models = &respondModels{replies: []plan.ModelResult{search("s"+opts.TurnID, "turn", 3), {Text: "ok"}}}
+		}
 		if _, err := c.Turn(context.Background(), user(opts.TurnID), opts); err != nil {
 			fmt.Fprintln(os.Stderr, "turn:", err)
 			os.Exit(3)
@@ -76,7 +83,7 @@ func TestTurnKill(t *testing.T) {
 	}
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(7, 7))
-	artifacts := 0
+	artifacts, rounds := 0, 0
 	for cycle := range cycles {
 		os.Remove(dir + "/ready")
 		cmd := exec.Command(os.Args[0], "-test.run=^TestTurnKillChild$")
@@ -97,17 +104,17 @@ func TestTurnKill(t *testing.T) {
 		time.Sleep(time.Duration(r.IntN(500)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		artifacts = checkTurns(t, dir, cycle)
+		artifacts, rounds = checkTurns(t, dir, cycle)
 	}
-	if artifacts == 0 {
-		t.Fatal("no warm artifact was published before the kills")
+	if artifacts == 0 || rounds == 0 {
+		t.Fatalf("%d warm artifacts and %d direct tool rounds before the kills", artifacts, rounds)
 	}
 }
 
 // checkTurns reopens the store and checks every turn's messages against
 // its receipts, and the warm artifact's versions; it returns how many
-// versions there are.
-func checkTurns(t *testing.T, dir string, cycle int) int {
+// versions and direct tool rounds there are.
+func checkTurns(t *testing.T, dir string, cycle int) (versions, rounds int) {
 	t.Helper()
 	rt, err := New(&Options{StateDir: dir})
 	if err != nil {
@@ -136,7 +143,21 @@ func checkTurns(t *testing.T, dir string, cycle int) int {
 			}
 			users[r.Message.Content.Text] = r.Seq
 		case store.RoleAssistant:
-			assistants[r.Seq] = true
+			if len(r.Message.ToolCalls) == 0 {
+				assistants[r.Seq] = true
+				break
+			}
+			// A direct turn's tool round: its call, then its result, then
+			// (a round or) the answer — stored together, never cut.
+			next := recs[min(i+1, len(recs)-1)].Message
+			if i+2 >= len(recs) || next.Role != store.RoleTool || next.ToolCallID != r.Message.ToolCalls[0].ID {
+				t.Fatalf("cycle %d: tool call at %d without its result", cycle, r.Seq)
+			}
+			rounds++
+		case store.RoleTool:
+			if prev := recs[max(i-1, 0)].Message; i == 0 || len(prev.ToolCalls) == 0 || prev.ToolCalls[0].ID != r.Message.ToolCallID {
+				t.Fatalf("cycle %d: orphan tool result at %d", cycle, r.Seq)
+			}
 		}
 	}
 	rs, err := c.Receipts(false)
@@ -178,5 +199,5 @@ func checkTurns(t *testing.T, dir string, cycle int) int {
 			t.Fatalf("cycle %d: warm after reopen: %+v, %v", cycle, cp.Warm, err)
 		}
 	}
-	return len(arts)
+	return len(arts), rounds
 }

@@ -172,6 +172,17 @@ func (c Conversation) turn(ctx context.Context, msg store.Message, opts TurnOpti
 	if len(id) > 256 || strings.ContainsAny(id, "\x00\n") {
 		return TurnResult{}, &store.ValidationError{Kind: store.ErrInvalid, Field: "turn_id", Reason: "must be at most 256 bytes, one line"}
 	}
+	// Turns on one conversation run one at a time, across processes on a
+	// shared store: each sees the one before it whole (its user message,
+	// its answer), and its own messages are adjacent. Even when cancelled
+	// a turn waits for the one before it: then it runs cancelled, and
+	// records its user message and a failed receipt in order, as a
+	// running turn does.
+	unlock, err := c.st.db.LockConversation(context.WithoutCancel(ctx), c.id)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	defer unlock()
 	// The user message comes first, under the turn's key: a retry with the
 	// same message finds it and writes nothing, one with other content is
 	// refused (store.ErrIdempotencyMismatch) before any answer is given.

@@ -171,3 +171,17 @@ test(a_store_without_stemming_matches_words_as_written,
          conversation_search(C, "fox", [], ok([_])),
          conversation_store_close(S, ok(closed))
      )).
+
+test(wait_returns_what_came_after_a_sequence,
+     (   conv_(C),
+         conversation_append(C, message(user, "first"), ok(_)),
+         conversation_append(C, message(assistant, "second"), ok(_)),
+         conversation_wait(C, 0, [limit(1)], ok([R1])), record_get(R1, sequence, 1),
+         conversation_wait(C, 1, [timeout(5)], ok([R2])), record_get(R2, content, "second"),
+         conversation_wait(C, 2, [timeout(0.05)], ok([]))
+     )).
+
+test(wait_checks_its_arguments, [throws(error(type_error(positive_number, 0), _))],
+     (   conv_(C),
+         conversation_wait(C, 0, [timeout(0)], _)
+     )).

@@ -37,7 +37,9 @@ tight_([policy([max_context_tokens(60), provider_context_tokens(1000000), reserv
 test(published_warm_context_preserves_exact_source_transcript,
      (   setup_(w1, S, C),
          conversation_warm_publish(C, S, range(1, 2), [generator(useful_)], ok(W)),
-         record_get(W, key, range_1_2), record_get(W, version, 1), record_get(W, source_refs, [1, 2]),
+         record_get(W, key, range_1_2), record_get(W, version, 1), record_get(W, source_sequences, [1, 2]),
+         record_get(W, source_refs, [R1, R2]), record_get(R1, sequence, 1), record_get(R2, sequence, 2),
+         record_get(R1, conversation_id, w1), conversation_message(C, 1, ok(Msg1)), record_get(Msg1, ref, R1),
          kinds_(W, [verbatim, detailed_summary, compact_summary, facts_only]),
          conversation_stats(C, ok(St)), record_get(St, messages, 3),
          long_(a, A), conversation_message(C, 1, ok(M1)), record_get(M1, content, A),
@@ -161,3 +163,15 @@ test(rlm_generator_reads_the_range_through_a_handle,
          record_get(W, generation/kind, rlm),
          record_get(W, generation/usage/model_calls, 1)
      )).
+
+test(artifact_store_by_name_is_the_conversations_store,
+     (   setup_(w_named, S, C),
+         artifact_store_open(C, ok(W1)), W1 == S,
+         artifact_store_open(S, ok(W2)), W2 == S,
+         conversation_warm_publish(C, W1, range(1, 2), [generator(useful_)], ok(A)),
+         record_get(A, key, range_1_2),
+         artifact_store_open(memory, ok(Other)), Other \== S,
+         conversation_warm_list(C, Other, [], error(E)), record_get(E, kind, warm_store_mismatch)
+     )).
+test(artifact_store_spec_type, [throws(error(type_error(conversation_store_spec, 42), artifact_store_open/2))],
+     artifact_store_open(42, _)).

@@ -1,0 +1,138 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// kvLocker is implemented by a kvStore shared with other processes
+// (PostgreSQL): lockConversation blocks until this process holds the
+// cross-process lock named by id, or ctx ends.
+type kvLocker interface {
+	lockConversation(ctx context.Context, id string) (unlock func(), err error)
+}
+
+// turnLockKey is the first key of the session advisory lock of a
+// conversation's turns; the second is a hash of the schema and the
+// conversation id (a collision only makes two conversations' turns take
+// turns).
+const turnLockKey = 0x726c7475 // "rltu"
+
+// LockConversation blocks until the caller holds conversation conv's turn
+// lock, or ctx ends (its error is returned). Managed turns hold it from
+// their user message to their receipt, so turns on one conversation run
+// one at a time: among the goroutines of this process on every store,
+// and among every process sharing a PostgreSQL store (a session advisory
+// lock, held on a connection of its own outside the pool, so waiting
+// turns never starve the pool). unlock releases it; call it once. Appends
+// and reads do not take the lock. NB: if the lock's connection drops (the
+// server restarts), PostgreSQL releases the lock while the turn goes on.
+// Returns [ErrNotFound] for an unknown conversation.
+func (db *DB) LockConversation(ctx context.Context, conv string) (unlock func(), err error) {
+	if err := db.enter(); err != nil {
+		return nil, err
+	}
+	cs, err := db.conv(conv)
+	db.leave()
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case cs.turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-db.closing:
+		return nil, ErrClosed
+	}
+	local := func() { <-cs.turn }
+	l, ok := db.kv.(kvLocker)
+	if !ok {
+		return local, nil
+	}
+	remote, err := l.lockConversation(ctx, conv)
+	if err != nil {
+		local()
+		return nil, err
+	}
+	return func() { remote(); local() }, nil
+}
+
+// lockConversation takes the conversation's advisory lock on a
+// connection of its own: with no statement timeout while it waits (a
+// turn may wait for another's whole model call), context cancellation
+// still ends the wait. Unlocked connections are kept for the next lock
+// (up to maxIdleLockConns): a new session costs tens of milliseconds.
+func (p *pgKV) lockConversation(ctx context.Context, id string) (func(), error) {
+	const lock = `SELECT pg_advisory_lock($1, hashtext(current_schema() || '/' || $2))`
+	conn, err := p.lockConn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: turn lock: %w", unavailable(err))
+	}
+	_, err = conn.Exec(ctx, lock, turnLockKey, id)
+	if err != nil && ctx.Err() == nil && connLost(err) {
+		// A kept connection the server has dropped: once more, on a new one.
+		conn.Close(context.Background())
+		if conn, err = p.newLockConn(ctx); err == nil {
+			_, err = conn.Exec(ctx, lock, turnLockKey, id)
+		}
+	}
+	if err != nil {
+		if conn != nil {
+			conn.Close(context.Background())
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("store: turn lock: %w", unavailable(err))
+	}
+	return func() {
+		_, err := conn.Exec(p.ctx, `SELECT pg_advisory_unlock($1, hashtext(current_schema() || '/' || $2))`, turnLockKey, id)
+		if err != nil {
+			conn.Close(context.Background()) // closing the session releases its locks
+			return
+		}
+		select {
+		case p.idleLocks <- conn:
+		default:
+			conn.Close(context.Background())
+		}
+	}, nil
+}
+
+// maxIdleLockConns bounds the turn-lock connections kept between turns.
+const maxIdleLockConns = 4
+
+// lockConn returns a kept turn-lock connection, or a new one.
+func (p *pgKV) lockConn(ctx context.Context) (*pgx.Conn, error) {
+	for {
+		select {
+		case c := <-p.idleLocks:
+			if !c.IsClosed() {
+				return c, nil
+			}
+		default:
+			return p.newLockConn(ctx)
+		}
+	}
+}
+
+func (p *pgKV) newLockConn(ctx context.Context) (*pgx.Conn, error) {
+	cfg := p.pool.Config().ConnConfig.Copy()
+	cfg.RuntimeParams["statement_timeout"] = "0"
+	cfg.RuntimeParams["application_name"] += " turn lock"
+	return pgx.ConnectConfig(ctx, cfg)
+}
+
+// closeLockConns closes the kept turn-lock connections (at Close).
+func (p *pgKV) closeLockConns() {
+	for {
+		select {
+		case c := <-p.idleLocks:
+			c.Close(context.Background())
+		default:
+			return
+		}
+	}
+}

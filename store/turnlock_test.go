@@ -1,0 +1,63 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// TestLockConversation: on every backend, a second holder of a
+// conversation's turn lock waits for the first's unlock, a waiter gives
+// up when its context ends, and other conversations are not held up. On
+// PostgreSQL a second store (another process's worth) waits too.
+func TestLockConversation(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		o := b.fresh(t)
+		db := openWith(t, &o)
+		others := []*DB{db}
+		if o.Postgres != nil {
+			others = append(others, openWith(t, &Options{Postgres: o.Postgres}))
+		}
+		mustCreate(t, db, "c")
+		mustCreate(t, db, "d")
+		ctx := context.Background()
+		unlock, err := db.LockConversation(ctx, "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, other := range others {
+			short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			if _, err := other.LockConversation(short, "c"); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("a second lock of c while held = %v, want DeadlineExceeded", err)
+			}
+			cancel()
+			u, err := other.LockConversation(ctx, "d")
+			if err != nil {
+				t.Fatalf("lock of d while c is held: %v", err)
+			}
+			u()
+		}
+		got := make(chan error, 1)
+		go func() {
+			u, err := others[len(others)-1].LockConversation(ctx, "c")
+			if err == nil {
+				u()
+			}
+			got <- err
+		}()
+		time.Sleep(50 * time.Millisecond)
+		unlock()
+		select {
+		case err := <-got:
+			if err != nil {
+				t.Error(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the waiter did not get the lock after unlock")
+		}
+		if _, err := db.LockConversation(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("lock of an unknown conversation = %v", err)
+		}
+	})
+}

@@ -1,0 +1,4 @@
+thr :- throw(x).
+:- dynamic(d/1).
+d(1).
+z :- fail.

@@ -1,0 +1,3 @@
+module github.com/ichiban/prolog
+
+go 1.19
