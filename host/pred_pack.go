@@ -252,11 +252,15 @@ func (s *Session) conversationContextPack(c *prolog.Call, conv, options, out eng
 	if err != nil {
 		return false, err
 	}
-	po, err := s.packOptions(c, cv, op)
+	var countErr error
+	po, err := s.packOptions(c, cv, op, &countErr)
 	if err != nil {
 		return s.fail(c, out, "context_pack", err)
 	}
 	cp, err := cv.Pack(c.Ctx, po)
+	if countErr != nil {
+		return false, countErr
+	}
 	if err != nil {
 		return s.fail(c, out, "context_pack", err, engine.NewAtom(cv.ID()))
 	}
@@ -265,8 +269,11 @@ func (s *Session) conversationContextPack(c *prolog.Call, conv, options, out eng
 
 // packOptions decodes the options of a conversation pack. Shape errors are
 // thrown ISO errors; a policy that breaks a cross-field rule is a
-// *pack.FieldError.
-func (s *Session) packOptions(c *prolog.Call, cv runtime.Conversation, op opts) (runtime.PackOptions, error) {
+// *pack.FieldError. With countErr, token_counter(C) is the caller's own
+// counter, called on this goroutine, its first failure kept in *countErr;
+// without (a turn, whose packs run where Prolog cannot be called), it is
+// refused.
+func (s *Session) packOptions(c *prolog.Call, cv runtime.Conversation, op opts, countErr *error) (runtime.PackOptions, error) {
 	pol, err := s.policy(c)
 	if err != nil {
 		return runtime.PackOptions{}, err
@@ -277,7 +284,10 @@ func (s *Session) packOptions(c *prolog.Call, cv runtime.Conversation, op opts) 
 		return po, err
 	}
 	if tok.has("token_counter") {
-		return po, prolog.DomainError("conversation_context_pack_token_option", engine.NewAtom("token_counter").Apply(tok["token_counter"]))
+		if countErr == nil {
+			return po, prolog.DomainError("conversation_context_pack_token_option", engine.NewAtom("token_counter").Apply(tok["token_counter"]))
+		}
+		po.CountText = s.callerCount(c, tok["token_counter"], countErr)
 	}
 	po.Model, po.Encoding = tok.atom("model"), tok.atom("encoding")
 	secs, err := c.List(op["visible_sections"])

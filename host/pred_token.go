@@ -51,24 +51,14 @@ func (s *Session) tokenCountText(c *prolog.Call, text, options, out engine.Term)
 	counter := reg.Estimator()
 	switch {
 	case op.has("token_counter"):
-		n := engine.NewVariable()
-		var got engine.Term
-		_, err := engine.Call(c.VM, engine.NewAtom("call").Apply(op["token_counter"], prolog.Resolved(text, c.Env), n), func(env *engine.Env) *engine.Promise {
-			got = env.Resolve(n)
-			return engine.Bool(true)
-		}, c.Env).Force(c.Ctx)
-		if err != nil {
-			return false, err
+		var failed error
+		n := s.callerCount(c, op["token_counter"], &failed)(t)
+		if failed != nil {
+			return false, failed
 		}
-		if got == nil {
-			return false, prolog.ExistenceError("token_count", op["token_counter"])
-		}
-		if err := s.mustBe(c, engine.NewAtom("nonneg"), got); err != nil {
-			return false, err
-		}
-		return c.Unify(out, ok(record("token_count", fld("basis", engine.NewAtom("registered_counter")),
-			fld("encoding", engine.NewAtom("none")), fld("method", engine.NewAtom("caller_supplied")),
-			fld("safety_percent", engine.Integer(0)), fld("tokens", got)))), nil
+		return c.Unify(out, ok(record("token_count", fld("basis", engine.NewAtom(tokenizer.BasisCaller)),
+			fld("encoding", engine.NewAtom("none")), fld("method", engine.NewAtom(tokenizer.CallerSupplied.String())),
+			fld("safety_percent", engine.Integer(0)), fld("tokens", engine.Integer(n))))), nil
 	case op.has("encoding"):
 		counter, err = reg.CounterForEncoding(op.atom("encoding"))
 		if err != nil {
@@ -85,6 +75,36 @@ func (s *Session) tokenCountText(c *prolog.Call, text, options, out engine.Term)
 		}
 	}
 	return c.Unify(out, ok(countTerm(counter.Count(t)))), nil
+}
+
+// callerCount makes upstream's token_counter(C) a counter: call(C, Text,
+// N) on this call's goroutine, N a non-negative integer. The first failure
+// (an exception, no answer, a bad N) is kept in *failed, and every count
+// after it is 0: the caller throws *failed once the counting is over.
+func (s *Session) callerCount(c *prolog.Call, counter engine.Term, failed *error) func(string) int {
+	return func(text string) int {
+		if *failed != nil {
+			return 0
+		}
+		n := engine.NewVariable()
+		var got engine.Term
+		_, err := engine.Call(c.VM, engine.NewAtom("call").Apply(counter, prolog.Chars(text), n), func(env *engine.Env) *engine.Promise {
+			got = env.Resolve(n)
+			return engine.Bool(true)
+		}, c.Env).Force(c.Ctx)
+		switch {
+		case err != nil:
+			*failed = err
+		case got == nil:
+			*failed = prolog.ExistenceError("token_count", counter)
+		default:
+			*failed = s.mustBe(c, engine.NewAtom("nonneg"), got)
+		}
+		if *failed != nil {
+			return 0
+		}
+		return int(got.(engine.Integer))
+	}
 }
 
 func (s *Session) tokenModelEncoding(c *prolog.Call, model, out engine.Term) (bool, error) {

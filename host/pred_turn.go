@@ -81,7 +81,7 @@ func (s *Session) turnOptions(c *prolog.Call, cv runtime.Conversation, op opts) 
 	if err != nil {
 		return runtime.TurnOptions{}, nil, err
 	}
-	po, err := s.packOptions(c, cv, cop)
+	po, err := s.packOptions(c, cv, cop, nil)
 	if err != nil {
 		return runtime.TurnOptions{}, nil, err
 	}

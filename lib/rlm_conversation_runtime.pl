@@ -67,8 +67,14 @@ rlm_ready :-
 %     - policy(Overlay): see context_policy/2 (window(contiguous), the
 %       default, keeps the hot tail plus the longest run of whole exchanges
 %       before it that fits; window(most_turns) is upstream's model);
-%     - token_options([model(M)]) or [encoding(E)]: the counter (default:
-%       the conservative estimator, labelled estimated);
+%     - token_options([model(M)]) or [encoding(E)] or
+%       [token_counter(C)]: the counter (default: the conservative
+%       estimator, labelled estimated). token_counter(C), upstream's, is
+%       the program's own: call(C, Text, N) counts every text
+%       (method(caller_supplied); a unit's total, with the estimator's
+%       chat framing, says estimated); an exception or a bad N in C is
+%       thrown. conversation_turn/4 refuses it (its packs are composed
+%       where Prolog cannot be called);
 %     - visible_sections([section(Name, model|host, Text)]): charged and
 %       rendered (model) or measured only (host);
 %     - context_units(Units): extra units (warm summaries, explicit text);

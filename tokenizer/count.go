@@ -34,15 +34,23 @@ const (
 	// estimator of [Estimate], or a published chat-framing or tool-schema
 	// heuristic. A sum is Estimated as soon as one part is.
 	Estimated
+
+	// CallerSupplied means the number came from the caller's own counter
+	// ([CallerCounter]): the host cannot vouch for it. A sum with no
+	// Estimated part is CallerSupplied as soon as one part is.
+	CallerSupplied
 )
 
-// String returns "exact", "estimated", or "Method(N)" for an invalid value.
+// String returns "exact", "estimated", "caller_supplied", or "Method(N)"
+// for an invalid value.
 func (m Method) String() string {
 	switch m {
 	case Exact:
 		return "exact"
 	case Estimated:
 		return "estimated"
+	case CallerSupplied:
+		return "caller_supplied"
 	default:
 		return fmt.Sprintf("Method(%d)", int(m))
 	}
@@ -72,6 +80,8 @@ const (
 	// BasisResponseFormat: a request's response_format, by its framing's
 	// rule ([Framing].SchemaFree).
 	BasisResponseFormat = "rlmpl:response_format"
+	// BasisCaller: the caller's own counter ([CallerCounter]).
+	BasisCaller = "registered_counter"
 	// BasisSum: the total of a [Breakdown]'s stages.
 	BasisSum = "sum"
 )
@@ -115,7 +125,7 @@ func (c Count) String() string {
 // one part is estimated; an empty c takes part's method.
 func (c *Count) add(part Count) {
 	c.Tokens += part.Tokens
-	if c.Method == 0 || part.Method == Estimated {
+	if c.Method == 0 || part.Method == Estimated || part.Method == CallerSupplied && c.Method == Exact {
 		c.Method = part.Method
 	}
 	c.SafetyPercent = max(c.SafetyPercent, part.SafetyPercent)

@@ -242,9 +242,19 @@ func (r *Registry) Estimator() Counter {
 // small immutable value, safe for concurrent use.
 type Counter struct {
 	model   string
-	enc     *Encoding // nil: the estimator
+	enc     *Encoding // nil: the estimator, or caller
+	caller  func(text string) int
 	framing Framing
 	set     bool // framing is set (the zero Counter uses DefaultFraming(""))
+}
+
+// CallerCounter returns a counter whose text counts are count's, labelled
+// [CallerSupplied] (a program's own tokenizer, upstream's
+// token_counter(C)); framing is the estimator's. count must be safe to
+// call from the goroutine that uses the counter, and is called once per
+// text: a pack calls it for each candidate message and section.
+func CallerCounter(count func(text string) int) Counter {
+	return Counter{caller: count}
 }
 
 // WithSchemaFree returns the counter with [Framing].SchemaFree set: for a
@@ -278,9 +288,13 @@ func (c Counter) encodingName() string {
 }
 
 // Count counts text: Exact with the counter's encoding (basis [BasisBPE]),
-// or the [Estimate] for the estimator.
+// the caller's count for a [CallerCounter], or the [Estimate] for the
+// estimator.
 func (c Counter) Count(text string) Count {
-	if c.enc == nil {
+	switch {
+	case c.caller != nil:
+		return Count{Tokens: c.caller(text), Method: CallerSupplied, Basis: BasisCaller}
+	case c.enc == nil:
 		return Estimate(text)
 	}
 	return Count{Tokens: c.enc.Count(text), Method: Exact, Basis: BasisBPE, Encoding: c.enc.name}

@@ -487,3 +487,27 @@ func TestUndatedAliasesAreEstimated(t *testing.T) {
 		t.Errorf("verified snapshot counted %v", b.Total)
 	}
 }
+
+// TestCallerCounter: a caller's counter counts every text, labelled
+// caller_supplied; a sum with an estimated part is estimated, one with
+// only exact parts besides is caller_supplied.
+func TestCallerCounter(t *testing.T) {
+	c := CallerCounter(func(s string) int { return len(s) })
+	if n := c.Count("hello"); n.Tokens != 5 || n.Method != CallerSupplied || n.Basis != BasisCaller || n.Method.String() != "caller_supplied" {
+		t.Fatalf("Count = %+v", n)
+	}
+	if c.Encoding() != nil {
+		t.Error("a caller counter names an encoding: packs would cache its counts under it")
+	}
+	sum := Count{Tokens: 1, Method: Exact}
+	sum.add(Count{Tokens: 2, Method: CallerSupplied})
+	if sum.Method != CallerSupplied {
+		t.Errorf("exact + caller_supplied = %v", sum.Method)
+	}
+	sum.add(Count{Tokens: 2, Method: Exact})
+	sum.add(Count{Tokens: 2, Method: Estimated})
+	sum.add(Count{Tokens: 2, Method: CallerSupplied})
+	if sum.Method != Estimated || sum.Tokens != 9 {
+		t.Errorf("with an estimated part = %+v", sum)
+	}
+}

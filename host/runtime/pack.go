@@ -21,6 +21,10 @@ type PackOptions struct {
 	// counts exactly with its encoding; an unknown model, or neither, counts
 	// with the conservative estimator and the ledger says estimated.
 	Model, Encoding string
+	// CountText, when set, is the caller's own counter (upstream's
+	// token_counter(C); see tokenizer.CallerCounter): every text count is
+	// its, labelled caller_supplied. Not with Model or Encoding.
+	CountText func(text string) int
 	// Sections are fixed text: model sections are rendered and charged,
 	// host sections measured only. Trailer sections render after the
 	// conversation.
@@ -108,6 +112,10 @@ func (r *Runtime) packCounter(opts *PackOptions) (tokenizer.Counter, error) {
 		err error
 	)
 	switch {
+	case opts.CountText != nil && (opts.Model != "" || opts.Encoding != ""):
+		return tokenizer.Counter{}, &pack.FieldError{Field: "token_options", Value: "token_counter", Msg: "give a counter, a model or an encoding, not two"}
+	case opts.CountText != nil:
+		c = tokenizer.CallerCounter(opts.CountText)
 	case opts.Model != "" && opts.Encoding != "":
 		return tokenizer.Counter{}, &pack.FieldError{Field: "token_options", Value: opts.Model, Msg: "give a model or an encoding, not both"}
 	case opts.Encoding != "":

@@ -123,3 +123,21 @@ test(images_are_counted_by_the_model_rule,
          record_get(High, method, estimated), record_get(High, charged_tokens, THigh), THigh >= 1445,
          record_get(P, request, [M1, _]), record_get(M1, content, [text("look"), image_url("http://x/y.png", low)])
      )).
+
+char_counter_(Text, N) :- atom_length(Text, N).
+bad_counter_(_, many).
+
+test(a_caller_counter_counts_every_text_and_says_so,
+     (   conv_(c9, ["alpha beta", "gamma"], C),
+         conversation_context_pack(C, [token_options([token_counter(char_counter_)]), cold_history_boundary(false)], ok(P)),
+         record_get(P, selected, Sel), length(Sel, 2),
+         % "alpha beta": 10 by the counter, "user" 4, 3 of framing
+         record_get(P, ledger, Led), record_get(Led, stages, Stages),
+         member(St, Stages), record_get(St, name, conversation_message_1), record_get(St, charged_tokens, 17),
+         catch((conversation_context_pack(C, [token_options([token_counter(bad_counter_)])], _), fail),
+               error(type_error(nonneg, many), _), true),
+         catch((conversation_context_pack(C, [token_options([token_counter(char_counter_), model('gpt-4o')])], error(E)),
+                record_get(E, kind, K), K \== caller), _, fail),
+         catch((conversation_turn(C, message(user, "hi"), [context_options([token_options([token_counter(char_counter_)])])], _), fail),
+               error(domain_error(conversation_context_pack_token_option, _), _), true)
+     )).
