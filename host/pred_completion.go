@@ -649,22 +649,7 @@ func (s *Session) rlmCompletion(c *prolog.Call, query, context_, options, out en
 		return s.done(c, out, "completion", err, sp)
 	}
 	sp.in.Context = cref
-	ctx, stop := s.tokens.watch(withCallbacks(c.Ctx, sp.cb), sp.token)
-	defer stop()
-	sp.in.OnExit = func(*plan.Outcome, error) {
-		if sp.ephemeral != nil {
-			_ = s.handles.Delete(*sp.ephemeral)
-		}
-	}
-	res, err := plan.Complete(ctx, sp.in, sp.deps)
-	if err != nil {
-		return s.done(c, out, "completion", err, sp)
-	}
-	t, err := completionResultTerm(res)
-	if err != nil {
-		return false, err
-	}
-	return c.Unify(out, ok(t)), nil
+	return s.complete(c, out, "completion", sp)
 }
 
 func countersTerm(k plan.Counters) engine.Term {
@@ -876,4 +861,26 @@ func (s *Session) openrouterProvider(c *prolog.Call, model, out engine.Term) (bo
 		engine.NewAtom("credential").Apply(engine.NewAtom("env").Apply(engine.NewAtom("OPENROUTER_API_KEY"))),
 		engine.NewAtom("model").Apply(engine.NewAtom(m)),
 		engine.NewAtom("timeout").Apply(engine.Integer(30))))), nil
+}
+
+// complete runs sp's completion (its own plan, or the planner's) and
+// unifies out with the result; the ephemeral context handle goes when the
+// completion ends.
+func (s *Session) complete(c *prolog.Call, out engine.Term, phase string, sp *spec) (bool, error) {
+	ctx, stop := s.tokens.watch(withCallbacks(c.Ctx, sp.cb), sp.token)
+	defer stop()
+	sp.in.OnExit = func(*plan.Outcome, error) {
+		if sp.ephemeral != nil {
+			_ = s.handles.Delete(*sp.ephemeral)
+		}
+	}
+	res, err := plan.Complete(ctx, sp.in, sp.deps)
+	if err != nil {
+		return s.done(c, out, phase, err, sp)
+	}
+	t, err := completionResultTerm(res)
+	if err != nil {
+		return false, err
+	}
+	return c.Unify(out, ok(t)), nil
 }

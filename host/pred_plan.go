@@ -346,22 +346,7 @@ func (s *Session) planRun(c *prolog.Call, a1, a2, a3, a4, out engine.Term) (bool
 		return s.done(c, out, "plan", err, sp)
 	}
 	sp.in.Context = cref
-	ctx, stop := s.tokens.watch(withCallbacks(c.Ctx, sp.cb), sp.token)
-	defer stop()
-	sp.in.OnExit = func(*plan.Outcome, error) {
-		if sp.ephemeral != nil {
-			_ = s.handles.Delete(*sp.ephemeral)
-		}
-	}
-	res, err := plan.Complete(ctx, sp.in, sp.deps)
-	if err != nil {
-		return s.done(c, out, "plan", err, sp)
-	}
-	t, err := completionResultTerm(res)
-	if err != nil {
-		return false, err
-	}
-	return c.Unify(out, ok(t)), nil
+	return s.complete(c, out, "plan", sp)
 }
 
 func isListTerm(c *prolog.Call, t engine.Term) bool {

@@ -327,9 +327,21 @@ func (in *Interpreter) list(c *Call, b *strings.Builder, pi indicator) {
 // sourceClauses returns the clauses of pi as written in the last consulted
 // text that defines it, with their variable names.
 func (in *Interpreter) sourceClauses(pi indicator) []string {
+	terms, names := in.sourceTerms(pi)
 	var out []string
+	for i, t := range terms {
+		out = append(out, newClauseWriter(in, t, nil, names[i]).clause(t))
+	}
+	return out
+}
+
+// sourceTerms returns the clauses of pi as read from the last consulted
+// text that defines it, each with its variable names; nil when no text
+// does.
+func (in *Interpreter) sourceTerms(pi indicator) (terms []engine.Term, names []map[engine.Variable]string) {
 	for _, src := range in.sources {
-		var found []string
+		var ts []engine.Term
+		var ns []map[engine.Variable]string
 		s, err := scan(src.text)
 		if err != nil {
 			continue
@@ -340,17 +352,17 @@ func (in *Interpreter) sourceClauses(pi indicator) []string {
 			if err != nil || indicatorOf(t) != pi {
 				continue
 			}
-			names := map[engine.Variable]string{}
+			m := map[engine.Variable]string{}
 			for _, v := range p.Vars {
-				names[v.Variable] = v.Name.String()
+				m[v.Variable] = v.Name.String()
 			}
-			found = append(found, newClauseWriter(in, t, nil, names).clause(t))
+			ts, ns = append(ts, t), append(ns, m)
 		}
-		if found != nil {
-			out = found
+		if ts != nil {
+			terms, names = ts, ns
 		}
 	}
-	return out
+	return terms, names
 }
 
 // indicatorOf returns the indicator of a clause's head (DCG rules count

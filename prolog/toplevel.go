@@ -477,33 +477,8 @@ func (in *Interpreter) untrace(c *Call, pi indicator, orig string) error {
 // head renamed to Name$traced. Dynamic predicates are refused: the
 // wrapper would be static.
 func (in *Interpreter) clauseTexts(c *Call, pi indicator) (orig, renamed string, err error) {
-	var terms []engine.Term
-	var names []map[engine.Variable]string
-	found := false
-	for _, src := range in.sources {
-		var ts []engine.Term
-		var ns []map[engine.Variable]string
-		s, err := scan(src.text)
-		if err != nil {
-			continue
-		}
-		for _, cl := range s.clauses {
-			p := engine.NewParser(&in.ip.VM, &countingReader{s: s.text[cl.start:cl.end]})
-			t, err := p.Term()
-			if err != nil || indicatorOf(t) != pi {
-				continue
-			}
-			m := map[engine.Variable]string{}
-			for _, v := range p.Vars {
-				m[v.Variable] = v.Name.String()
-			}
-			ts, ns = append(ts, t), append(ns, m)
-		}
-		if ts != nil {
-			terms, names, found = ts, ns, true
-		}
-	}
-	if !found {
+	terms, names := in.sourceTerms(pi)
+	if terms == nil {
 		terms = in.rawClauses(pi)
 		names = make([]map[engine.Variable]string, len(terms))
 	}
