@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"cmp"
 	"slices"
 
@@ -118,10 +117,7 @@ func (db *DB) rankWithContext(t kvTxn, r index.IndexReader, p *plan, pool []cand
 				score = append(score, k)
 			}
 		}
-		scored, err := db.scoreNeighbours(r, p, score, records)
-		if err != nil {
-			return nil, err
-		}
+		scored := db.scoreNeighbours(p, score, records)
 		for i, k := range score {
 			if s := scored[i]; s > 0 {
 				scores[k] = s
@@ -142,52 +138,16 @@ func (db *DB) rankWithContext(t kvTxn, r index.IndexReader, p *plan, pool []cand
 	return hits, nil
 }
 
-// scoreNeighbours scores the messages keys: those snapshot r holds from
-// their postings (a lookup of the document and a seek per clause cost less
-// than analyzing the text), the others from their text.
-func (db *DB) scoreNeighbours(r index.IndexReader, p *plan, keys []docKey, records map[docKey]Record) ([]float64, error) {
+// scoreNeighbours scores the messages keys from their text (already
+// read): a few neighbours per hit, so analyzing them costs less than
+// seeking every clause's postings, which on a store of many conversations
+// span them all.
+func (db *DB) scoreNeighbours(p *plan, keys []docKey, records map[docKey]Record) []float64 {
 	scores := make([]float64, len(keys))
-	held := map[uint64]int64{}
-	type indexed struct {
-		i  int
-		id []byte
-	}
-	var ids []indexed
 	for i, k := range keys {
-		h, ok := held[k.num]
-		if !ok {
-			ci, err := readConv(r, k.num)
-			if err != nil {
-				return nil, err
-			}
-			h, held[k.num] = ci.held, ci.held
-		}
-		if k.seq > h {
-			scores[i] = p.scoreDoc(db.ix.an.analyzeDoc(textOf(records[k]), p.terms))
-			continue
-		}
-		id, err := r.InternalID(docID(k.num, k.seq))
-		if err != nil {
-			return nil, err
-		}
-		if id == nil {
-			return nil, corrupt("message %d/%d missing from the index", k.num, k.seq)
-		}
-		ids = append(ids, indexed{i, slices.Clone(id)})
+		scores[i] = p.scoreDoc(db.ix.an.analyzeDoc(textOf(records[k]), p.terms))
 	}
-	slices.SortFunc(ids, func(a, b indexed) int { return bytes.Compare(a.id, b.id) })
-	byID := make([][]byte, len(ids))
-	for j, x := range ids {
-		byID[j] = x.id
-	}
-	s, err := p.scoreIndexed(r, byID)
-	if err != nil {
-		return nil, err
-	}
-	for j, x := range ids {
-		scores[x.i] = s[j]
-	}
-	return scores, nil
+	return scores
 }
 
 // addWindows fills the windows of hits (best first) within opts.MaxBytes:
