@@ -3,8 +3,6 @@ package store
 import (
 	"cmp"
 	"slices"
-
-	index "github.com/blevesearch/bleve_index_api"
 )
 
 // A message rarely stands alone: the answer to "what did Melanie paint?"
@@ -41,7 +39,7 @@ type sessionKey struct {
 // and the matching neighbours of its messages. full says whether the pool
 // holds only the best of more matches (then a message outside it may
 // match, with a score of at most the pool's last).
-func (db *DB) rankWithContext(t kvTxn, r index.IndexReader, p *plan, pool []candidate, full bool, want int, f filter, records map[docKey]Record) ([]Hit, error) {
+func (db *DB) rankWithContext(t kvTxn, p *plan, pool []candidate, full bool, want int, f filter, records map[docKey]Record) ([]Hit, error) {
 	scores := make(map[docKey]float64, len(pool))
 	for _, c := range pool {
 		scores[docKey{c.num, c.seq}] = c.score
@@ -102,8 +100,8 @@ func (db *DB) rankWithContext(t kvTxn, r index.IndexReader, p *plan, pool []cand
 		all[i].score += lift[k] + sessionOf(k)
 	}
 	// A neighbour outside the pool scores at most the pool's last; it is
-	// scored only if that could bring it among the first want: from the
-	// postings when indexed, else from its text.
+	// scored only if that could bring it among the first want, from its
+	// text.
 	if len(outside) > 0 {
 		rest := slices.SortedFunc(slices.Values(all[keep:]), cmpCandidates)
 		cutoff := 0.0

@@ -444,36 +444,6 @@ func (p *plan) qualifiers(ps *postings, doc []byte) (float64, error) {
 	return p.mult(speaker, matched), nil
 }
 
-// scoreIndexed scores the documents ids of snapshot r, given in index
-// order, from their postings as indexPass does.
-func (p *plan) scoreIndexed(r index.IndexReader, ids [][]byte) ([]float64, error) {
-	ps, err := p.open(r)
-	if err != nil {
-		return nil, err
-	}
-	defer ps.close()
-	scores := make([]float64, len(ids))
-	contrib := make([]float64, len(p.clauses))
-	for i, id := range ids {
-		clear(contrib)
-		for c, q := range ps.clauses {
-			if ok, err := q.at(id); err != nil {
-				return nil, err
-			} else if ok {
-				contrib[c] = p.clauseScore(c, q.cur.Freq, q.length())
-			}
-		}
-		if s := total(contrib); s > 0 {
-			m, err := p.qualifiers(ps, id)
-			if err != nil {
-				return nil, err
-			}
-			scores[i] = s * m
-		}
-	}
-	return scores, nil
-}
-
 // indexPass offers the best documents of snapshot r to top: MaxScore over
 // the plan's clauses, restricted to the documents of filter (nil: all);
 // qualify is asked for documents that need a check the index cannot make

@@ -120,7 +120,7 @@ func (db *DB) searchRanked(t kvTxn, cs *convState, q string, opts SearchOptions)
 	if opts.NoContext {
 		hits, err = db.hitsOf(t, pool, records)
 	} else {
-		hits, err = db.rankWithContext(t, r, p, pool, len(pool) == top.k, opts.Offset+opts.MaxResults+1, f, records)
+		hits, err = db.rankWithContext(t, p, pool, len(pool) == top.k, opts.Offset+opts.MaxResults+1, f, records)
 	}
 	return hits, p.dropped, err
 }
