@@ -18,26 +18,8 @@ import (
 // ranges of 8, each excluding its raws, at a 300k and a 32k cap — the
 // target is p50 ≤ 20 ms and a proven optimum (reported as optimal-%).
 func BenchmarkWarmPack(b *testing.B) {
-	rt, err := New(&Options{StateDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rt.Close()
-	st, err := rt.OpenStore(StoreSpec{Dir: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	st.Create("c", nil)
-	c := st.Conversation("c")
 	const n = 100000
-	var sb strings.Builder
-	for i := range n {
-		fmt.Fprintf(&sb, `{"role":%q,"content":"message %d about the lease path and topic%d; %s"}`+"\n",
-			[]string{"user", "assistant"}[i%2], i, i%997, strings.Repeat("detail ", 20+i%40))
-	}
-	if _, err := c.Import(strings.NewReader(sb.String()), ImportOptions{Encodings: []string{"o200k_base"}}); err != nil {
-		b.Fatal(err)
-	}
+	c := benchConv(b, Options{}, StoreSpec{Dir: "bench"}, benchTranscript(n))
 	gen := func(ctx context.Context, src WarmSource) (WarmFields, WarmGeneration, error) {
 		return WarmFields{Summary: fmt.Sprintf("messages %d..%d discussed the lease path", src.From, src.To),
 			Decisions: []string{"use fencing tokens"}, Facts: []string{"leases expire"}, Unresolved: []string{"benchmark"},
@@ -86,66 +68,45 @@ func BenchmarkWarmPack(b *testing.B) {
 // (plan.Complete over the same cold handle with the same planner).
 func BenchmarkTurn(b *testing.B) {
 	for _, n := range []int{1000, 10000, 100000} {
-		rt, err := New(&Options{StateDir: b.TempDir()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		st, _ := rt.OpenStore(StoreSpec{Dir: "bench"})
-		st.Create("c", nil)
-		c := st.Conversation("c")
-		var sb strings.Builder
-		for i := range n {
-			fmt.Fprintf(&sb, `{"role":%q,"content":"message %d about the lease path and topic%d; %s"}`+"\n",
-				[]string{"user", "assistant"}[i%2], i, i%997, strings.Repeat("detail ", 20+i%40))
-		}
-		if _, err := c.Import(strings.NewReader(sb.String()), ImportOptions{Encodings: []string{"o200k_base"}, WaitIndexed: time.Minute}); err != nil {
-			b.Fatal(err)
-		}
-		reg := handle.New(nil)
-		opts := TurnOptions{
-			Pack: PackOptions{Policy: pack.Policy{MaxContextTokens: 131072, ProviderContextTokens: 131072, ReserveOutputTokens: 16384,
-				SafetyMarginTokens: 4096, MinRecentTurns: 12, MaxCandidates: 512, Overflow: "deny", Window: pack.Contiguous},
-				Model: "gpt-4o-2024-08-06", Boundary: true, BoundaryTemplate: "Sequences 1..{cold_through} may be absent.",
-				Utilities: pack.Utilities{HotBase: 1_000_000, HotPerSeq: 1, OlderBase: 1_000, OlderPerSeq: 1, Boundary: 2_000_000}},
-			Encodings: []string{"o200k_base"},
-			Deps:      plan.Deps{Planner: instantPlanner{}},
-			Handles:   reg,
-		}
-		b.Run(fmt.Sprintf("messages=%d/turn", n), func(b *testing.B) {
-			latency(b, func() {
-				if _, err := c.Turn(context.Background(), user("what did we decide about the lease path?"), opts); err != nil {
-					b.Fatal(err)
-				}
+		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
+			c := benchConv(b, Options{}, StoreSpec{Dir: "bench"}, benchTranscript(n))
+			opts := benchTurnOptions()
+			reg := opts.Handles
+			b.Run("turn", func(b *testing.B) {
+				latency(b, func() {
+					if _, err := c.Turn(context.Background(), user("what did we decide about the lease path?"), opts); err != nil {
+						b.Fatal(err)
+					}
+				})
 			})
-		})
-		b.Run(fmt.Sprintf("messages=%d/rlm_completion", n), func(b *testing.B) {
-			latency(b, func() {
-				ref, meta, err := c.ColdContext(context.Background(), reg, handle.Limits{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				_, err = plan.Complete(context.Background(), plan.Input{Query: "what did we decide?", Context: plan.ContextRef{Ref: ref, Metadata: meta}},
-					plan.Deps{Planner: instantPlanner{}, Contexts: reg})
-				reg.Delete(ref)
-				if err != nil {
-					b.Fatal(err)
-				}
+			b.Run("rlm_completion", func(b *testing.B) {
+				latency(b, func() {
+					ref, meta, err := c.ColdContext(context.Background(), reg, handle.Limits{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					_, err = plan.Complete(context.Background(), plan.Input{Query: "what did we decide?", Context: plan.ContextRef{Ref: ref, Metadata: meta}},
+						plan.Deps{Planner: instantPlanner{}, Contexts: reg})
+					reg.Delete(ref)
+					if err != nil {
+						b.Fatal(err)
+					}
+				})
 			})
-		})
-		// Time to the first streamed delta, both paths answering through
-		// an instant model: a direct turn (one respond round) and a planner
-		// turn whose plan has a model step write the answer.
-		for _, mode := range []string{ModeDirect, ModePlanner} {
-			o := opts
-			o.Mode, o.Completion.Providers, o.Deps.Models = mode, []string{"local"}, instantModel{}
-			if mode == ModePlanner {
-				o.Deps.Planner = modelStepPlanner{}
+			// Time to the first streamed delta, both paths answering through
+			// an instant model: a direct turn (one respond round) and a
+			// planner turn whose plan has a model step write the answer.
+			for _, mode := range []string{ModeDirect, ModePlanner} {
+				o := opts
+				o.Mode, o.Completion.Providers, o.Deps.Models = mode, []string{"local"}, instantModel{}
+				if mode == ModePlanner {
+					o.Deps.Planner = modelStepPlanner{}
+				}
+				b.Run("first-delta-"+mode, func(b *testing.B) {
+					firstDelta(b, c, o)
+				})
 			}
-			b.Run(fmt.Sprintf("messages=%d/first-delta-%s", n, mode), func(b *testing.B) {
-				firstDelta(b, c, o)
-			})
-		}
-		rt.Close()
+		})
 	}
 }
 
@@ -168,9 +129,7 @@ func firstDelta(b *testing.B, c Conversation, opts TurnOptions) {
 		}
 		samples = append(samples, first)
 	}
-	slices.Sort(samples)
-	b.ReportMetric(float64(samples[len(samples)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(samples[len(samples)*99/100].Microseconds())/1000, "p99-ms")
+	reportPercentiles(b, samples)
 }
 
 // instantModel answers every model call at once with one delta.
@@ -205,6 +164,11 @@ func latency(b *testing.B, f func()) {
 		f()
 		samples = append(samples, time.Since(t))
 	}
+	reportPercentiles(b, samples)
+}
+
+// reportPercentiles reports the p50 and p99 of samples, in ms.
+func reportPercentiles(b *testing.B, samples []time.Duration) {
 	slices.Sort(samples)
 	b.ReportMetric(float64(samples[len(samples)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(samples[len(samples)*99/100].Microseconds())/1000, "p99-ms")
@@ -252,4 +216,51 @@ func BenchmarkReceipts(b *testing.B) {
 			}
 		}
 	})
+}
+
+// benchTranscript is the benchmarks' conversation of n messages, as JSONL.
+func benchTranscript(n int) string {
+	var sb strings.Builder
+	for i := range n {
+		fmt.Fprintf(&sb, `{"role":%q,"content":"message %d about the lease path and topic%d; %s"}`+"\n",
+			[]string{"user", "assistant"}[i%2], i, i%997, strings.Repeat("detail ", 20+i%40))
+	}
+	return sb.String()
+}
+
+// benchConv opens spec on a fresh runtime with opts (its state directory
+// temporary, closed with b) and imports jsonl into conversation "c",
+// counted in o200k_base and indexed.
+func benchConv(b *testing.B, opts Options, spec StoreSpec, jsonl string) Conversation {
+	b.Helper()
+	opts.StateDir = b.TempDir()
+	rt, err := New(&opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { rt.Close() })
+	st, err := rt.OpenStore(spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st.Create("c", nil)
+	c := st.Conversation("c")
+	if _, err := c.Import(strings.NewReader(jsonl), ImportOptions{Encodings: []string{"o200k_base"}, WaitIndexed: time.Minute}); err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// benchTurnOptions are the options of the host-overhead turn benchmarks:
+// the default policy at 131k, an exact counter, an instant planner.
+func benchTurnOptions() TurnOptions {
+	return TurnOptions{
+		Pack: PackOptions{Policy: pack.Policy{MaxContextTokens: 131072, ProviderContextTokens: 131072, ReserveOutputTokens: 16384,
+			SafetyMarginTokens: 4096, MinRecentTurns: 12, MaxCandidates: 512, Overflow: "deny", Window: pack.Contiguous},
+			Model: "gpt-4o-2024-08-06", Boundary: true, BoundaryTemplate: "Sequences 1..{cold_through} may be absent.",
+			Utilities: pack.Utilities{HotBase: 1_000_000, HotPerSeq: 1, OlderBase: 1_000, OlderPerSeq: 1, Boundary: 2_000_000}},
+		Encodings: []string{"o200k_base"},
+		Deps:      plan.Deps{Planner: instantPlanner{}},
+		Handles:   handle.New(nil),
+	}
 }
