@@ -88,13 +88,9 @@ func TestReceiptCommands(t *testing.T) {
 	srv := providertest.NewServer(providertest.Completion(`{"steps":[{"op":"final","value":"noted"}]}`, 10, 5))
 	defer srv.Close()
 	state := t.TempDir()
-	var stdout, stderr bytes.Buffer
-	if code := run(context.Background(), []string{"chat", "--json", "--state", state, "--conv", "demo", "--provider", "local",
-		"--base-url", srv.BaseURL(), "--model", "tiny"}, strings.NewReader("first\nsecond\n"), &stdout, &stderr); code != 0 {
-		t.Fatalf("chat: %s", stderr.String())
-	}
+	out := chatJSON(t, state, srv, "first\nsecond\n")
 	var turns []string
-	for _, l := range strings.Split(stdout.String(), "\n") {
+	for _, l := range strings.Split(out, "\n") {
 		var e map[string]any
 		if json.Unmarshal([]byte(l), &e) == nil && e["event"] == "answer" {
 			turns = append(turns, e["turn_id"].(string))
@@ -233,4 +229,17 @@ func TestChatDirect(t *testing.T) {
 	if out, errs, code := rlmpl(t, "turn", "replay", id, "--state", state, "--conv", "demo"); code != 0 || !strings.Contains(out, "2 requests rendered again") {
 		t.Fatalf("replay: %d %s %s", code, out, errs)
 	}
+}
+
+// chatJSON runs `rlmpl chat --json` on conversation demo of state against
+// srv (provider local, model tiny), input being the user's lines, fails
+// the test unless it exits 0, and returns its output.
+func chatJSON(t *testing.T, state string, srv *providertest.Server, input string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"chat", "--json", "--state", state, "--conv", "demo", "--provider", "local",
+		"--base-url", srv.BaseURL(), "--model", "tiny"}, strings.NewReader(input), &stdout, &stderr); code != 0 {
+		t.Fatalf("chat: %s", stderr.String())
+	}
+	return stdout.String()
 }

@@ -51,11 +51,7 @@ func TestReceiptListPages(t *testing.T) {
 	srv := providertest.NewServer(providertest.Completion(`{"steps":[{"op":"final","value":"noted"}]}`, 10, 5))
 	defer srv.Close()
 	state := t.TempDir()
-	var stdout, stderr bytes.Buffer
-	if code := run(context.Background(), []string{"chat", "--json", "--state", state, "--conv", "demo", "--provider", "local",
-		"--base-url", srv.BaseURL(), "--model", "tiny"}, strings.NewReader("first\nsecond\nthird\n"), &stdout, &stderr); code != 0 {
-		t.Fatalf("chat: %s", stderr.String())
-	}
+	chatJSON(t, state, srv, "first\nsecond\nthird\n")
 	rows := func(args ...string) []string {
 		out, errs, code := rlmpl(t, append([]string{"receipt", "list", "--state", state, "--conv", "demo"}, args...)...)
 		if code != 0 {
@@ -96,11 +92,7 @@ func TestReceiptStats(t *testing.T) {
 	)
 	defer srv.Close()
 	state := t.TempDir()
-	var stdout, stderr bytes.Buffer
-	if code := run(context.Background(), []string{"chat", "--json", "--state", state, "--conv", "demo", "--provider", "local",
-		"--base-url", srv.BaseURL(), "--model", "tiny"}, strings.NewReader("first\nsecond\n"), &stdout, &stderr); code != 0 {
-		t.Fatalf("chat: %s", stderr.String())
-	}
+	chatJSON(t, state, srv, "first\nsecond\n")
 	out, errs, code := rlmpl(t, "receipt", "stats", "--json", "--state", state, "--conv", "demo")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if code != 0 || len(lines) != 3 {
@@ -140,11 +132,7 @@ func TestReceiptChart(t *testing.T) {
 		`{"prompt_tokens":900,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":450}}`))
 	defer srv.Close()
 	state := t.TempDir()
-	var stdout, stderr bytes.Buffer
-	if code := run(context.Background(), []string{"chat", "--json", "--state", state, "--conv", "demo", "--provider", "local",
-		"--base-url", srv.BaseURL(), "--model", "tiny"}, strings.NewReader("first\nsecond\nthird\n"), &stdout, &stderr); code != 0 {
-		t.Fatalf("chat: %s", stderr.String())
-	}
+	chatJSON(t, state, srv, "first\nsecond\nthird\n")
 	file := filepath.Join(t.TempDir(), "context.svg")
 	if out, errs, code := rlmpl(t, "receipt", "chart", "--state", state, "--conv", "demo", "-o", file); code != 0 {
 		t.Fatalf("chart: %d %s %s", code, out, errs)
