@@ -309,11 +309,7 @@ func (s *Session) conversationAppendAll(c *prolog.Call, conv, items, options, ou
 	if err != nil {
 		return s.fail(c, out, "append", err, engine.NewAtom(cv.ID()))
 	}
-	terms := make([]engine.Term, len(recs))
-	for i, r := range recs {
-		terms[i] = recordTerm(r)
-	}
-	return c.Unify(out, ok(engine.List(terms...))), nil
+	return c.Unify(out, ok(recordsTerm(recs))), nil
 }
 
 func (s *Session) conversationMessage(c *prolog.Call, conv, seq, out engine.Term) (bool, error) {
@@ -405,11 +401,7 @@ func (s *Session) conversationMessages(c *prolog.Call, conv, selector, options, 
 	if err != nil {
 		return s.fail(c, out, "messages", err, prolog.Resolved(selector, c.Env))
 	}
-	ts := make([]engine.Term, len(recs))
-	for i, r := range recs {
-		ts[i] = recordTerm(r)
-	}
-	return c.Unify(out, ok(engine.List(ts...))), nil
+	return c.Unify(out, ok(recordsTerm(recs))), nil
 }
 
 func (s *Session) conversationWait(c *prolog.Call, conv, afterSeq, options, out engine.Term) (bool, error) {
@@ -441,11 +433,7 @@ func (s *Session) conversationWait(c *prolog.Call, conv, afterSeq, options, out 
 	if err != nil {
 		return s.fail(c, out, "wait", err, engine.NewAtom(cv.ID()))
 	}
-	ts := make([]engine.Term, len(recs))
-	for i, r := range recs {
-		ts[i] = recordTerm(r)
-	}
-	return c.Unify(out, ok(engine.List(ts...))), nil
+	return c.Unify(out, ok(recordsTerm(recs))), nil
 }
 
 func (s *Session) conversationStats(c *prolog.Call, conv, out engine.Term) (bool, error) {
@@ -560,11 +548,7 @@ func (s *Session) conversationSearch(c *prolog.Call, conv, query, options, out e
 			t = withField(t, fld("partial", engine.NewAtom("true")))
 		}
 		if len(h.Window) > 0 {
-			w := make([]engine.Term, len(h.Window))
-			for j, r := range h.Window {
-				w[j] = recordTerm(r)
-			}
-			t = withField(t, fld("window", engine.List(w...)))
+			t = withField(t, fld("window", recordsTerm(h.Window)))
 		}
 		ts[i] = t
 	}
@@ -739,6 +723,15 @@ func messageTerm(m store.Message) engine.Term {
 		fs = append(fs, fld("reasoning", prolog.Chars(m.Reasoning)))
 	}
 	return record("message", fs...)
+}
+
+// recordsTerm is the list of recs' records, in order.
+func recordsTerm(recs []store.Record) engine.Term {
+	ts := make([]engine.Term, len(recs))
+	for i, r := range recs {
+		ts[i] = recordTerm(r)
+	}
+	return engine.List(ts...)
 }
 
 func recordTerm(r store.Record) engine.Term {
