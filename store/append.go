@@ -299,6 +299,11 @@ func (db *DB) writeMessage(t kvTxn, cs *convState, h *headRec, m Message, opts A
 	h.lastAt = now
 	r := rec.record(cs.id, seq)
 	r.TokenCounts = counts
+	if d, ok := t.(kvDocs); ok {
+		if err := d.indexDoc(db.an, cs.num, r); err != nil {
+			return Record{}, err
+		}
+	}
 	return r, nil
 }
 

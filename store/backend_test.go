@@ -59,3 +59,18 @@ func eachDurableBackend(t *testing.T, f func(t *testing.T, be backend)) {
 		}
 	}
 }
+
+// lockIndexer holds db's background indexer until unlockIndexer, so
+// searches meanwhile scan the messages it has not indexed. PostgreSQL has
+// no indexer to hold: a message's document commits with it.
+func lockIndexer(db *DB) {
+	if db.ix != nil {
+		db.ix.work.Lock()
+	}
+}
+
+func unlockIndexer(db *DB) {
+	if db.ix != nil {
+		db.ix.work.Unlock()
+	}
+}

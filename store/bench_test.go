@@ -102,8 +102,8 @@ func benchOpen(b *testing.B, dir string, noSync bool) *DB {
 func BenchmarkAppendNoIndex(b *testing.B) {
 	db := benchOpen(b, b.TempDir(), false)
 	defer db.Close()
-	db.ix.work.Lock()
-	defer db.ix.work.Unlock()
+	lockIndexer(db)
+	defer unlockIndexer(db)
 	mustCreate(b, db, "c")
 	c := newCorpus(1)
 	b.ResetTimer()
@@ -219,8 +219,8 @@ func withHistory(b *testing.B, n int, fn func(db *DB)) {
 	dir := b.TempDir()
 	db := benchOpen(b, dir, true)
 	defer db.Close()
-	db.ix.work.Lock()
-	defer db.ix.work.Unlock()
+	lockIndexer(db)
+	defer unlockIndexer(db)
 	mustCreate(b, db, "c")
 	c := newCorpus(2)
 	for done := 0; done < n; {

@@ -143,7 +143,7 @@ func (db *DB) rankWithContext(t kvTxn, p *plan, pool []candidate, full bool, wan
 func (db *DB) scoreNeighbours(p *plan, keys []docKey, records map[docKey]Record) []float64 {
 	scores := make([]float64, len(keys))
 	for i, k := range keys {
-		scores[i] = p.scoreDoc(db.ix.an.analyzeDoc(textOf(records[k]), p.terms))
+		scores[i] = p.scoreDoc(db.an.analyzeDoc(textOf(records[k]), p.terms))
 	}
 	return scores
 }

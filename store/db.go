@@ -123,7 +123,8 @@ type DB struct {
 	opts Options
 	kv   kvStore
 	lock *dirLock
-	ix   *indexer // nil until the index is opened
+	ix   *indexer // the bleve index (badger); nil on PostgreSQL, which indexes in the database (pgsearch.go)
+	an   textAnalyzer
 
 	// life is held shared by every call and exclusively by Close, so Close
 	// waits for calls in flight and later calls see closed.

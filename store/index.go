@@ -94,6 +94,14 @@ func (db *DB) openIndex() error {
 	if err != nil {
 		return fmt.Errorf("store: index: %w", err)
 	}
+	an := m.AnalyzerNamed(analyzerName(db.opts.Language))
+	if an == nil {
+		return fmt.Errorf("store: index: no analyzer for language %q", db.opts.Language)
+	}
+	db.an = textAnalyzer{an}
+	if kv, ok := db.kv.(*pgKV); ok {
+		return db.openSearchPG(kv) // the database keeps the documents
+	}
 	ix := &indexer{
 		db:       db,
 		batch:    db.opts.IndexBatch,
@@ -106,12 +114,8 @@ func (db *DB) openIndex() error {
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	an := m.AnalyzerNamed(analyzerName(db.opts.Language))
-	if an == nil {
-		return fmt.Errorf("store: index: no analyzer for language %q", db.opts.Language)
-	}
-	ix.an = textAnalyzer{an}
-	if db.opts.Dir == "" { // in memory, or per process over PostgreSQL
+	ix.an = db.an
+	if db.opts.Dir == "" { // in memory
 		ix.idx, err = ix.memory()
 	} else {
 		ix.dir = filepath.Join(db.opts.Dir, "index")
@@ -527,6 +531,9 @@ func (db *DB) WaitIndexed(timeout time.Duration) error {
 	}
 	defer db.leave()
 	ix := db.ix
+	if ix == nil {
+		return nil // PostgreSQL: a message's document commits with it
+	}
 	ix.mu.Lock()
 	type target struct {
 		cs   *convState
@@ -561,8 +568,11 @@ func (db *DB) Reindex(timeout time.Duration) error {
 	if err := db.enter(); err != nil {
 		return err
 	}
-	ix := db.ix
-	err := ix.rebuild()
+	if kv, ok := db.kv.(*pgKV); ok {
+		defer db.leave()
+		return db.reindexPG(kv)
+	}
+	err := db.ix.rebuild()
 	db.leave()
 	if err != nil {
 		return err

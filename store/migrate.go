@@ -224,3 +224,19 @@ func (p *pgKV) migrate() error {
 	_, err = migrateConn(p.ctx, conn.Conn())
 	return err
 }
+
+// withMigrationLock runs f on one of the pool's connections while it
+// holds the migration lock: work that every process opening the store
+// would otherwise repeat (openSearchPG) is done once.
+func (p *pgKV) withMigrationLock(f func(*pgx.Conn) error) error {
+	conn, err := p.pool.Acquire(p.ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(p.ctx, `SELECT pg_advisory_lock($1, hashtext(current_schema()))`, migrationLock); err != nil {
+		return err
+	}
+	defer conn.Exec(context.WithoutCancel(p.ctx), `SELECT pg_advisory_unlock($1, hashtext(current_schema()))`, migrationLock)
+	return f(conn.Conn())
+}

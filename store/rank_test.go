@@ -94,17 +94,17 @@ func TestScoringSameEverywhere(t *testing.T) {
 		}
 	}
 	tail := openMem(t)
-	tail.ix.work.Lock() // nothing gets indexed: every search scans
-	defer tail.ix.work.Unlock()
+	lockIndexer(tail) // nothing gets indexed: every search scans
+	defer unlockIndexer(tail)
 	rankCorpus(t, tail, nil)
 	half := openMem(t) // a indexed, b not
 	rankCorpus(t, half, func() {
 		if err := half.WaitIndexed(10 * time.Second); err != nil {
 			t.Fatal(err)
 		}
-		half.ix.work.Lock()
+		lockIndexer(half)
 	})
-	defer half.ix.work.Unlock()
+	defer unlockIndexer(half)
 	for _, q := range rankQueries {
 		for _, conv := range []string{"", "a", "b"} {
 			for _, noContext := range []bool{true, false} {
@@ -139,7 +139,7 @@ func testBM25Statistics(t *testing.T, be backend) {
 	for _, indexed := range []bool{true, false} {
 		db := be.open(t)
 		if !indexed {
-			db.ix.work.Lock()
+			lockIndexer(db)
 		}
 		mustCreate(t, db, "a")
 		mustAppend(t, db, "a", user("badger badger badger badger"))   // 4 tokens
@@ -164,7 +164,7 @@ func testBM25Statistics(t *testing.T, be backend) {
 			t.Errorf("indexed %v: scores %v, want %v", indexed, scoredHits(hits), want)
 		}
 		if !indexed {
-			db.ix.work.Unlock()
+			unlockIndexer(db)
 		}
 	}
 }
@@ -179,8 +179,8 @@ func testMaxScoreExact(t *testing.T, be backend) {
 	words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon")
 	zipf := func() string { return words[min(len(words)-1, int(rng.ExpFloat64()*4))] }
 	indexed, scan := be.open(t), be.open(t)
-	scan.ix.work.Lock()
-	defer scan.ix.work.Unlock()
+	lockIndexer(scan)
+	defer unlockIndexer(scan)
 	for _, db := range []*DB{indexed, scan} {
 		mustCreate(t, db, "a")
 		mustCreate(t, db, "b")

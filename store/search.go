@@ -246,10 +246,10 @@ func (db *DB) Find(conv, q string, opts SearchOptions) (Result, error) {
 
 // catchUp brings what this process knows of conversation cs (every
 // conversation when nil) up to what other processes have committed, on a
-// shared backend (PostgreSQL): this process's head moves forward and the
-// new messages are scheduled for its index, so the search that follows
-// scans them meanwhile (read-your-writes across processes). It costs one
-// read of the head record(s); badger has no other writers and skips it.
+// shared backend (PostgreSQL): this process's head moves forward, so an
+// exact search reads every message committed before it started. It costs
+// one read of the head record(s); badger has no other writers and skips
+// it.
 func (db *DB) catchUp(cs *convState) error {
 	if db.opts.Postgres == nil {
 		return nil
@@ -281,9 +281,6 @@ func (db *DB) catchUp(cs *convState) error {
 			return err
 		}
 		c.advance(head)
-		if c.indexed.Load() < head { // new, or created elsewhere after this process's index was built
-			db.appended(c)
-		}
 	}
 	return nil
 }

@@ -51,8 +51,8 @@ func testSearch(t *testing.T, be backend) {
 			db := be.open(t)
 			if !indexed {
 				// Stop the indexer: every search must come from the tail scan.
-				db.ix.work.Lock()
-				defer db.ix.work.Unlock()
+				lockIndexer(db)
+				defer unlockIndexer(db)
 			}
 			fillSearch(t, db)
 			if indexed {
@@ -186,11 +186,11 @@ func testTailScoresComparable(t *testing.T, be backend) {
 	fillSearch(t, db)
 	db.WaitIndexed(10 * time.Second)
 	indexed, _, _ := db.Search("", "badger text", SearchOptions{})
-	db.ix.work.Lock()
+	lockIndexer(db)
 	mustCreate(t, db, "c")
 	mustAppend(t, db, "c", assistant("bleve indexes badger badger badger text"))
 	hits, _, _ := db.Search("", "badger text", SearchOptions{})
-	db.ix.work.Unlock()
+	unlockIndexer(db)
 	if len(hits) != len(indexed)+1 || hits[0].Conversation != "a" && hits[0].Conversation != "c" || hits[1].Seq != 2 && hits[1].Seq != 1 {
 		t.Errorf("merged ranking = %s (indexed alone %s)", searchSeqs(hits), searchSeqs(indexed))
 	}
@@ -282,7 +282,7 @@ func testFilters(t *testing.T, be backend) {
 	for _, indexed := range []bool{true, false} {
 		db := be.open(t)
 		if !indexed {
-			db.ix.work.Lock()
+			lockIndexer(db)
 		}
 		mustCreate(t, db, "a")
 		mustCreate(t, db, "b")
@@ -349,7 +349,7 @@ func testFilters(t *testing.T, be backend) {
 			}
 		}
 		if !indexed {
-			db.ix.work.Unlock()
+			unlockIndexer(db)
 		}
 	}
 }
