@@ -311,6 +311,7 @@ func (db *DB) Import(conv string, r io.Reader, opts ImportOptions) (ImportResult
 		return res, err
 	}
 	defer db.leave()
+	defer func() { db.analyzeAfter(res.Imported) }()
 	cs, err := db.conv(conv)
 	if err != nil {
 		return res, err

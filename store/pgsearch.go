@@ -232,13 +232,27 @@ func (db *DB) searchPG(t *pgTxn, cs *convState, q string, opts SearchOptions) ([
 	f := filterOf(opts)
 	top := &topK{k: max(minPool, opts.Offset+opts.MaxResults+1)}
 	if len(p.clauses) > 0 {
-		// The database's order is BM25 in its floats; a margin keeps the
-		// best k by ours among what it returns.
-		if err := t.candidates(p, cs, f, 2*top.k+16, top); err != nil {
+		df := make([]uint64, len(terms))
+		for i := range df {
+			df[i] = fr.scored[0][i] + fr.scored[1][i]
+		}
+		if err := t.candidates(p, cs, f, df, top); err != nil {
 			return nil, nil, fmt.Errorf("store: search: %w", err)
 		}
 	}
 	pool := top.sorted()
+	// The hits, their neighbours (context) and the windows asked for, in
+	// one round trip.
+	radius := max(1, opts.Window)
+	var spans [][2][]byte
+	for _, c := range pool {
+		spans = append(spans, [2][]byte{msgKey(c.num, max(1, c.seq-int64(radius))), msgKey(c.num, c.seq+int64(radius)+1)})
+	}
+	if len(spans) > 0 {
+		if err := t.prefetch(spans); err != nil {
+			return nil, nil, fmt.Errorf("store: search: %w", err)
+		}
+	}
 	records := map[docKey]Record{}
 	var hits []Hit
 	if opts.NoContext {
@@ -300,57 +314,86 @@ func (t *pgTxn) searchStats(cs *convState, terms []queryTerm) (indexStats, frequ
 	return st, fr, dfRows.Err()
 }
 
-// candidates offers to top the best n documents of p's clauses that pass
-// f (and the scope cs, unless nil), as the database orders them, scored
-// by p.
-func (t *pgTxn) candidates(p *plan, cs *convState, f filter, n int, top *topK) error {
+// candidates offers to top the best documents of p's clauses that pass f
+// (and the scope cs, unless nil), scored by p.
+//
+// A query term in many documents makes the database score all of them, so
+// the common terms are set aside as MaxScore does (rank.go): the
+// documents of the rarer terms are ranked first, and those holding only
+// common terms are ranked too only when their best possible score (the
+// common clauses' upper bounds, times the qualifiers') could still reach
+// the k-th best found. df is each term's document frequency in the scope.
+func (t *pgTxn) candidates(p *plan, cs *convState, f filter, df []uint64, top *topK) error {
+	n := 2*top.k + 16 // the database's floats may order a few near-ties otherwise
+	ub := make([]float64, len(p.terms))
+	for _, c := range p.clauses {
+		ub[c.term] += c.ub
+	}
+	var rare, common []int
+	for i := range p.terms {
+		switch {
+		case ub[i] == 0: // dropped or absent: no clause
+		case df[i] > uint64(4*n):
+			common = append(common, i)
+		default:
+			rare = append(rare, i)
+		}
+	}
+	if len(rare) == 0 {
+		rare, common = common, nil
+	}
+	seen := map[docKey]bool{}
+	if err := t.rankDocs(p, cs, f, rare, nil, n, seen, top); err != nil || len(common) == 0 {
+		return err
+	}
+	bound := 0.0
+	for _, i := range common {
+		bound += ub[i]
+	}
+	if len(top.cs) == top.k && bound*p.maxMult() < top.threshold() {
+		return nil // no document of the common terms alone can enter
+	}
+	return t.rankDocs(p, cs, f, common, rare, n, seen, top)
+}
+
+// rankDocs offers to top the best n documents holding one of the terms
+// match (in the fields p has clauses for) and none of the terms not, as
+// the database orders them by BM25, scored by p, skipping those seen.
+func (t *pgTxn) rankDocs(p *plan, cs *convState, f filter, match, not []int, n int, seen map[docKey]bool, top *topK) error {
 	var args []any
 	arg := func(v any) string {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	// The query: every clause's term, in the fields it has clauses for.
-	weights := make([]string, len(p.terms))
-	for _, c := range p.clauses {
-		weights[c.term] += fieldWeights[c.field : c.field+1]
-	}
-	var tsq strings.Builder
-	for i, w := range weights {
-		if w == "" {
-			continue
-		}
-		if tsq.Len() > 0 {
-			tsq.WriteString(" | ")
-		}
-		pgQuote(&tsq, p.terms[i].term)
-		tsq.WriteString(":" + w)
-	}
 	var sql strings.Builder
 	sql.WriteString("SELECT d.conv, d.seq, d.body_len, d.attach_len")
 	for i := range p.terms {
+		// These bind $1..$len(terms), which tf below names.
 		fmt.Fprintf(&sql, ", coalesce(d.tf -> %s::text, '[0,0,0,0]')", arg(p.terms[i].term))
 	}
-	where := " FROM rlmpl_doc d WHERE d.terms @@ " + arg(tsq.String()) + "::tsquery"
+	sql.WriteString(" FROM rlmpl_doc d WHERE d.terms @@ " + arg(p.tsquery(match)) + "::tsquery")
+	if len(not) > 0 {
+		sql.WriteString(" AND NOT d.terms @@ " + arg(p.tsquery(not)) + "::tsquery")
+	}
 	if cs != nil {
-		where += " AND d.conv = " + arg(int64(cs.num))
+		sql.WriteString(" AND d.conv = " + arg(int64(cs.num)))
 	}
 	if f.roles != nil {
 		roles := make([]int16, len(f.roles))
 		for i, r := range f.roles {
 			roles[i] = int16(r)
 		}
-		where += " AND d.role = ANY(" + arg(roles) + "::smallint[])"
+		sql.WriteString(" AND d.role = ANY(" + arg(roles) + "::smallint[])")
 	}
 	if f.session != "" {
-		where += " AND d.session = " + arg(f.session)
+		sql.WriteString(" AND d.session = " + arg(f.session))
 	}
 	if !f.since.IsZero() {
-		where += " AND d.at >= " + arg(unixNanoClamped(f.since))
+		sql.WriteString(" AND d.at >= " + arg(unixNanoClamped(f.since)))
 	}
 	if !f.until.IsZero() {
-		where += " AND d.at < " + arg(unixNanoClamped(f.until))
+		sql.WriteString(" AND d.at < " + arg(unixNanoClamped(f.until)))
 	}
-	sql.WriteString(where)
 	// ORDER BY the score of rank.go written in SQL: each clause's BM25
 	// term, times the qualifiers' factor.
 	tf := func(term, field int) string {
@@ -363,25 +406,23 @@ func (t *pgTxn) candidates(p *plan, cs *convState, f filter, n int, top *topK) e
 			lens = "d.attach_len"
 		}
 		x := tf(c.term, c.field)
-		score = append(score, fmt.Sprintf("%s * %s / (%s + %s + %s * %s)", arg(c.w), x, x, arg(c.k), arg(c.kl), lens))
+		score = append(score, fmt.Sprintf("%s::float8 * %s / (%s + %s::float8 + %s::float8 * %s)", arg(c.w), x, x, arg(c.k), arg(c.kl), lens))
 	}
 	expr := "(" + strings.Join(score, " + ") + ")"
 	if len(p.speakers) > 0 {
-		var any []string
+		var named []string
 		for _, i := range p.speakers {
-			any = append(any, tf(i, 2)+" > 0")
+			named = append(named, tf(i, 2)+" > 0")
 		}
-		expr += fmt.Sprintf(" * CASE WHEN %s THEN %s ELSE 1 END", strings.Join(any, " OR "), arg(1+speakerBoost))
+		expr += fmt.Sprintf(" * CASE WHEN %s THEN %s::float8 ELSE 1 END", strings.Join(named, " OR "), arg(1+speakerBoost))
 	}
 	if len(p.dates) > 0 {
 		var sum []string
 		for _, i := range p.dates {
 			sum = append(sum, tf(i, 3))
 		}
-		expr += fmt.Sprintf(" * (1 + %s * (%s))", arg(dateBoost/float64(len(p.dates))), strings.Join(sum, " + "))
+		expr += fmt.Sprintf(" * (1 + %s::float8 * (%s))", arg(dateBoost/float64(len(p.dates))), strings.Join(sum, " + "))
 	}
-	// The tf lookups above name the term arguments $1..$len(terms): they
-	// were the first arguments bound.
 	fmt.Fprintf(&sql, " ORDER BY %s DESC, d.conv, d.seq LIMIT %s", expr, arg(n))
 	rows, err := t.tx.Query(t.ctx, sql.String(), args...)
 	if err != nil {
@@ -400,6 +441,11 @@ func (t *pgTxn) candidates(p *plan, cs *convState, f filter, n int, top *topK) e
 		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
+		k := docKey{uint64(num), seq}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
 		dt := docTerms{len: [len(scoredFields)]int{int(bodyLen), int(attachLen)}}
 		for fi := range dt.tf {
 			dt.tf[fi] = make([]uint64, len(p.terms))
@@ -410,10 +456,28 @@ func (t *pgTxn) candidates(p *plan, cs *convState, f filter, n int, top *topK) e
 			dt.author[i], dt.date[i] = c[2] > 0, c[3] > 0
 		}
 		if s := p.scoreDoc(dt); s > 0 {
-			top.offer(candidate{num: uint64(num), seq: seq, score: s})
+			top.offer(candidate{num: k.num, seq: k.seq, score: s})
 		}
 	}
 	return rows.Err()
+}
+
+// tsquery is the tsquery literal matching the terms (indexes into
+// p.terms) in the fields p has clauses for.
+func (p *plan) tsquery(terms []int) string {
+	weights := make([]string, len(p.terms))
+	for _, c := range p.clauses {
+		weights[c.term] += fieldWeights[c.field : c.field+1]
+	}
+	var q strings.Builder
+	for _, i := range terms {
+		if q.Len() > 0 {
+			q.WriteString(" | ")
+		}
+		pgQuote(&q, p.terms[i].term)
+		q.WriteString(":" + weights[i])
+	}
+	return q.String()
 }
 
 // unixNanoClamped is t in Unix nanoseconds, clamped to int64: a bound
@@ -478,9 +542,28 @@ func (db *DB) reindexPG(kv *pgKV) error {
 	})
 }
 
+// bulkWrite is the number of messages one call writes past which the
+// search tables are analyzed at once: the planner then sees a bulk load's
+// shape (a conversation grown by 100,000 messages; a term now common)
+// before autovacuum's next pass, which may be a minute away.
+const bulkWrite = 5000
+
+// analyzeAfter analyzes the search tables on PostgreSQL after a call
+// that wrote n messages, when n is a bulk load. A failure only leaves the
+// planner's statistics for autovacuum to refresh.
+func (db *DB) analyzeAfter(n int) {
+	if kv, ok := db.kv.(*pgKV); ok && n >= bulkWrite {
+		if _, err := kv.pool.Exec(kv.ctx, `ANALYZE rlmpl_doc, rlmpl_df, rlmpl_doc_stats`); err != nil {
+			db.opts.Logger.Warn("store: analyze after a bulk load failed", "err", err)
+		}
+	}
+}
+
 // indexAllPG writes the documents of every stored message that has none,
 // a conversation at a time, 512 messages a transaction.
 func (db *DB) indexAllPG() error {
+	n := 0
+	defer func() { db.analyzeAfter(n) }()
 	var nums []uint64
 	err := db.kv.View(func(t kvTxn) error {
 		lo := []byte{kindHead}
@@ -520,6 +603,7 @@ func (db *DB) indexAllPG() error {
 			if err != nil {
 				return fmt.Errorf("store: index conversation %q: %w", cs.id, err)
 			}
+			n += len(recs)
 			if len(recs) < page {
 				break
 			}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rlmpl/rlmpl/store/pgtest"
 )
 
 // rankCorpus appends a small corpus with every scored and qualifier field
@@ -105,6 +107,8 @@ func TestScoringSameEverywhere(t *testing.T) {
 		lockIndexer(half)
 	})
 	defer unlockIndexer(half)
+	pg := openWith(t, &Options{Postgres: &PostgresOptions{DSN: pgtest.DSN(t)}})
+	rankCorpus(t, pg, nil)
 	for _, q := range rankQueries {
 		for _, conv := range []string{"", "a", "b"} {
 			for _, noContext := range []bool{true, false} {
@@ -116,7 +120,7 @@ func TestScoringSameEverywhere(t *testing.T) {
 				if len(want) == 0 && conv == "" {
 					t.Errorf("Search(%q) found nothing", q)
 				}
-				for name, db := range map[string]*DB{"persistent": disk, "unindexed": tail, "half indexed": half} {
+				for name, db := range map[string]*DB{"persistent": disk, "unindexed": tail, "half indexed": half, "postgres": pg} {
 					got, _, err := db.Search(conv, q, o)
 					if err != nil {
 						t.Fatal(err)

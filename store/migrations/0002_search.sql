@@ -18,7 +18,10 @@ CREATE TABLE rlmpl_doc (
     tf jsonb NOT NULL,
     PRIMARY KEY (conv, seq)
 );
-CREATE INDEX rlmpl_doc_terms ON rlmpl_doc USING gin (terms);
+-- fastupdate off: a search never walks a pending list of recent entries
+-- (14 ms for a selective term after a 100k-message import), and appends
+-- pay for their entries as they go rather than in a sudden cleanup.
+CREATE INDEX rlmpl_doc_terms ON rlmpl_doc USING gin (terms) WITH (fastupdate = off);
 
 -- BM25 collection statistics per conversation (sums give the store's).
 CREATE TABLE rlmpl_doc_stats (
