@@ -24,8 +24,8 @@ type Options struct {
 	// memory-only index): same code path, nothing survives Close.
 	InMemory bool
 	// Postgres keeps the store in a PostgreSQL database, shared by every
-	// process that opens it; the full-text index is then per process, in
-	// memory (see [PostgresOptions]).
+	// process that opens it, search documents included (see
+	// [PostgresOptions]).
 	Postgres *PostgresOptions
 	// NoSync turns off the fsync (msync) of each commit. Zero means synced:
 	// an acknowledged append survives a kernel crash or power loss. Without

@@ -49,6 +49,10 @@
 //
 // # Index consistency
 //
+// On PostgreSQL the search documents live in the database and commit with
+// their messages (pgsearch.go): there is no index to lag, rebuild or
+// recover. What follows is badger's.
+//
 // The full-text index (bleve postings, storing nothing) is derived from the
 // log and rebuildable from it ([DB.Reindex]). The indexer follows the log
 // per conversation: after a short delay (Options.IndexDelay) it indexes the

@@ -13,16 +13,19 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rlmpl/rlmpl/store/pgtest"
 )
 
 // The kill -9 test re-executes the test binary as a writer (TestKillChild),
 // kills it at a random moment, reopens the store and checks that every
 // acknowledged append is there with its content and that every
 // conversation's sequences are dense. RLMPL_KILL_CYCLES sets the number of
-// cycles (default 5).
+// cycles (default 5). TestPostgresKill does the same on PostgreSQL.
 
 const (
 	envKillDir   = "RLMPL_KILL_CHILD_DIR"
+	envKillDSN   = "RLMPL_KILL_CHILD_DSN" // set: the store is on PostgreSQL
 	killWriters  = 4
 	killAckFile  = "acks.log"
 	killCycleEnv = "RLMPL_KILL_CYCLES"
@@ -39,7 +42,7 @@ func TestKillChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := Open(&Options{Dir: filepath.Join(dir, "db")})
+	db, err := Open(killStore(dir, os.Getenv(envKillDSN)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +73,24 @@ func TestKillChild(t *testing.T) {
 	wg.Wait()
 }
 
-func TestKill(t *testing.T) {
+// killStore is the store of the kill test: badger in dir, or PostgreSQL
+// at dsn.
+func killStore(dir, dsn string) *Options {
+	if dsn != "" {
+		return &Options{Postgres: &PostgresOptions{DSN: dsn}}
+	}
+	return &Options{Dir: filepath.Join(dir, "db")}
+}
+
+func TestKill(t *testing.T) { testKill(t, "") }
+
+// TestPostgresKill: kill -9 of a process appending to PostgreSQL from four
+// goroutines; every acknowledged append is there, sequences are dense, and
+// every stored message has exactly one search document (they commit
+// together).
+func TestPostgresKill(t *testing.T) { testKill(t, pgtest.DSN(t)) }
+
+func testKill(t *testing.T, dsn string) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
@@ -87,7 +107,7 @@ func TestKill(t *testing.T) {
 	totalAcks, totalExtra := 0, 0
 	for c := 0; c < cycles; c++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKillChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), envKillDir+"="+dir)
+		cmd.Env = append(os.Environ(), envKillDir+"="+dir, envKillDSN+"="+dsn)
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
@@ -100,7 +120,7 @@ func TestKill(t *testing.T) {
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
 			t.Fatalf("cycle %d: writer exited on its own (%v): %s", c, err, stderr.String())
 		}
-		acks, extra := verifyKill(t, dir, c)
+		acks, extra := verifyKill(t, dir, dsn, c)
 		totalAcks, totalExtra = acks, extra
 	}
 	t.Logf("%d kill -9 cycles: %d acknowledged appends, all present, sequences dense; %d unacknowledged but committed (killed between commit and ack)", cycles, totalAcks, totalExtra)
@@ -108,9 +128,9 @@ func TestKill(t *testing.T) {
 
 // verifyKill reopens the store and checks it against the acks; it returns
 // the number of acks and of stored messages beyond the acked ones.
-func verifyKill(t *testing.T, dir string, cycle int) (acks, extra int) {
+func verifyKill(t *testing.T, dir, dsn string, cycle int) (acks, extra int) {
 	t.Helper()
-	db, err := Open(&Options{Dir: filepath.Join(dir, "db")})
+	db, err := Open(killStore(dir, dsn))
 	if err != nil {
 		t.Fatalf("cycle %d: reopen: %v", cycle, err)
 	}
@@ -121,6 +141,7 @@ func verifyKill(t *testing.T, dir string, cycle int) (acks, extra int) {
 	}
 	defer f.Close()
 	want := map[string]map[int64]string{}
+	stored := 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
@@ -161,6 +182,12 @@ func verifyKill(t *testing.T, dir string, cycle int) (acks, extra int) {
 			}
 		}
 		extra += len(rs) - len(bySeq)
+		stored += len(rs)
+	}
+	if dsn != "" {
+		if got := pgtest.Scalar(t, dsn, "SELECT count(*) FROM rlmpl_doc"); got != strconv.Itoa(stored) {
+			t.Fatalf("cycle %d: %s search documents for %d messages", cycle, got, stored)
+		}
 	}
 	// The index recovers from its watermarks: the newest message of each
 	// conversation is findable, and the indexer catches up.

@@ -170,11 +170,14 @@ const pgIndexDoc = `WITH d AS (
 		body_docs = s.body_docs + excluded.body_docs, body_tokens = s.body_tokens + excluded.body_tokens,
 		attach_docs = s.attach_docs + excluded.attach_docs, attach_tokens = s.attach_tokens + excluded.attach_tokens
 )
-INSERT INTO rlmpl_df AS f (conv, term, body, attach, author, date)
-SELECT d.conv, t.term, t.b, t.a, t.n, t.w
-FROM d, unnest($12::text[], $13::int[], $14::int[], $15::int[], $16::int[]) AS t(term, b, a, n, w)
+INSERT INTO rlmpl_df AS f (conv, term, body, attach, author, date, body_max_tf, body_min_len, attach_max_tf, attach_min_len)
+SELECT d.conv, t.term, t.b, t.a, t.n, t.w, t.bt,
+	CASE WHEN t.bt > 0 THEN $6 ELSE 2147483647 END, t.at, CASE WHEN t.at > 0 THEN $7 ELSE 2147483647 END
+FROM d, unnest($12::text[], $13::int[], $14::int[], $15::int[], $16::int[], $17::int[], $18::int[]) AS t(term, b, a, n, w, bt, at)
 ON CONFLICT (conv, term) DO UPDATE SET body = f.body + excluded.body, attach = f.attach + excluded.attach,
-	author = f.author + excluded.author, date = f.date + excluded.date`
+	author = f.author + excluded.author, date = f.date + excluded.date,
+	body_max_tf = greatest(f.body_max_tf, excluded.body_max_tf), body_min_len = least(f.body_min_len, excluded.body_min_len),
+	attach_max_tf = greatest(f.attach_max_tf, excluded.attach_max_tf), attach_min_len = least(f.attach_min_len, excluded.attach_min_len)`
 
 // indexDoc queues the document of message r of conversation num in the
 // transaction (kvDocs).
@@ -182,10 +185,14 @@ func (t *pgTxn) indexDoc(an textAnalyzer, num uint64, r Record) error {
 	d := an.pgDocOf(r)
 	tf := make(map[string][4]int32, len(d.terms))
 	df := [4][]int32{}
+	var scored [len(scoredFields)][]int32
 	for i, term := range d.terms {
 		tf[term] = d.freq[i]
 		for f, n := range d.freq[i] {
 			df[f] = append(df[f], min(n, 1))
+		}
+		for f := range scored {
+			scored[f] = append(scored[f], d.freq[i][f])
 		}
 	}
 	js, err := json.Marshal(tf)
@@ -195,7 +202,7 @@ func (t *pgTxn) indexDoc(an textAnalyzer, num uint64, r Record) error {
 	has := func(n int) int32 { return int32(min(n, 1)) }
 	t.pending.Queue(pgIndexDoc, int64(num), r.Seq, int16(r.Message.Role), r.Session, r.When().UnixNano(),
 		int32(d.lens[0]), int32(d.lens[1]), d.tsvector(), string(js), has(d.lens[0]), has(d.lens[1]),
-		nonNil(d.terms), nonNil(df[0]), nonNil(df[1]), nonNil(df[2]), nonNil(df[3]))
+		nonNil(d.terms), nonNil(df[0]), nonNil(df[1]), nonNil(df[2]), nonNil(df[3]), nonNil(scored[0]), nonNil(scored[1]))
 	return nil
 }
 
@@ -224,7 +231,7 @@ func (db *DB) searchPG(t *pgTxn, cs *convState, q string, opts SearchOptions) ([
 	if err := t.flush(); err != nil {
 		return nil, nil, err
 	}
-	st, fr, err := t.searchStats(cs, terms)
+	st, fr, bounds, err := t.searchStats(cs, terms)
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: search: %w", err)
 	}
@@ -236,7 +243,7 @@ func (db *DB) searchPG(t *pgTxn, cs *convState, q string, opts SearchOptions) ([
 		for i := range df {
 			df[i] = fr.scored[0][i] + fr.scored[1][i]
 		}
-		if err := t.candidates(p, cs, f, df, top); err != nil {
+		if err := t.candidates(p, cs, f, df, bounds, top); err != nil {
 			return nil, nil, fmt.Errorf("store: search: %w", err)
 		}
 	}
@@ -263,18 +270,27 @@ func (db *DB) searchPG(t *pgTxn, cs *convState, q string, opts SearchOptions) ([
 	return hits, p.dropped, err
 }
 
+// tfBound is what bounds a term's BM25 score in a field: its largest
+// frequency in a document and the shortest document holding it.
+type tfBound struct {
+	maxTF  uint64
+	minLen int64
+}
+
 // searchStats reads the BM25 statistics and the query terms' document
-// frequencies of conversation cs, or of the whole store when nil.
-func (t *pgTxn) searchStats(cs *convState, terms []queryTerm) (indexStats, frequencies, error) {
-	var st indexStats
-	fr := newFrequencies(len(terms))
+// frequencies and score bounds of conversation cs, or of the whole store
+// when nil.
+func (t *pgTxn) searchStats(cs *convState, terms []queryTerm) (st indexStats, fr frequencies, bounds [len(scoredFields)][]tfBound, err error) {
+	fr = newFrequencies(len(terms))
+	for f := range bounds {
+		bounds[f] = make([]tfBound, len(terms))
+	}
 	names := make([]string, len(terms))
 	for i, qt := range terms {
 		names[i] = qt.term
 	}
 	var statsRow pgx.Row
 	var dfRows pgx.Rows
-	var err error
 	if cs != nil {
 		statsRow = t.tx.QueryRow(t.ctx, `SELECT docs, body_docs, body_tokens, attach_docs, attach_tokens
 			FROM rlmpl_doc_stats WHERE conv = $1`, int64(cs.num))
@@ -285,33 +301,38 @@ func (t *pgTxn) searchStats(cs *convState, terms []queryTerm) (indexStats, frequ
 	}
 	var v [5]int64
 	if err = statsRow.Scan(&v[0], &v[1], &v[2], &v[3], &v[4]); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return st, fr, err
+		return
 	}
 	st.docs = uint64(v[0])
 	st.fields[0] = fieldStats{docs: uint64(v[1]), tokens: uint64(v[2])}
 	st.fields[1] = fieldStats{docs: uint64(v[3]), tokens: uint64(v[4])}
 	if cs != nil {
-		dfRows, err = t.tx.Query(t.ctx, `SELECT term, body, attach, author, date FROM rlmpl_df
-			WHERE conv = $1 AND term = ANY($2)`, int64(cs.num), names)
+		dfRows, err = t.tx.Query(t.ctx, `SELECT term, body, attach, author, date, body_max_tf, body_min_len, attach_max_tf, attach_min_len
+			FROM rlmpl_df WHERE conv = $1 AND term = ANY($2)`, int64(cs.num), names)
 	} else {
-		dfRows, err = t.tx.Query(t.ctx, `SELECT term, sum(body)::bigint, sum(attach)::bigint, sum(author)::bigint, sum(date)::bigint
+		dfRows, err = t.tx.Query(t.ctx, `SELECT term, sum(body)::bigint, sum(attach)::bigint, sum(author)::bigint, sum(date)::bigint,
+			max(body_max_tf), min(body_min_len), max(attach_max_tf), min(attach_min_len)
 			FROM rlmpl_df WHERE term = ANY($1) GROUP BY term`, names)
 	}
 	if err != nil {
-		return st, fr, err
+		return
 	}
 	defer dfRows.Close()
 	for dfRows.Next() {
 		var term string
 		var n [4]int64
-		if err := dfRows.Scan(&term, &n[0], &n[1], &n[2], &n[3]); err != nil {
-			return st, fr, err
+		var b [4]int32
+		if err = dfRows.Scan(&term, &n[0], &n[1], &n[2], &n[3], &b[0], &b[1], &b[2], &b[3]); err != nil {
+			return
 		}
 		i := slices.Index(names, term)
 		fr.scored[0][i], fr.scored[1][i] = uint64(n[0]), uint64(n[1])
 		fr.author[i], fr.date[i] = uint64(n[2]), uint64(n[3])
+		bounds[0][i] = tfBound{uint64(b[0]), int64(b[1])}
+		bounds[1][i] = tfBound{uint64(b[2]), int64(b[3])}
 	}
-	return st, fr, dfRows.Err()
+	err = dfRows.Err()
+	return
 }
 
 // candidates offers to top the best documents of p's clauses that pass f
@@ -322,17 +343,22 @@ func (t *pgTxn) searchStats(cs *convState, terms []queryTerm) (indexStats, frequ
 // documents of the rarer terms are ranked first, and those holding only
 // common terms are ranked too only when their best possible score (the
 // common clauses' upper bounds, times the qualifiers') could still reach
-// the k-th best found. df is each term's document frequency in the scope.
-func (t *pgTxn) candidates(p *plan, cs *convState, f filter, df []uint64, top *topK) error {
+// the k-th best found. df is each term's document frequency in the scope,
+// bounds its largest frequency and shortest document per field: a common
+// term in short documents only, or never repeated, bounds their scores
+// far below its idf.
+func (t *pgTxn) candidates(p *plan, cs *convState, f filter, df []uint64, bounds [len(scoredFields)][]tfBound, top *topK) error {
 	n := 2*top.k + 16 // the database's floats may order a few near-ties otherwise
 	ub := make([]float64, len(p.terms))
-	for _, c := range p.clauses {
-		ub[c.term] += c.ub
+	for c, cl := range p.clauses {
+		if b := bounds[cl.field][cl.term]; b.maxTF > 0 {
+			ub[cl.term] += p.clauseScore(c, b.maxTF, int(b.minLen))
+		}
 	}
 	var rare, common []int
 	for i := range p.terms {
 		switch {
-		case ub[i] == 0: // dropped or absent: no clause
+		case !slices.ContainsFunc(p.clauses, func(c clause) bool { return c.term == i }): // dropped or absent
 		case df[i] > uint64(4*n):
 			common = append(common, i)
 		default:

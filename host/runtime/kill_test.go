@@ -14,6 +14,7 @@ import (
 	"github.com/rlmpl/rlmpl/host/handle"
 	"github.com/rlmpl/rlmpl/host/plan"
 	"github.com/rlmpl/rlmpl/store"
+	"github.com/rlmpl/rlmpl/store/pgtest"
 )
 
 // The turn kill -9 test re-executes the test binary as a process that
@@ -26,9 +27,22 @@ import (
 // whole, and current (its source never changes). Every other pair of
 // turns is direct, with a history_search round: a kill mid-loop leaves no
 // tool call without its result and no tool message without its answer.
-// RLMPL_TURN_KILL_CYCLES sets the cycles (default 3).
+// RLMPL_TURN_KILL_CYCLES sets the cycles (default 3). TestPostgresTurnKill
+// does the same on PostgreSQL.
 
-const envTurnKillDir = "RLMPL_TURN_KILL_DIR"
+const (
+	envTurnKillDir = "RLMPL_TURN_KILL_DIR"
+	envTurnKillDSN = "RLMPL_TURN_KILL_DSN" // set: the store is on PostgreSQL
+)
+
+// turnKillStore is the store of the turn kill test: badger under the
+// state directory, or PostgreSQL at dsn.
+func turnKillStore(dsn string) StoreSpec {
+	if dsn != "" {
+		return StoreSpec{Postgres: &store.PostgresOptions{DSN: dsn}}
+	}
+	return StoreSpec{Dir: "s"}
+}
 
 func TestTurnKillChild(t *testing.T) {
 	dir := os.Getenv(envTurnKillDir)
@@ -39,7 +53,7 @@ func TestTurnKillChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := rt.OpenStore(StoreSpec{Dir: "s"})
+	st, err := rt.OpenStore(turnKillStore(os.Getenv(envTurnKillDSN)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +87,11 @@ func TestTurnKillChild(t *testing.T) {
 	}
 }
 
-func TestTurnKill(t *testing.T) {
+func TestTurnKill(t *testing.T) { testTurnKill(t, "") }
+
+func TestPostgresTurnKill(t *testing.T) { testTurnKill(t, pgtest.DSN(t)) }
+
+func testTurnKill(t *testing.T, dsn string) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
@@ -87,7 +105,7 @@ func TestTurnKill(t *testing.T) {
 	for cycle := range cycles {
 		os.Remove(dir + "/ready")
 		cmd := exec.Command(os.Args[0], "-test.run=^TestTurnKillChild$")
-		cmd.Env = append(os.Environ(), envTurnKillDir+"="+dir)
+		cmd.Env = append(os.Environ(), envTurnKillDir+"="+dir, envTurnKillDSN+"="+dsn)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -104,7 +122,7 @@ func TestTurnKill(t *testing.T) {
 		time.Sleep(time.Duration(r.IntN(500)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		artifacts, rounds = checkTurns(t, dir, cycle)
+		artifacts, rounds = checkTurns(t, dir, dsn, cycle)
 	}
 	if artifacts == 0 || rounds == 0 {
 		t.Fatalf("%d warm artifacts and %d direct tool rounds before the kills", artifacts, rounds)
@@ -114,14 +132,14 @@ func TestTurnKill(t *testing.T) {
 // checkTurns reopens the store and checks every turn's messages against
 // its receipts, and the warm artifact's versions; it returns how many
 // versions and direct tool rounds there are.
-func checkTurns(t *testing.T, dir string, cycle int) (versions, rounds int) {
+func checkTurns(t *testing.T, dir, dsn string, cycle int) (versions, rounds int) {
 	t.Helper()
 	rt, err := New(&Options{StateDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	st, err := rt.OpenStore(StoreSpec{Dir: "s"})
+	st, err := rt.OpenStore(turnKillStore(dsn))
 	if err != nil {
 		t.Fatalf("cycle %d: reopen: %v", cycle, err)
 	}

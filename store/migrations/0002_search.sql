@@ -33,7 +33,10 @@ CREATE TABLE rlmpl_doc_stats (
     attach_tokens bigint NOT NULL
 );
 
--- Document frequencies per conversation and term, per field.
+-- Document frequencies per conversation and term, per field, and per
+-- scored field the term's largest frequency in a document and the
+-- shortest document holding it (2147483647 when none does): the bound
+-- of its BM25 term that lets a search skip its documents.
 CREATE TABLE rlmpl_df (
     conv bigint NOT NULL,
     term text NOT NULL,
@@ -41,6 +44,10 @@ CREATE TABLE rlmpl_df (
     attach integer NOT NULL,
     author integer NOT NULL,
     date integer NOT NULL,
+    body_max_tf integer NOT NULL,
+    body_min_len integer NOT NULL,
+    attach_max_tf integer NOT NULL,
+    attach_min_len integer NOT NULL,
     PRIMARY KEY (conv, term)
 );
 CREATE INDEX rlmpl_df_term ON rlmpl_df (term);
