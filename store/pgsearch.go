@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -355,31 +356,41 @@ func (t *pgTxn) candidates(p *plan, cs *convState, f filter, df []uint64, bounds
 			ub[cl.term] += p.clauseScore(c, b.maxTF, int(b.minLen))
 		}
 	}
-	var rare, common []int
+	// The terms with clauses, rarest first; the rare ones (a few times
+	// what is asked for) are ranked at once, the others one at a time
+	// while the documents holding only those left could still enter.
+	var order []int
 	for i := range p.terms {
-		switch {
-		case !slices.ContainsFunc(p.clauses, func(c clause) bool { return c.term == i }): // dropped or absent
-		case df[i] > uint64(4*n):
-			common = append(common, i)
-		default:
-			rare = append(rare, i)
+		if slices.ContainsFunc(p.clauses, func(c clause) bool { return c.term == i }) {
+			order = append(order, i)
 		}
 	}
-	if len(rare) == 0 {
-		rare, common = common, nil
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(df[a], df[b]) })
+	first := 1
+	for first < len(order) && df[order[first]] <= uint64(4*n) {
+		first++
 	}
 	seen := map[docKey]bool{}
-	if err := t.rankDocs(p, cs, f, rare, nil, n, seen, top); err != nil || len(common) == 0 {
-		return err
+	for done := 0; done < len(order); {
+		next := done + 1
+		if done == 0 {
+			next = first
+		}
+		if done > 0 {
+			bound := 0.0
+			for _, i := range order[done:] {
+				bound += ub[i]
+			}
+			if len(top.cs) == top.k && bound*p.maxMult() < top.threshold() {
+				return nil // no document of the terms left alone can enter
+			}
+		}
+		if err := t.rankDocs(p, cs, f, order[done:next], order[:done], n, seen, top); err != nil {
+			return err
+		}
+		done = next
 	}
-	bound := 0.0
-	for _, i := range common {
-		bound += ub[i]
-	}
-	if len(top.cs) == top.k && bound*p.maxMult() < top.threshold() {
-		return nil // no document of the common terms alone can enter
-	}
-	return t.rankDocs(p, cs, f, common, rare, n, seen, top)
+	return nil
 }
 
 // rankDocs offers to top the best n documents holding one of the terms
