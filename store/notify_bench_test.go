@@ -61,9 +61,8 @@ func BenchmarkNotify(b *testing.B) {
 // BenchmarkSearchBackends: ranked search (MaxResults 10, with context) in
 // one conversation of 100,000 messages (RLMPL_BENCH_LARGE: 1,000,000) on
 // badger on disk and on PostgreSQL in one run, over the selective and
-// broad query mixes of BenchmarkSearch, p50 and p99. Both rank with the
-// process's own index; PostgreSQL adds reading the conversation's head
-// and the hits' records over the network.
+// broad query mixes of BenchmarkSearch, p50 and p99: badger with its
+// bleve postings, PostgreSQL with its own full-text index (pgsearch.go).
 func BenchmarkSearchBackends(b *testing.B) {
 	n := 100000
 	if large() {
