@@ -14,6 +14,10 @@ import (
 // neighbours and session to be seen even when few hits are asked for.
 const minPool = 20
 
+// smallScope is the size below which a search scoped to a conversation
+// ranks all its matches (see searchRanked).
+const smallScope = 128
+
 // docKey identifies a message across conversations.
 type docKey struct {
 	num uint64
@@ -107,6 +111,11 @@ func (db *DB) searchRanked(t kvTxn, cs *convState, q string, opts SearchOptions)
 
 	p := newPlan(terms, st, fr)
 	top := &topK{k: max(minPool, opts.Offset+opts.MaxResults+1)}
+	if scope != nil && st.docs < smallScope {
+		// Every match of a small conversation goes in the pool: its
+		// neighbours' scores are then known, not analyzed from their text.
+		top.k = max(top.k, int(st.docs)+1)
+	}
 	records := map[docKey]Record{}
 	for _, s := range found {
 		if score := p.scoreDoc(s.dt); score > 0 {
