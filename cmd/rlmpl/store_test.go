@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,31 +18,37 @@ import (
 // upgrade.
 func TestStoreStatusAndMigrate(t *testing.T) {
 	url := pgtest.DSN(t)
-	out, errs, code := rlmpl(t, "store", "status", "--store", url)
-	if code != 0 || !strings.Contains(out, "version: 0 (this binary: 1)") || !strings.Contains(out, "pending: 0001_kv.sql") {
+	out, errs, code := rlmpl(t, "store", "status", "--json", "--store", url)
+	var st schemaJSON
+	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || st.Version != 0 || st.Latest < 2 || len(st.Pending) != st.Latest {
+		t.Fatalf("status --json of an empty schema: %d %v\n%s%s", code, err, out, errs)
+	}
+	latest := st.Latest
+	out, errs, code = rlmpl(t, "store", "status", "--store", url)
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("version: 0 (this binary: %d)", latest)) || !strings.Contains(out, "pending: 0001_kv.sql, 0002_search.sql") {
 		t.Fatalf("status of an empty schema: %d\n%s%s", code, out, errs)
 	}
 	if got := pgtest.Scalar(t, url, "SELECT coalesce(to_regclass('rlmpl_schema_version')::text, 'none')"); got != "none" {
 		t.Errorf("status created %s", got)
 	}
 	out, errs, code = rlmpl(t, "store", "migrate", "--store", url)
-	if code != 0 || !strings.HasPrefix(out, "applied 0001_kv.sql\n") || !strings.Contains(out, "version: 1 (this binary: 1)") || !strings.Contains(out, "pending: none") {
+	if code != 0 || !strings.HasPrefix(out, "applied 0001_kv.sql\napplied 0002_search.sql\n") || !strings.Contains(out, fmt.Sprintf("version: %d (this binary: %d)", latest, latest)) || !strings.Contains(out, "pending: none") {
 		t.Fatalf("migrate: %d\n%s%s", code, out, errs)
 	}
 	if out, _, code = rlmpl(t, "store", "migrate", "--store", url); code != 0 || strings.HasPrefix(out, "applied ") {
 		t.Errorf("a second migrate: %d\n%s", code, out)
 	}
 	out, errs, code = rlmpl(t, "store", "status", "--json", "--store", url)
-	var st schemaJSON
-	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || st.Version != 1 || st.Latest != 1 || len(st.Applied) != 1 || len(st.Pending) != 0 || st.Newer {
+	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || st.Version != latest || st.Latest != latest || len(st.Applied) != latest || len(st.Pending) != 0 || st.Newer {
 		t.Fatalf("status --json: %d %v\n%s%s", code, err, out, errs)
 	}
 
-	pgtest.Exec(t, url, "INSERT INTO rlmpl_schema_version (version, name) VALUES (2, '0002_from_the_future.sql')")
+	newer := latest + 1
+	pgtest.Exec(t, url, fmt.Sprintf("INSERT INTO rlmpl_schema_version (version, name) VALUES (%d, 'from_the_future.sql')", newer))
 	for _, cmd := range []string{"status", "migrate"} {
 		out, errs, code = rlmpl(t, "store", cmd, "--store", url)
-		if code != 1 || !strings.Contains(out, "version: 2 (this binary: 1)") ||
-			!strings.Contains(errs, "database schema is newer than this binary: the database is at version 2, this binary knows versions up to 1; upgrade rlmpl") {
+		if code != 1 || !strings.Contains(out, fmt.Sprintf("version: %d (this binary: %d)", newer, latest)) ||
+			!strings.Contains(errs, fmt.Sprintf("database schema is newer than this binary: the database is at version %d, this binary knows versions up to %d; upgrade rlmpl", newer, latest)) {
 			t.Errorf("store %s of a newer schema: %d\n%s%s", cmd, code, out, errs)
 		}
 	}
