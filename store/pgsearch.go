@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -87,7 +88,7 @@ func (a textAnalyzer) pgDocOf(r Record) pgDoc {
 	add(d.author, 2, false)
 	add(d.date, 3, false)
 	size := 0
-	for _, term := range slices.Sorted(mapKeys(freq)) {
+	for _, term := range slices.Sorted(maps.Keys(freq)) {
 		c := freq[term]
 		n := 0
 		for _, v := range c {
@@ -104,16 +105,6 @@ func (a textAnalyzer) pgDocOf(r Record) pgDoc {
 		doc.freq = append(doc.freq, *c)
 	}
 	return doc
-}
-
-func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // pgQuote quotes a lexeme for a tsvector or tsquery literal.
