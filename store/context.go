@@ -44,6 +44,9 @@ func (db *DB) rankWithContext(t kvTxn, p *plan, pool []candidate, full bool, wan
 	for _, c := range pool {
 		scores[docKey{c.num, c.seq}] = c.score
 	}
+	if err := db.readSpan(t, pool, records); err != nil {
+		return nil, err
+	}
 	lift := make(map[docKey]float64, 3*len(pool))
 	sessions := map[sessionKey]float64{}
 	var outside []docKey // neighbours outside the pool
@@ -134,6 +137,41 @@ func (db *DB) rankWithContext(t kvTxn, p *plan, pool []candidate, full bool, wan
 		}
 	}
 	return hits, nil
+}
+
+// readSpan reads the pool's messages and their neighbours into records
+// in one pass when they lie in a short stretch of one conversation (a
+// small conversation's matches): one range read instead of a point read
+// for each message and neighbour.
+func (db *DB) readSpan(t kvTxn, pool []candidate, records map[docKey]Record) error {
+	num, lo, hi, ok := spanOf(pool)
+	if !ok {
+		return nil
+	}
+	cs, err := db.convByNum(num)
+	if err != nil {
+		return err
+	}
+	return readRange(t, cs, lo-1, hi+1, false, func(r Record) bool {
+		records[docKey{cs.num, r.Seq}] = r
+		return true
+	})
+}
+
+// spanOf returns the conversation and the seqs lo..hi the pool lies in,
+// when that is one short stretch (at most 4 messages per pool message).
+func spanOf(pool []candidate) (num uint64, lo, hi int64, ok bool) {
+	if len(pool) == 0 {
+		return 0, 0, 0, false
+	}
+	num, lo, hi = pool[0].num, pool[0].seq, pool[0].seq
+	for _, c := range pool {
+		if c.num != num {
+			return 0, 0, 0, false
+		}
+		lo, hi = min(lo, c.seq), max(hi, c.seq)
+	}
+	return num, lo, hi, hi-lo <= int64(4*len(pool))
 }
 
 // scoreNeighbours scores the messages keys from their text (already

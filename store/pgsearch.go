@@ -242,10 +242,14 @@ func (db *DB) searchPG(t *pgTxn, cs *convState, q string, opts SearchOptions) ([
 	pool := top.sorted()
 	// The hits, their neighbours (context) and the windows asked for, in
 	// one round trip.
-	radius := max(1, opts.Window)
+	radius := int64(max(1, opts.Window))
 	var spans [][2][]byte
-	for _, c := range pool {
-		spans = append(spans, [2][]byte{msgKey(c.num, max(1, c.seq-int64(radius))), msgKey(c.num, c.seq+int64(radius)+1)})
+	if num, lo, hi, ok := spanOf(pool); ok { // what readSpan reads
+		spans = append(spans, [2][]byte{msgKey(num, max(1, lo-radius)), msgKey(num, hi+radius+1)})
+	} else {
+		for _, c := range pool {
+			spans = append(spans, [2][]byte{msgKey(c.num, max(1, c.seq-radius)), msgKey(c.num, c.seq+radius+1)})
+		}
 	}
 	if len(spans) > 0 {
 		if err := t.prefetch(spans); err != nil {
