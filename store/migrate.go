@@ -173,6 +173,17 @@ func schemaStatus(ctx context.Context, conn *pgx.Conn) (SchemaStatus, error) {
 // schemas migrate independently.
 const migrationLock = 0x726c6d70 // "rlmp"
 
+// lockMigrations takes the migration lock on conn, waiting for whoever
+// holds it; unlock releases it.
+func lockMigrations(ctx context.Context, conn *pgx.Conn) (unlock func(), err error) {
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, hashtext(current_schema()))`, migrationLock); err != nil {
+		return nil, err
+	}
+	return func() {
+		conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, hashtext(current_schema()))`, migrationLock)
+	}, nil
+}
+
 // migrateConn brings conn's schema to the newest embedded version. It
 // holds an advisory lock meanwhile, so processes starting at once migrate
 // once: the others wait, then find nothing to do. Each version is applied
@@ -182,10 +193,11 @@ func migrateConn(ctx context.Context, conn *pgx.Conn) (SchemaStatus, error) {
 	if err != nil {
 		return SchemaStatus{}, err
 	}
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, hashtext(current_schema()))`, migrationLock); err != nil {
+	unlock, err := lockMigrations(ctx, conn)
+	if err != nil {
 		return SchemaStatus{}, err
 	}
-	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, hashtext(current_schema()))`, migrationLock)
+	defer unlock()
 	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS rlmpl_schema_version (
 		version integer PRIMARY KEY,
 		name text NOT NULL,
@@ -234,9 +246,10 @@ func (p *pgKV) withMigrationLock(f func(*pgx.Conn) error) error {
 		return err
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(p.ctx, `SELECT pg_advisory_lock($1, hashtext(current_schema()))`, migrationLock); err != nil {
+	unlock, err := lockMigrations(p.ctx, conn.Conn())
+	if err != nil {
 		return err
 	}
-	defer conn.Exec(context.WithoutCancel(p.ctx), `SELECT pg_advisory_unlock($1, hashtext(current_schema()))`, migrationLock)
+	defer unlock()
 	return f(conn.Conn())
 }

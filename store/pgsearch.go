@@ -256,13 +256,7 @@ func (db *DB) searchPG(t *pgTxn, cs *convState, q string, opts SearchOptions) ([
 			return nil, nil, fmt.Errorf("store: search: %w", err)
 		}
 	}
-	records := map[docKey]Record{}
-	var hits []Hit
-	if opts.NoContext {
-		hits, err = db.hitsOf(t, pool, records)
-	} else {
-		hits, err = db.rankWithContext(t, p, pool, len(pool) == top.k, opts.Offset+opts.MaxResults+1, f, records)
-	}
+	hits, err := db.poolHits(t, p, pool, len(pool) == top.k, opts, f, map[docKey]Record{})
 	return hits, p.dropped, err
 }
 
@@ -547,11 +541,7 @@ func (db *DB) openSearchPG(kv *pgKV) error {
 		if complete {
 			return nil
 		}
-		if err := db.indexAllPG(); err != nil {
-			return err
-		}
-		_, err := conn.Exec(kv.ctx, `UPDATE rlmpl_search SET complete = true WHERE id = 1`)
-		return err
+		return db.completeDocs(kv, conn)
 	})
 }
 
@@ -566,12 +556,19 @@ func (db *DB) reindexPG(kv *pgKV) error {
 		if _, err := conn.Exec(kv.ctx, `TRUNCATE rlmpl_doc, rlmpl_doc_stats, rlmpl_df`); err != nil {
 			return err
 		}
-		if err := db.indexAllPG(); err != nil {
-			return err
-		}
-		_, err := conn.Exec(kv.ctx, `UPDATE rlmpl_search SET complete = true WHERE id = 1`)
-		return err
+		return db.completeDocs(kv, conn)
 	})
+}
+
+// completeDocs writes the documents the store lacks and records that it
+// lacks none: an open that finds the record unset (a crash midway) writes
+// the rest.
+func (db *DB) completeDocs(kv *pgKV, conn *pgx.Conn) error {
+	if err := db.indexAllPG(); err != nil {
+		return err
+	}
+	_, err := conn.Exec(kv.ctx, `UPDATE rlmpl_search SET complete = true WHERE id = 1`)
+	return err
 }
 
 // bulkWrite is the number of messages one call writes past which the

@@ -128,13 +128,18 @@ func (db *DB) searchRanked(t kvTxn, cs *convState, q string, opts SearchOptions)
 		return nil, nil, err
 	}
 	pool := top.sorted()
-	var hits []Hit
-	if opts.NoContext {
-		hits, err = db.hitsOf(t, pool, records)
-	} else {
-		hits, err = db.rankWithContext(t, p, pool, len(pool) == top.k, opts.Offset+opts.MaxResults+1, f, records)
-	}
+	hits, err := db.poolHits(t, p, pool, len(pool) == top.k, opts, f, records)
 	return hits, p.dropped, err
+}
+
+// poolHits returns the hits of pool (the best-scored messages, best
+// first; full when more matched): in its order with NoContext, else
+// ranked with the lifts of their context (rankWithContext).
+func (db *DB) poolHits(t kvTxn, p *plan, pool []candidate, full bool, opts SearchOptions, f filter, records map[docKey]Record) ([]Hit, error) {
+	if opts.NoContext {
+		return db.hitsOf(t, pool, records)
+	}
+	return db.rankWithContext(t, p, pool, full, opts.Offset+opts.MaxResults+1, f, records)
 }
 
 // scanTails reads the unindexed messages of tails (those after what
