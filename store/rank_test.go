@@ -175,7 +175,8 @@ func testBM25Statistics(t *testing.T, be backend) {
 
 // TestMaxScoreExact compares the pruned top-k over the index with the
 // scan of every message (the unindexed path scores them all) on a random
-// corpus: same hits, same order, whatever k.
+// corpus: same hits, same order, whatever k. Conversation c is small
+// enough to be read whole (readScopeDocs), a is not.
 func TestMaxScoreExact(t *testing.T) { eachBackend(t, testMaxScoreExact) }
 
 func testMaxScoreExact(t *testing.T, be backend) {
@@ -188,7 +189,9 @@ func testMaxScoreExact(t *testing.T, be backend) {
 	for _, db := range []*DB{indexed, scan} {
 		mustCreate(t, db, "a")
 		mustCreate(t, db, "b")
+		mustCreate(t, db, "c")
 	}
+	sizes := map[string]int{}
 	for i := 0; i < 600; i++ {
 		n := 1 + rng.IntN(12)
 		ws := make([]string, n)
@@ -198,7 +201,8 @@ func testMaxScoreExact(t *testing.T, be backend) {
 		if i%50 == 0 {
 			ws = []string{"alpha", "beta"} // duplicates: ties broken by place
 		}
-		conv := []string{"a", "b"}[rng.IntN(2)]
+		conv := []string{"a", "a", "a", "b", "b", "b", "c"}[rng.IntN(7)]
+		sizes[conv]++
 		m := Message{Role: RoleUser, Name: []string{"Ann", "Bob"}[i%2], Content: TextContent(strings.Join(ws, " "))}
 		for _, db := range []*DB{indexed, scan} {
 			if _, err := db.Append(conv, m, AppendOptions{Session: fmt.Sprint(i / 20)}); err != nil {
@@ -206,13 +210,16 @@ func testMaxScoreExact(t *testing.T, be backend) {
 			}
 		}
 	}
+	if sizes["c"] >= smallScope || sizes["a"] < smallScope {
+		t.Fatalf("conversation sizes %v do not cover both paths", sizes)
+	}
 	if err := indexed.WaitIndexed(10 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 60; i++ {
 		q := zipf() + " " + zipf() + " " + []string{"", "ann", zipf()}[i%3]
 		for _, o := range []SearchOptions{{MaxResults: 5, NoContext: true}, {MaxResults: 40, NoContext: true}, {MaxResults: 10, Offset: 35, NoContext: true}, {MaxResults: 10}} {
-			for _, conv := range []string{"", "a"} {
+			for _, conv := range []string{"", "a", "c"} {
 				want, _, _ := scan.Search(conv, q, o)
 				got, _, err := indexed.Search(conv, q, o)
 				if err != nil {

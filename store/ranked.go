@@ -100,7 +100,13 @@ func (db *DB) searchRanked(t kvTxn, cs *convState, q string, opts SearchOptions)
 	if scope != nil && scope.alone {
 		counted = nil // its frequencies are the index's
 	}
-	fr, err := indexFrequencies(r, terms, counted)
+	var small *scopeDocs
+	var fr frequencies
+	if counted != nil && st.docs < smallScope && f.none() {
+		small, fr, err = readScopeDocs(r, scope.num, terms)
+	} else {
+		fr, err = indexFrequencies(r, terms, counted)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: search: %w", err)
 	}
@@ -124,7 +130,12 @@ func (db *DB) searchRanked(t kvTxn, cs *convState, q string, opts SearchOptions)
 			top.offer(candidate{num: k.num, seq: k.seq, score: score})
 		}
 	}
-	if err := db.searchIndex(t, r, scope, f, p, top, records); err != nil {
+	if small != nil {
+		err = small.offer(r, p, top)
+	} else {
+		err = db.searchIndex(t, r, scope, f, p, top, records)
+	}
+	if err != nil {
 		return nil, nil, err
 	}
 	pool := top.sorted()
@@ -175,6 +186,101 @@ type scopeIndex struct {
 	num   uint64
 	held  int64 // its messages 1..held are indexed
 	alone bool  // no other conversation is indexed: no need to scope
+}
+
+// scopeDocs are the indexed documents of a small conversation, each with
+// what it holds of the query's terms. They are read in one walk of the
+// conversation's posting list and one of each term's in each field, which
+// give both the frequencies within the conversation and every score: a
+// larger scope counts each term in each field (countIn), then ranks in a
+// second pass (indexPass), each a leapfrog with the conversation's list.
+type scopeDocs struct {
+	ids []index.IndexInternalID
+	dts []docTerms
+}
+
+// readScopeDocs returns the indexed documents of conversation num in
+// snapshot r, and the frequencies of terms among them.
+func readScopeDocs(r index.IndexReader, num uint64, terms []queryTerm) (*scopeDocs, frequencies, error) {
+	fr := newFrequencies(len(terms))
+	c, err := openPosting(r, convTerm(num), fieldConv, false)
+	if err != nil {
+		return nil, fr, err
+	}
+	sd := &scopeDocs{}
+	for !c.done && err == nil {
+		sd.ids = append(sd.ids, slices.Clone(c.cur.ID))
+		err = c.next()
+	}
+	c.r.Close()
+	if err != nil {
+		return nil, fr, err
+	}
+	n, nt := len(sd.ids), len(terms)
+	tfs, flags := make([]uint64, n*nt*len(scoredFields)), make([]bool, n*nt*2)
+	sd.dts = make([]docTerms, n)
+	for j := range sd.dts {
+		dt := &sd.dts[j]
+		for f := range dt.tf {
+			dt.tf[f], tfs = tfs[:nt:nt], tfs[nt:]
+		}
+		dt.author, dt.date, flags = flags[:nt:nt], flags[nt:2*nt:2*nt], flags[2*nt:]
+	}
+	// walk calls hit for each document of the conversation with term in
+	// field, the posting on it.
+	walk := func(term, field string, withFreq bool, hit func(dt *docTerms, p *posting)) error {
+		p, err := openPosting(r, term, field, withFreq)
+		if err != nil {
+			return err
+		}
+		defer p.r.Close()
+		for j := 0; j < n && !p.done; j++ {
+			if ok, err := p.at(sd.ids[j]); err != nil {
+				return err
+			} else if ok {
+				hit(&sd.dts[j], p)
+			}
+		}
+		return nil
+	}
+	for i, t := range terms {
+		for f, field := range scoredFields {
+			if err := walk(t.term, field, true, func(dt *docTerms, p *posting) {
+				dt.tf[f][i], dt.len[f] = p.cur.Freq, p.length()
+				fr.scored[f][i]++
+			}); err != nil {
+				return nil, fr, err
+			}
+		}
+		// As in indexFrequencies, a qualifier's frequency stops at 1.
+		if err := walk(t.term, fieldAuthor, false, func(dt *docTerms, _ *posting) { dt.author[i], fr.author[i] = true, 1 }); err != nil {
+			return nil, fr, err
+		}
+		if err := walk(t.term, fieldDate, false, func(dt *docTerms, _ *posting) { dt.date[i], fr.date[i] = true, 1 }); err != nil {
+			return nil, fr, err
+		}
+	}
+	return sd, fr, nil
+}
+
+// offer offers every document that p scores above zero to top.
+func (sd *scopeDocs) offer(r index.IndexReader, p *plan, top *topK) error {
+	for j, dt := range sd.dts {
+		score := p.scoreDoc(dt)
+		if score == 0 {
+			continue
+		}
+		id, err := r.ExternalID(sd.ids[j])
+		if err != nil {
+			return err
+		}
+		num, seq, ok := parseDocID(id)
+		if !ok {
+			return corrupt("index document id %q", id)
+		}
+		top.offer(candidate{num: num, seq: seq, score: score})
+	}
+	return nil
 }
 
 // searchIndex offers the best indexed documents that pass the filters

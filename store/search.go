@@ -150,6 +150,11 @@ func filterOf(o SearchOptions) filter {
 	return f
 }
 
+// none reports whether f lets every message through.
+func (f filter) none() bool {
+	return f.roles == nil && f.session == "" && f.since.IsZero() && f.until.IsZero()
+}
+
 // inTime reports whether t is in the filter's date range.
 func (f filter) inTime(t time.Time) bool {
 	return (f.since.IsZero() || !t.Before(f.since)) && (f.until.IsZero() || t.Before(f.until))
