@@ -76,7 +76,9 @@
 // session, a date range ([SearchOptions]); windows return the turns around
 // each hit within a byte budget. Top-k retrieval prunes (MaxScore) and
 // drops terms found in most messages, so its cost follows the rare terms of
-// a query, not the common ones. `make eval-retrieval` measures it against
+// a query, not the common ones; a conversation of fewer than 128 indexed
+// messages is read whole instead, one walk per term and field giving both
+// its statistics and every score. `make eval-retrieval` measures it against
 // plain BM25 (internal/longconv).
 //
 // # Usage

@@ -15,7 +15,8 @@ import (
 const minPool = 20
 
 // smallScope is the size below which a search scoped to a conversation
-// ranks all its matches (see searchRanked).
+// ranks all its matches, and reads its indexed documents whole when no
+// filter applies (scopeDocs).
 const smallScope = 128
 
 // docKey identifies a message across conversations.
