@@ -27,6 +27,10 @@ import (
 // Close) feeds it: each append marks its conversation pending; the indexer
 // waits Options.IndexDelay so bursts share a batch, reads the pending tails
 // from the log in batches of Options.IndexBatch and applies a bleve batch.
+// Only a full batch is followed at once by the next: under a steady stream
+// of appends every batch waits the delay again, so the index gets a few
+// large batches a second instead of one per step (each is a segment scorch
+// writes, syncs and later merges, on the disk the synced appends share).
 // Searches see a batch as soon as it is applied (the in-memory watermark
 // cs.indexed). Scorch persists batches asynchronously ("unsafe_batch",
 // which lets it coalesce them: synced appends keep their throughput while
@@ -383,7 +387,7 @@ func (ix *indexer) run() {
 				ix.poke()
 				break
 			}
-			if n == 0 {
+			if n < ix.batch {
 				break
 			}
 		}
