@@ -167,8 +167,7 @@ func (db *DB) Append(conv string, m Message, opts AppendOptions) (Record, error)
 	if err != nil {
 		return Record{}, err
 	}
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
+	defer db.lockWrites(cs)()
 	var rec Record
 	var fresh bool
 	err = db.kv.Update(func(t kvTxn) error {
@@ -411,8 +410,7 @@ func (db *DB) AppendAll(conv string, entries []Entry) ([]Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
+	defer db.lockWrites(cs)()
 	recs := make([]Record, len(norm))
 	var last int64
 	var fresh bool

@@ -114,9 +114,9 @@ func newUUIDConversationID() string {
 }
 
 // DB is an open conversation store. It is safe for concurrent use by
-// multiple goroutines: appends to one conversation are serialized by a
-// per-conversation mutex, appends to different conversations run in
-// parallel, and reads never block writes. Only one process may open a
+// multiple goroutines: appends to one conversation are serialized,
+// concurrent appends share syncs (badger) or run in parallel on different
+// conversations (PostgreSQL), and reads never block writes. Only one process may open a
 // directory at a time; any number may open a PostgreSQL store (their
 // appends are serialized per conversation by the database).
 type DB struct {
@@ -146,7 +146,7 @@ type convState struct {
 	num       uint64
 	createdAt int64
 
-	mu sync.Mutex // serializes writes (Append, Import) to this conversation
+	mu sync.Mutex // serializes Import, and other writes where lockWrites says
 	// turn is the in-process half of the turn lock (LockConversation): a
 	// semaphore of one, so a waiter can give up when its context ends.
 	turn chan struct{}
@@ -286,6 +286,21 @@ func (db *DB) conv(id string) (*convState, error) {
 
 // advance moves cs's head forward to seq (never back: on a shared backend
 // a catch-up may have seen a later head than an append of this process).
+// lockWrites serializes a write to cs with the others where the backend
+// needs it, and returns the unlock. Every write reads the conversation's
+// head inside its transaction, so the order is the backend's to keep:
+// PostgreSQL runs transactions side by side, and two appends to one
+// conversation would fail serialization and retry, so they queue here;
+// badger's Updates already run one after another (group.go), and an append
+// that queued here behind another's sync could not share it.
+func (db *DB) lockWrites(cs *convState) (unlock func()) {
+	if db.opts.Postgres == nil {
+		return func() {}
+	}
+	cs.mu.Lock()
+	return cs.mu.Unlock
+}
+
 func (cs *convState) advance(seq int64) {
 	for {
 		h := cs.head.Load()

@@ -25,10 +25,12 @@
 // # Concurrency
 //
 // A [DB] is safe for concurrent use. Appends to one conversation are
-// serialized by a per-conversation mutex, so sequences are dense (no gaps,
-// no duplicates) and no transaction conflict reaches callers (on
-// PostgreSQL the database serializes appends from other processes too);
-// appends to different conversations run in parallel. Reads run on snapshots and do
+// serialized, so sequences are dense (no gaps, no duplicates) and no
+// transaction conflict reaches callers: on badger, concurrent appends —
+// to one conversation or many — join one transaction and share its sync
+// (group commit), applied in their order; on PostgreSQL a per-conversation
+// mutex queues this process's appends and the database serializes them
+// with other processes'. Reads run on snapshots and do
 // not block writes. The store starts one goroutine of its own, the
 // background indexer, besides badger's; [DB.Close] stops it and waits for
 // calls in flight. Only one process may open a directory: a second one gets

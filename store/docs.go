@@ -131,8 +131,7 @@ func (db *DB) PutDoc(conv string, p DocPut) (Doc, error) {
 	if err != nil {
 		return Doc{}, err
 	}
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
+	defer db.lockWrites(cs)()
 	var doc Doc
 	err = db.kv.Update(func(t kvTxn) error {
 		doc, err = db.putDoc(t, cs, p)

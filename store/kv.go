@@ -56,9 +56,9 @@ type badgerKV struct {
 
 var _ kvStore = (*badgerKV)(nil)
 
-// maxConflictRetries bounds the retry of a badger ErrConflict. Writes are
-// serialized per conversation, so conflicts are not expected; the retry is
-// a belt for writers that are not (SetTokenCount).
+// maxConflictRetries bounds the retry of a badger ErrConflict. Updates run
+// one after another (group.go), so conflicts are not expected; the retry
+// is a belt.
 const maxConflictRetries = 16
 
 // Badger's memtable count and level-0 table count, which with the memtable
