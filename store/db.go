@@ -52,8 +52,12 @@ type Options struct {
 	Language string
 	// IndexDelay is how long the indexer waits after the first unindexed
 	// append before indexing, so that bursts share a batch (searches scan
-	// the unindexed tail meanwhile). Zero means 50ms; with scorch persisting batches asynchronously synced
-	// appends keep their full rate while indexing. Negative means no wait.
+	// the unindexed tail meanwhile). Zero means 50ms. Each batch is a
+	// segment the index writes, syncs and later merges on the disk synced
+	// appends use: a longer delay gives a stream of appends more of the
+	// disk (one synced writer: 0.8× badger's own synced sets at 50ms,
+	// 0.87× at 200ms) and searches a longer tail to scan. Negative means
+	// no wait.
 	IndexDelay time.Duration
 }
 
