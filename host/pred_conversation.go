@@ -298,6 +298,9 @@ func (s *Session) conversationAppendAll(c *prolog.Call, conv, items, options, ou
 			return false, err
 		}
 		if entries[i].Message, err = messageOf(c, msg); err != nil {
+			if _, isInvalid := errors.AsType[*store.ValidationError](err); isInvalid {
+				err = fmt.Errorf("entry %d: %w", i+1, err) // which of a long batch
+			}
 			return s.fail(c, out, "append", err)
 		}
 	}

@@ -40,3 +40,12 @@ test(a_bad_item_writes_nothing,
          conversation_stats(C, ok(St)), record_get(St, messages, 0),
          conversation_append_all(C, [], [], ok([]))
      )).
+
+test(an_invalid_item_is_named_by_its_place,
+     (   conversation_store_open(memory, ok(S)),
+         conversation_create(S, [id(b4)], ok(C)),
+         conversation_append_all(C, [message(user, "a"), message(user, "b"), message(tool_log, "c")], [], error(E)),
+         record_get(E, detail, invalid_message(role)),
+         record_get(E, message, M), sub_string(M, 0, _, _, "entry 3: "),
+         conversation_stats(C, ok(St)), record_get(St, messages, 0)
+     )).
