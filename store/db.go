@@ -120,9 +120,10 @@ func newUUIDConversationID() string {
 // DB is an open conversation store. It is safe for concurrent use by
 // multiple goroutines: appends to one conversation are serialized,
 // concurrent appends share syncs (badger) or run in parallel on different
-// conversations (PostgreSQL), and reads never block writes. Only one process may open a
-// directory at a time; any number may open a PostgreSQL store (their
-// appends are serialized per conversation by the database).
+// conversations (PostgreSQL), and reads never block writes. Only one
+// process may open a directory at a time; any number may open a
+// PostgreSQL store (their appends are serialized per conversation by the
+// database).
 type DB struct {
 	opts Options
 	kv   kvStore
@@ -288,8 +289,6 @@ func (db *DB) conv(id string) (*convState, error) {
 	return db.remember(id, rec, head.lastSeq, mark), nil
 }
 
-// advance moves cs's head forward to seq (never back: on a shared backend
-// a catch-up may have seen a later head than an append of this process).
 // lockWrites serializes a write to cs with the others where the backend
 // needs it, and returns the unlock. Every write reads the conversation's
 // head inside its transaction, so the order is the backend's to keep:
@@ -305,6 +304,8 @@ func (db *DB) lockWrites(cs *convState) (unlock func()) {
 	return cs.mu.Unlock
 }
 
+// advance moves cs's head forward to seq (never back: on a shared backend
+// a catch-up may have seen a later head than an append of this process).
 func (cs *convState) advance(seq int64) {
 	for {
 		h := cs.head.Load()
