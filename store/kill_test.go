@@ -20,13 +20,16 @@ import (
 // The kill -9 test re-executes the test binary as a writer (TestKillChild),
 // kills it at a random moment, reopens the store and checks that every
 // acknowledged append is there with its content and that every
-// conversation's sequences are dense. RLMPL_KILL_CYCLES sets the number of
+// conversation's sequences are dense. Six writers append to four
+// conversations, so on badger two pairs of them share commits on one
+// conversation as well as across conversations. RLMPL_KILL_CYCLES sets the number of
 // cycles (default 5). TestPostgresKill does the same on PostgreSQL.
 
 const (
 	envKillDir   = "RLMPL_KILL_CHILD_DIR"
 	envKillDSN   = "RLMPL_KILL_CHILD_DSN" // set: the store is on PostgreSQL
-	killWriters  = 4
+	killWriters  = 6 // on 4 conversations: two of them have two writers
+	killConvs    = 4
 	killAckFile  = "acks.log"
 	killCycleEnv = "RLMPL_KILL_CYCLES"
 )
@@ -48,7 +51,7 @@ func TestKillChild(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for w := 0; w < killWriters; w++ {
-		conv := fmt.Sprint("conv", w)
+		conv := fmt.Sprint("conv", w%killConvs)
 		if _, err := db.Create(conv, nil); err != nil && !strings.Contains(err.Error(), "exists") {
 			t.Fatal(err)
 		}
@@ -56,7 +59,7 @@ func TestKillChild(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; ; i++ {
-				text := fmt.Sprintf("%s pid%d n%d", conv, os.Getpid(), i)
+				text := fmt.Sprintf("%s pid%d n%dw%d", conv, os.Getpid(), i, w)
 				r, err := db.Append(conv, user(text), AppendOptions{IdempotencyKey: text})
 				if err != nil {
 					fmt.Fprintln(os.Stderr, "append:", err)
@@ -84,7 +87,7 @@ func killStore(dir, dsn string) *Options {
 
 func TestKill(t *testing.T) { testKill(t, "") }
 
-// TestPostgresKill: kill -9 of a process appending to PostgreSQL from four
+// TestPostgresKill: kill -9 of a process appending to PostgreSQL from six
 // goroutines; every acknowledged append is there, sequences are dense, and
 // every stored message has exactly one search document (they commit
 // together).
@@ -232,7 +235,7 @@ func verifyKill(t *testing.T, dir, dsn string, cycle int) (acks, extra int) {
 			if checked++; checked > 40 {
 				break
 			}
-			f := strings.Fields(text) // conv pidP nK
+			f := strings.Fields(text) // conv pidP nKwW
 			hits, _, err := db.Search(conv, f[1]+" "+f[2], SearchOptions{MaxResults: 1})
 			if err != nil || len(hits) != 1 || hits[0].Seq != seq {
 				t.Fatalf("cycle %d: %s seq %d (%q) not found in the index: %v %v", cycle, conv, seq, text, searchSeqs(hits), err)
