@@ -28,7 +28,7 @@ import (
 const (
 	envKillDir   = "RLMPL_KILL_CHILD_DIR"
 	envKillDSN   = "RLMPL_KILL_CHILD_DSN" // set: the store is on PostgreSQL
-	killWriters  = 6 // on 4 conversations: two of them have two writers
+	killWriters  = 6                      // on 4 conversations: two of them have two writers
 	killConvs    = 4
 	killAckFile  = "acks.log"
 	killCycleEnv = "RLMPL_KILL_CYCLES"
