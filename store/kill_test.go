@@ -22,8 +22,9 @@ import (
 // acknowledged append is there with its content and that every
 // conversation's sequences are dense. Six writers append to four
 // conversations, so on badger two pairs of them share commits on one
-// conversation as well as across conversations. RLMPL_KILL_CYCLES sets the number of
-// cycles (default 5). TestPostgresKill does the same on PostgreSQL.
+// conversation as well as across conversations. RLMPL_KILL_CYCLES sets
+// the number of cycles (default 5). TestPostgresKill does the same on
+// PostgreSQL.
 
 const (
 	envKillDir   = "RLMPL_KILL_CHILD_DIR"
