@@ -284,7 +284,7 @@ func captureOutput(c *Call, goal engine.Term) (string, bool, error) {
 // solveOnce runs goal for its first solution, keeping its bindings.
 func solveOnce(c *Call, goal engine.Term) (bool, error) {
 	var got *engine.Env
-	ok, err := fastCall1(c.VM, goal, func(env *engine.Env) *engine.Promise {
+	ok, err := engine.Call(c.VM, goal, func(env *engine.Env) *engine.Promise {
 		got = env
 		return engine.Bool(true)
 	}, c.Env).Force(c.Ctx)

@@ -116,7 +116,6 @@ func New(opts *Options) *Interpreter {
 		panic("prolog: New: " + err.Error())
 	}
 	in.Install(edgeDefs...)
-	in.registerControl()
 	in.registerCyclic()
 	in.registerFast()
 	in.registerWrite()

@@ -13,9 +13,7 @@ package prolog
 //	statistics/0, statistics/2 (runtime, cputime, process_cputime,
 //	    walltime, real_time, epoch), time/1 (toplevel.pl): CPU time is the
 //	    process's (every goroutine's), wall time since the interpreter was
-//	    built. ichiban counts no inferences: statistics(inferences, _)
-//	    throws domain_error(statistics_key, inferences) rather than make
-//	    a number up.
+//	    built; inferences counts the calls the interpreter made.
 //	make/0: consults again each text whose source changed since it was
 //	    consulted (through FS, or Options.Reload for texts given to
 //	    Consult).
@@ -27,13 +25,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/ichiban/prolog/engine"
 )
@@ -48,71 +44,30 @@ const (
 )
 
 // procedures returns the procedures called name (of the given arity, or
-// any when arity < 0), sorted by arity, and what they are. It returns nil
-// when ichiban's layout is not the one checked at load.
+// any when arity < 0), sorted by arity, and what they are.
 func (in *Interpreter) procedures(name string, arity int) ([]indicator, []procKind) {
-	if !sharable || !keyShapeOK {
-		return nil, nil
-	}
-	m := procedureMap(&in.ip.VM)
-	type found struct {
-		pi   indicator
-		kind procKind
-	}
-	var out []found
-	key := reflect.New(proceduresField.Type.Key()).Elem()
-	for it := m.MapRange(); it.Next(); {
-		key.Set(it.Key())
-		k := *(*procedureKey)(key.Addr().UnsafePointer())
-		if k.name.String() != name || (arity >= 0 && int(k.arity) != arity) {
-			continue
+	var out []engine.ProcedureInfo
+	for _, p := range in.ip.VM.Procedures() {
+		if p.Name.String() == name && (arity < 0 || p.Arity == arity) {
+			out = append(out, p)
 		}
-		kind := procForeign
-		if it.Value().Elem().Type() == userDefinedPtr {
-			kind = procUser
-		}
-		out = append(out, found{indicator{name, int(k.arity)}, kind})
 	}
-	slices.SortFunc(out, func(a, b found) int { return a.pi.arity - b.pi.arity })
+	slices.SortFunc(out, func(a, b engine.ProcedureInfo) int { return a.Arity - b.Arity })
 	pis, kinds := make([]indicator, len(out)), make([]procKind, len(out))
-	for i, f := range out {
-		pis[i], kinds[i] = f.pi, f.kind
+	for i, p := range out {
+		pis[i] = indicator{name, p.Arity}
+		kinds[i] = procForeign
+		if p.Kind == engine.ProcedureUser {
+			kinds[i] = procUser
+		}
 	}
 	return pis, kinds
 }
 
-// rawClauses returns the clauses of the user-defined procedure pi as
-// ichiban compiled them (no variable names); nil when it keeps none or
-// its layout is not the expected one.
+// rawClauses returns the clauses of the user-defined procedure pi as the
+// engine compiled them (no variable names); nil for any other.
 func (in *Interpreter) rawClauses(pi indicator) []engine.Term {
-	if !sharable || !keyShapeOK {
-		return nil
-	}
-	key := reflect.New(proceduresField.Type.Key()).Elem()
-	*(*procedureKey)(key.Addr().UnsafePointer()) = procedureKey{name: engine.NewAtom(pi.name), arity: engine.Integer(pi.arity)}
-	v := procedureMap(&in.ip.VM).MapIndex(key)
-	if !v.IsValid() || v.Elem().Type() != userDefinedPtr {
-		return nil
-	}
-	p := v.Elem()
-	s := reflect.NewAt(p.Type().Elem(), p.UnsafePointer()).Elem()
-	cls := s.FieldByName("clauses")
-	if cls.Kind() != reflect.Slice || cls.Type().Elem().Kind() != reflect.Struct {
-		return nil
-	}
-	raw, ok := cls.Type().Elem().FieldByName("raw")
-	if !ok || raw.Type != reflect.TypeFor[engine.Term]() {
-		return nil
-	}
-	var out []engine.Term
-	for i := range cls.Len() {
-		f := cls.Index(i).Field(raw.Index[0])
-		t := *(*engine.Term)(unsafe.Pointer(f.UnsafeAddr()))
-		if t != nil {
-			out = append(out, t)
-		}
-	}
-	return out
+	return in.ip.VM.ClauseTerms(engine.NewAtom(pi.name), pi.arity)
 }
 
 // consultUser consults what user_input holds up to its end.
@@ -279,6 +234,8 @@ func statistics2(c *Call, key, value engine.Term) (bool, error) {
 		v = pair(time.Since(st.started).Milliseconds(), &st.lastWall)
 	case "real_time":
 		v = pair(time.Now().Unix(), &st.lastSec)
+	case "inferences":
+		v = engine.Integer(c.VM.Inferences())
 	case "epoch":
 		v = engine.Float(float64(st.started.UnixNano()) / 1e9)
 	default:
@@ -291,10 +248,7 @@ func statistics0(c *Call) (bool, error) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	st := &c.In.stats
-	preds := 0
-	if sharable {
-		preds = procedureMap(&c.In.ip.VM).Len()
-	}
+	preds := len(c.In.ip.VM.Procedures())
 	msg := fmt.Sprintf("%% Started at %s\n"+
 		"%% %.3f seconds cpu time (the process's), %.3f seconds wall time\n"+
 		"%% %s predicates, %d goroutines\n"+
@@ -491,7 +445,7 @@ func (in *Interpreter) clauseTexts(c *Call, pi indicator) (orig, renamed string,
 		}
 		probe = head.Apply(args...)
 	}
-	if ok, _ := engine.Clause(c.VM, probe, engine.NewVariable(), func(*engine.Env) *engine.Promise { return engine.Bool(true) }, c.Env).Force(c.Ctx); ok {
+	if ok, _ := engine.Call(c.VM, engine.NewAtom("clause").Apply(probe, engine.NewVariable()), func(*engine.Env) *engine.Promise { return engine.Bool(true) }, c.Env).Force(c.Ctx); ok {
 		return "", "", PermissionError("trace", "dynamic_procedure", engine.NewAtom("/").Apply(head, engine.Integer(pi.arity)))
 	}
 	var o, r strings.Builder
