@@ -16,7 +16,6 @@ package prolog
 // wide shared term only long), so a small term costs no allocation.
 
 import (
-
 	"github.com/ichiban/prolog/engine"
 )
 

@@ -27,6 +27,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -274,12 +275,12 @@ func (in *Interpreter) message(msg string) {
 }
 
 func timeStart(c *Call, start engine.Term) (bool, error) {
-	return c.Unify(start, engine.List(engine.Integer(cpuTime()), engine.Integer(time.Now().UnixNano()))), nil
+	return c.Unify(start, engine.List(engine.Integer(cpuTime()), engine.Integer(time.Now().UnixNano()), engine.Integer(c.VM.Inferences()))), nil
 }
 
 func timeReport(c *Call, start engine.Term) (bool, error) {
 	l, err := c.List(start)
-	if err != nil || len(l) != 2 {
+	if err != nil || len(l) != 3 {
 		return false, DomainError("time_start", start)
 	}
 	cpu0, err := c.Int(l[0])
@@ -290,13 +291,24 @@ func timeReport(c *Call, start engine.Term) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	inf0, err := c.Int(l[2])
+	if err != nil {
+		return false, err
+	}
 	cpu := (cpuTime() - time.Duration(cpu0)).Seconds()
 	wall := time.Duration(time.Now().UnixNano() - wall0).Seconds()
+	// time_report_/1 itself is one inference the goal did not make.
+	inferences := c.VM.Inferences() - inf0 - 1
 	pct := 0.0
 	if wall > 0 {
 		pct = 100 * cpu / wall
 	}
-	c.In.message(fmt.Sprintf("%% %.3f CPU in %.3f seconds (%.0f%% CPU)\n", cpu, wall, pct))
+	lips := "Infinite"
+	if cpu > 0 {
+		lips = strconv.FormatInt(int64(float64(inferences)/cpu), 10)
+	}
+	c.In.message(fmt.Sprintf("%% %s inferences, %.3f CPU in %.3f seconds (%.0f%% CPU, %s Lips)\n",
+		groupDigits(inferences, 0, true), cpu, wall, pct, lips))
 	return true, nil
 }
 

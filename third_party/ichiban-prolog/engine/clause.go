@@ -12,20 +12,20 @@ import (
 type opcode uint8
 
 const (
-	opCall    opcode = iota // call pi with args built from templates
-	opExit                  // the body is done: go on with the continuation
-	opCut                   // cut to the frame's barrier
-	opSaveB                 // bars[a] = height of the choice point stack
-	opCutTo                 // cut to bars[a]
-	opSoftCut               // disable the alternative pushed at bars[a]
-	opTry                   // push an alternative that resumes at a
-	opJump                  // go to a
-	opFail                  // fail
-	opCallVar               // call/1 the term built from args[0]
-	opInline                // a deterministic builtin run in place
-	opGoK                   // call the frame's Go continuation
-	opPopCatch              // catch/3's goal exited
-	opCollect               // findall/3: record a copy of the template and fail
+	opCall     opcode = iota // call pi with args built from templates
+	opExit                   // the body is done: go on with the continuation
+	opCut                    // cut to the frame's barrier
+	opSaveB                  // bars[a] = height of the choice point stack
+	opCutTo                  // cut to bars[a]
+	opSoftCut                // disable the alternative pushed at bars[a]
+	opTry                    // push an alternative that resumes at a
+	opJump                   // go to a
+	opFail                   // fail
+	opCallVar                // call/1 the term built from args[0]
+	opInline                 // a deterministic builtin run in place
+	opGoK                    // call the frame's Go continuation
+	opPopCatch               // catch/3's goal exited
+	opCollect                // findall/3: record a copy of the template and fail
 )
 
 type instr struct {
