@@ -37,7 +37,7 @@ func (b *BigInt) String() string { return b.v.String() }
 
 // WriteTerm outputs the integer in decimal.
 func (b *BigInt) WriteTerm(w io.Writer, opts *WriteOptions, _ *Env) error {
-	ew := errWriter{w: w}
+	ew := asErrWriter(w)
 	neg := b.v.Sign() < 0
 	openClose := opts.left.name == atomMinus && opts.left.specifier.class() == operatorClassPrefix && !neg
 	if openClose {

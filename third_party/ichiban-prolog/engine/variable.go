@@ -60,13 +60,13 @@ func (v *Var) WriteTerm(w io.Writer, opts *WriteOptions, env *Env) error {
 		return x.WriteTerm(w, opts, env)
 	}
 
-	ew := errWriter{w: w}
+	ew := asErrWriter(w)
 
 	if letterDigit(opts.left.name) {
 		_, _ = ew.Write([]byte(" "))
 	}
 	if a, ok := opts.variableNames[v]; ok {
-		_ = a.WriteTerm(&ew, opts.withQuoted(false).withLeft(operator{}).withRight(operator{}), env)
+		_ = a.WriteTerm(ew, opts.withQuoted(false).withLeft(operator{}).withRight(operator{}), env)
 	} else {
 		_, _ = ew.Write([]byte(fmt.Sprintf("_%d", v.id)))
 	}
