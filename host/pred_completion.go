@@ -782,7 +782,7 @@ func (s *Session) cancel(c *prolog.Call, t engine.Term) (bool, error) {
 // domain_error(non_empty_text, T).
 func promptText(c *prolog.Call, t engine.Term) (string, error) {
 	switch c.Resolve(t).(type) {
-	case engine.Integer, engine.Float:
+	case engine.Integer, *engine.BigInt, engine.Float:
 		return "", prolog.TypeError("text", prolog.Resolved(t, c.Env))
 	}
 	s, err := c.Text(t)

@@ -73,6 +73,7 @@ package prolog
 import (
 	_ "embed"
 	"errors"
+	"math/big"
 	"slices"
 	"strings"
 	"unicode"
@@ -419,14 +420,16 @@ func delete3(c *Call, list, elem, rest engine.Term) (bool, error) {
 }
 
 func plus3(c *Call, x, y, z engine.Term) (bool, error) {
-	var vals [3]int64
-	var bound [3]bool
+	var vals [3]*big.Int
 	n := 0
 	for i, t := range []engine.Term{x, y, z} {
 		switch v := c.Resolve(t).(type) {
 		case engine.Variable:
 		case engine.Integer:
-			vals[i], bound[i] = int64(v), true
+			vals[i] = big.NewInt(int64(v))
+			n++
+		case *engine.BigInt:
+			vals[i] = v.Big()
 			n++
 		default:
 			return false, TypeError("integer", t)
@@ -435,28 +438,15 @@ func plus3(c *Call, x, y, z engine.Term) (bool, error) {
 	if n < 2 {
 		return false, InstantiationError()
 	}
-	overflow := EvaluationError("int_overflow")
 	switch {
-	case !bound[2]:
-		s := vals[0] + vals[1]
-		if (s > vals[0]) != (vals[1] > 0) {
-			return false, overflow
-		}
-		return c.Unify(z, engine.Integer(s)), nil
-	case !bound[1]:
-		d := vals[2] - vals[0]
-		if (d < vals[2]) != (vals[0] > 0) {
-			return false, overflow
-		}
-		return c.Unify(y, engine.Integer(d)), nil
-	case !bound[0]:
-		d := vals[2] - vals[1]
-		if (d < vals[2]) != (vals[1] > 0) {
-			return false, overflow
-		}
-		return c.Unify(x, engine.Integer(d)), nil
+	case vals[2] == nil:
+		return c.Unify(z, engine.NewBigInt(new(big.Int).Add(vals[0], vals[1]))), nil
+	case vals[1] == nil:
+		return c.Unify(y, engine.NewBigInt(new(big.Int).Sub(vals[2], vals[0]))), nil
+	case vals[0] == nil:
+		return c.Unify(x, engine.NewBigInt(new(big.Int).Sub(vals[2], vals[1]))), nil
 	}
-	return vals[0]+vals[1] == vals[2], nil
+	return new(big.Int).Add(vals[0], vals[1]).Cmp(vals[2]) == 0, nil
 }
 
 // foldArith folds the elements of list with the arithmetic functor op

@@ -8,8 +8,6 @@ package prolog
 //	    unknown one is existence_error(procedure, Spec) as in SWI.
 //	[user] (consult(user)): clauses read from user_input up to its end
 //	    (Ctrl-D on a terminal), consulted as the text "user".
-//	an integer literal beyond 64 bits is a syntax error that says where it
-//	    is (file:line:column), not a bare representation_error.
 //	statistics/0, statistics/2 (runtime, cputime, process_cputime,
 //	    walltime, real_time, epoch), time/1 (toplevel.pl): CPU time is the
 //	    process's (every goroutine's), wall time since the interpreter was
@@ -150,37 +148,6 @@ func firstToken(text string, start, end int) int {
 	}
 	return start
 }
-
-// msgIntegerOverflow is the syntax error of an integer literal that does
-// not fit: ichiban's integers are 64-bit (SWI's are unbounded).
-const msgIntegerOverflow = "integer too large: Cannot represent due to `max_integer' (integers are 64-bit)"
-
-// isIntegerOverflow reports whether ex is the representation_error the
-// parser throws for an integer literal that does not fit.
-func isIntegerOverflow(ex engine.Exception) bool {
-	e, ok := ex.Term().(engine.Compound)
-	if !ok || e.Functor().String() != "error" || e.Arity() != 2 {
-		return false
-	}
-	f, ok := e.Arg(0).(engine.Compound)
-	return ok && f.Functor().String() == "representation_error" && f.Arity() == 1 && f.Arg(0) == engine.NewAtom("max_integer")
-}
-
-// integerStart returns the offset of the integer literal that ends at or
-// just before off in text (the parser has read it and maybe a rune more).
-func integerStart(text string, off int) int {
-	end := min(off, len(text))
-	for end > 0 && !isDigitByte(text[end-1]) {
-		end--
-	}
-	start := end
-	for start > 0 && (isDigitByte(text[start-1]) || text[start-1] == '_') {
-		start--
-	}
-	return start
-}
-
-func isDigitByte(c byte) bool { return c >= '0' && c <= '9' }
 
 //go:embed toplevel.pl
 var toplevelSource string

@@ -279,7 +279,7 @@ func (a Atom) WriteTerm(w io.Writer, opts *WriteOptions, _ *Env) error {
 // Compare compares the Atom with a Term.
 func (a Atom) Compare(t Term, env *Env) int {
 	switch t := env.Resolve(t).(type) {
-	case Variable, Float, Integer:
+	case Variable, Float, Integer, *BigInt:
 		return 1
 	case Atom:
 		switch d := strings.Compare(a.String(), t.String()); {

@@ -475,5 +475,8 @@ func (m *machine) evalError(err error, ctx Term) error {
 	if ev, ok := err.(exceptionalValue); ok {
 		return evaluationError(ev, m.envCtx(ctx))
 	}
+	if err == errBigTooLarge {
+		return resourceError(resourceMemory, m.envCtx(ctx))
+	}
 	return err
 }

@@ -53,6 +53,8 @@ func (i Integer) Compare(t Term, env *Env) int {
 		default:
 			return 0
 		}
+	case *BigInt:
+		return -t.v.Sign()
 	default: // Atom, custom atomic terms, Compound.
 		return -1
 	}

@@ -81,7 +81,7 @@ var defaultWriteOptions = WriteOptions{
 // It compares values of the same custom atomic term type T by the provided comparison function.
 func CompareAtomic[T Term](a T, t Term, cmp func(T, T) int, env *Env) int {
 	switch t := env.Resolve(t).(type) {
-	case Variable, Float, Integer, Atom:
+	case Variable, Float, Integer, *BigInt, Atom:
 		return 1
 	case T:
 		return cmp(a, t)
