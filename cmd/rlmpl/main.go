@@ -59,6 +59,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runProviders(ctx, args[1:], stdout, stderr)
 	case "store":
 		return runStore(ctx, args[1:], stdout, stderr)
+	case "bench":
+		return runBench(ctx, args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "rlmpl %s\n", host.Version)
 		return 0
