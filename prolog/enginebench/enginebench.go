@@ -87,9 +87,9 @@ type System struct {
 type Result struct {
 	Workload string  `json:"workload"`
 	System   string  `json:"system"`
-	Status   string  `json:"status"`            // ok, failed (the goal failed or threw), error (the process did not report)
-	CPU      float64 `json:"cpu_seconds"`       // CPU time of the goal, as the system measured it
-	RSSKB    int64   `json:"peak_rss_kb"`       // peak resident set of the process
+	Status   string  `json:"status"`           // ok, failed (the goal failed or threw), error (the process did not report)
+	CPU      float64 `json:"cpu_seconds"`      // CPU time of the goal, as the system measured it
+	RSSKB    int64   `json:"peak_rss_kb"`      // peak resident set of the process
 	Detail   string  `json:"detail,omitempty"` // what went wrong
 }
 
