@@ -91,11 +91,11 @@ func (m *machine) build(t Term, slots []Term) Term {
 		}
 		return slots[t.idx]
 	case *tmplCompound:
-		args := make([]Term, len(t.args))
+		c := newCompound(t.functor, len(t.args))
 		for i, a := range t.args {
-			args[i] = m.build(a, slots)
+			c.args[i] = m.build(a, slots)
 		}
-		return &compound{functor: t.functor, args: args}
+		return c
 	default:
 		return t
 	}

@@ -345,6 +345,42 @@ type compound struct {
 	args    []Term
 }
 
+// newCompound returns a compound of n arguments (nil until set). Up to
+// four, the arguments live in the same allocation as the compound.
+func newCompound(f Atom, n int) *compound {
+	switch n {
+	case 1:
+		c := &struct {
+			compound
+			a [1]Term
+		}{}
+		c.functor, c.args = f, c.a[:]
+		return &c.compound
+	case 2:
+		c := &struct {
+			compound
+			a [2]Term
+		}{}
+		c.functor, c.args = f, c.a[:]
+		return &c.compound
+	case 3:
+		c := &struct {
+			compound
+			a [3]Term
+		}{}
+		c.functor, c.args = f, c.a[:]
+		return &c.compound
+	case 4:
+		c := &struct {
+			compound
+			a [4]Term
+		}{}
+		c.functor, c.args = f, c.a[:]
+		return &c.compound
+	}
+	return &compound{functor: f, args: make([]Term, n)}
+}
+
 func (c *compound) WriteTerm(w io.Writer, opts *WriteOptions, env *Env) error {
 	return WriteCompound(w, c, opts, env)
 }

@@ -1,5 +1,7 @@
 package engine
 
+import "slices"
+
 // rlmpl patch (PATCHES.md, "The machine"): the control predicates the
 // machine runs itself (call/1..8, catch/3, findall/3,4, the control
 // constructs called as goals, once/1, ignore/1, forall/2, repeat/0,
@@ -31,7 +33,8 @@ var (
 	atomGreaterThanOrEqual  = NewAtom(">=")
 )
 
-// RegisterNatives installs the control predicates above.
+// RegisterNatives installs the control predicates above. A native's args
+// are the machine's argument buffer: it copies what it keeps.
 func (vm *VM) RegisterNatives() {
 	if vm.procedures == nil {
 		vm.procedures = map[procedureIndicator]procedure{}
@@ -51,7 +54,8 @@ func (vm *VM) RegisterNatives() {
 	}{{atomComma, 2}, {atomSemiColon, 2}, {atomThen, 2}, {atomSoftThen, 2}, {atomNegation, 1}} {
 		name := c.name
 		reg(name, c.arity, func(m *machine, args []Term, kf *frame, kpc int) outcome {
-			return m.callGoal(name.Apply(args...), kf, kpc, name.Apply(args...))
+			g := name.Apply(slices.Clone(args)...) // args is the machine's buffer
+			return m.callGoal(g, kf, kpc, piTerm(name, len(args)))
 		})
 	}
 	reg(atomNot, 1, func(m *machine, args []Term, kf *frame, kpc int) outcome {

@@ -67,6 +67,23 @@ type choicepoint struct {
 	coll   *[]Term
 }
 
+// frameSlots is how many slots a frame holds in itself: a clause with
+// more variables gets a slice of its own.
+const frameSlots = 5
+
+// newFrame allocates a frame for code with n slots: one allocation for the
+// frame and its slots when they are few.
+func newFrame(c *code, n int, parent *frame, ppc, barrier int) *frame {
+	f := &frame{code: c, parent: parent, ppc: ppc, barrier: barrier}
+	switch {
+	case n <= frameSlots:
+		f.slots = f.inline[:n:n]
+	default:
+		f.slots = make([]Term, n)
+	}
+	return f
+}
+
 // frame is one activation of a clause body (or a special frame: code
 // says which).
 type frame struct {
@@ -76,10 +93,12 @@ type frame struct {
 	parent  *frame
 	ppc     int
 	barrier int   // the height of the choice point stack at the call: where ! cuts to
+	cpTop   int   // the height when the body began: above it, choice points may come back to the frame
 	serial  int64 // catch/3's marker: the catch it ends
 	k       Cont  // a Go continuation
 	coll    *[]Term
 	tmpl    Term
+	inline  [frameSlots]Term
 }
 
 type machine struct {
@@ -108,6 +127,8 @@ type machine struct {
 	steps   uint64
 	serials int64
 	scratch []Term // slots of facts, which outlive no match
+	argBuf  []Term // the arguments of the call being made
+	spare   *frame // the frame of the last call being made, if no choice point refers to it
 }
 
 func newMachine(vm *VM) *machine {
@@ -403,6 +424,11 @@ func (m *machine) step() outcome {
 			kf, kpc := f, m.pc+1
 			if f.code.ins[kpc].op == opExit {
 				kf, kpc = f.parent, f.ppc // last call
+				if len(m.cps) <= f.cpTop {
+					// No choice point can come back to this frame: the
+					// callee's body may run in it.
+					m.spare = f
+				}
 			}
 			if o := m.call(ins.pi, args, kf, kpc, f.code.ctx); o != goOn {
 				return o
@@ -479,6 +505,8 @@ func (m *machine) step() outcome {
 // error of an unknown procedure.
 func (m *machine) call(pi procedureIndicator, args []Term, kf *frame, kpc int, ctx Term) outcome {
 	m.vm.inferences++
+	spare := m.spare
+	m.spare = nil
 	p, ok := m.vm.procedures[pi]
 	if !ok {
 		switch m.vm.unknown {
@@ -497,7 +525,7 @@ func (m *machine) call(pi procedureIndicator, args []Term, kf *frame, kpc int, c
 	}
 	switch p := p.(type) {
 	case *userDefined:
-		return m.callUser(p, args, kf, kpc)
+		return m.callUser(p, args, kf, kpc, spare)
 	case native:
 		return p(m, args, kf, kpc)
 	default:
@@ -518,7 +546,7 @@ func callProcedure(vm *VM, p procedure, args []Term, k Cont, env *Env) (promise 
 // callUser calls user-defined procedure u: it tries the clauses that may
 // match args, in order, leaving a choice point only while another one
 // remains.
-func (m *machine) callUser(u *userDefined, args []Term, kf *frame, kpc int) outcome {
+func (m *machine) callUser(u *userDefined, args []Term, kf *frame, kpc int, spare *frame) outcome {
 	cls, gen := u.candidates(args)
 	var key indexKey
 	if len(args) > 0 {
@@ -534,11 +562,11 @@ func (m *machine) callUser(u *userDefined, args []Term, kf *frame, kpc int) outc
 		cp.f, cp.pc, cp.proc, cp.cls, cp.next, cp.gen = kf, kpc, u, cls, j, gen
 		cp.args = append([]Term(nil), args...)
 	}
-	return m.tryClause(cls[i], args, kf, kpc, barrier)
+	return m.tryClause(cls[i], args, kf, kpc, barrier, spare)
 }
 
 // tryClause matches c's head with args and enters its body.
-func (m *machine) tryClause(c *clause, args []Term, kf *frame, kpc int, barrier int) outcome {
+func (m *machine) tryClause(c *clause, args []Term, kf *frame, kpc int, barrier int, spare *frame) outcome {
 	if c.body == nil { // a fact
 		slots := m.scratch
 		if cap(slots) < c.nslots {
@@ -556,9 +584,16 @@ func (m *machine) tryClause(c *clause, args []Term, kf *frame, kpc int, barrier 
 		m.f, m.pc = kf, kpc
 		return goOn
 	}
-	f := &frame{code: c.body, parent: kf, ppc: kpc, barrier: barrier}
-	if c.nslots > 0 {
-		f.slots = make([]Term, c.nslots)
+	var f *frame
+	if spare != nil && cap(spare.slots) >= c.nslots && spare.k == nil && spare.serial == 0 {
+		// The caller's frame, which nothing can come back to (a last
+		// call): reused instead of a new one.
+		f = spare
+		slots := f.slots[:c.nslots]
+		clear(slots)
+		*f = frame{code: c.body, parent: kf, ppc: kpc, barrier: barrier, slots: slots, bars: f.bars[:0]}
+	} else {
+		f = newFrame(c.body, c.nslots, kf, kpc, barrier)
 	}
 	for i, h := range c.head {
 		if !m.match(h, args[i], f.slots) {
@@ -572,8 +607,13 @@ func (m *machine) tryClause(c *clause, args []Term, kf *frame, kpc int, barrier 
 // enter starts running frame f's body.
 func (m *machine) enter(f *frame) {
 	c := f.code
+	f.cpTop = len(m.cps)
 	if c.nbars > 0 {
-		f.bars = make([]int, c.nbars)
+		if cap(f.bars) >= c.nbars {
+			f.bars = f.bars[:c.nbars]
+		} else {
+			f.bars = make([]int, c.nbars)
+		}
 	}
 	if len(c.init) > 0 {
 		vs := newVars(len(c.init))
@@ -610,7 +650,7 @@ func (m *machine) backtrack(o *outcome) bool {
 			} else {
 				m.pop()
 			}
-			if r := m.tryClause(c, args, kf, kpc, n); r != failed {
+			if r := m.tryClause(c, args, kf, kpc, n, nil); r != failed {
 				*o = r
 				return true
 			}
@@ -697,12 +737,15 @@ func isUncatchable(err error) bool {
 	return Uncatchable != nil && Uncatchable(err)
 }
 
-// buildArgs builds the arguments of a call from their templates.
+// buildArgs builds the arguments of a call from their templates, into a
+// buffer of the machine's that the next call reuses: a callee that keeps
+// its arguments past its head copies them (a choice point does).
 func (m *machine) buildArgs(tmpls []Term, slots []Term) []Term {
-	args := make([]Term, len(tmpls))
-	for i, t := range tmpls {
-		args[i] = m.build(t, slots)
+	args := m.argBuf[:0]
+	for _, t := range tmpls {
+		args = append(args, m.build(t, slots))
 	}
+	m.argBuf = args
 	return args
 }
 
