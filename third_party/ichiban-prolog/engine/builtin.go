@@ -972,18 +972,14 @@ func Retract(vm *VM, t Term, k Cont, env *Env) *Promise {
 	for i := range args {
 		args[i] = arg(i)
 	}
-	cls, gen := u.candidates(args)
-	var key indexKey
-	if len(args) > 0 {
-		key = keyOf(args[0])
-	}
+	sel := u.selectClauses(args)
 	var from func(i int) *Promise
 	from = func(i int) *Promise {
-		i = nextClause(cls, i, key, gen)
+		i = sel.next(i)
 		if i < 0 {
 			return Bool(false)
 		}
-		c := cls[i]
+		c := sel.cls[i]
 		return Delay(func(context.Context) *Promise {
 			if c.died != ^uint64(0) {
 				return Bool(false) // retracted since the call

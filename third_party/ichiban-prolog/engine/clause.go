@@ -159,7 +159,7 @@ type clause struct {
 	nslots int
 	head   []Term // argument templates
 	body   *code  // nil for a fact
-	key    indexKey
+	keys   [indexArgs]indexKey
 	born   uint64 // generations of the predicate in which the clause is visible:
 	died   uint64 // born <= g < died
 }
@@ -212,7 +212,7 @@ func compileClause(head Term, body Term, env *Env) (*clause, error) {
 		for i := range c.head {
 			c.head[i] = cp.tmpl(h.Arg(i))
 		}
-		c.key = keyOf(h.Arg(0))
+		c.keys = clauseKeys(h)
 	}
 	if body != nil {
 		cp.ctx = c.pi.Term()

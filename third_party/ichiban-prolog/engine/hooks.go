@@ -112,7 +112,7 @@ func (vm *VM) Install(s UserProcedures) {
 
 // own returns a copy of u for another VM.
 func (u *userDefined) own() *userDefined {
-	c := &userDefined{public: u.public, dynamic: u.dynamic, multifile: u.multifile, discontiguous: u.discontiguous}
+	c := &userDefined{public: u.public, dynamic: u.dynamic, multifile: u.multifile, discontiguous: u.discontiguous, keyed: u.keyed}
 	live := u.live()
 	c.clauses = make(clauses, len(live))
 	for i, cl := range live {

@@ -51,11 +51,9 @@ type choicepoint struct {
 	pc int
 
 	// cpClauses
-	proc *userDefined
-	cls  []*clause
+	sel  selection
 	next int
 	args []Term
-	gen  uint64
 	ctx  Term
 
 	// cpForeign
@@ -547,22 +545,18 @@ func callProcedure(vm *VM, p procedure, args []Term, k Cont, env *Env) (promise 
 // match args, in order, leaving a choice point only while another one
 // remains.
 func (m *machine) callUser(u *userDefined, args []Term, kf *frame, kpc int, spare *frame) outcome {
-	cls, gen := u.candidates(args)
-	var key indexKey
-	if len(args) > 0 {
-		key = keyOf(args[0])
-	}
-	i := nextClause(cls, 0, key, gen)
+	sel := u.selectClauses(args)
+	i := sel.next(0)
 	if i < 0 {
 		return failed
 	}
 	barrier := len(m.cps)
-	if j := nextClause(cls, i+1, key, gen); j >= 0 {
+	if j := sel.next(i + 1); j >= 0 {
 		cp := m.push(cpClauses)
-		cp.f, cp.pc, cp.proc, cp.cls, cp.next, cp.gen = kf, kpc, u, cls, j, gen
+		cp.f, cp.pc, cp.sel, cp.next = kf, kpc, sel, j
 		cp.args = append([]Term(nil), args...)
 	}
-	return m.tryClause(cls[i], args, kf, kpc, barrier, spare)
+	return m.tryClause(sel.cls[i], args, kf, kpc, barrier, spare)
 }
 
 // tryClause matches c's head with args and enters its body.
@@ -639,12 +633,8 @@ func (m *machine) backtrack(o *outcome) bool {
 		case cpBase:
 			return false
 		case cpClauses:
-			c, args, kf, kpc := cp.cls[cp.next], cp.args, cp.f, cp.pc
-			var key indexKey
-			if len(args) > 0 {
-				key = keyOf(args[0])
-			}
-			if j := nextClause(cp.cls, cp.next+1, key, cp.gen); j >= 0 {
+			c, args, kf, kpc := cp.sel.cls[cp.next], cp.args, cp.f, cp.pc
+			if j := cp.sel.next(cp.next + 1); j >= 0 {
 				cp.next = j
 				m.age = cp.age
 			} else {
