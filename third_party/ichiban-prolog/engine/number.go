@@ -1006,14 +1006,26 @@ func remI(x, y Integer) (Integer, error) {
 	if y == 0 {
 		return 0, exceptionalValueZeroDivisor
 	}
+	if y == -1 { // rlmpl patch: minInt / -1 overflows
+		return 0, nil
+	}
 	return x - ((x / y) * y), nil
 }
 
+// modI is X mod Y, with the sign of Y (rlmpl patch: upstream divided
+// through float64, wrong past 2^53).
 func modI(x, y Integer) (Integer, error) {
 	if y == 0 {
 		return 0, exceptionalValueZeroDivisor
 	}
-	return x - (Integer(math.Floor(float64(x)/float64(y))) * y), nil
+	if y == -1 {
+		return 0, nil
+	}
+	m := x % y
+	if m != 0 && (m < 0) != (y < 0) {
+		m += y
+	}
+	return m, nil
 }
 
 func negI(x Integer) (Integer, error) {
@@ -1057,7 +1069,13 @@ func intFloorDivI(x, y Integer) (Integer, error) {
 	case y == 0:
 		return 0, exceptionalValueZeroDivisor
 	default:
-		return Integer(math.Floor(float64(x) / float64(y))), nil
+		// rlmpl patch: in integers (upstream divided through float64,
+		// wrong past 2^53)
+		q := x / y
+		if r := x % y; r != 0 && (r < 0) != (y < 0) {
+			q--
+		}
+		return q, nil
 	}
 }
 
