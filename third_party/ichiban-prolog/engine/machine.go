@@ -680,7 +680,7 @@ func (m *machine) backtrack(o *outcome) bool {
 // reports false when none does before the solve's base.
 func (m *machine) handle(o *outcome) bool {
 	err := m.err
-	if m.ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || isUncatchable(err) {
+	if m.ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
 	var ball Term
@@ -717,14 +717,6 @@ func (m *machine) handle(o *outcome) bool {
 		m.undo(mark)
 	}
 	return false
-}
-
-// Uncatchable errors end a query through every catch/3 (set by the host,
-// e.g. for halt/1).
-var Uncatchable func(error) bool
-
-func isUncatchable(err error) bool {
-	return Uncatchable != nil && Uncatchable(err)
 }
 
 // buildArgs builds the arguments of a call from their templates, into a
