@@ -108,6 +108,12 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		to.Pack.Sections = []pack.TextSection{{Name: "system_prompt", Visibility: pack.Model, Text: *system}}
 	}
 	c := chat{ctx: ctx, cv: cv, to: to, json: *asJSON, tty: isTerminal(stdin) && isTerminal(stdout), stdout: stdout, stderr: stderr}
+	if c.tty && !c.json {
+		// Lines are edited, so that what other workers append can be shown
+		// above the line being typed (live.go) and that line redrawn.
+		f := stdin.(*os.File)
+		c.ed = newEditor(newTTYReader(f), stdout, int(f.Fd()), "", stderr)
+	}
 	return c.loop(stdin)
 }
 
@@ -117,6 +123,7 @@ type chat struct {
 	cv             runtime.Conversation
 	to             runtime.TurnOptions
 	json, tty      bool
+	ed             *editor // the line editor, on a terminal (not with --json)
 	stdout, stderr io.Writer
 	last           *runtime.Receipt
 	failed         bool // a turn failed: chat exits 1
@@ -133,8 +140,8 @@ type chat struct {
 // loop runs a turn per line until /quit or the end of the input and
 // returns the exit status: 1 when a turn failed. On a terminal, Ctrl-C
 // cancels the running turn (its receipt records the cancellation) or, at
-// the prompt, clears the line; Ctrl-D leaves. Without a terminal, SIGINT
-// ends chat with status 130.
+// the prompt, clears the line; Ctrl-D leaves; lines are edited as in the
+// top level. Without a terminal, SIGINT ends chat with status 130.
 func (c *chat) loop(stdin io.Reader) int {
 	lines := lineReader{in: bufio.NewReader(stdin)}
 	if c.tty {
@@ -150,11 +157,8 @@ func (c *chat) loop(stdin io.Reader) int {
 	defer stopWatch()
 	for {
 		c.others()
-		if c.tty && !c.json {
-			fmt.Fprint(c.stdout, "> ")
-		}
 		c.setIdle(true)
-		text, err := lines.next(c.ctx)
+		text, err := c.readLine(&lines)
 		c.setIdle(false)
 		switch {
 		case errors.Is(err, errInterrupted) && c.tty:
@@ -191,6 +195,17 @@ func (c *chat) loop(stdin io.Reader) int {
 			return 130
 		}
 	}
+}
+
+// readLine reads the next line: edited after a prompt on a terminal, as
+// it comes otherwise.
+func (c *chat) readLine(lines *lineReader) (string, error) {
+	if c.ed == nil {
+		return lines.next(c.ctx)
+	}
+	text, err := c.ed.readLine("> ")
+	drain(c.interrupts) // a SIGINT sent while at the prompt is not for the next turn
+	return text, err
 }
 
 // status is chat's exit status: 1 when a turn failed, else 0.

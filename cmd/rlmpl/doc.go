@@ -43,7 +43,8 @@ Usage:
 	                           answers without a planner (history tools
 	                           instead); while it waits for a line it
 	                           shows what other workers append to the
-	                           conversation (a postgres:// store)
+	                           conversation (a postgres:// store), marked
+	                           "from elsewhere", above the line being typed
 	rlmpl receipt list|show TURN|diff TURN_A TURN_B|stats|chart --conv ID
 	                           what each turn sent: units, tokens per stage,
 	                           request hashes, usage, cached tokens, cost;
