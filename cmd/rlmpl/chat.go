@@ -58,8 +58,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	h, err := newHost(*state, *name, providerSetup, tel.setup, lf.setup(stderr))
 	if err != nil {
-		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
-		return 1
+		return failed(stderr, "rlmpl chat", err)
 	}
 	defer h.Close()
 	d, err := h.Defaults(ctx)
@@ -78,8 +77,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	deps, resolved, err := pf.deps(ctx, h)
 	if err != nil {
-		fmt.Fprintf(stderr, "rlmpl chat: %s\n", configText(err))
-		return 2
+		return failed(stderr, "rlmpl chat", err)
 	}
 	// Configuration is checked above, before the store or the
 	// conversation is created.

@@ -118,9 +118,10 @@ writes.
 
 Exit status: 0 when the program ends normally, N after halt(N), 1 on a syntax
 error, an uncaught exception or a failed main goal (chat: a failed turn), 2
-on a usage or configuration error (a provider that does not resolve, a key
-missing from the environment: checked before anything is written), 130 when
-interrupted (SIGINT).
+on a usage or configuration error (a bad flag; providers.toml or config.toml
+unreadable, not TOML, with an unknown key or a key written in it; a provider
+that does not resolve, a key missing from the environment: all checked before
+anything is written), 130 when interrupted (SIGINT).
 
 In the top level, type a goal ending with a full stop. A deterministic answer
 ends with "."; after one that left a choice point, type ; for the next one or

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -46,14 +47,34 @@ func TestChatTerminalShowsOtherChat(t *testing.T) {
 	}
 
 	term.send("ne\r")
-	term.expect("done")
+	term.expect("done\n> ") // the prompt: the editor holds the terminal again
 	term.send("\x04")
-	if err := term.cmd.Wait(); err != nil {
+	if err := term.wait(); err != nil {
 		t.Fatalf("exit: %v, want status 0", err)
 	}
 	out, _, _ := rlmpl(t, "conv", "show", "live", "--store", url)
 	if want := "[1] user: from the other chat\n[2] assistant: done\n[3] user: half a line\n[4] assistant: done\n"; out != want {
 		t.Fatalf("conversation:\n%s\nwant\n%s", out, want)
+	}
+}
+
+// wait waits for the command to exit. One that does not within 20
+// seconds is made to print its goroutines (SIGQUIT), and the test fails
+// with what the terminal showed.
+func (term *terminal) wait() error {
+	term.t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- term.cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(20 * time.Second):
+		term.cmd.Process.Signal(syscall.SIGQUIT)
+		<-done
+		term.mu.Lock()
+		defer term.mu.Unlock()
+		term.t.Fatalf("the command did not exit; the terminal showed:\n%s", term.out.String())
+		return nil
 	}
 }
 

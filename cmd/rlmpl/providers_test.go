@@ -216,3 +216,61 @@ func TestProvidersCommand(t *testing.T) {
 		t.Errorf("the key leaked:\n%s", out)
 	}
 }
+
+// TestConfigurationErrorsExit2: one rule for every command: a broken
+// configuration file — a key written in providers.toml, a TOML syntax
+// error, an unknown key, in providers.toml or config.toml — is a
+// configuration error, exit 2, with the file named, nothing written and
+// no key shown.
+func TestConfigurationErrorsExit2(t *testing.T) {
+	cfgDir := isolate(t)
+	script := writeFile(t, filepath.Join(t.TempDir(), "s.pl"), ":- initialization(main, main).\nmain :- write(ran), nl.\n")
+	ctxFile := writeFile(t, filepath.Join(t.TempDir(), "c.txt"), "text")
+	files := []struct{ name, file, text, want string }{
+		{"key in providers.toml", "providers.toml", "[providers.x]\napi_key = \"" + testKey + "\"\n", "keys are never configuration"},
+		{"providers.toml syntax", "providers.toml", "[providers.x\nmodel = \"m\"\n", "to end table name"},
+		{"providers.toml unknown key", "providers.toml", "[providers.x]\nmodle = \"m\"\n", "unknown key providers.x.modle"},
+		{"config.toml syntax", "config.toml", "store = \n", "config.toml"},
+		{"config.toml unknown key", "config.toml", "stor = \"x\"\n", `unknown key "stor"`},
+	}
+	commands := [][]string{
+		{"run", script},
+		{"repl"},
+		{"chat", "--conv", "c", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"},
+		{"complete", "--query", "q", "--context-file", ctxFile, "--base-url", "http://127.0.0.1:9/v1", "--model", "m"},
+		{"providers"},
+		{"warm", "list", "--conv", "c"},
+		{"conv", "list"},
+	}
+	for _, f := range files {
+		for _, args := range commands {
+			if f.file == "providers.toml" && args[0] == "conv" {
+				continue // conv reads no provider
+			}
+			if f.file == "config.toml" && (args[0] == "providers" || args[0] == "complete" || args[0] == "run" || args[0] == "repl") {
+				continue // no store: config.toml is not read
+			}
+			t.Run(f.name+"/"+args[0], func(t *testing.T) {
+				for _, n := range []string{"providers.toml", "config.toml"} {
+					os.Remove(filepath.Join(cfgDir, "rlmpl", n))
+				}
+				writeFile(t, filepath.Join(cfgDir, "rlmpl", f.file), f.text)
+				state := t.TempDir()
+				t.Setenv("XDG_STATE_HOME", state)
+				out, errOut, code := rlmpl(t, args...)
+				if code != 2 {
+					t.Fatalf("exit %d, want 2\nstdout: %s\nstderr: %s", code, out, errOut)
+				}
+				if !strings.Contains(errOut, f.want) || !strings.Contains(errOut, f.file) {
+					t.Errorf("stderr lacks %q or the file: %s", f.want, errOut)
+				}
+				if strings.Contains(errOut, testKey) {
+					t.Errorf("stderr shows the key: %s", errOut)
+				}
+				if entries, _ := os.ReadDir(state); len(entries) > 0 {
+					t.Errorf("the state directory holds %v: a configuration error writes nothing", entries)
+				}
+			})
+		}
+	}
+}
