@@ -204,3 +204,47 @@ func TestChatStableWindow(t *testing.T) {
 		t.Errorf("bad window: exit %d, %s", code, stderr.String())
 	}
 }
+
+// TestReceiptListColumns: `receipt list` labels what each number is: the
+// context sent (the same figure as `receipt stats`' context column), what
+// the ledger reserved beside it (output reserve, safety margin) and the
+// limit; a conversation that does not exist is an error with no table
+// header before it.
+func TestReceiptListColumns(t *testing.T) {
+	srv := providertest.NewServer(providertest.Completion(`{"steps":[{"op":"final","value":"noted"}]}`, 10, 5))
+	defer srv.Close()
+	state := t.TempDir()
+	chatJSON(t, state, srv, "first\n")
+	out, errs, code := rlmpl(t, "receipt", "list", "--state", state, "--conv", "demo")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 2 {
+		t.Fatalf("list: %d\n%s\n%s", code, out, errs)
+	}
+	header, row := strings.Fields(lines[0]), strings.Fields(lines[1])
+	col := map[string]string{}
+	for i, h := range header {
+		if i < len(row) {
+			col[h] = row[i]
+		}
+	}
+	stats, _, _ := rlmpl(t, "receipt", "stats", "--json", "--state", state, "--conv", "demo")
+	var turn struct {
+		Context  int64 `json:"context_tokens"`
+		Reserved int64 `json:"reserved_tokens"`
+		Limit    int64 `json:"limit"`
+	}
+	if err := json.Unmarshal([]byte(strings.Split(stats, "\n")[0]), &turn); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"context": fmt.Sprint(turn.Context), "reserved": fmt.Sprint(turn.Reserved), "limit": fmt.Sprint(turn.Limit)}
+	for h, v := range want {
+		if col[h] != v {
+			t.Errorf("column %s = %q, want %s (receipt stats)\n%s", h, col[h], v, out)
+		}
+	}
+
+	out, errs, code = rlmpl(t, "receipt", "list", "--state", state, "--conv", "nosuch")
+	if code != 1 || out != "" || !strings.Contains(errs, "nosuch") {
+		t.Fatalf("list --conv nosuch: exit %d, stdout %q, stderr %q; want exit 1, nothing on stdout", code, out, errs)
+	}
+}
