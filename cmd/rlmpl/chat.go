@@ -136,7 +136,8 @@ type chat struct {
 }
 
 // loop runs a turn per line until /quit or the end of the input and
-// returns the exit status: 1 when a turn failed. On a terminal, Ctrl-C
+// returns the exit status: 1 when a turn failed (a cancelled one too: its
+// receipt is failed). On a terminal, Ctrl-C
 // cancels the running turn (its receipt records the cancellation) or, at
 // the prompt, clears the line; Ctrl-D leaves; lines are edited as in the
 // top level. Without a terminal, SIGINT ends chat with status 130.
@@ -257,6 +258,9 @@ func (c *chat) turn(text string) {
 	if err == nil {
 		c.mineTurn(res.User.Seq, res.Assistant.Seq)
 	}
+	if err != nil {
+		c.failed = true // cancelled or not, its receipt says failed: chat exits 1
+	}
 	switch {
 	case err != nil && interrupted:
 		if !c.json {
@@ -265,7 +269,6 @@ func (c *chat) turn(text string) {
 		}
 		return
 	case err != nil:
-		c.failed = true
 		if !c.json {
 			if streamed.Len() > 0 {
 				fmt.Fprintln(c.stdout) // end the answer's partial line

@@ -117,7 +117,8 @@ as *_ms (Unix milliseconds), messages in the OpenAI chat format that export
 writes.
 
 Exit status: 0 when the program ends normally, N after halt(N), 1 on a syntax
-error, an uncaught exception or a failed main goal (chat: a failed turn), 2
+error, an uncaught exception or a failed main goal (chat: a failed turn,
+a cancelled one included), 2
 on a usage or configuration error (a bad flag; providers.toml or config.toml
 unreadable, not TOML, with an unknown key or a key written in it; a provider
 that does not resolve, a key missing from the environment: all checked before

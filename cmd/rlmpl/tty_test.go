@@ -197,7 +197,8 @@ func TestInterruptExitStatus(t *testing.T) {
 // TestChatTerminalInterrupts drives `rlmpl chat` in a terminal: Ctrl-C
 // during a turn cancels that turn (its receipt records the cancellation)
 // and chat goes on with a new prompt; Ctrl-C at the prompt clears the
-// line, which is never sent; Ctrl-D leaves with status 0.
+// line, which is never sent; Ctrl-D leaves, with status 1 since a turn
+// failed (the cancelled one), as any failed turn makes chat exit.
 func TestChatTerminalInterrupts(t *testing.T) {
 	started := make(chan struct{})
 	srv := providertest.NewServer(providertest.Hang(started), providertest.Completion(`{"steps":[{"op":"final","value":"second answer"}]}`, 10, 5))
@@ -220,8 +221,9 @@ func TestChatTerminalInterrupts(t *testing.T) {
 	term.send("\x03") // Ctrl-C at the prompt clears the line
 	term.expect("\n> ")
 	term.send("\x04") // Ctrl-D leaves
-	if err := term.cmd.Wait(); err != nil {
-		t.Fatalf("exit: %v, want status 0", err)
+	var ee *exec.ExitError
+	if err := term.wait(); !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exit: %v, want status 1 (a turn failed: it was cancelled)", err)
 	}
 	out, _, _ := rlmpl(t, "conv", "show", "c", "--state", state)
 	if want := "[1] user: first\n[2] user: second\n[3] assistant: second answer\n"; out != want {
