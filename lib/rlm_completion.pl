@@ -27,7 +27,9 @@ domain_error(Pred_option, O), a wrong value the error must_be/2 would):
     every model step of a plan; Reply is text or model_response([text(T),
     usage(usage([prompt_tokens(P), completion_tokens(C), cost(USD)]))]).
   - provider(P), model(M): the OpenAI-compatible provider, P a name or a
-    provider term (below); model(M) overrides its model.
+    provider term (below), which may stand as the option itself:
+    provider(vllm, [base_url(U)]) is provider(provider(vllm,
+    [base_url(U)])); model(M) overrides its model.
   - capabilities(L), child_capabilities(L): rlm, parallel, retry,
     checkpoint, context(Op), model(P), tool(N). Children are narrowed,
     never widened.

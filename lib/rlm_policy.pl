@@ -18,9 +18,9 @@ positive_integer, number, positive_number, oneof(List), list, list(Type),
 callable, limit (a positive integer or all), options(Pred) (an option list,
 or a record Tag(List), checked against Pred's schema), provider (a
 provider name, or provider(Name, Settings) with Settings checked against
-provider/2's schema; what only configuration can judge, such as a
-credential that is not env(V) or none, is a configuration_error outcome)
-and any.
+provider/2's schema, which an option list may also hold as the option
+itself; what only configuration can judge, such as a credential that is
+not env(V) or none, is a configuration_error outcome) and any.
 
 Exports:
     rlm_option/4                  % ?Predicate, ?Name, ?Type, ?Default

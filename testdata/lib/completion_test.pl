@@ -190,6 +190,27 @@ test(raw_secret_is_refused_unshown,
          \+ ( term_to_atom(E, A), sub_atom(A, _, _, _, 'sk-live') )
      )).
 
+% provider(Name, Settings) may be written as the option itself, as the
+% docs show it, wherever a provider option is read: the settings are read
+% (a raw secret is refused as the nested form refuses it), and an unknown
+% setting throws as it does there.
+test(provider_settings_as_the_option_itself,
+     (   Opt = provider(mine, [base_url("http://127.0.0.1:9/v1"), credential("sk-live-secret-1234")]),
+         llm_query("hi", [Opt], error(E1)),
+         rlm_completion("q", text("c"), [Opt], error(E2)),
+         rlm_query("q", text("c"), [Opt], error(E3)),
+         forall(member(E, [E1, E2, E3]),
+                ( record_get(E, kind, configuration_error), record_get(E, field, credential),
+                  record_get(E, provider, mine) ))
+     )).
+
+test(provider_settings_as_the_option_checked,
+     [throws(error(domain_error(provider_option, colour(red)), _))],
+     rlm_completion("q", text("c"), [provider(x, [colour(red)])], _)).
+
+test(provider_settings_as_the_option_in_plan_run,
+     plan_run(plan([final(literal("x"))]), [], [provider(mine, [base_url("http://127.0.0.1:9/v1")])], inputs([context(text("c"))]), ok(_))).
+
 test(hosted_preset_needs_a_model,
      (   llm_query("hi", [provider(openai)], error(E)),
          record_get(E, field, model), record_get(E, provider, openai)
