@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -271,6 +274,55 @@ func TestConfigurationErrorsExit2(t *testing.T) {
 					t.Errorf("the state directory holds %v: a configuration error writes nothing", entries)
 				}
 			})
+		}
+	}
+}
+
+// TestAgentExample runs docs/providers.md's agent.pl as a user would: a
+// plan whose final value is not text is printed as stored (JSON), and the
+// agent goes on to the next line; with no provider, a failed turn prints
+// one line of cause, and the whole error term with the verbose argument.
+func TestAgentExample(t *testing.T) {
+	cfgDir := isolate(t)
+	doc, err := os.ReadFile("../../docs/providers.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)```prolog\n(% agent.pl .*?)```").FindSubmatch(doc)
+	if m == nil {
+		t.Fatal("docs/providers.md has no agent.pl")
+	}
+	agent := writeFile(t, filepath.Join(t.TempDir(), "agent.pl"), string(m[1]))
+	srv := providertest.NewServer(
+		providertest.Completion(`{"steps":[{"op":"final","value":{"host":"db","port":8443}}]}`, 10, 5),
+		providertest.Completion(`{"steps":[{"op":"final","value":"port 8443"}]}`, 10, 5))
+	defer srv.Close()
+	writeFile(t, filepath.Join(cfgDir, "rlmpl", "providers.toml"),
+		"[providers.local]\nbase_url = \""+srv.BaseURL()+"\"\ncredential = \"none\"\nmodel = \"tiny\"\n")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"run", agent}, strings.NewReader("where is the database?\nand its port?\n"), &stdout, &stderr)
+	if want := "{\"host\":\"db\",\"port\":8443}\nport 8443\n"; code != 0 || stdout.String() != want {
+		t.Fatalf("exit %d, stdout %q, want %q; stderr:\n%s", code, stdout.String(), want, stderr.String())
+	}
+
+	os.Remove(filepath.Join(cfgDir, "rlmpl", "providers.toml"))
+	for _, verbose := range []bool{false, true} {
+		args := []string{"run", agent}
+		if verbose {
+			args = append(args, "verbose")
+		}
+		stdout.Reset()
+		stderr.Reset()
+		code := run(context.Background(), args, strings.NewReader("hello\n"), &stdout, &stderr)
+		errs := stderr.String()
+		lines := strings.Count(errs, "\n")
+		switch {
+		case code != 0:
+			t.Errorf("verbose=%v: exit %d: %s", verbose, code, errs)
+		case !verbose && (lines != 1 || len(errs) > 400 || !strings.Contains(errs, "ERROR: planner_error: ") || !strings.Contains(errs, "unknown provider")):
+			t.Errorf("a failed turn prints %d lines, %d bytes, want one line of cause:\n%s", lines, len(errs), errs)
+		case verbose && !strings.Contains(errs, "token_ledger("):
+			t.Errorf("verbose: want the whole error term, got:\n%s", errs)
 		}
 	}
 }
