@@ -137,10 +137,10 @@ type chat struct {
 
 // loop runs a turn per line until /quit or the end of the input and
 // returns the exit status: 1 when a turn failed (a cancelled one too: its
-// receipt is failed). On a terminal, Ctrl-C
-// cancels the running turn (its receipt records the cancellation) or, at
-// the prompt, clears the line; Ctrl-D leaves; lines are edited as in the
-// top level. Without a terminal, SIGINT ends chat with status 130.
+// receipt is failed). On a terminal, lines are edited as in the top level;
+// Ctrl-C cancels the running turn (its receipt records the cancellation)
+// or, at the prompt, clears the line; Ctrl-D leaves. Without a terminal,
+// SIGINT ends chat with status 130.
 func (c *chat) loop(stdin io.Reader) int {
 	lines := lineReader{in: bufio.NewReader(stdin)}
 	if c.tty {
@@ -257,8 +257,7 @@ func (c *chat) turn(text string) {
 	}
 	if err == nil {
 		c.mineTurn(res.User.Seq, res.Assistant.Seq)
-	}
-	if err != nil {
+	} else {
 		c.failed = true // cancelled or not, its receipt says failed: chat exits 1
 	}
 	switch {

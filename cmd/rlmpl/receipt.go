@@ -69,16 +69,16 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 			if rows++; rows == 1 {
 				header()
 			}
-			context, reserved, limit, method := "-", "-", "-", "-"
+			sent, reserved, limit, method := "-", "-", "-", "-"
 			if r.Context != nil {
 				ts := r.Stats()
-				context, reserved, limit, method = fmt.Sprint(ts.ContextTokens), fmt.Sprint(ts.ReservedTokens), fmt.Sprint(ts.Limit), r.Context.Method
+				sent, reserved, limit, method = fmt.Sprint(ts.ContextTokens), fmt.Sprint(ts.ReservedTokens), fmt.Sprint(ts.Limit), r.Context.Method
 			}
 			msgs := fmt.Sprint(r.UserSeq)
 			if r.AssistantSeq > 0 {
 				msgs += fmt.Sprintf("→%d", r.AssistantSeq)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", r.TurnID, r.Version, r.Status, msgs, context, reserved, limit, method, len(r.Calls))
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", r.TurnID, r.Version, r.Status, msgs, sent, reserved, limit, method, len(r.Calls))
 			return nil
 		})
 		if err == nil && rows == 0 {
