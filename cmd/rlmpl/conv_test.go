@@ -216,3 +216,27 @@ func TestStorePostgresURL(t *testing.T) {
 		t.Errorf("help does not say --store takes a postgres:// URL:\n%s", out)
 	}
 }
+
+// TestImportIsAllOrNothing: a file that fails at any line (bad JSON, an
+// unknown role, invalid UTF-8, an orphan tool result) imports nothing,
+// not even the conversation it would have created, and says so.
+func TestImportIsAllOrNothing(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	first := `{"role":"user","content":"kept?"}` + "\n"
+	for i, bad := range []string{
+		`{"role":"user",`,
+		`{"role":"robot","content":"x"}`,
+		`{"role":"user","content":"caf` + "\xE9" + `"}`,
+		`{"role":"tool","tool_call_id":"call_gone","content":"42"}`,
+	} {
+		file := filepath.Join(dir, fmt.Sprintf("bad%d.jsonl", i))
+		os.WriteFile(file, []byte(first+bad+"\n"), 0o600)
+		_, errs, code := rlmpl(t, "conv", "import", "--state", state, "demo", file)
+		if code != 1 || !strings.Contains(errs, "line 2") || !strings.Contains(errs, "nothing was imported") || strings.Contains(errs, "imported 0") {
+			t.Errorf("import of %s: %d %s", bad, code, errs)
+		}
+		if out, errs, code := rlmpl(t, "conv", "list", "--state", state); code != 0 || out != "" {
+			t.Errorf("after a failed import of %s, conv list: %d %q %s", bad, code, out, errs)
+		}
+	}
+}

@@ -204,3 +204,42 @@ func TestChatStableWindow(t *testing.T) {
 		t.Errorf("bad window: exit %d, %s", code, stderr.String())
 	}
 }
+
+// TestReceiptsSurviveARestore: a conversation exported with --documents
+// and imported into another store lists, counts and charts its receipts
+// there as it did in its own, shows them and replays them.
+func TestReceiptsSurviveARestore(t *testing.T) {
+	srv := providertest.NewServer(providertest.Completion(`{"steps":[{"op":"final","value":"noted"}]}`, 10, 5))
+	defer srv.Close()
+	state := t.TempDir()
+	chatJSON(t, state, srv, "first\nsecond\n")
+	backup, _, code := rlmpl(t, "conv", "export", "demo", "--documents", "--state", state)
+	if code != 0 {
+		t.Fatal("export failed")
+	}
+	file := filepath.Join(t.TempDir(), "backup.jsonl")
+	os.WriteFile(file, []byte(backup), 0o600)
+	if _, errs, code := rlmpl(t, "conv", "import", "--state", state, "--store", "restored", "demo", file); code != 0 {
+		t.Fatalf("import: %s", errs)
+	}
+	list, _, code := rlmpl(t, "receipt", "list", "--json", "--state", state, "--store", "restored", "--conv", "demo")
+	lines := strings.Split(strings.TrimSpace(list), "\n")
+	if code != 0 || len(lines) != 2 {
+		t.Fatalf("receipt list after the restore: %d\n%s", code, list)
+	}
+	var r struct {
+		TurnID string `json:"turn_id"`
+	}
+	json.Unmarshal([]byte(lines[1]), &r)
+	stats, _, code := rlmpl(t, "receipt", "stats", "--json", "--state", state, "--store", "restored", "--conv", "demo")
+	if code != 0 || !strings.Contains(stats, `"kind":"total"`) || !strings.Contains(stats, `"completed":2`) {
+		t.Fatalf("receipt stats after the restore: %d\n%s", code, stats)
+	}
+	svg, _, code := rlmpl(t, "receipt", "chart", "--state", state, "--store", "restored", "--conv", "demo")
+	if code != 0 || strings.Count(svg, "data-turn=") == 0 || !strings.Contains(svg, r.TurnID) {
+		t.Fatalf("receipt chart after the restore: %d\n%s", code, svg)
+	}
+	if out, errs, code := rlmpl(t, "turn", "replay", r.TurnID, "--state", state, "--store", "restored", "--conv", "demo"); code != 0 || !strings.Contains(out, "byte for byte") {
+		t.Fatalf("replay after the restore: %d %s %s", code, out, errs)
+	}
+}
