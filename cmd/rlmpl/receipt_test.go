@@ -119,6 +119,19 @@ func TestReceiptStats(t *testing.T) {
 		t.Fatalf("stats table: %d\n%s", code, out)
 	}
 	id := turns[1]["turn_id"].(string)
+	// The usage record a program reads is priced too: the turn's cost.
+	out, _, _ = rlmpl(t, "receipt", "list", "--json", "--state", state, "--conv", "demo")
+	for i, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r struct {
+			Usage struct {
+				CostUSD   float64 `json:"cost_usd"`
+				CostKnown bool    `json:"cost_known"`
+			} `json:"usage"`
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil || !r.Usage.CostKnown || !near(r.Usage.CostUSD, []float64{cost1, cost2}[i]) {
+			t.Errorf("turn %d's usage: %+v (%v), want cost_usd %v", i+1, r.Usage, err, []float64{cost1, cost2}[i])
+		}
+	}
 	out, _, code = rlmpl(t, "receipt", "show", id, "--state", state, "--conv", "demo")
 	if code != 0 || !strings.Contains(out, "cached: 896 of 1100 prompt tokens") || !strings.Contains(out, fmt.Sprintf("cost: $%.6f", cost2)) {
 		t.Fatalf("show: %d\n%s", code, out)
