@@ -183,6 +183,11 @@ func printReceipt(r runtime.Receipt, w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%d %s\t%s\t%s\n", kind, c.LocalPromptTokens, c.Method, theirs, c.RequestSHA256)
 	}
 	tw.Flush()
+	for _, c := range r.Calls {
+		if c.Error != "" {
+			fmt.Fprintf(w, "%s #%d ended: %s\n", c.Kind, c.Attempt, c.Error)
+		}
+	}
 	var steps []string
 	for _, s := range r.Trajectory {
 		steps = append(steps, s.Op+" "+s.Status)

@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"os/exec"
@@ -238,6 +240,71 @@ func TestChatTerminalInterrupts(t *testing.T) {
 	}
 	if rs[0].Status != runtime.StatusFailed || rs[0].Error == nil || !strings.Contains(rs[0].Error.Message, "cancel") || rs[1].Status != runtime.StatusCompleted {
 		t.Fatalf("receipts: %+v, want the first failed by its cancellation, the second completed", rs)
+	}
+	// The request Ctrl-C ended is in the failed receipt, with why.
+	checkCallInFlight(t, rs[0], srv.Requests()[0].Raw, "interrupted by Ctrl-C")
+}
+
+// checkCallInFlight checks that a failed receipt lists exactly the one
+// request sent (its hash) and why it ended.
+func checkCallInFlight(t *testing.T, r runtime.Receipt, sent, why string) {
+	t.Helper()
+	sum := sha256.Sum256([]byte(sent))
+	if len(r.Calls) != 1 || r.Calls[0].RequestSHA256 != hex.EncodeToString(sum[:]) || r.Calls[0].Attempt != 1 || !strings.Contains(r.Calls[0].Error, why) {
+		t.Fatalf("failed receipt's calls %+v, want the request in flight, ended by %q", r.Calls, why)
+	}
+}
+
+// TestInterruptedRunRecordsTheCallInFlight: SIGINT during a script's
+// managed turn ends the turn with a failed receipt that lists the request
+// on the wire (its hash, "interrupt signal received"), and replay renders
+// it again.
+func TestInterruptedRunRecordsTheCallInFlight(t *testing.T) {
+	started := make(chan struct{})
+	srv := providertest.NewServer(providertest.Hang(started))
+	defer srv.Close()
+	state, dir := t.TempDir(), t.TempDir()
+	script := `:- initialization(main, main).
+main :-
+    conversation_store_open(persist(s), ok(S)),
+    conversation_create(S, [id(demo)], ok(C)),
+    conversation_turn(C, message(user, "hello?"),
+                      [turn_id(t1), completion_options([provider(provider(local, [base_url("` + srv.BaseURL() + `"), model(tiny)]))])], _).
+`
+	if err := os.WriteFile(dir+"/turn.pl", []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "run", "--state", state, dir+"/turn.pl")
+	cmd.Env = append(os.Environ(), "RLMPL_TEST_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("the turn's request never reached the server: %s", stderr.String())
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err == nil {
+		t.Fatal("the interrupted script exited 0")
+	}
+	h, st, err := openStore(state, "s", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.Conversation("demo").Receipt("t1")
+	if err != nil || r.Status != runtime.StatusFailed {
+		t.Fatalf("receipt %+v, %v (stderr %s)", r, err, stderr.String())
+	}
+	checkCallInFlight(t, r, srv.Requests()[0].Raw, "interrupt signal received")
+	h.Close()
+	if out, errs, code := rlmpl(t, "turn", "replay", "t1", "--state", state, "--store", "s", "--conv", "demo"); code != 0 || !strings.Contains(out, "1 requests rendered again") {
+		t.Fatalf("replay: %d %s %s", code, out, errs)
 	}
 }
 

@@ -305,8 +305,10 @@ func (c *OpenAI) Stream(ctx context.Context, req tokenizer.Request, fn func(Delt
 	return c.do(ctx, req, fn, true)
 }
 
+// canceled is the error of a call whose context ended; its message says
+// why (the context's cause: a time limit, an interrupt signal).
 func canceled(ctx context.Context, attempts int) *Error {
-	return &Error{Kind: KindCanceled, Message: ctx.Err().Error(), Attempts: attempts, Err: ctx.Err()}
+	return &Error{Kind: KindCanceled, Message: context.Cause(ctx).Error(), Attempts: attempts, Err: ctx.Err()}
 }
 
 // do encodes req once and sends it, retrying as configured; a success
