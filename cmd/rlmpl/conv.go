@@ -53,12 +53,13 @@ func newHost(state, name string, setup ...func(*host.Options) error) (*host.Host
 // state directory; an absolute directory, or a postgres:// URL). Only a
 // command that writes passes create: the others open an existing store
 // or fail with runtime.ErrStoreNotFound, leaving nothing behind (no state
-// directory, no lock file).
+// directory, no lock file, no table in a PostgreSQL schema).
 func storeOn(h *host.Host, name string, create bool) (*runtime.Store, error) {
 	spec, isURL := runtime.PostgresSpec(name)
 	if !isURL {
-		spec = runtime.StoreSpec{Dir: name, Existing: !create}
+		spec = runtime.StoreSpec{Dir: name}
 	}
+	spec.Existing = !create
 	return h.Runtime().OpenStore(spec)
 }
 
