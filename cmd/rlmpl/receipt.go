@@ -69,7 +69,14 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 			if r.AssistantSeq > 0 {
 				msgs += fmt.Sprintf("→%d", r.AssistantSeq)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\n", r.TurnID, r.Version, r.Status, msgs, tokens, len(r.Calls))
+			run, status := fmt.Sprint(r.Version), r.Status
+			if r.Version == 0 {
+				run = "-" // not stored yet: running, or interrupted (the next turn stores it)
+			}
+			if r.Error != nil && r.Error.Kind == runtime.KindInterrupted {
+				status = "interrupted"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", r.TurnID, run, status, msgs, tokens, len(r.Calls))
 			return nil
 		})
 		tw.Flush()

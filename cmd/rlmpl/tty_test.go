@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -255,26 +257,28 @@ func checkCallInFlight(t *testing.T, r runtime.Receipt, sent, why string) {
 	}
 }
 
-// TestInterruptedRunRecordsTheCallInFlight: SIGINT during a script's
-// managed turn ends the turn with a failed receipt that lists the request
-// on the wire (its hash, "interrupt signal received"), and replay renders
-// it again.
-func TestInterruptedRunRecordsTheCallInFlight(t *testing.T) {
-	started := make(chan struct{})
-	srv := providertest.NewServer(providertest.Hang(started))
-	defer srv.Close()
-	state, dir := t.TempDir(), t.TempDir()
+// turnScript is a script that takes one managed turn, t1, on
+// conversation demo of store s, against the provider at baseURL.
+func turnScript(t *testing.T, baseURL string) string {
+	file := t.TempDir() + "/turn.pl"
 	script := `:- initialization(main, main).
 main :-
     conversation_store_open(persist(s), ok(S)),
     conversation_create(S, [id(demo)], ok(C)),
     conversation_turn(C, message(user, "hello?"),
-                      [turn_id(t1), completion_options([provider(provider(local, [base_url("` + srv.BaseURL() + `"), model(tiny)]))])], _).
+                      [turn_id(t1), completion_options([provider(provider(local, [base_url("` + baseURL + `"), model(tiny)]))])], _).
 `
-	if err := os.WriteFile(dir+"/turn.pl", []byte(script), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "run", "--state", state, dir+"/turn.pl")
+	return file
+}
+
+// startTurn runs turnScript in a child rlmpl and returns once its
+// request reached the server (started).
+func startTurn(t *testing.T, state, script string, started <-chan struct{}) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "run", "--state", state, script)
 	cmd.Env = append(os.Environ(), "RLMPL_TEST_MAIN=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -287,6 +291,74 @@ main :-
 		cmd.Process.Kill()
 		t.Fatalf("the turn's request never reached the server: %s", stderr.String())
 	}
+	return cmd, &stderr
+}
+
+// TestKilledTurnIsRecordedAndNoted: kill -9 during a script's managed
+// turn leaves its user message alone in the store; receipt list shows the
+// turn interrupted (not stored yet), chat records its failed receipt when
+// it opens the conversation and says so, and chat's first request notes
+// the unanswered message right after it.
+func TestKilledTurnIsRecordedAndNoted(t *testing.T) {
+	started := make(chan struct{})
+	hang := providertest.NewServer(providertest.Hang(started))
+	defer hang.Close()
+	state := t.TempDir()
+	cmd, _ := startTurn(t, state, turnScript(t, hang.BaseURL()), started)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	// t1's row of receipt list: turn, run, status.
+	t1 := func() string {
+		out, errs, code := rlmpl(t, "receipt", "list", "--state", state, "--store", "s", "--conv", "demo")
+		if code != 0 {
+			t.Fatalf("receipt list: %s", errs)
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) > 2 && f[0] == "t1" {
+				return strings.Join(f[:3], " ")
+			}
+		}
+		return out
+	}
+	if got := t1(); got != "t1 - interrupted" {
+		t.Fatalf("receipt list after kill -9: %s", got)
+	}
+	srv := providertest.NewServer(providertest.Completion(`{"steps":[{"op":"final","value":"here now"}]}`, 10, 5))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"chat", "--json", "--state", state, "--store", "s", "--conv", "demo", "--provider", "local",
+		"--base-url", srv.BaseURL(), "--model", "tiny"}, strings.NewReader("are you there?\n"), &stdout, &stderr); code != 0 {
+		t.Fatalf("chat: %d %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), `{"event":"interrupted","turn_id":"t1"}`) {
+		t.Errorf("chat did not say it recorded t1:\n%s", stdout.String())
+	}
+	if got := t1(); got != "t1 1 interrupted" {
+		t.Fatalf("receipt list after chat: %s", got)
+	}
+	var conv []string
+	for _, m := range srv.Requests()[0].Body["messages"].([]any) {
+		m := m.(map[string]any)
+		if m["role"] == "user" || m["role"] == "assistant" {
+			conv = append(conv, m["role"].(string)+": "+m["content"].(string))
+		}
+	}
+	if len(conv) < 3 || conv[0] != "user: hello?" || !strings.HasPrefix(conv[1], "assistant: [No reply: the turn that received message 1 ended") ||
+		conv[2] != "user: are you there?" {
+		t.Fatalf("chat's request:\n%s", strings.Join(conv, "\n"))
+	}
+}
+
+// TestInterruptedRunRecordsTheCallInFlight: SIGINT during a script's
+// managed turn ends the turn with a failed receipt that lists the request
+// on the wire (its hash, "interrupt signal received"), and replay renders
+// it again.
+func TestInterruptedRunRecordsTheCallInFlight(t *testing.T) {
+	started := make(chan struct{})
+	srv := providertest.NewServer(providertest.Hang(started))
+	defer srv.Close()
+	state := t.TempDir()
+	cmd, stderr := startTurn(t, state, turnScript(t, srv.BaseURL()), started)
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}

@@ -183,6 +183,11 @@ func (c Conversation) turn(ctx context.Context, msg store.Message, opts TurnOpti
 		return TurnResult{}, err
 	}
 	defer unlock()
+	// A turn before this one whose process ended before its receipt is
+	// recorded as failed (interrupted.go): it is never silent.
+	if _, err := c.recordInterrupted(id); err != nil {
+		return TurnResult{}, err
+	}
 	// The user message comes first, under the turn's key: a retry with the
 	// same message finds it and writes nothing, one with other content is
 	// refused (store.ErrIdempotencyMismatch) before any answer is given.
@@ -500,8 +505,8 @@ func (t *turn) stableStart() int64 {
 	if err != nil {
 		return 0
 	}
-	id, ok := strings.CutPrefix(prev.IdempotencyKey, "turn/")
-	if id, ok = strings.CutSuffix(id, "/assistant"); !ok {
+	id, role, _ := turnOf(prev.IdempotencyKey)
+	if role != "assistant" {
 		return 0
 	}
 	if ct, ok := t.c.st.rt.recipes.get(t.c.st.id + "\x00" + t.c.id + "\x00" + id); ok {
@@ -521,8 +526,8 @@ func (t *turn) previousPlannerRecipe() []RecipeMessage {
 	if err != nil {
 		return nil
 	}
-	id, ok := strings.CutPrefix(prev.IdempotencyKey, "turn/")
-	if id, ok = strings.CutSuffix(id, "/assistant"); !ok {
+	id, role, _ := turnOf(prev.IdempotencyKey)
+	if role != "assistant" {
 		return nil
 	}
 	key := t.c.st.id + "\x00" + t.c.id + "\x00" + id
