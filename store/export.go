@@ -450,22 +450,67 @@ func messageItem(line int, b []byte, source string) (importItem, error) {
 	return importItem{line, m, ao}, nil
 }
 
-// checkImport reads every line of r as writeImport will and returns the
-// first that would fail: a malformed line, one opts.Check refuses, a key
-// or a document version that conflicts with what cs holds (nil: a
-// conversation to create, which holds nothing). It writes nothing and
-// returns the bytes it read.
-func (db *DB) checkImport(cs *convState, r io.Reader, opts ImportOptions) (int64, error) {
+// walkImport reads the lines of r, in order: message lines go to flush in
+// batches (up to importBatchMessages messages or importBatchBytes bytes,
+// each transaction's worth), document lines to doc, after the messages
+// before them are flushed. It returns the bytes read. Both passes of an
+// import walk alike, so the check sees each line as the write will.
+func walkImport(r io.Reader, source string, flush func([]importItem) error, doc func(docLine) error) (int64, error) {
 	var batch []importItem
 	batchBytes := 0
-	// checkKeys compares the batch's keyed lines with the messages stored
-	// under their keys, in one read (a conversation with no message holds
-	// no key).
-	checkKeys := func() error {
-		defer func() { batch, batchBytes = batch[:0], 0 }()
-		if cs == nil || cs.head.Load() == 0 || len(batch) == 0 {
+	flushed := func() error {
+		err := flush(batch)
+		batch, batchBytes = batch[:0], 0
+		return err
+	}
+	size, err := importLines(r, func(line int, b []byte) error {
+		if d, isDoc, err := documentLine(b); isDoc || err != nil {
+			if err == nil {
+				if err = flushed(); err == nil {
+					err = doc(d)
+				}
+			}
+			if err != nil {
+				return lineError(line, err)
+			}
 			return nil
 		}
+		it, err := messageItem(line, b, source)
+		if err != nil {
+			return err
+		}
+		batch = append(batch, it)
+		if batchBytes += len(b); len(batch) >= importBatchMessages || batchBytes >= importBatchBytes {
+			return flushed()
+		}
+		return nil
+	})
+	if err != nil {
+		return size, err
+	}
+	return size, flushed()
+}
+
+// checkImport walks r as writeImport will and returns the first line that
+// would fail: a malformed line, one opts.Check refuses, a key or a
+// document version that conflicts with what cs holds (nil: a conversation
+// to create, which holds nothing). It writes nothing and returns the
+// bytes it read.
+func (db *DB) checkImport(cs *convState, r io.Reader, opts ImportOptions) (int64, error) {
+	docs := docVersions{}
+	return walkImport(r, opts.Source, func(batch []importItem) error {
+		if opts.Check != nil {
+			for _, it := range batch {
+				if err := opts.Check(it.m); err != nil {
+					return lineError(it.line, err)
+				}
+			}
+		}
+		if cs == nil || cs.head.Load() == 0 {
+			return nil // a conversation with no message holds no key
+		}
+		// The keyed lines against the messages stored under their keys,
+		// in one read.
 		return db.kv.View(func(t kvTxn) error {
 			for _, it := range batch {
 				if _, _, err := db.earlier(t, cs, it.m, it.opts); err != nil {
@@ -474,41 +519,7 @@ func (db *DB) checkImport(cs *convState, r io.Reader, opts ImportOptions) (int64
 			}
 			return nil
 		})
-	}
-	docs := docVersions{}
-	size, err := importLines(r, func(line int, b []byte) error {
-		if d, isDoc, err := documentLine(b); isDoc || err != nil {
-			if err == nil {
-				err = db.checkDoc(cs, d, docs)
-			}
-			if err != nil {
-				return lineError(line, err)
-			}
-			return nil
-		}
-		it, err := messageItem(line, b, opts.Source)
-		if err != nil {
-			return err
-		}
-		if opts.Check != nil {
-			if err := opts.Check(it.m); err != nil {
-				return lineError(line, err)
-			}
-		}
-		if it.opts.IdempotencyKey == "" {
-			return nil
-		}
-		batch = append(batch, it)
-		batchBytes += len(b)
-		if len(batch) >= importBatchMessages || batchBytes >= importBatchBytes {
-			return checkKeys()
-		}
-		return nil
-	})
-	if err == nil {
-		err = checkKeys()
-	}
-	return size, err
+	}, func(d docLine) error { return db.checkDoc(cs, d, docs) })
 }
 
 // docVersions are the versions an import's check has seen of each
@@ -570,12 +581,10 @@ func (db *DB) storedDocVersions(cs *convState, collection, key string) ([][]byte
 	return out, err
 }
 
-// writeImport appends the lines of r to cs in batches (checkImport passed
-// them) and counts what it did in res.
+// writeImport appends the lines of r to cs in batches, one transaction
+// each (checkImport passed them), and counts what it did in res.
 func (db *DB) writeImport(cs *convState, r io.Reader, opts ImportOptions, res *ImportResult) error {
-	var batch []importItem
-	batchBytes := 0
-	flush := func() error {
+	_, err := walkImport(r, opts.Source, func(batch []importItem) error {
 		if len(batch) == 0 {
 			return nil
 		}
@@ -616,39 +625,12 @@ func (db *DB) writeImport(cs *convState, r io.Reader, opts ImportOptions, res *I
 		}
 		res.Imported += imported
 		res.Skipped += skipped
-		batch, batchBytes = batch[:0], 0
 		if opts.Progress != nil {
 			opts.Progress(res.Imported + res.Skipped)
 		}
 		return nil
-	}
-	_, err := importLines(r, func(line int, b []byte) error {
-		if d, isDoc, err := documentLine(b); isDoc || err != nil {
-			if err == nil {
-				if err = flush(); err == nil {
-					err = db.importDoc(cs, d, res)
-				}
-			}
-			if err != nil {
-				return lineError(line, err)
-			}
-			return nil
-		}
-		it, err := messageItem(line, b, opts.Source)
-		if err != nil {
-			return err
-		}
-		batch = append(batch, it)
-		batchBytes += len(b)
-		if len(batch) >= importBatchMessages || batchBytes >= importBatchBytes {
-			return flush()
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return flush()
+	}, func(d docLine) error { return db.importDoc(cs, d, res) })
+	return err
 }
 
 func dotField(f string) string {

@@ -7,19 +7,27 @@ import (
 	"time"
 )
 
+// lockStores opens a fresh store of b holding conversation c, and the
+// stores that contend for its locks: itself and, on PostgreSQL, a second
+// one (another process's worth).
+func lockStores(t *testing.T, b backend) (*DB, []*DB) {
+	o := b.fresh(t)
+	db := openWith(t, &o)
+	others := []*DB{db}
+	if o.Postgres != nil {
+		others = append(others, openWith(t, &Options{Postgres: o.Postgres}))
+	}
+	mustCreate(t, db, "c")
+	return db, others
+}
+
 // TestLockConversation: on every backend, a second holder of a
 // conversation's turn lock waits for the first's unlock, a waiter gives
 // up when its context ends, and other conversations are not held up. On
 // PostgreSQL a second store (another process's worth) waits too.
 func TestLockConversation(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		o := b.fresh(t)
-		db := openWith(t, &o)
-		others := []*DB{db}
-		if o.Postgres != nil {
-			others = append(others, openWith(t, &Options{Postgres: o.Postgres}))
-		}
-		mustCreate(t, db, "c")
+		db, others := lockStores(t, b)
 		mustCreate(t, db, "d")
 		ctx := context.Background()
 		unlock, err := db.LockConversation(ctx, "c")
@@ -67,13 +75,7 @@ func TestLockConversation(t *testing.T) {
 // succeeds once it is released; the lock it takes is a turn lock.
 func TestTryLockConversation(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		o := b.fresh(t)
-		db := openWith(t, &o)
-		others := []*DB{db}
-		if o.Postgres != nil {
-			others = append(others, openWith(t, &Options{Postgres: o.Postgres}))
-		}
-		mustCreate(t, db, "c")
+		db, others := lockStores(t, b)
 		ctx := context.Background()
 		unlock, err := db.LockConversation(ctx, "c")
 		if err != nil {
