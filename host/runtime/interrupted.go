@@ -75,31 +75,33 @@ func (c Conversation) RecordInterrupted(ctx context.Context) (string, error) {
 // last interruptedScan messages and, when that turn (other than skip, a
 // turn about to run again) has no receipt, stores its failed receipt.
 func (c Conversation) recordInterrupted(skip string) (string, error) {
-	recs, err := c.Messages(store.Recent(interruptedScan), 0)
+	// Newest first, stopping at the first message of a turn: usually the
+	// one before, the previous turn's answer.
+	var user store.Record
+	var id string
+	seen := 0
+	err := c.st.db.Scan(c.id, 1, 0, true, func(m store.Record) bool {
+		seen++
+		turn, role, isTurn := turnOf(m.IdempotencyKey)
+		if isTurn && role == "user" && turn != skip {
+			user, id = m, turn
+		}
+		return !isTurn && seen < interruptedScan
+	})
+	if err != nil || id == "" {
+		return "", err // no turn, or the last one answered or runs again now
+	}
+	if _, err := c.Receipt(id); !errors.Is(err, store.ErrNotFound) {
+		return "", err // it has one (nil), or the read failed
+	}
+	body, err := json.Marshal(interruptedReceipt(id, user))
 	if err != nil {
 		return "", err
 	}
-	for i := len(recs) - 1; i >= 0; i-- {
-		id, role, isTurn := turnOf(recs[i].IdempotencyKey)
-		switch {
-		case !isTurn:
-			continue
-		case role != "user" || id == skip:
-			return "", nil // the last turn answered, or runs again now
-		}
-		if _, err := c.Receipt(id); !errors.Is(err, store.ErrNotFound) {
-			return "", err // it has one (nil), or the read failed
-		}
-		body, err := json.Marshal(interruptedReceipt(id, recs[i]))
-		if err != nil {
-			return "", err
-		}
-		if _, err := c.st.db.PutDoc(c.id, store.DocPut{Collection: receiptCollection, Key: id, Body: body}); err != nil {
-			return "", err
-		}
-		return id, nil
+	if _, err := c.st.db.PutDoc(c.id, store.DocPut{Collection: receiptCollection, Key: id, Body: body}); err != nil {
+		return "", err
 	}
-	return "", nil
+	return id, nil
 }
 
 // pendingReceipt is the receipt EachReceipt gives turn id, whose user
