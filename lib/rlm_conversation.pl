@@ -125,8 +125,8 @@ Exports:
 %   content counted in every conversation_count_encoding/1. Message is
 %   message(Role, Content), e.g. message(user, "the port is 8443"), or
 %   message([role(R), content(C), name(N), tool_call_id(Id),
-%   tool_calls(Calls), reasoning(T)]) with only role required (README,
-%   "Managed conversations", has tool calls and image parts). Messages
+%   tool_calls(Calls), reasoning(T)]) with only role required (docs/conversations.md
+%   has tool calls and image parts). Messages
 %   follow the options rule: a field of the wrong type (content that is
 %   not text, such as 42) throws type_error(text, V), an unknown field
 %   domain_error(message_field, F); a value the store refuses (an unknown

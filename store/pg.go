@@ -245,9 +245,8 @@ func (p *pgKV) run(o pgx.TxOptions, fn func(kvTxn) error) (committing bool, err 
 // with synchronous_commit off: PostgreSQL serializes the commits of
 // transactions that notify (a database-wide lock held through commit), so
 // a NOTIFY inside a synced append would put every writer's WAL flush
-// under that lock (8 writers, alternating runs: 502 appends/s against
-// 698 this way). A notification is
-// not data: one lost (the process dies right after the commit, or this
+// under that lock (docs/performance.md has both, 8 writers). A
+// notification is not data: one lost (the process dies right after the commit, or this
 // statement fails) delays waiters to the next append, nothing else.
 func (p *pgKV) announce(nums []uint64) {
 	if len(nums) == 0 {

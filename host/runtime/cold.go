@@ -22,7 +22,8 @@ type MessageView struct {
 // coldWindow is how many turns on each side of a search hit a cold search
 // returns with it: the answer next to a matching question (and the
 // question of a matching answer), which is where half of plain BM25's
-// misses are (store's retrieval eval: recall@10 .76 → .86 on LoCoMo).
+// misses are (store's retrieval eval; its LoCoMo figures with and without
+// the window are in docs/performance.md).
 const coldWindow = 1
 
 // ColdContext registers an opaque handle on the conversation's history in
