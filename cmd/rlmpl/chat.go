@@ -91,6 +91,17 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
 		return 1
 	}
+	// A turn whose process died (kill -9) is recorded as failed now, and
+	// said: the next request notes its unanswered message (lib's
+	// context_no_reply_note/1).
+	if id, err := cv.RecordInterrupted(ctx); err != nil {
+		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
+		return 1
+	} else if id != "" && *asJSON {
+		printJSON(stdout, map[string]any{"event": "interrupted", "turn_id": id})
+	} else if id != "" {
+		fmt.Fprintf(stderr, "rlmpl chat: turn %s ended with its process before it answered; its failed receipt is recorded, and the next request notes the unanswered message\n", id)
+	}
 	to := runtime.TurnOptions{
 		Pack: runtime.PackOptions{Policy: p, Model: *pf.model, Boundary: true, BoundaryTemplate: d.BoundaryTemplate,
 			Utilities: d.Utilities, Warm: &runtime.WarmOptions{Policy: d.Warm}},

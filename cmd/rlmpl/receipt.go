@@ -78,7 +78,14 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 			if r.AssistantSeq > 0 {
 				msgs += fmt.Sprintf("→%d", r.AssistantSeq)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", r.TurnID, r.Version, r.Status, msgs, sent, reserved, limit, method, len(r.Calls))
+			run, status := fmt.Sprint(r.Version), r.Status
+			if r.Version == 0 {
+				run = "-" // not stored yet: running, or interrupted (the next turn stores it)
+			}
+			if r.Error != nil && r.Error.Kind == runtime.KindInterrupted {
+				status = "interrupted"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", r.TurnID, run, status, msgs, sent, reserved, limit, method, len(r.Calls))
 			return nil
 		})
 		if err == nil && rows == 0 {
@@ -195,6 +202,11 @@ func printReceipt(r runtime.Receipt, w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%d %s\t%s\t%s\n", kind, c.LocalPromptTokens, c.Method, theirs, c.RequestSHA256)
 	}
 	tw.Flush()
+	for _, c := range r.Calls {
+		if c.Error != "" {
+			fmt.Fprintf(w, "%s #%d ended: %s\n", c.Kind, c.Attempt, c.Error)
+		}
+	}
 	var steps []string
 	for _, s := range r.Trajectory {
 		steps = append(steps, s.Op+" "+s.Status)
