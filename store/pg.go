@@ -134,6 +134,9 @@ func openPostgres(o PostgresOptions) (*pgKV, error) {
 	kv := &pgKV{pool: pool, ctx: ctx, cancel: cancel, retryFor: o.ConnectTimeout, idleLocks: make(chan *pgx.Conn, maxIdleLockConns)}
 	if err := kv.migrate(); err != nil {
 		kv.Close()
+		if errors.Is(err, ErrNoSchema) {
+			return nil, err // what to do, not a failure to reach the server
+		}
 		return nil, unavailable(err)
 	}
 	if err := pool.QueryRow(ctx, `SELECT 'rlmpl_' || md5(current_schema())`).Scan(&kv.channel); err != nil {
