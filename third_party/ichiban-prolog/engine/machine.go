@@ -24,7 +24,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 )
 
@@ -680,7 +679,7 @@ func (m *machine) backtrack(o *outcome) bool {
 // reports false when none does before the solve's base.
 func (m *machine) handle(o *outcome) bool {
 	err := m.err
-	if m.ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if m.ctx.Err() != nil { // the query is cancelled (or halted): no catch/3 sees it
 		return false
 	}
 	var ball Term
