@@ -346,7 +346,7 @@ type compound struct {
 }
 
 // newCompound returns a compound of n arguments (nil until set). Up to
-// four, the arguments live in the same allocation as the compound.
+// eight, the arguments live in the same allocation as the compound.
 func newCompound(f Atom, n int) *compound {
 	switch n {
 	case 1:
@@ -374,6 +374,34 @@ func newCompound(f Atom, n int) *compound {
 		c := &struct {
 			compound
 			a [4]Term
+		}{}
+		c.functor, c.args = f, c.a[:]
+		return &c.compound
+	case 5:
+		c := &struct {
+			compound
+			a [5]Term
+		}{}
+		c.functor, c.args = f, c.a[:]
+		return &c.compound
+	case 6:
+		c := &struct {
+			compound
+			a [6]Term
+		}{}
+		c.functor, c.args = f, c.a[:]
+		return &c.compound
+	case 7:
+		c := &struct {
+			compound
+			a [7]Term
+		}{}
+		c.functor, c.args = f, c.a[:]
+		return &c.compound
+	case 8:
+		c := &struct {
+			compound
+			a [8]Term
 		}{}
 		c.functor, c.args = f, c.a[:]
 		return &c.compound

@@ -40,9 +40,10 @@ const (
 )
 
 type choicepoint struct {
-	kind  cpKind
-	trail int   // len(trail) at creation
-	age   int64 // variables with an id up to age existed at creation
+	kind    cpKind
+	trail   int   // len(trail) at creation
+	argMark int   // len(argStack) at creation
+	age     int64 // variables with an id up to age existed at creation
 
 	// where to go on: the continuation of a call (cpClauses, cpCatch,
 	// cpFindall, cpForeign's origin), or the frame to resume (cpJump)
@@ -119,13 +120,14 @@ type machine struct {
 	npc int
 	err error // the exception being raised
 
-	env     Env          // the machine's root env
-	envs    map[any]*Env // an Env per predicate indicator, for error contexts
-	steps   uint64
-	serials int64
-	scratch []Term // slots of facts, which outlive no match
-	argBuf  []Term // the arguments of the call being made
-	spare   *frame // the frame of the last call being made, if no choice point refers to it
+	env      Env          // the machine's root env
+	envs     map[any]*Env // an Env per predicate indicator, for error contexts
+	steps    uint64
+	serials  int64
+	scratch  []Term // slots of facts, which outlive no match
+	argBuf   []Term // the arguments of the call being made
+	argStack []Term // the arguments choice points keep (saveArgs)
+	spare    *frame // the frame of the last call being made, if no choice point refers to it
 }
 
 func newMachine(vm *VM) *machine {
@@ -188,8 +190,23 @@ func (m *machine) undo(mark int) {
 // push pushes a choice point of kind with the current trail and age.
 func (m *machine) push(kind cpKind) *choicepoint {
 	m.age = varCounter.Load()
-	m.cps = append(m.cps, choicepoint{kind: kind, trail: len(m.trail), age: m.age})
+	m.cps = append(m.cps, choicepoint{kind: kind, trail: len(m.trail), age: m.age, argMark: len(m.argStack)})
 	return &m.cps[len(m.cps)-1]
+}
+
+// saveArgs keeps a copy of args for a choice point on the argument stack:
+// choice points go in last-in-first-out order, so their arguments do too,
+// with no allocation of their own.
+func (m *machine) saveArgs(args []Term) []Term {
+	off := len(m.argStack)
+	m.argStack = append(m.argStack, args...)
+	return m.argStack[off:len(m.argStack):len(m.argStack)]
+}
+
+// dropArgs shrinks the argument stack to mark.
+func (m *machine) dropArgs(mark int) {
+	clear(m.argStack[mark:])
+	m.argStack = m.argStack[:mark]
 }
 
 // cutTo removes the choice points from height h up.
@@ -197,6 +214,7 @@ func (m *machine) cutTo(h int) {
 	if h >= len(m.cps) {
 		return
 	}
+	m.dropArgs(m.cps[h].argMark)
 	clear(m.cps[h:])
 	m.cps = m.cps[:h]
 	m.age = m.cps[h-1].age
@@ -217,6 +235,7 @@ func (m *machine) cutTo(h int) {
 
 func (m *machine) pop() {
 	n := len(m.cps) - 1
+	m.dropArgs(m.cps[n].argMark)
 	m.cps[n] = choicepoint{}
 	m.cps = m.cps[:n]
 	m.age = m.cps[n-1].age
@@ -251,6 +270,7 @@ func (m *machine) solve(ctx context.Context, p *Promise, origin *frame) (bool, e
 	if !ok {
 		m.undo(m.cps[base].trail)
 	}
+	m.dropArgs(m.cps[base].argMark)
 	clear(m.cps[base:])
 	m.cps = m.cps[:base]
 	if base > 0 {
@@ -553,7 +573,7 @@ func (m *machine) callUser(u *userDefined, args []Term, kf *frame, kpc int, spar
 	if j := sel.next(i + 1); j >= 0 {
 		cp := m.push(cpClauses)
 		cp.f, cp.pc, cp.sel, cp.next = kf, kpc, sel, j
-		cp.args = append([]Term(nil), args...)
+		cp.args = m.saveArgs(args)
 	}
 	return m.tryClause(sel.cls[i], args, kf, kpc, barrier, spare)
 }
@@ -637,6 +657,10 @@ func (m *machine) backtrack(o *outcome) bool {
 				cp.next = j
 				m.age = cp.age
 			} else {
+				// The last alternative: its arguments leave the stack
+				// with the choice point.
+				args = append(m.argBuf[:0], args...)
+				m.argBuf = args
 				m.pop()
 			}
 			if r := m.tryClause(c, args, kf, kpc, n, nil); r != failed {
