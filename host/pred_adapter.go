@@ -397,8 +397,9 @@ func (s *Session) contextRegisterAdapter(c *prolog.Call, name, source, options, 
 		return s.fail(c, out, "register", &handle.Error{Op: handle.OpRegister, Kind: kindInvalidAdapterSource,
 			Message: "an adapter source must be a ground, acyclic term", Details: []handle.Field{handle.F("adapter", n)}})
 	}
-	ctx := withCallbacks(c.Ctx, &callbacks{c: c})
-	ref, meta, err := s.handles.RegisterSource(ctx, n, prolog.Resolved(source, c.Env), lim)
+	cb := &callbacks{c: c}
+	ref, meta, err := s.handles.RegisterSource(withCallbacks(c.Ctx, cb), n, prolog.Resolved(source, c.Env), lim)
+	cb.close()
 	if errors.Is(err, context.DeadlineExceeded) && c.Ctx.Err() == nil {
 		err = &handle.Error{Op: handle.OpRegister, Kind: handle.KindTimeLimitExceeded, Message: "the metadata callback exceeded the time limit",
 			Details: []handle.Field{handle.F("adapter", n), handle.F("time_limit", lim.TimeLimit.Seconds())}}

@@ -875,6 +875,7 @@ func (s *Session) complete(c *prolog.Call, out engine.Term, phase string, sp *sp
 		}
 	}
 	res, err := plan.Complete(ctx, sp.in, sp.deps)
+	sp.cb.close()
 	if err != nil {
 		return s.done(c, out, phase, err, sp)
 	}
