@@ -45,7 +45,10 @@ func unavailable(err error) error {
 	case !connLost(err) || errors.Is(err, ErrUnavailable):
 		return err
 	case pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%w: no reply in time: %w", ErrUnavailable, err)
+		// The cause as text only: no caller's deadline passed, and code
+		// that tells its own cancellation apart with errors.Is must not
+		// take a silent server for it.
+		return fmt.Errorf("%w: no reply in time: %v", ErrUnavailable, err)
 	}
 	return fmt.Errorf("%w: %w", ErrUnavailable, err)
 }
