@@ -96,7 +96,7 @@ func (s *Session) conversationStoreOpen(c *prolog.Call, spec, out engine.Term) (
 	case engine.Compound:
 		f := t.Functor().String()
 		if f != "persist" && f != "postgres" || t.Arity() != 1 && t.Arity() != 2 {
-			return false, prolog.DomainError("conversation_store_spec", prolog.Resolved(t, c.Env))
+			return false, prolog.DomainError("conversation_store_spec", redactedSpec(c, t))
 		}
 		where, err := c.Text(t.Arg(0))
 		if err != nil {
@@ -110,9 +110,26 @@ func (s *Session) conversationStoreOpen(c *prolog.Call, spec, out engine.Term) (
 	}
 	st, err := s.host.rt.OpenStore(ss)
 	if err != nil {
-		return s.fail(c, out, "store_open", err, prolog.Resolved(spec, c.Env))
+		return s.fail(c, out, "store_open", err, redactedSpec(c, spec))
 	}
 	return c.Unify(out, ok(storeTerm(st))), nil
+}
+
+// redactedSpec is a store spec as errors and outcomes show it: a
+// postgres(DSN, ...) spec's DSN without its password (store.RedactDSN).
+func redactedSpec(c *prolog.Call, spec engine.Term) engine.Term {
+	t, isCompound := prolog.Resolved(spec, c.Env).(engine.Compound)
+	if !isCompound || t.Functor().String() != "postgres" {
+		return prolog.Resolved(spec, c.Env)
+	}
+	args := make([]engine.Term, t.Arity())
+	for i := range args {
+		args[i] = t.Arg(i)
+	}
+	if dsn, err := c.Text(args[0]); err == nil {
+		args[0] = engine.NewAtom(store.RedactDSN(dsn))
+	}
+	return t.Functor().Apply(args...)
 }
 
 // storeSpec is the spec of persist(Dir[, Options]) or postgres(DSN[,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -644,6 +645,35 @@ func (t *pgTxn) page(lo, hi []byte, reverse bool, n int) (keys, vals [][]byte, e
 	}
 	return keys, vals, rows.Err()
 }
+
+// RedactDSN returns dsn with every password in it replaced by xxxxx: a
+// URL's user password, and the value of any setting whose name ends in
+// password (password=, sslpassword=; in a URL's query or a keyword
+// string). Whatever shows a DSN (outcomes, events, receipts, logs, the
+// CLI) shows it through here. It parses nothing and never fails, so a DSN
+// the driver rejects is redacted too.
+func RedactDSN(dsn string) string {
+	// A URL's authority ends at the first /, ? or #, and its user info at
+	// the last @ before that (as net/url reads it).
+	if i := strings.Index(dsn, "://"); i >= 0 {
+		rest := dsn[i+3:]
+		end := strings.IndexAny(rest, "/?#")
+		if end < 0 {
+			end = len(rest)
+		}
+		if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
+			if colon := strings.Index(rest[:at], ":"); colon >= 0 {
+				dsn = dsn[:i+3] + rest[:colon+1] + "xxxxx" + rest[at:]
+			}
+		}
+	}
+	return passwordSetting.ReplaceAllString(dsn, "${1}xxxxx")
+}
+
+// passwordSetting is a setting whose name ends in password, and its value:
+// quoted (libpq's keyword strings), or up to a space or the next URL
+// query parameter.
+var passwordSetting = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)`)
 
 // String names the store in errors without its DSN (which may carry a
 // password).
