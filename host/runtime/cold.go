@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -163,6 +164,11 @@ func (conversationAdapter) Do(ctx context.Context, source any, q handle.Request,
 		res, err := c.Find(q.Pattern, store.SearchOptions{MaxResults: lim.MaxResults + 1, Offset: q.Cursor,
 			Exact: q.Exact || q.CaseSensitive, CaseSensitive: q.CaseSensitive,
 			Window: coldWindow, MaxBytes: lim.MaxBytes, Size: hitLineSize})
+		if errors.Is(err, store.ErrInvalid) {
+			// The pattern is the only argument the caller wrote: too long
+			// (store.MaxQueryBytes, store.MaxQueryTerms).
+			return handle.Work{}, &handle.Error{Op: q.Op, Kind: handle.KindInvalidPattern, Message: err.Error()}
+		}
 		if err != nil {
 			return handle.Work{}, err
 		}

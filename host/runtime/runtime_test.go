@@ -325,4 +325,11 @@ func testColdSearchBringsTheAnswer(t *testing.T, be backend) {
 	if ms := res.Value.([]handle.Match); len(ms) == 0 || ms[0].Index != 2 || len(ms[0].Value.(handle.Item).Value.(MessageView).Window) == 2 || !res.Truncated {
 		t.Errorf("small budget: %+v truncated=%v", res.Value, res.Truncated)
 	}
+	// A pattern past the store's query bounds is invalid_pattern, which
+	// a planner can act on, on every backend.
+	long := strings.Repeat("port ", store.MaxQueryBytes/5+1)
+	_, err = reg.Do(context.Background(), ref, handle.Request{Op: handle.OpSearch, Pattern: long}, handle.Limits{})
+	if he := (*handle.Error)(nil); !errors.As(err, &he) || he.Kind != handle.KindInvalidPattern {
+		t.Errorf("a search for %d bytes = %v, want invalid_pattern", len(long), err)
+	}
 }
