@@ -56,7 +56,10 @@ type prologAdapter struct {
 	caps     adapterCaps
 	meta, op engine.Term // resolved closures
 	desc     string      // description(Text), "" when none
-	def      string      // canonical text of the definition
+	// def is the whole definition, compared as a term to tell a repeated
+	// registration (never written out: ichiban's writer is quadratic in
+	// the depth of a handler term).
+	def engine.Term
 }
 
 func (a *prologAdapter) Name() string            { return a.name }
@@ -318,14 +321,14 @@ func (s *Session) adapterRegister(c *prolog.Call, name string, capsArg, meta, op
 		}
 	}
 	a := &prologAdapter{name: name, caps: caps, meta: prolog.Resolved(meta, c.Env), op: prolog.Resolved(op, c.Env), desc: desc}
-	a.def = s.in.WriteQ(engine.NewAtom("def").Apply(caps.term(), a.meta, a.op, prolog.Chars(desc)), nil)
+	a.def = engine.NewAtom("def").Apply(caps.term(), a.meta, a.op, prolog.Chars(desc))
 	s.adapters.mu.Lock()
 	defer s.adapters.mu.Unlock()
 	if s.adapters.m == nil {
 		s.adapters.m = map[string]*prologAdapter{}
 	}
 	if prev, known := s.adapters.m[name]; known {
-		if _, _, live := s.handles.Adapter(name); live && prev.def == a.def {
+		if _, _, live := s.handles.Adapter(name); live && prev.def.Compare(a.def, nil) == 0 {
 			return c.Unify(out, ok(engine.NewAtom("existing").Apply(engine.NewAtom(name)))), nil
 		}
 	}

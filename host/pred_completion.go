@@ -506,7 +506,7 @@ func (s *Session) decodeCompletion(c *prolog.Call, sp *spec) error {
 		elems, _ := c.List(op[key])
 		caps := []plan.Capability{}
 		for _, e := range elems {
-			cp, err := plan.ParseCapability(s.in.WriteQ(prolog.Resolved(e, c.Env), nil))
+			cp, err := plan.ParseCapability(s.capabilityText(c, e))
 			if err != nil {
 				return nil, err
 			}
