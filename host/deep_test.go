@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// TestDeepArgumentsAreCheckedInLinearTime: a handler term or a
-// capability nested 50,000 deep is checked without writing it out
+// TestDeepArgumentsAreCheckedInLinearTime: a handler closure holding a
+// term, or a capability, nested 50,000 deep is checked without writing it out
 // (ichiban's writer is quadratic in depth: 11 s at 10,000 levels, minutes
 // at 50,000). The adapter registers, registering it again is recognized
 // as the same definition, and a deep capability is refused with its
@@ -21,12 +21,14 @@ func TestDeepArgumentsAreCheckedInLinearTime(t *testing.T) {
 	if err := s.Consult(ctx, "deep.pl", `
 nest_(0, a) :- !.
 nest_(N, f(T)) :- N1 is N - 1, nest_(N1, T).
+meta_(_, _, _).
+op_(_, _, _, _, _).
 `); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ name, goal, want string }{
-		{"handler", `nest_(50000, _H), context_adapter_register(deep, _H/_H, [operations([peek])], [], O1),
-			context_adapter_register(deep, _H/_H, [operations([peek])], [], O2), O = O1-O2`,
+		{"handler", `nest_(50000, _H), context_adapter_register(deep, meta_(_H)/op_(_H), [operations([peek])], [], O1),
+			context_adapter_register(deep, meta_(_H)/op_(_H), [operations([peek])], [], O2), O = O1-O2`,
 			"ok(registered(deep))-ok(existing(deep))"},
 		{"plan_validate capability", `nest_(50000, _C), plan_validate(plan([final(literal("x"))]), [tool(_C)], [], O)`,
 			`invalid_capability("tool(f(f(f(`},

@@ -274,12 +274,24 @@ func (s *Session) contextAdapterRegister(c *prolog.Call, name, a2, a3, a4, out e
 }
 
 func (s *Session) adapterRegister(c *prolog.Call, name string, capsArg, meta, op engine.Term, desc string, out engine.Term) (bool, error) {
-	for _, h := range []engine.Term{meta, op} {
-		if _, err := c.Callable(h); err != nil {
+	// The handlers are called as call(Meta, Source, Metadata) and
+	// call(Op, Operation, Source, Limits, Work): each must name a defined
+	// procedure with that many more arguments (message(user, 42) does not).
+	for _, h := range []struct {
+		t     engine.Term
+		extra int
+	}{{meta, 2}, {op, 4}} {
+		if _, err := c.Callable(h.t); err != nil {
 			return false, err
 		}
-		if !prolog.Ground(h, c.Env) || !prolog.Acyclic(h, c.Env) {
-			return false, prolog.TypeError("ground_callable", prolog.Resolved(h, c.Env))
+		if isListTerm(c, h.t) { // callable to ISO, never a closure here
+			return false, prolog.TypeError("callable", prolog.Resolved(h.t, c.Env))
+		}
+		if !prolog.Ground(h.t, c.Env) || !prolog.Acyclic(h.t, c.Env) {
+			return false, prolog.TypeError("ground_callable", prolog.Resolved(h.t, c.Env))
+		}
+		if err := c.CheckClosure(h.t, h.extra); err != nil {
+			return false, err
 		}
 	}
 	invalid := func(msg string) (bool, error) {

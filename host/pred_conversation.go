@@ -186,6 +186,11 @@ func (s *Session) conversationCreate(c *prolog.Call, st, options, out engine.Ter
 	if err != nil {
 		return false, err
 	}
+	if op.has("id") && op.text("id") == "" {
+		// Create("") means a fresh id: id('') is not a request for one.
+		return s.fail(c, out, "create", &store.ValidationError{Kind: store.ErrInvalid, Field: "id",
+			Reason: "must not be empty (leave id(_) out for a fresh one)"})
+	}
 	conv, err := o.Create(op.text("id"), meta)
 	if err != nil {
 		return s.fail(c, out, "create", err, engine.NewAtom(op.text("id")))
@@ -519,7 +524,7 @@ func (s *Session) conversationSearch(c *prolog.Call, conv, query, options, out e
 	if err != nil {
 		return s.fail(c, out, "search", err)
 	}
-	q, err := c.Text(query)
+	q, err := textArg(c, query)
 	if err != nil {
 		return false, err
 	}
@@ -665,7 +670,7 @@ func convTerm(st *runtime.Store, c store.Conversation) engine.Term {
 // metadataFrom reads metadata as [key(V), ...], [Key-V, ...] or a record
 // metadata([...]); values must be ground JSON-like data.
 func metadataFrom(c *prolog.Call, t engine.Term) ([]store.KV, error) {
-	elems, err := c.List(optionList(c, t))
+	elems, err := c.List(optionList(c, t, "metadata"))
 	if err != nil {
 		return nil, err
 	}

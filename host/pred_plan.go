@@ -182,7 +182,7 @@ func planBudgetOf(c *prolog.Call, t engine.Term) (plan.Budget, error) {
 	if a, isAtom := r.(engine.Atom); isAtom && a.String() == "default" {
 		return b, nil
 	}
-	props, err := c.Props(optionList(c, r))
+	props, err := c.Props(optionList(c, r, "plan_budget", "completion_budget"))
 	if err != nil {
 		return b, err
 	}

@@ -56,14 +56,10 @@ func (conversationAdapter) Describe(ctx context.Context, source any) (string, in
 	if err != nil {
 		return "", 0, 0, nil, err
 	}
-	backend := "memory"
-	if c.st.dir != "" {
-		backend = "persist"
-	}
 	return "conversation", st.Messages, -1, []handle.Field{
 		handle.F("conversation_id", c.id),
 		handle.F("source_revision", int(st.Messages)),
-		handle.F("store_backend", backend),
+		handle.F("store_backend", c.st.kind),
 	}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -297,9 +298,15 @@ func testColdSearchBringsTheAnswer(t *testing.T, be backend) {
 		user("which port does the staging database listen on?"), assistant("5433, since the migration."),
 		user("thanks"), assistant("any time"))
 	reg := handle.New(nil)
-	ref, _, err := c.ColdContext(context.Background(), reg, handle.Limits{})
+	ref, meta, err := c.ColdContext(context.Background(), reg, handle.Limits{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The model is told which store it reads (a PostgreSQL store once
+	// said memory).
+	kind := map[string]string{"badger-disk": "persist", "badger-memory": "memory", "postgres": "postgres"}[be.name]
+	if i := slices.IndexFunc(meta.Source, func(f handle.Field) bool { return f.Key == "store_backend" }); i < 0 || meta.Source[i].Value != kind {
+		t.Errorf("cold-history metadata %+v, want store_backend %s", meta.Source, kind)
 	}
 	res, err := reg.Do(context.Background(), ref, handle.Request{Op: handle.OpSearch, Pattern: "staging database port"}, handle.Limits{})
 	if err != nil {
