@@ -213,3 +213,24 @@ func TestHostProviderForGoCallers(t *testing.T) {
 		t.Fatalf("nothing configured: %v", err)
 	}
 }
+
+// TestCompletionUsageIsPriced: with a price table in the provider
+// configuration, rlm_completion/4's usage record carries the calls' cost
+// (cost_known(true)), the figure a program's spend report reads.
+func TestCompletionUsageIsPriced(t *testing.T) {
+	srv := providertest.NewServer(providertest.Completion(`{"steps":[{"op":"final","value":"done"}]}`, 1000, 50))
+	defer srv.Close()
+	cfg, err := provider.ParseConfig("p.toml", []byte("[providers.local]\nbase_url = \""+srv.BaseURL()+"\"\nmodel = \"tiny\"\n[prices.tiny]\ninput = 2.0\noutput = 8.0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSession(t, &host.Options{ProviderConfig: cfg})
+	got, err := s.Once(context.Background(), `rlm_completion("q", text("ctx"), [provider(local)], ok(R)),
+		R = completion_result(P), memberchk(usage(usage_summary(U)), P), memberchk(cost_known(K), U), memberchk(cost_usd(C), U)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["K"] != "true" || got["C"] != "0.0024" { // 1000×$2 + 50×$8 per million
+		t.Fatalf("usage cost_known(%s) cost_usd(%s), want true and 0.0024", got["K"], got["C"])
+	}
+}

@@ -94,10 +94,18 @@ func (s *Session) options(c *prolog.Call, pred string, list engine.Term) (opts, 
 			return nil, prolog.InstantiationError()
 		}
 		var spec *optionSpec
-		if isCompound && o.Arity() == 1 {
+		var value engine.Term
+		if isCompound {
 			i := slices.IndexFunc(specs, func(sp optionSpec) bool { return sp.name == o.Functor().String() })
-			if i >= 0 {
-				spec = &specs[i]
+			switch {
+			case i < 0:
+			case o.Arity() == 1:
+				spec, value = &specs[i], o.Arg(0)
+			case o.Arity() == 2 && isProviderType(specs[i].typ):
+				// provider(Name, Settings) is itself the provider option's
+				// value, as the docs write it: provider(provider(Name,
+				// Settings)) need not be spelled out.
+				spec, value = &specs[i], o
 			}
 		}
 		if spec == nil {
@@ -106,10 +114,10 @@ func (s *Session) options(c *prolog.Call, pred string, list engine.Term) (opts, 
 		if _, dup := out[spec.name]; dup {
 			continue // the first occurrence wins, as option/2
 		}
-		if err := s.mustBe(c, spec.typ, o.Arg(0)); err != nil {
+		if err := s.mustBe(c, spec.typ, value); err != nil {
 			return nil, err
 		}
-		out[spec.name] = prolog.Resolved(o.Arg(0), c.Env)
+		out[spec.name] = prolog.Resolved(value, c.Env)
 	}
 	for _, sp := range specs {
 		if _, given := out[sp.name]; !given && sp.def != nil {
@@ -117,6 +125,12 @@ func (s *Session) options(c *prolog.Call, pred string, list engine.Term) (opts, 
 		}
 	}
 	return out, nil
+}
+
+// isProviderType reports whether typ is the schema type provider.
+func isProviderType(typ engine.Term) bool {
+	a, isAtom := typ.(engine.Atom)
+	return isAtom && a.String() == "provider"
 }
 
 // mustBe checks v against a type of the schema vocabulary (see

@@ -118,6 +118,13 @@ func (s *Session) policy(c *prolog.Call) (*policy, error) {
 	if err == nil && p.directBoundary == "" {
 		err = fmt.Errorf("host: lib's direct_boundary_template/1 gives no text")
 	}
+	if err == nil {
+		err = callAll(c, engine.NewAtom("context_no_reply_note").Apply(tmpl), func(env *engine.Env) {
+			if p.utilities.NoReplyTemplate == "" {
+				p.utilities.NoReplyTemplate, _ = prolog.TextOf(tmpl, env)
+			}
+		})
+	}
 	p.warm = runtime.WarmPolicy{Fidelity: map[string]int64{}, Weights: map[string]int64{}}
 	for name, dst := range map[string]map[string]int64{"warm_fidelity": p.warm.Fidelity, "warm_signal_weight": p.warm.Weights} {
 		k, v := engine.NewVariable(), engine.NewVariable()

@@ -27,7 +27,9 @@ domain_error(Pred_option, O), a wrong value the error must_be/2 would):
     every model step of a plan; Reply is text or model_response([text(T),
     usage(usage([prompt_tokens(P), completion_tokens(C), cost(USD)]))]).
   - provider(P), model(M): the OpenAI-compatible provider, P a name or a
-    provider term (below); model(M) overrides its model.
+    provider term (below), which may stand as the option itself:
+    provider(vllm, [base_url(U)]) is provider(provider(vllm,
+    [base_url(U)])); model(M) overrides its model.
   - capabilities(L), child_capabilities(L): rlm, parallel, retry,
     checkpoint, context(Op), model(P), tool(N). Children are narrowed,
     never widened.
@@ -69,7 +71,9 @@ attempts(N), kind(K), message(M), phase(P), retryable(B), status(S), ...]))
 when a call fails (K one of http_status, provider_error, transport,
 timeout, malformed_response, missing_credential (with
 credential(env(V))), invalid_request); completion_error and plan_error
-records otherwise (upstream's catalogue).
+records otherwise (upstream's catalogue). rlm_error_message/2 reads any
+of them, and a turn's conversation_error, as one line of cause for
+people; the term itself holds the detail.
 
 Exports:
     rlm_completion/4             % +Query, +Context, +Options, -Outcome
@@ -81,6 +85,7 @@ Exports:
     openai_compatible_provider/4 % +Endpoint, +Credential, +Model, -Provider
     openrouter_provider/2        % ?Model, -Provider
     default_provider/1           % ?Name
+    rlm_error_message/2          % +Error, -Message
 */
 :- set_prolog_flag(double_quotes, chars).
 :- dynamic(default_provider/1).
@@ -175,3 +180,91 @@ Exports:
 default_provider(openrouter).
 default_provider(openai).
 default_provider(deepseek).
+
+/* --- Error messages --- */
+
+%!  rlm_error_message(+Error, -Message) is det.
+%
+%   Message is one line of text saying why Error happened, for people to
+%   read: Error is an error(Reason) outcome or its Reason — any error
+%   record Tag([..., message(M), ...]), such as a turn's
+%   conversation_error, whose detail it follows down to the innermost
+%   error record it wraps (at most four levels), and reads as "Kind: M" —
+%   or an ISO error(Formal, Context), read as print_message/2 prints it;
+%   anything else is written with print/1. Line breaks become spaces.
+%
+%   The full term is Error itself: a turn's error carries its ledger and
+%   user message, kilobytes of detail, so print it (print/1, ~p, ~q) only
+%   when that is asked for.
+%
+%   ?- llm_query("hi", [provider(nowhere)], error(E)), rlm_error_message(E, M),
+%      format("~s~n", [M]).
+%   configuration_error: unknown provider: give its base_url (...)
+rlm_error_message(Error, Message) :-
+    (   Error = error(Reason), error_record_(Reason, _)
+    ->  error_line_(Reason, Line)
+    ;   error_record_(Error, _)
+    ->  error_line_(Error, Line)
+    ;   Error = error(_, _)
+    ->  message_to_codes(Error, error, Codes),
+        atom_codes(A, Codes),
+        atom_chars(A, Line)
+    ;   format(chars(Line), "~p", [Error])
+    ),
+    maplist(one_line_char_, Line, Message).
+
+% error_line_(+Record, -Chars): the innermost error record's "Kind: M".
+error_line_(Record, Line) :-
+    once(innermost_error_(Record, 4, Inner)),
+    error_record_(Inner, Props),
+    memberchk(message(M), Props),
+    text_chars_(M, Cs),
+    (   memberchk(kind(K), Props)
+    ->  format(chars(Line), "~w: ~s", [K, Cs])
+    ;   Line = Cs
+    ).
+
+% innermost_error_(+Record, +Depth, -Inner): the deepest error record
+% reached through detail(...) and the arguments of what it holds.
+innermost_error_(Record, Depth, Inner) :-
+    Depth > 0,
+    error_record_(Record, Props),
+    memberchk(detail(Detail), Props),
+    Depth1 is Depth - 1,
+    wrapped_error_(Detail, Wrapped),
+    innermost_error_(Wrapped, Depth1, Inner).
+innermost_error_(Record, _, Record).
+
+% wrapped_error_(+Detail, -Record): Detail is an error record, or holds one
+% as an argument (completion_failed(completion_error([...]))).
+wrapped_error_(Detail, Detail) :-
+    error_record_(Detail, _).
+wrapped_error_(Detail, Record) :-
+    compound(Detail),
+    Detail =.. [_|Args],
+    member(Record, Args),
+    error_record_(Record, _).
+
+% error_record_(@Term, -Props): Term is a record Tag(Props) with a message.
+error_record_(Term, Props) :-
+    compound(Term),
+    Term =.. [_, Props],
+    is_list(Props),
+    memberchk(message(_), Props).
+
+% text_chars_(+Text, -Chars): an atom, chars or codes as chars.
+text_chars_(T, Cs) :-
+    (   atom(T)
+    ->  atom_chars(T, Cs)
+    ;   is_list(T), T = [C|_], integer(C)
+    ->  atom_codes(A, T), atom_chars(A, Cs)
+    ;   is_list(T)
+    ->  Cs = T
+    ;   format(chars(Cs), "~w", [T])
+    ).
+
+one_line_char_(C, D) :-
+    (   C == '\n'
+    ->  D = ' '
+    ;   D = C
+    ).

@@ -125,8 +125,8 @@ Exports:
 %   content counted in every conversation_count_encoding/1. Message is
 %   message(Role, Content), e.g. message(user, "the port is 8443"), or
 %   message([role(R), content(C), name(N), tool_call_id(Id),
-%   tool_calls(Calls), reasoning(T)]) with only role required (README,
-%   "Managed conversations", has tool calls and image parts). Messages
+%   tool_calls(Calls), reasoning(T)]) with only role required (docs/conversations.md
+%   has tool calls and image parts). Messages
 %   follow the options rule: a field of the wrong type (content that is
 %   not text, such as 42) throws type_error(text, V), an unknown field
 %   domain_error(message_field, F); a value the store refuses (an unknown
@@ -251,13 +251,15 @@ Exports:
 %   lines it did not store before (S counts the others), and a stored line
 %   the file now says otherwise is detail(idempotency_key_reused). Document
 %   lines of an rlmpl_jsonl export restore receipts and warm artifacts with
-%   their versions. A UTF-8 byte order mark is ignored. A tool result
-%   that answers no call before it, as for conversation_append/3, fails
-%   the import with detail(orphan_tool_result) before anything is written
-%   (`rlmpl conv import --lenient` stores such a transcript as it is; packs
-%   then leave those results out and say so). A
-%   malformed line (bad JSON, invalid UTF-8, not a message) stops the
-%   import with an error naming it; the lines before it stay. A missing
+%   their versions, and the messages' idempotency keys, so the receipts'
+%   turns are found again. A UTF-8 byte order mark is ignored. An import
+%   is all or nothing: every line is checked before anything is written,
+%   and a malformed line (bad JSON, invalid UTF-8, not a message), a tool
+%   result that answers no call before it, as for conversation_append/3
+%   (detail(orphan_tool_result); `rlmpl conv import --lenient` stores such
+%   a transcript as it is and packs leave those results out), or a key
+%   or document version the conversation holds otherwise fails it with an
+%   error naming the line, and nothing is stored. A missing
 %   File is existence_error(source_sink, File); one outside the program's
 %   directory (through a symbolic link) is permission_error(open,
 %   source_sink, File).

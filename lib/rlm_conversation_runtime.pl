@@ -170,7 +170,10 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %   error(conversation_error([detail(Kind(Reason)), kind(conversation_error),
 %   ledger(L), message(M), phase(turn), turn_id(T), user(Rec)])) with Kind
 %   context_budget_failed, completion_failed or receipt_failed: the user
-%   message stays stored and a failed receipt names the cause.
+%   message stays stored and a failed receipt names the cause. A turn
+%   whose process died before its receipt is recorded by the next turn
+%   as failed (kind turn_interrupted), and a user message left without a
+%   reply is followed in later requests by context_no_reply_note/1.
 
 %!  conversation_turn_async(+Conversation, +Message, +Options, -Outcome) is det.
 %

@@ -18,9 +18,9 @@ positive_integer, number, positive_number, oneof(List), list, list(Type),
 callable, limit (a positive integer or all), options(Pred) (an option list,
 or a record Tag(List), checked against Pred's schema), provider (a
 provider name, or provider(Name, Settings) with Settings checked against
-provider/2's schema; what only configuration can judge, such as a
-credential that is not env(V) or none, is a configuration_error outcome)
-and any.
+provider/2's schema, which an option list may also hold as the option
+itself; what only configuration can judge, such as a credential that is
+not env(V) or none, is a configuration_error outcome) and any.
 
 Exports:
     rlm_option/4                  % ?Predicate, ?Name, ?Type, ?Default
@@ -32,6 +32,7 @@ Exports:
     warm_signal_weight/2          % ?Kind, ?Weight
     context_boundary_template/1   % -Template
     direct_boundary_template/1    % -Template
+    context_no_reply_note/1       % -Template
 
 Hooks a program may define:
     context_pack_hook/2           % +Units, -Adjustments
@@ -43,6 +44,7 @@ Hooks a program may define:
 :- dynamic(context_excerpt/2).
 :- dynamic(context_boundary_template/1).
 :- dynamic(direct_boundary_template/1).
+:- dynamic(context_no_reply_note/1).
 :- dynamic(warm_fidelity/2).
 :- dynamic(warm_signal_weight/2).
 :- dynamic(context_pack_hook/2).
@@ -311,6 +313,21 @@ context_boundary_template(
 %   the placeholders are context_boundary_template/1's.
 direct_boundary_template(
     "Cold history boundary: conversation {conversation} has durable history outside the guaranteed hot tail. Sequences 1..{cold_through} may be absent from this context; the hot tail begins at sequence {hot_start}. Nothing has been deleted. If the user refers to an earlier decision, fact, file, task or discussion that is not in context, call history_search before guessing (then history_slice or history_peek to read around a hit, by sequence). Refine the query when a result is truncated. Summaries may stand for old turns; the cold transcript is authoritative.").
+
+%!  context_no_reply_note(-Template) is det.
+%
+%   The note a pack sends, as an assistant message, right after a turn's
+%   user message that got no reply: its turn failed, or its process died
+%   (kill -9, a crash) before an answer was stored, and the user's next
+%   message follows it. The transcript is never changed; the note is a
+%   projection unit (section no_reply, its own ledger stage), sent with
+%   that message or not at all, so the model is told the earlier message
+%   went unanswered instead of being shown two user messages in a row,
+%   which some chat templates refuse. In the template {seq} is the
+%   unanswered message's sequence. Dynamic: a program may word its own,
+%   or retract it to send none.
+context_no_reply_note(
+    "[No reply: the turn that received message {seq} ended before an answer was stored (it failed or was interrupted). The user's next message follows; answer it, and the earlier one if it still needs an answer.]").
 
 /* --- Warm context --- */
 

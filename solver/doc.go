@@ -83,19 +83,15 @@
 //     the search, gini searches a core of at most 64 units under U ≥ T
 //     (satcore.go).
 //
-// # Where gini earns its place (measured)
+// # Where gini earns its place
 //
-// On a 2-core VM shared with other jobs (load about 3), go 1.26, gini
-// v1.0.4, one run:
-//
-//	BenchmarkCoreSearch: dense 20-unit cores the root DP leaves open
-//	  branch and bound + DP    p50  12 ms   proven 100%
-//	  gini, U ≥ T, 10M budget  p50 117 ms   proven  15%
-//	BenchmarkHardMix: cores after fixing are 4-1,100 items, where CDCL
-//	  proofs of knapsack optimality do not scale past ~60 (solver-notes
-//	  §6.2); the DP proves all 120 instances at 2,048 units, p99 160 ms
-//	BenchmarkCheck, the gini check of a pack (warmhard mix):
-//	  8 ms at 2,048 units, 35 ms at 10,000
+// On dense cores the root DP leaves open (BenchmarkCoreSearch), branch
+// and bound with the DP proves every instance in a tenth of the time in
+// which gini, searching under U ≥ T, proves a few; on the hard mixes
+// (BenchmarkHardMix) the cores left after fixing hold 4–1,100 items,
+// where CDCL proofs of knapsack optimality do not scale past ~60
+// (solver-notes §6.2). The figures, and those of the gini check of a pack
+// (BenchmarkCheck), are in docs/performance.md.
 //
 // So the search stays branch and bound with the DP, and gini does what
 // the DP cannot: an independent check of every pack against the

@@ -22,8 +22,8 @@ import (
 // 20,000 propagations (xo.PropTick). With d = 1ns the deadline has always
 // passed at the first check, so Try(time.Nanosecond) is a deterministic
 // slice of 20,000 propagations; learnt clauses persist between slices.
-// Each slice is charged satSlice work units: on these cores a slice takes
-// as long as about that many DP states (measured, see doc.go), mostly in
+// Each slice is charged satSlice work units: on BenchmarkCoreSearch's
+// cores a slice takes as long as about that many DP states, mostly in
 // conflict analysis between propagation ticks.
 //
 // NB: never call Solve on this gini after Try: the deadline is sticky and

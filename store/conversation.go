@@ -83,6 +83,11 @@ func (db *DB) Create(id string, metadata []KV) (Conversation, error) {
 		return Conversation{}, err
 	}
 	defer db.leave()
+	return db.create(id, metadata)
+}
+
+// create is Create inside a call (db.enter held).
+func (db *DB) create(id string, metadata []KV) (Conversation, error) {
 	if id == "" {
 		id = db.opts.NewID()
 	}

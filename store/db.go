@@ -55,9 +55,8 @@ type Options struct {
 	// the unindexed tail meanwhile). Zero means 50ms. Each batch is a
 	// segment the index writes, syncs and later merges on the disk synced
 	// appends use: a longer delay gives a stream of appends more of the
-	// disk (one synced writer: 0.8× badger's own synced sets at 50ms,
-	// 0.87× at 200ms) and searches a longer tail to scan. Negative means
-	// no wait.
+	// disk (docs/performance.md measures two delays) and searches a
+	// longer tail to scan. Negative means no wait.
 	IndexDelay time.Duration
 }
 

@@ -3,6 +3,7 @@ package store
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -14,11 +15,13 @@ import (
 
 // ExportOptions are the options of [DB.Export]. The zero value is valid.
 type ExportOptions struct {
-	// Documents adds every version of every document of the conversation
-	// (turn receipts, warm artifacts) after the messages, one
-	// {"rlmpl_document": {...}} line each, so that [DB.Import] restores
-	// them. Tools that read chat messages skip what they do not know; keep
-	// it false for a plain chat-messages file.
+	// Documents makes the export a backup: every version of every
+	// document of the conversation (turn receipts, warm artifacts) follows
+	// the messages, one {"rlmpl_document": {...}} line each, and each
+	// message keeps its idempotency key ("idempotency_key"), which is how
+	// the receipts of turns find their messages; [DB.Import] restores both.
+	// Tools that read chat messages skip what they do not know; keep it
+	// false for a plain chat-messages file.
 	Documents bool
 }
 
@@ -35,12 +38,16 @@ type docLine struct {
 // chat-messages object per line ([Message.MarshalJSON]), in sequence
 // order. What the caller said about a message at append is kept as extra
 // keys, present only when set: "timestamp" ([Record.Time], RFC 3339),
-// "session" and "metadata" (an object). It returns [ErrNotFound] for an
-// unknown conversation.
+// "session" and "metadata" (an object), and with opts.Documents
+// "idempotency_key". It returns [ErrNotFound] for an unknown
+// conversation.
 func (db *DB) Export(conv string, w io.Writer, opts ExportOptions) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var werr error
 	err := db.Scan(conv, 1, 0, false, func(r Record) bool {
+		if !opts.Documents {
+			r.IdempotencyKey = ""
+		}
 		b, err := exportLine(r)
 		if err != nil {
 			werr = fmt.Errorf("store: export %q: message %d: %w", conv, r.Seq, err)
@@ -83,7 +90,7 @@ func (db *DB) Export(conv string, w io.Writer, opts ExportOptions) error {
 // exportLine is r's message object with the envelope keys Export adds.
 func exportLine(r Record) ([]byte, error) {
 	b, err := r.Message.MarshalJSON()
-	if err != nil || r.Time.IsZero() && r.Session == "" && r.Metadata == nil {
+	if err != nil || r.Time.IsZero() && r.Session == "" && r.Metadata == nil && r.IdempotencyKey == "" {
 		return b, err
 	}
 	var x bytes.Buffer
@@ -109,15 +116,21 @@ func exportLine(r Record) ([]byte, error) {
 		}
 		x.WriteByte('}')
 	}
+	if r.IdempotencyKey != "" {
+		k, _ := marshalNoEscape(r.IdempotencyKey)
+		x.WriteString(`,"idempotency_key":`)
+		x.Write(k)
+	}
 	x.WriteByte('}')
 	return x.Bytes(), nil
 }
 
 // envelope holds the keys Export adds to a message object.
 type envelope struct {
-	Timestamp *string         `json:"timestamp"`
-	Session   string          `json:"session"`
-	Metadata  json.RawMessage `json:"metadata"`
+	Timestamp      *string         `json:"timestamp"`
+	Session        string          `json:"session"`
+	Metadata       json.RawMessage `json:"metadata"`
+	IdempotencyKey string          `json:"idempotency_key"`
 }
 
 // importLine decodes one JSONL line into a normalized message and the
@@ -138,7 +151,7 @@ func importLine(b []byte) (Message, AppendOptions, error) {
 	if err := json.Unmarshal(b, &env); err != nil {
 		return m, AppendOptions{}, invalid("", "not a chat message object: %v", err)
 	}
-	opts := AppendOptions{Session: env.Session}
+	opts := AppendOptions{Session: env.Session, IdempotencyKey: env.IdempotencyKey}
 	if env.Timestamp != nil {
 		if opts.Time, err = time.Parse(time.RFC3339Nano, *env.Timestamp); err != nil {
 			return m, opts, invalid("timestamp", "not an RFC 3339 time: %q", *env.Timestamp)
@@ -276,12 +289,24 @@ type ImportOptions struct {
 	// encoding, stored with it as [AppendOptions.TokenCounts] would.
 	TokenCounts func(Message) map[string]int
 	// Source names what is imported (a file). Line N is then appended under
-	// the idempotency key "import/Source/N": importing the same source
-	// again skips the lines already stored and appends the new ones (a file
-	// that grew), and a stored line the source now says otherwise stops the
-	// import with [ErrIdempotencyMismatch]. Empty means no keys: every
-	// import appends.
+	// the idempotency key "import/Source/N", unless the line carries its
+	// own ("idempotency_key", as an export with Documents writes it):
+	// importing the same source again skips the lines already stored and
+	// appends the new ones (a file that grew), and a stored line the
+	// source now says otherwise fails the import with
+	// [ErrIdempotencyMismatch]. Empty means no keys but the lines' own:
+	// every import appends.
 	Source string
+	// Create creates the conversation when it does not exist, once every
+	// line has passed the check: an import that fails leaves no
+	// conversation behind. Without it an unknown conversation is
+	// [ErrNotFound].
+	Create bool
+	// Check, when set, is called with each message in order while the
+	// input is checked, before anything is written (a caller's own rule,
+	// such as tool results answering a call); its error fails the import,
+	// named by its line.
+	Check func(Message) error
 }
 
 // ImportResult counts what an import did.
@@ -294,17 +319,30 @@ type ImportResult struct {
 // utf8BOM is the byte order mark some editors put first in UTF-8 files.
 var utf8BOM = []byte("\xEF\xBB\xBF")
 
+// importItem is one message line of an import.
+type importItem struct {
+	line int
+	m    Message
+	opts AppendOptions
+}
+
 // Import appends the OpenAI-format JSONL messages read from r to conv, in
 // order, in batches of up to 1000 messages per transaction (an order of
 // magnitude faster than one Append each). Blank lines are skipped, and a
 // UTF-8 byte order mark before the first; the envelope keys [DB.Export]
-// writes ("timestamp", "session", "metadata") become the messages'
-// [AppendOptions].
+// writes ("timestamp", "session", "metadata", "idempotency_key") become
+// the messages' [AppendOptions], and document lines restore documents.
 //
-// A malformed line (bad JSON, invalid UTF-8, not a message) stops the
-// import with an error naming the line and wrapping [ErrInvalid]; the
-// messages before it are stored, the bad line and everything after are
-// not. It returns [ErrNotFound] for an unknown conversation.
+// An import is all or nothing: r is read twice, first to check every line
+// — its JSON, UTF-8 and message shape, opts.Check, its idempotency key and
+// document version against what conv holds — then to write. A line that
+// fails stops the import before anything is written, with an error naming
+// the line (wrapping [ErrInvalid], or [ErrIdempotencyMismatch]); only the
+// store failing while it writes (a disk or connection error) can leave
+// the batches before it stored, which running the same import again with
+// Source completes. r is rewound when it is an [io.ReadSeeker] and held in
+// memory otherwise. It returns [ErrNotFound] for an unknown conversation
+// unless opts.Create.
 func (db *DB) Import(conv string, r io.Reader, opts ImportOptions) (ImportResult, error) {
 	var res ImportResult
 	if err := db.enter(); err != nil {
@@ -313,25 +351,240 @@ func (db *DB) Import(conv string, r io.Reader, opts ImportOptions) (ImportResult
 	defer db.leave()
 	defer func() { db.analyzeAfter(res.Imported) }()
 	cs, err := db.conv(conv)
+	if errors.Is(err, ErrNotFound) && opts.Create {
+		cs, err = nil, checkID("id", conv)
+	}
 	if err != nil {
 		return res, err
 	}
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
+	if cs != nil {
+		cs.mu.Lock()
+		defer cs.mu.Unlock()
+	}
+	rs, err := rewindable(r)
+	if err != nil {
+		return res, fmt.Errorf("store: import into %q: %w", conv, err)
+	}
+	size, err := db.checkImport(cs, rs, opts)
+	if err != nil {
+		return res, importError(conv, err)
+	}
+	if _, err := rs.Seek(0, io.SeekStart); err != nil {
+		return res, fmt.Errorf("store: import into %q: %w", conv, err)
+	}
+	if cs == nil {
+		if _, err := db.create(conv, nil); err != nil && !errors.Is(err, ErrExists) {
+			return res, err
+		}
+		if cs, err = db.conv(conv); err != nil {
+			return res, err
+		}
+		cs.mu.Lock()
+		defer cs.mu.Unlock()
+	}
+	// Only what was checked is written, should the input grow meanwhile.
+	err = db.writeImport(cs, io.LimitReader(rs, size), opts, &res)
+	return res, importError(conv, err)
+}
 
+// importError is err as Import returns it: a line's validation error as
+// it is (it names the line), anything else named by the conversation.
+func importError(conv string, err error) error {
+	var ve *ValidationError
+	if err == nil || errors.As(err, &ve) {
+		return err
+	}
+	return fmt.Errorf("store: import into %q: %w", conv, err)
+}
+
+// rewindable is r if it can seek, else its bytes in memory.
+func rewindable(r io.Reader) (io.ReadSeeker, error) {
+	if rs, ok := r.(io.ReadSeeker); ok {
+		return rs, nil
+	}
+	b, err := io.ReadAll(r)
+	return bytes.NewReader(b), err
+}
+
+// importLines calls fn with each non-blank line of r and its number (a
+// byte order mark before the first removed) and returns the bytes read.
+func importLines(r io.Reader, fn func(line int, b []byte) error) (int64, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxImportLine)
-	type item struct {
-		line int
-		m    Message
-		opts AppendOptions
+	var n int64
+	line := 0
+	for sc.Scan() {
+		line++
+		n += int64(len(sc.Bytes())) + 1
+		b := bytes.TrimSpace(sc.Bytes())
+		if line == 1 {
+			b = bytes.TrimPrefix(b, utf8BOM)
+		}
+		if len(b) == 0 {
+			continue
+		}
+		if err := fn(line, b); err != nil {
+			return n, err
+		}
 	}
-	var (
-		batch  []item
-		bytes_ int
-		line   int
-	)
-	flush := func() error {
+	if err := sc.Err(); err != nil {
+		return n, fmt.Errorf("line %d: %w", line+1, err)
+	}
+	return n, nil
+}
+
+// messageItem decodes a message line of an import, under the key Source
+// gives it when the line carries none.
+func messageItem(line int, b []byte, source string) (importItem, error) {
+	m, ao, err := importLine(b)
+	var ve *ValidationError
+	switch {
+	case errors.As(err, &ve):
+		return importItem{}, lineError(line, err)
+	case err != nil:
+		return importItem{}, invalid(fmt.Sprintf("line %d", line), "%v", err)
+	}
+	if source != "" && ao.IdempotencyKey == "" {
+		ao.IdempotencyKey = fmt.Sprintf("import/%s/%d", source, line)
+	}
+	return importItem{line, m, ao}, nil
+}
+
+// walkImport reads the lines of r, in order: message lines go to flush in
+// batches (up to importBatchMessages messages or importBatchBytes bytes,
+// each transaction's worth), document lines to doc, after the messages
+// before them are flushed. It returns the bytes read. Both passes of an
+// import walk alike, so the check sees each line as the write will.
+func walkImport(r io.Reader, source string, flush func([]importItem) error, doc func(docLine) error) (int64, error) {
+	var batch []importItem
+	batchBytes := 0
+	flushed := func() error {
+		err := flush(batch)
+		batch, batchBytes = batch[:0], 0
+		return err
+	}
+	size, err := importLines(r, func(line int, b []byte) error {
+		if d, isDoc, err := documentLine(b); isDoc || err != nil {
+			if err == nil {
+				if err = flushed(); err == nil {
+					err = doc(d)
+				}
+			}
+			if err != nil {
+				return lineError(line, err)
+			}
+			return nil
+		}
+		it, err := messageItem(line, b, source)
+		if err != nil {
+			return err
+		}
+		batch = append(batch, it)
+		if batchBytes += len(b); len(batch) >= importBatchMessages || batchBytes >= importBatchBytes {
+			return flushed()
+		}
+		return nil
+	})
+	if err != nil {
+		return size, err
+	}
+	return size, flushed()
+}
+
+// checkImport walks r as writeImport will and returns the first line that
+// would fail: a malformed line, one opts.Check refuses, a key or a
+// document version that conflicts with what cs holds (nil: a conversation
+// to create, which holds nothing). It writes nothing and returns the
+// bytes it read.
+func (db *DB) checkImport(cs *convState, r io.Reader, opts ImportOptions) (int64, error) {
+	docs := docVersions{}
+	return walkImport(r, opts.Source, func(batch []importItem) error {
+		if opts.Check != nil {
+			for _, it := range batch {
+				if err := opts.Check(it.m); err != nil {
+					return lineError(it.line, err)
+				}
+			}
+		}
+		if cs == nil || cs.head.Load() == 0 {
+			return nil // a conversation with no message holds no key
+		}
+		// The keyed lines against the messages stored under their keys,
+		// in one read.
+		return db.kv.View(func(t kvTxn) error {
+			for _, it := range batch {
+				if _, _, err := db.earlier(t, cs, it.m, it.opts); err != nil {
+					return lineError(it.line, err)
+				}
+			}
+			return nil
+		})
+	}, func(d docLine) error { return db.checkDoc(cs, d, docs) })
+}
+
+// docVersions are the versions an import's check has seen of each
+// document (collection and key): the latest, stored or in an earlier
+// line, and the SHA-256 of the bodies of the lines'.
+type docVersions map[string]*docSeen
+
+type docSeen struct {
+	latest int
+	bodies map[int][sha256.Size]byte
+}
+
+// checkDoc checks a document line as importDoc will apply it: the next
+// version of its key, or one the conversation (or an earlier line)
+// holds with the same body.
+func (db *DB) checkDoc(cs *convState, d docLine, seen docVersions) error {
+	id := d.Collection + "\x00" + d.Key
+	s := seen[id]
+	if s == nil {
+		s = &docSeen{bodies: map[int][sha256.Size]byte{}}
+		if cs != nil {
+			stored, err := db.storedDocVersions(cs, d.Collection, d.Key)
+			if err != nil {
+				return err
+			}
+			s.latest = len(stored)
+			for v, body := range stored {
+				s.bodies[v+1] = sha256.Sum256(body)
+			}
+		}
+		seen[id] = s
+	}
+	switch {
+	case d.Version <= s.latest && s.bodies[d.Version] == sha256.Sum256(d.Body):
+		return nil
+	case d.Version != s.latest+1:
+		return fmt.Errorf("%w: document %s/%s version %d: the conversation holds versions 1..%d", ErrIdempotencyMismatch, d.Collection, d.Key, d.Version, s.latest)
+	}
+	s.latest = d.Version
+	s.bodies[d.Version] = sha256.Sum256(d.Body)
+	return nil
+}
+
+// storedDocVersions are the bodies of every version of a document of cs,
+// version 1 first.
+func (db *DB) storedDocVersions(cs *convState, collection, key string) ([][]byte, error) {
+	var out [][]byte
+	err := db.kv.View(func(t kvTxn) error {
+		prefix := docPrefix(cs.num, collection, key)
+		return t.Iterate(prefix, prefixEnd(prefix), false, func(k, v []byte) (bool, error) {
+			if len(k) != len(prefix)+8 {
+				return true, nil
+			}
+			_, body, err := decodeDoc(v)
+			out = append(out, body)
+			return err == nil, err
+		})
+	})
+	return out, err
+}
+
+// writeImport appends the lines of r to cs in batches, one transaction
+// each (checkImport passed them), and counts what it did in res.
+func (db *DB) writeImport(cs *convState, r io.Reader, opts ImportOptions, res *ImportResult) error {
+	_, err := walkImport(r, opts.Source, func(batch []importItem) error {
 		if len(batch) == 0 {
 			return nil
 		}
@@ -363,7 +616,7 @@ func (db *DB) Import(conv string, r io.Reader, opts ImportOptions) (ImportResult
 			return t.Set(headKey(cs.num), encodeHead(h))
 		})
 		if err != nil {
-			return fmt.Errorf("store: import into %q: %w", conv, err)
+			return err
 		}
 		if imported > 0 {
 			cs.advance(last)
@@ -372,61 +625,12 @@ func (db *DB) Import(conv string, r io.Reader, opts ImportOptions) (ImportResult
 		}
 		res.Imported += imported
 		res.Skipped += skipped
-		batch, bytes_ = batch[:0], 0
 		if opts.Progress != nil {
 			opts.Progress(res.Imported + res.Skipped)
 		}
 		return nil
-	}
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if line == 1 {
-			b = bytes.TrimPrefix(b, utf8BOM)
-		}
-		if len(b) == 0 {
-			continue
-		}
-		if d, isDoc, err := documentLine(b); isDoc || err != nil {
-			if err == nil {
-				if err = flush(); err == nil {
-					err = db.importDoc(cs, d, &res)
-				}
-			}
-			if err != nil {
-				return res, lineError(line, err)
-			}
-			continue
-		}
-		m, ao, err := importLine(b)
-		if err != nil {
-			if ferr := flush(); ferr != nil {
-				return res, ferr
-			}
-			var ve *ValidationError
-			if errors.As(err, &ve) {
-				return res, lineError(line, err)
-			}
-			return res, invalid(fmt.Sprintf("line %d", line), "%v", err)
-		}
-		if opts.Source != "" {
-			ao.IdempotencyKey = fmt.Sprintf("import/%s/%d", opts.Source, line)
-		}
-		batch = append(batch, item{line, m, ao})
-		bytes_ += len(b)
-		if len(batch) >= importBatchMessages || bytes_ >= importBatchBytes {
-			if err := flush(); err != nil {
-				return res, err
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		if ferr := flush(); ferr != nil {
-			return res, ferr
-		}
-		return res, fmt.Errorf("store: import into %q: line %d: %w", conv, line+1, err)
-	}
-	return res, flush()
+	}, func(d docLine) error { return db.importDoc(cs, d, res) })
+	return err
 }
 
 func dotField(f string) string {

@@ -11,12 +11,33 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // ErrSchemaNewer reports a PostgreSQL database whose store schema was
 // migrated by a newer binary than this one: it refuses to open it rather
 // than misread it.
 var ErrSchemaNewer = errors.New("store: database schema is newer than this binary")
+
+// ErrNoSchema reports a PostgreSQL connection with no schema the store
+// can use: its search_path names no schema that exists, or the role may
+// not create the store's tables in the one it names. The error says
+// which, and what to run.
+var ErrNoSchema = errors.New("store: no usable PostgreSQL schema")
+
+// noSchema is the ErrNoSchema of a search_path that names no existing
+// schema.
+func noSchema(searchPath, role string) error {
+	return fmt.Errorf("%w: the search_path (%s) names no schema that exists and the role may use; create one (CREATE SCHEMA rlmpl; GRANT USAGE, CREATE ON SCHEMA rlmpl TO %s) and name it in the DSN (search_path=rlmpl)",
+		ErrNoSchema, searchPath, role)
+}
+
+// createDenied is the ErrNoSchema of a role that may not create tables in
+// schema.
+func createDenied(schema, role string) error {
+	return fmt.Errorf("%w: role %s may not create the store's tables in schema %s: GRANT USAGE, CREATE ON SCHEMA %s TO %s (as the schema's owner), or name another schema in the DSN (search_path=...)",
+		ErrNoSchema, role, schema, schema, role)
+}
 
 // migrations are the PostgreSQL schema versions, one file each,
 // NNNN_name.sql, applied in order. A released file never changes: a change
@@ -60,6 +81,8 @@ type SchemaStatus struct {
 	// Schema is the PostgreSQL schema the store lives in (the DSN's
 	// search_path selects it).
 	Schema string
+	// Role is the role the DSN connects as.
+	Role string
 	// Version is the newest migration applied to the database; 0 when
 	// none is (an empty schema).
 	Version int
@@ -120,7 +143,10 @@ func withPostgresConn(ctx context.Context, o PostgresOptions, f func(context.Con
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	st, err := f(ctx, conn)
-	if err != nil && !errors.Is(err, ErrSchemaNewer) {
+	switch {
+	case errors.Is(err, ErrNoSchema):
+		err = fmt.Errorf("store: %v: %w", o, err)
+	case err != nil && !errors.Is(err, ErrSchemaNewer):
 		err = fmt.Errorf("store: %v: %w", o, unavailable(err))
 	}
 	return st, err
@@ -135,12 +161,14 @@ func schemaStatus(ctx context.Context, conn *pgx.Conn) (SchemaStatus, error) {
 	}
 	var st SchemaStatus
 	var schema *string
+	var searchPath string
 	var exists bool
-	if err := conn.QueryRow(ctx, `SELECT current_schema(), to_regclass('rlmpl_schema_version') IS NOT NULL`).Scan(&schema, &exists); err != nil {
+	if err := conn.QueryRow(ctx, `SELECT current_schema(), current_setting('search_path'), current_user, to_regclass('rlmpl_schema_version') IS NOT NULL`).Scan(
+		&schema, &searchPath, &st.Role, &exists); err != nil {
 		return st, err
 	}
 	if schema == nil {
-		return st, errors.New("no schema selected: the search_path names no existing schema")
+		return st, noSchema(searchPath, st.Role)
 	}
 	st.Schema, st.Latest = *schema, len(ms)
 	if exists {
@@ -198,13 +226,17 @@ func migrateConn(ctx context.Context, conn *pgx.Conn) (SchemaStatus, error) {
 		return SchemaStatus{}, err
 	}
 	defer unlock()
+	st, err := schemaStatus(ctx, conn) // a schema to create in, first
+	if err != nil {
+		return st, err
+	}
 	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS rlmpl_schema_version (
 		version integer PRIMARY KEY,
 		name text NOT NULL,
 		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-		return SchemaStatus{}, err
+		return SchemaStatus{}, createError(err, st)
 	}
-	st, err := schemaStatus(ctx, conn)
+	st, err = schemaStatus(ctx, conn)
 	if err != nil {
 		return st, err
 	}
@@ -220,10 +252,20 @@ func migrateConn(ctx context.Context, conn *pgx.Conn) (SchemaStatus, error) {
 			return err
 		})
 		if err != nil {
-			return st, fmt.Errorf("store: migration %s: %w", m.name, err)
+			return st, fmt.Errorf("store: migration %s: %w", m.name, createError(err, st))
 		}
 	}
 	return schemaStatus(ctx, conn)
+}
+
+// createError is err, or the ErrNoSchema it means: a statement that
+// creates in st's schema refused for want of the privilege.
+func createError(err error, st SchemaStatus) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42501" { // insufficient_privilege
+		return createDenied(st.Schema, st.Role)
+	}
+	return err
 }
 
 // migrate migrates the store's schema on one of its pool's connections.

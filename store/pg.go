@@ -158,6 +158,9 @@ func openPostgres(o PostgresOptions) (*pgKV, error) {
 	kv := &pgKV{pool: pool, ctx: ctx, cancel: cancel, retryFor: o.ConnectTimeout, silence: o.StatementTimeout, idleLocks: make(chan *pgx.Conn, maxIdleLockConns)}
 	if err := kv.migrate(); err != nil {
 		kv.Close()
+		if errors.Is(err, ErrNoSchema) {
+			return nil, err // what to do, not a failure to reach the server
+		}
 		return nil, unavailable(err)
 	}
 	if err := pool.QueryRow(ctx, `SELECT 'rlmpl_' || md5(current_schema())`).Scan(&kv.channel); err != nil {
@@ -276,9 +279,8 @@ func (p *pgKV) run(ctx context.Context, o pgx.TxOptions, fn func(kvTxn) error) (
 // with synchronous_commit off: PostgreSQL serializes the commits of
 // transactions that notify (a database-wide lock held through commit), so
 // a NOTIFY inside a synced append would put every writer's WAL flush
-// under that lock (8 writers, alternating runs: 502 appends/s against
-// 698 this way). A notification is
-// not data: one lost (the process dies right after the commit, or this
+// under that lock (docs/performance.md has both, 8 writers). A
+// notification is not data: one lost (the process dies right after the commit, or this
 // statement fails) delays waiters to the next append, nothing else.
 func (p *pgKV) announce(nums []uint64) {
 	if len(nums) == 0 {

@@ -347,5 +347,54 @@ func TestRedactDSN(t *testing.T) {
 		if got := RedactDSN(tc.dsn); got != tc.want {
 			t.Errorf("RedactDSN(%q) = %q, want %q", tc.dsn, got, tc.want)
 		}
+
+	}
+}
+
+// TestPostgresUnusableSchema: a search_path that names no schema, or a
+// schema the role may use but not create in, fails Open, MigratePostgres
+// and the status with ErrNoSchema saying what to run (never SQLSTATE
+// 3F000 or 42501 alone), and creates nothing.
+func TestPostgresUnusableSchema(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	schema := pgtest.Scalar(t, dsn, "SELECT current_schema()")
+	role := "r" + schema // unique as the schema is
+	pgtest.Exec(t, pgtest.BaseDSN(), "CREATE ROLE "+role+" LOGIN")
+	t.Cleanup(func() {
+		pgtest.Exec(t, pgtest.BaseDSN(), "DROP OWNED BY "+role)
+		pgtest.Exec(t, pgtest.BaseDSN(), "DROP ROLE "+role)
+	})
+	pgtest.Exec(t, pgtest.BaseDSN(), "GRANT USAGE ON SCHEMA "+schema+" TO "+role)
+	asRole, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roleDSN := strings.Replace(dsn, "://"+asRole.User+"@", "://"+role+"@", 1)
+	cases := []struct {
+		name, dsn, want string
+	}{
+		{"no schema", pgtest.WithSearchPath(pgtest.BaseDSN(), schema+"_missing"), "CREATE SCHEMA rlmpl; GRANT USAGE, CREATE ON SCHEMA rlmpl TO " + asRole.User},
+		{"no create privilege", roleDSN, "GRANT USAGE, CREATE ON SCHEMA " + schema + " TO " + role},
+	}
+	ctx := context.Background()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := PostgresOptions{DSN: tc.dsn, ConnectTimeout: 5 * time.Second}
+			_, openErr := Open(&Options{Postgres: &o})
+			_, migrateErr := MigratePostgres(ctx, o)
+			for what, err := range map[string]error{"Open": openErr, "MigratePostgres": migrateErr} {
+				if !errors.Is(err, ErrNoSchema) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "SQLSTATE") {
+					t.Errorf("%s = %v, want ErrNoSchema saying %q", what, err, tc.want)
+				}
+			}
+			if tc.name == "no schema" {
+				if _, err := PostgresSchemaStatus(ctx, o); !errors.Is(err, ErrNoSchema) {
+					t.Errorf("status = %v, want ErrNoSchema", err)
+				}
+			}
+		})
+	}
+	if got := pgtest.Scalar(t, dsn, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"); got != "0" {
+		t.Errorf("the refused opens created %s tables", got)
 	}
 }

@@ -571,11 +571,11 @@ func testExportImport(t *testing.T, be backend) {
 	}
 	n, err = db.Import("dst", strings.NewReader(`{"role":"user","content":"ok"}`+"\n"+`{"role":"robot","content":"x"}`+"\n"+`{"role":"user","content":"never"}`), ImportOptions{})
 	var ve *ValidationError
-	if n.Imported != 1 || !errors.As(err, &ve) || !strings.HasPrefix(ve.Field, "line 2") {
+	if n.Imported != 0 || !errors.As(err, &ve) || !strings.HasPrefix(ve.Field, "line 2") {
 		t.Errorf("Import(bad line) = %d, %v", n, err)
 	}
-	if st, _ := db.Stats("dst"); st.Messages != 5 {
-		t.Errorf("after bad import Messages = %d, want 5", st.Messages)
+	if st, _ := db.Stats("dst"); st.Messages != 4 {
+		t.Errorf("after bad import Messages = %d, want 4 (an import is all or nothing)", st.Messages)
 	}
 }
 
@@ -616,7 +616,7 @@ func testImportOfASourceIsIdempotent(t *testing.T, be backend) {
 	bad := `{"role":"user","content":"fine"}` + "\n" + `{"role":"user","content":"caf` + "\xE9" + `"}` + "\n"
 	n, err := db.Import("c", strings.NewReader(bad), ImportOptions{})
 	var ve *ValidationError
-	if n.Imported != 1 || !errors.As(err, &ve) || ve.Field != "line 2" || !strings.Contains(err.Error(), "invalid UTF-8 at byte 29") {
+	if n.Imported != 0 || !errors.As(err, &ve) || ve.Field != "line 2" || !strings.Contains(err.Error(), "invalid UTF-8 at byte 29") {
 		t.Fatalf("invalid UTF-8: %+v, %v", n, err)
 	}
 }
@@ -679,7 +679,7 @@ func TestExportImportDocuments(t *testing.T) { eachBackend(t, testExportImportDo
 func testExportImportDocuments(t *testing.T, be backend) {
 	db := be.open(t)
 	mustCreate(t, db, "a")
-	db.Append("a", user("hello"), AppendOptions{})
+	db.Append("a", user("hello"), AppendOptions{IdempotencyKey: "turn/t1/user"})
 	for _, p := range []DocPut{
 		{Collection: "warm", Key: "range_1_1", Body: []byte(`{"summary":"v1"}`)},
 		{Collection: "warm", Key: "range_1_1", Body: []byte(`{"summary":"v2"}`)},
@@ -692,7 +692,8 @@ func testExportImportDocuments(t *testing.T, be backend) {
 	var plain, full bytes.Buffer
 	db.Export("a", &plain, ExportOptions{})
 	db.Export("a", &full, ExportOptions{Documents: true})
-	if strings.Contains(plain.String(), "rlmpl_document") || strings.Count(full.String(), `{"rlmpl_document":`) != 3 {
+	if strings.Contains(plain.String(), "rlmpl_document") || strings.Count(full.String(), `{"rlmpl_document":`) != 3 ||
+		strings.Contains(plain.String(), "idempotency_key") || !strings.Contains(full.String(), `"idempotency_key":"turn/t1/user"`) {
 		t.Fatalf("exports:\n%s\n%s", plain.String(), full.String())
 	}
 	mustCreate(t, db, "b")
@@ -711,6 +712,11 @@ func testExportImportDocuments(t *testing.T, be backend) {
 				t.Errorf("%s: %+v, want %+v", coll, b[i], a[i])
 			}
 		}
+	}
+	// The message keeps its key: a turn retried in the restored
+	// conversation finds its user message, and its receipts are listed.
+	if r, err := db.Append("b", user("hello"), AppendOptions{IdempotencyKey: "turn/t1/user"}); err != nil || r.Seq != 1 {
+		t.Fatalf("the key after the restore: seq %d, %v", r.Seq, err)
 	}
 	docsOnly := full.String()[strings.Index(full.String(), `{"rlmpl_document":`):]
 	if n, err := db.Import("b", strings.NewReader(docsOnly), ImportOptions{}); err != nil || n != (ImportResult{Skipped: 3}) {
@@ -760,5 +766,81 @@ func testAppendAll(t *testing.T, be backend) {
 	}
 	if recs, err := db.Messages("c", All(), 0); err != nil || len(recs) != 3 || recs[2].Message.Content.Text != "b" {
 		t.Errorf("stored = %+v, %v", recs, err)
+	}
+}
+
+// TestImportIsAllOrNothing: a line that fails (bad JSON, an unknown role,
+// invalid UTF-8, a caller's check, a key or document version that
+// conflicts with the conversation) fails the import before anything is
+// written, however far into the input it is — past the first batch too —
+// and an import that would have created the conversation leaves none.
+func TestImportIsAllOrNothing(t *testing.T) { eachBackend(t, testImportIsAllOrNothing) }
+
+func testImportIsAllOrNothing(t *testing.T, be backend) {
+	var many strings.Builder // more than one batch before the bad line
+	for i := range importBatchMessages + 500 {
+		fmt.Fprintf(&many, `{"role":"user","content":"m%d"}`+"\n", i)
+	}
+	good := `{"role":"user","content":"one"}` + "\n"
+	errOrphan := errors.New("orphan")
+	noTool := func(m Message) error {
+		if m.Role == RoleTool {
+			return errOrphan
+		}
+		return nil
+	}
+	cases := []struct {
+		name, input string
+		opts        ImportOptions
+		line        int
+		want        error
+	}{
+		{"bad JSON", good + `{"role":"user",` + "\n", ImportOptions{}, 2, ErrInvalid},
+		{"unknown role", good + `{"role":"robot","content":"x"}` + "\n", ImportOptions{}, 2, ErrInvalid},
+		{"invalid UTF-8", good + `{"role":"user","content":"caf` + "\xE9" + `"}` + "\n", ImportOptions{}, 2, ErrInvalid},
+		{"bad line after a batch", many.String() + `{"role":"robot"}` + "\n", ImportOptions{}, importBatchMessages + 501, ErrInvalid},
+		{"check", good + `{"role":"tool","tool_call_id":"c9","content":"x"}` + "\n", ImportOptions{Check: noTool}, 2, errOrphan},
+		{"changed source line", many.String(), ImportOptions{Source: "f"}, importBatchMessages + 2, ErrIdempotencyMismatch},
+		{"document version", good + `{"rlmpl_document":{"collection":"receipt","key":"t","version":2,"created_at":"2024-01-01T00:00:00Z","body":{}}}` + "\n",
+			ImportOptions{}, 2, ErrIdempotencyMismatch},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			db := be.open(t)
+			mustCreate(t, db, "c")
+			if tc.want == ErrIdempotencyMismatch && tc.opts.Source != "" {
+				// The conversation holds line N+2 of the source, saying otherwise.
+				if _, err := db.Append("c", user("other"), AppendOptions{IdempotencyKey: fmt.Sprintf("import/f/%d", tc.line)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, _ := db.Stats("c")
+			n, err := db.Import("c", strings.NewReader(tc.input), tc.opts)
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), fmt.Sprintf("line %d", tc.line)) {
+				t.Fatalf("Import = %v, want %v naming line %d", err, tc.want, tc.line)
+			}
+			after, _ := db.Stats("c")
+			if n != (ImportResult{}) || after.Messages != before.Messages {
+				t.Errorf("a failed import wrote %+v: %d messages, had %d", n, after.Messages, before.Messages)
+			}
+			if docs, _ := db.Docs("c", "receipt", true); len(docs) != 0 {
+				t.Errorf("a failed import stored %d documents", len(docs))
+			}
+			if tc.opts.Source != "" {
+				return // a new conversation holds no line of the source
+			}
+			create := tc.opts
+			create.Create = true
+			if _, err := db.Import("new", strings.NewReader(tc.input), create); err == nil {
+				t.Fatal("the import into a new conversation succeeded")
+			}
+			if _, err := db.Conversation("new"); !errors.Is(err, ErrNotFound) {
+				t.Errorf("a failed import left the conversation it would have created: %v", err)
+			}
+		})
+	}
+	db := be.open(t)
+	if n, err := db.Import("new", strings.NewReader(good), ImportOptions{Create: true}); err != nil || n.Imported != 1 {
+		t.Fatalf("Import(Create) = %+v, %v", n, err)
 	}
 }

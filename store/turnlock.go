@@ -14,6 +14,9 @@ import (
 // cross-process lock named by id, or ctx ends.
 type kvLocker interface {
 	lockConversation(ctx context.Context, id string) (unlock func(), err error)
+	// tryLockConversation takes the lock only if no process holds it:
+	// ok is false, and unlock nil, when one does.
+	tryLockConversation(ctx context.Context, id string) (unlock func(), ok bool, err error)
 }
 
 // turnLockKey is the first key of the session advisory lock of a
@@ -59,6 +62,36 @@ func (db *DB) LockConversation(ctx context.Context, conv string) (unlock func(),
 		return nil, err
 	}
 	return func() { remote(); local() }, nil
+}
+
+// TryLockConversation is LockConversation without the wait: ok is false
+// (and unlock nil) when a turn of this process or of another holds the
+// lock, so a caller can tell a turn in progress from one that ended.
+func (db *DB) TryLockConversation(ctx context.Context, conv string) (unlock func(), ok bool, err error) {
+	if err := db.enter(); err != nil {
+		return nil, false, err
+	}
+	cs, err := db.conv(conv)
+	db.leave()
+	if err != nil {
+		return nil, false, err
+	}
+	select {
+	case cs.turn <- struct{}{}:
+	default:
+		return nil, false, nil
+	}
+	local := func() { <-cs.turn }
+	l, shared := db.kv.(kvLocker)
+	if !shared {
+		return local, true, nil
+	}
+	remote, ok, err := l.tryLockConversation(ctx, conv)
+	if err != nil || !ok {
+		local()
+		return nil, false, err
+	}
+	return func() { remote(); local() }, true, nil
 }
 
 // lockConversation takes the conversation's advisory lock on a
@@ -111,18 +144,48 @@ func (p *pgKV) lockConversation(ctx context.Context, id string) (func(), error) 
 		}
 		return nil, fmt.Errorf("store: turn lock: %w", unavailable(err))
 	}
+	return p.unlocker(conn, id), nil
+}
+
+// unlocker releases the advisory lock of id that conn holds, and keeps
+// conn for the next lock.
+func (p *pgKV) unlocker(conn *pgx.Conn, id string) func() {
 	return func() {
 		_, err := conn.Exec(p.ctx, `SELECT pg_advisory_unlock($1, hashtext(current_schema() || '/' || $2))`, turnLockKey, id)
-		if err != nil {
-			closeConn(conn) // closing the session releases its locks
-			return
-		}
+		p.keepLockConn(conn, err) // on error, closing the session releases its locks
+	}
+}
+
+// keepLockConn keeps conn for the next lock, or closes it after an error
+// or when enough are kept.
+func (p *pgKV) keepLockConn(conn *pgx.Conn, err error) {
+	if err == nil {
 		select {
 		case p.idleLocks <- conn:
+			return
 		default:
-			closeConn(conn)
 		}
-	}, nil
+	}
+	closeConn(conn)
+}
+
+// tryLockConversation takes the conversation's advisory lock if no
+// session holds it.
+func (p *pgKV) tryLockConversation(ctx context.Context, id string) (func(), bool, error) {
+	conn, err := p.lockConn(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: turn lock: %w", unavailable(err))
+	}
+	var ok bool
+	err = conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, hashtext(current_schema() || '/' || $2))`, turnLockKey, id).Scan(&ok)
+	if err != nil || !ok {
+		p.keepLockConn(conn, err)
+		if err != nil {
+			return nil, false, fmt.Errorf("store: turn lock: %w", unavailable(err))
+		}
+		return nil, false, nil
+	}
+	return p.unlocker(conn, id), true, nil
 }
 
 // maxIdleLockConns bounds the turn-lock connections kept between turns.

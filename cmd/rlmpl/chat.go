@@ -58,8 +58,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	h, err := newHost(*state, *name, providerSetup, tel.setup, lf.setup(stderr))
 	if err != nil {
-		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
-		return 1
+		return failed(stderr, "rlmpl chat", err)
 	}
 	defer h.Close()
 	d, err := h.Defaults(ctx)
@@ -78,8 +77,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	deps, resolved, err := pf.deps(ctx, h)
 	if err != nil {
-		fmt.Fprintf(stderr, "rlmpl chat: %s\n", configText(err))
-		return 2
+		return failed(stderr, "rlmpl chat", err)
 	}
 	// Configuration is checked above, before the store or the
 	// conversation is created.
@@ -92,6 +90,17 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
 		return 1
+	}
+	// A turn whose process died (kill -9) is recorded as failed now, and
+	// said: the next request notes its unanswered message (lib's
+	// context_no_reply_note/1).
+	if id, err := cv.RecordInterrupted(ctx); err != nil {
+		fmt.Fprintf(stderr, "rlmpl chat: %v\n", err)
+		return 1
+	} else if id != "" && *asJSON {
+		printJSON(stdout, map[string]any{"event": "interrupted", "turn_id": id})
+	} else if id != "" {
+		fmt.Fprintf(stderr, "rlmpl chat: turn %s ended with its process before it answered; its failed receipt is recorded, and the next request notes the unanswered message\n", id)
 	}
 	to := runtime.TurnOptions{
 		Pack: runtime.PackOptions{Policy: p, Model: *pf.model, Boundary: true, BoundaryTemplate: d.BoundaryTemplate,
@@ -108,6 +117,12 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		to.Pack.Sections = []pack.TextSection{{Name: "system_prompt", Visibility: pack.Model, Text: *system}}
 	}
 	c := chat{ctx: ctx, cv: cv, to: to, json: *asJSON, tty: isTerminal(stdin) && isTerminal(stdout), stdout: stdout, stderr: stderr}
+	if c.tty && !c.json {
+		// Lines are edited, so that what other workers append can be shown
+		// above the line being typed (live.go) and that line redrawn.
+		f := stdin.(*os.File)
+		c.ed = newEditor(newTTYReader(f), stdout, int(f.Fd()), "", stderr)
+	}
 	return c.loop(stdin)
 }
 
@@ -117,6 +132,7 @@ type chat struct {
 	cv             runtime.Conversation
 	to             runtime.TurnOptions
 	json, tty      bool
+	ed             *editor // the line editor, on a terminal (not with --json)
 	stdout, stderr io.Writer
 	last           *runtime.Receipt
 	failed         bool // a turn failed: chat exits 1
@@ -131,10 +147,11 @@ type chat struct {
 }
 
 // loop runs a turn per line until /quit or the end of the input and
-// returns the exit status: 1 when a turn failed. On a terminal, Ctrl-C
-// cancels the running turn (its receipt records the cancellation) or, at
-// the prompt, clears the line; Ctrl-D leaves. Without a terminal, SIGINT
-// ends chat with status 130.
+// returns the exit status: 1 when a turn failed (a cancelled one too: its
+// receipt is failed). On a terminal, lines are edited as in the top level;
+// Ctrl-C cancels the running turn (its receipt records the cancellation)
+// or, at the prompt, clears the line; Ctrl-D leaves. Without a terminal,
+// SIGINT ends chat with status 130.
 func (c *chat) loop(stdin io.Reader) int {
 	lines := lineReader{in: bufio.NewReader(stdin)}
 	if c.tty {
@@ -150,11 +167,8 @@ func (c *chat) loop(stdin io.Reader) int {
 	defer stopWatch()
 	for {
 		c.others()
-		if c.tty && !c.json {
-			fmt.Fprint(c.stdout, "> ")
-		}
 		c.setIdle(true)
-		text, err := lines.next(c.ctx)
+		text, err := c.readLine(&lines)
 		c.setIdle(false)
 		switch {
 		case errors.Is(err, errInterrupted) && c.tty:
@@ -191,6 +205,17 @@ func (c *chat) loop(stdin io.Reader) int {
 			return 130
 		}
 	}
+}
+
+// readLine reads the next line: edited after a prompt on a terminal, as
+// it comes otherwise.
+func (c *chat) readLine(lines *lineReader) (string, error) {
+	if c.ed == nil {
+		return lines.next(c.ctx)
+	}
+	text, err := c.ed.readLine("> ")
+	drain(c.interrupts) // a SIGINT sent while at the prompt is not for the next turn
+	return text, err
 }
 
 // status is chat's exit status: 1 when a turn failed, else 0.
@@ -243,6 +268,8 @@ func (c *chat) turn(text string) {
 	}
 	if err == nil {
 		c.mineTurn(res.User.Seq, res.Assistant.Seq)
+	} else {
+		c.failed = true // cancelled or not, its receipt says failed: chat exits 1
 	}
 	switch {
 	case err != nil && interrupted:
@@ -252,7 +279,6 @@ func (c *chat) turn(text string) {
 		}
 		return
 	case err != nil:
-		c.failed = true
 		if !c.json {
 			if streamed.Len() > 0 {
 				fmt.Fprintln(c.stdout) // end the answer's partial line

@@ -43,8 +43,7 @@ func runComplete(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	opts := &host.Options{}
 	if err := providerSetup(opts); err != nil {
-		fmt.Fprintf(stderr, "rlmpl complete: %v\n", err)
-		return 1
+		return failed(stderr, "rlmpl complete", err)
 	}
 	h, err := host.New(opts)
 	if err != nil {
@@ -54,8 +53,7 @@ func runComplete(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	defer h.Close()
 	deps, resolved, err := pf.deps(ctx, h)
 	if err != nil {
-		fmt.Fprintf(stderr, "rlmpl complete: %s\n", configText(err))
-		return 2
+		return failed(stderr, "rlmpl complete", err)
 	}
 	handles := handle.New(nil)
 	ref, meta, err := handles.RegisterText(string(text), handle.Limits{})

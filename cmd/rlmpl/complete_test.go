@@ -37,3 +37,27 @@ func TestCompleteCommand(t *testing.T) {
 		t.Fatalf("missing flag: exit %d", code)
 	}
 }
+
+// TestCompleteCostFromThePriceTable: with a price table in providers.toml
+// the usage a completion reports is priced (what a program's spend
+// report reads), not cost_known=false cost_usd=0.
+func TestCompleteCostFromThePriceTable(t *testing.T) {
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	os.MkdirAll(filepath.Join(cfg, "rlmpl"), 0o755)
+	prices := "[prices.\"tiny\"]\ninput = 2.0\noutput = 8.0\n"
+	if err := os.WriteFile(filepath.Join(cfg, "rlmpl", "providers.toml"), []byte(prices), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := providertest.NewServer(providertest.Completion(`{"steps":[{"op":"final","value":"done"}]}`, 1000, 50))
+	defer srv.Close()
+	file := filepath.Join(t.TempDir(), "ctx.txt")
+	os.WriteFile(file, []byte("some context\n"), 0o600)
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"complete", "--query", "q", "--context-file", file,
+		"--provider", "llamacpp", "--base-url", srv.BaseURL(), "--model", "tiny"}, strings.NewReader(""), &stdout, &stderr)
+	want := (1000*2.0 + 50*8.0) / 1e6 // 0.0024
+	if code != 0 || !strings.Contains(stdout.String(), "cost_known=true") || !strings.Contains(stdout.String(), "cost_usd=0.0024") {
+		t.Fatalf("exit %d, want cost_usd=%v:\n%s%s", code, want, stdout.String(), stderr.String())
+	}
+}

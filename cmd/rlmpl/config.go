@@ -12,6 +12,8 @@ import (
 	"strconv"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/rlmpl/rlmpl/host/provider"
 )
 
 // defaultStateDir is where rlmpl keeps conversation stores unless --state
@@ -78,15 +80,15 @@ func resolveStore(flag string) (string, error) {
 		return defaultStore, nil
 	}
 	if err != nil {
-		return "", err
+		return "", &configError{err.Error()}
 	}
 	var c cliConfig
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&c)
 	if err != nil {
-		return "", fmt.Errorf("%s: %v", path, err)
+		return "", &configError{fmt.Sprintf("%s: %v", path, err)}
 	}
 	if keys := md.Undecoded(); len(keys) > 0 {
-		return "", fmt.Errorf("%s: unknown key %q (the file knows store)", path, keys[0].String())
+		return "", &configError{fmt.Sprintf("%s: unknown key %q (the file knows store)", path, keys[0].String())}
 	}
 	if c.Store == "" {
 		return defaultStore, nil
@@ -100,11 +102,39 @@ func resolveStore(flag string) (string, error) {
 func resolveStoreFlag(name *string, cmd string, stderr io.Writer) (code int, ok bool) {
 	s, err := resolveStore(*name)
 	if err != nil {
-		fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
-		return 2, false
+		return failed(stderr, "rlmpl "+cmd, err), false
 	}
 	*name = s
 	return 0, true
+}
+
+// configError is a problem with config.toml (providers.toml's are
+// provider.ConfigErrors).
+type configError struct{ msg string }
+
+func (e *configError) Error() string { return e.msg }
+
+// isConfigError reports whether err is a configuration error: a broken
+// config.toml or providers.toml (unreadable, bad TOML, an unknown key, a
+// key written in it), or a provider that does not resolve (no model, its
+// key missing from the environment).
+func isConfigError(err error) bool {
+	var ce *configError
+	var pe *provider.ConfigError
+	return errors.As(err, &ce) || errors.As(err, &pe) || errors.Is(err, provider.ErrMissingCredential)
+}
+
+// failed reports a command's error on stderr after prefix ("rlmpl chat")
+// and returns its exit status, by the one rule of doc.go's "Exit status":
+// 2 for a configuration error, which every command checks before it
+// writes anything, 1 for any other.
+func failed(stderr io.Writer, prefix string, err error) int {
+	if isConfigError(err) {
+		fmt.Fprintf(stderr, "%s: %s\n", prefix, configText(err))
+		return 2
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
+	return 1
 }
 
 // parseInterspersed parses fs's flags wherever they appear among the

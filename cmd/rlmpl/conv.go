@@ -53,12 +53,13 @@ func newHost(state, name string, setup ...func(*host.Options) error) (*host.Host
 // state directory; an absolute directory, or a postgres:// URL). Only a
 // command that writes passes create: the others open an existing store
 // or fail with runtime.ErrStoreNotFound, leaving nothing behind (no state
-// directory, no lock file).
+// directory, no lock file, no table in a PostgreSQL schema).
 func storeOn(h *host.Host, name string, create bool) (*runtime.Store, error) {
 	spec, isURL := runtime.PostgresSpec(name)
 	if !isURL {
-		spec = runtime.StoreSpec{Dir: name, Existing: !create}
+		spec = runtime.StoreSpec{Dir: name}
 	}
+	spec.Existing = !create
 	return h.Runtime().OpenStore(spec)
 }
 
@@ -376,10 +377,7 @@ func (c convCmd) importFile(id, file string, lenient bool) error {
 		return err
 	}
 	defer f.Close()
-	cv, err := openOrCreate(c.st, id)
-	if err != nil {
-		return err
-	}
+	cv := c.st.Conversation(id)
 	d, err := c.h.Defaults(c.ctx)
 	if err != nil {
 		return err
@@ -388,13 +386,16 @@ func (c convCmd) importFile(id, file string, lenient bool) error {
 	if err != nil {
 		return err
 	}
-	opts := runtime.ImportOptions{Encodings: d.CountEncodings, WaitIndexed: 5 * time.Minute, Source: abs, Lenient: lenient}
+	opts := runtime.ImportOptions{Encodings: d.CountEncodings, WaitIndexed: 5 * time.Minute, Source: abs, Lenient: lenient, Create: true}
 	if isTerminal(c.stderr) {
 		opts.Progress = func(n int) { fmt.Fprintf(c.stderr, "\rimported %s", counted(n, "message")) }
 	}
 	n, err := cv.Import(f, opts)
 	if isTerminal(c.stderr) {
 		fmt.Fprint(c.stderr, "\r")
+	}
+	if err != nil && n == (store.ImportResult{}) {
+		return fmt.Errorf("%w (nothing was imported)", err)
 	}
 	fmt.Fprintf(c.stderr, "imported %s into %s", counted(n.Imported, "message"), id)
 	if n.Documents > 0 {

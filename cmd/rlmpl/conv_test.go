@@ -216,3 +216,83 @@ func TestStorePostgresURL(t *testing.T) {
 		t.Errorf("help does not say --store takes a postgres:// URL:\n%s", out)
 	}
 }
+
+// TestImportIsAllOrNothing: a file that fails at any line (bad JSON, an
+// unknown role, invalid UTF-8, an orphan tool result) imports nothing,
+// not even the conversation it would have created, and says so.
+func TestImportIsAllOrNothing(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	first := `{"role":"user","content":"kept?"}` + "\n"
+	for i, bad := range []string{
+		`{"role":"user",`,
+		`{"role":"robot","content":"x"}`,
+		`{"role":"user","content":"caf` + "\xE9" + `"}`,
+		`{"role":"tool","tool_call_id":"call_gone","content":"42"}`,
+	} {
+		file := filepath.Join(dir, fmt.Sprintf("bad%d.jsonl", i))
+		os.WriteFile(file, []byte(first+bad+"\n"), 0o600)
+		_, errs, code := rlmpl(t, "conv", "import", "--state", state, "demo", file)
+		if code != 1 || !strings.Contains(errs, "line 2") || !strings.Contains(errs, "nothing was imported") || strings.Contains(errs, "imported 0") {
+			t.Errorf("import of %s: %d %s", bad, code, errs)
+		}
+		if out, errs, code := rlmpl(t, "conv", "list", "--state", state); code != 0 || out != "" {
+			t.Errorf("after a failed import of %s, conv list: %d %q %s", bad, code, out, errs)
+		}
+	}
+}
+
+// TestPostgresReadOnlyCommandsCreateNothing: against a schema with no
+// store, the commands that only read say "store not found" and leave the
+// schema empty, as they do for a directory; conv import then creates the
+// store and they read it.
+func TestPostgresReadOnlyCommandsCreateNothing(t *testing.T) {
+	url := pgtest.DSN(t)
+	for _, args := range [][]string{
+		{"conv", "list"},
+		{"conv", "show", "pg"},
+		{"conv", "export", "pg"},
+		{"receipt", "list", "--conv", "pg"},
+		{"receipt", "stats", "--conv", "pg"},
+		{"pack", "--conv", "pg"},
+		{"warm", "list", "--conv", "pg"},
+	} {
+		if _, errs, code := rlmpl(t, append(args, "--store", url)...); code != 1 || !strings.Contains(errs, "store not found") || !strings.Contains(errs, "conv import and chat create it") {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and store not found", args, code, errs)
+		}
+	}
+	if out, errs, code := rlmpl(t, "store", "status", "--store", url); code != 0 || !strings.Contains(out, ", role "+pgtest.Scalar(t, url, "SELECT current_user")+"\n") {
+		t.Errorf("store status: %d %s %s", code, out, errs)
+	}
+	if n := pgtest.Scalar(t, url, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"); n != "0" {
+		t.Fatalf("the read-only commands created %s tables", n)
+	}
+	file := filepath.Join(t.TempDir(), "t.jsonl")
+	os.WriteFile(file, []byte(`{"role":"user","content":"hello"}`+"\n"), 0o600)
+	if _, errs, code := rlmpl(t, "conv", "import", "--store", url, "pg", file); code != 0 {
+		t.Fatalf("import: %s", errs)
+	}
+	if out, errs, code := rlmpl(t, "conv", "list", "--store", url); code != 0 || !strings.HasPrefix(out, "pg\t") {
+		t.Fatalf("conv list after the import: %d %q %s", code, out, errs)
+	}
+}
+
+// TestPostgresWithoutASchema: a search_path naming no schema makes conv
+// list, conv import and chat say what to do (create the schema, grant it,
+// name it) instead of a raw SQLSTATE.
+func TestPostgresWithoutASchema(t *testing.T) {
+	pgtest.Require(t)
+	url := pgtest.WithSearchPath(pgtest.BaseDSN(), "rlmpl_i35_no_such_schema")
+	file := filepath.Join(t.TempDir(), "t.jsonl")
+	os.WriteFile(file, []byte(`{"role":"user","content":"hello"}`+"\n"), 0o600)
+	for _, args := range [][]string{
+		{"conv", "list", "--store", url},
+		{"conv", "import", "--store", url, "pg", file},
+		{"chat", "--store", url, "--conv", "pg", "--base-url", "http://127.0.0.1:9/v1"},
+	} {
+		_, errs, code := rlmpl(t, args...)
+		if code != 1 || !strings.Contains(errs, "no usable PostgreSQL schema") || !strings.Contains(errs, "CREATE SCHEMA") ||
+			!strings.Contains(errs, "search_path=") || strings.Contains(errs, "SQLSTATE") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errs)
+		}
+	}
+}

@@ -43,7 +43,8 @@ Usage:
 	                           answers without a planner (history tools
 	                           instead); while it waits for a line it
 	                           shows what other workers append to the
-	                           conversation (a postgres:// store)
+	                           conversation (a postgres:// store), marked
+	                           "from elsewhere", above the line being typed
 	rlmpl receipt list|show TURN|diff TURN_A TURN_B|stats|chart --conv ID
 	                           what each turn sent: units, tokens per stage,
 	                           request hashes, usage, cached tokens, cost;
@@ -116,10 +117,12 @@ as *_ms (Unix milliseconds), messages in the OpenAI chat format that export
 writes.
 
 Exit status: 0 when the program ends normally, N after halt(N), 1 on a syntax
-error, an uncaught exception or a failed main goal (chat: a failed turn), 2
-on a usage or configuration error (a provider that does not resolve, a key
-missing from the environment: checked before anything is written), 130 when
-interrupted (SIGINT).
+error, an uncaught exception or a failed main goal (chat: a failed turn,
+a cancelled one included), 2
+on a usage or configuration error (a bad flag; providers.toml or config.toml
+unreadable, not TOML, with an unknown key or a key written in it; a provider
+that does not resolve, a key missing from the environment: all checked before
+anything is written), 130 when interrupted (SIGINT).
 
 In the top level, type a goal ending with a full stop. A deterministic answer
 ends with "."; after one that left a choice point, type ; for the next one or

@@ -50,19 +50,24 @@ func (r *lineReader) next(ctx context.Context) (string, error) {
 	}
 }
 
+// errCtrlC is the cause of a turn cancelled with Ctrl-C: its receipt says
+// so for each request it ended.
+var errCtrlC = errors.New("interrupted by Ctrl-C")
+
 // interruptible returns a child of ctx that SIGINT on interrupts (nil:
-// none) cancels, and stop, which releases it and reports whether SIGINT
-// cancelled it. stop may be called more than once.
+// none) cancels, with errCtrlC as its cause, and stop, which releases it
+// and reports whether SIGINT cancelled it. stop may be called more than
+// once.
 func interruptible(ctx context.Context, interrupts <-chan os.Signal) (context.Context, func() bool) {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancelCause(ctx)
 	if interrupts == nil {
-		return ctx, func() bool { cancel(); return false }
+		return ctx, func() bool { cancel(nil); return false }
 	}
 	done, exited := make(chan struct{}), make(chan bool, 1)
 	go func() {
 		select {
 		case <-interrupts:
-			cancel()
+			cancel(errCtrlC)
 			exited <- true
 		case <-done:
 			exited <- false
@@ -74,7 +79,7 @@ func interruptible(ctx context.Context, interrupts <-chan os.Signal) (context.Co
 		once.Do(func() {
 			close(done)
 			hit = <-exited
-			cancel()
+			cancel(nil)
 		})
 		return hit
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode"
@@ -38,6 +39,8 @@ import (
 //	Ctrl-Z                                             suspend
 //
 // A line longer than the terminal scrolls sideways instead of wrapping.
+// Text that arrives while a line is typed (chat's messages from other
+// workers, see notify) is shown above the line, which is then redrawn.
 
 // historyMax is how many entries the history file keeps.
 const historyMax = 1000
@@ -63,12 +66,18 @@ type editor struct {
 	hidx   int // the history entry shown; len(history) is the new line
 	draft  []rune
 	yank   []rune
+
+	// Notices wait here until readLine shows them above the line: any
+	// goroutine may queue one (notify), only readLine writes to out.
+	noticeMu sync.Mutex // protects notices
+	notices  []string
+	wake     chan struct{} // a notice is queued; capacity 1
 }
 
 // newEditor returns an editor on the terminal fd whose history lives in
 // file (none when file is "").
 func newEditor(in *ttyReader, out io.Writer, fd int, file string, warn io.Writer) *editor {
-	e := &editor{in: in, out: out, fd: fd, file: file, warn: warn}
+	e := &editor{in: in, out: out, fd: fd, file: file, warn: warn, wake: make(chan struct{}, 1)}
 	e.loadHistory()
 	return e
 }
@@ -148,6 +157,10 @@ func (e *editor) readLine(prompt string) (string, error) {
 	e.prompt, e.buf, e.pos, e.hidx, e.draft = prompt, nil, 0, len(e.history), nil
 	io.WriteString(e.out, prompt)
 	for {
+		for !e.in.waitFor(e.wake) {
+			e.showNotices()
+		}
+		e.showNotices() // queued while the line before was read
 		r, _, err := e.in.ReadRune()
 		if err != nil {
 			if len(e.buf) > 0 && errors.Is(err, io.EOF) {
@@ -161,6 +174,38 @@ func (e *editor) readLine(prompt string) (string, error) {
 			return line, err
 		}
 	}
+}
+
+// notify queues text to be shown above the line being typed, now if a
+// line is being read, else when the next one is. Safe for concurrent use.
+func (e *editor) notify(text string) {
+	e.noticeMu.Lock()
+	e.notices = append(e.notices, text)
+	e.noticeMu.Unlock()
+	select {
+	case e.wake <- struct{}{}:
+	default: // already woken
+	}
+}
+
+// showNotices writes the queued notices over the prompt's line, a line
+// each, and redraws the prompt and the line being typed below them.
+func (e *editor) showNotices() {
+	e.noticeMu.Lock()
+	notices := e.notices
+	e.notices = nil
+	e.noticeMu.Unlock()
+	if len(notices) == 0 {
+		return
+	}
+	var b strings.Builder
+	b.WriteString("\r\x1b[K")
+	for _, n := range notices {
+		b.WriteString(strings.ReplaceAll(n, "\n", "\r\n")) // raw: no newline translation
+		b.WriteString("\r\n")
+	}
+	io.WriteString(e.out, b.String())
+	e.refresh()
 }
 
 // key handles one key press. done reports the line ended (line is it, or
@@ -498,7 +543,8 @@ func (e *editor) refresh() {
 // terminal that would take the next line from the editor. It lives as
 // long as the process (a read of a terminal cannot be cancelled).
 type ttyReader struct {
-	ch chan ttyByte
+	ch   chan ttyByte
+	next *ttyByte // taken from ch by waitFor, not read yet
 }
 
 type ttyByte struct {
@@ -529,12 +575,43 @@ func newTTYReader(f io.Reader) *ttyReader {
 
 // ReadByte returns the next byte, waiting for it.
 func (r *ttyReader) ReadByte() (byte, error) {
+	if v, ok := r.takeNext(); ok {
+		return v.b, v.err
+	}
 	v := <-r.ch
 	return v.b, v.err
 }
 
+// takeNext returns the byte waitFor set aside, if any.
+func (r *ttyReader) takeNext() (ttyByte, bool) {
+	if r.next == nil {
+		return ttyByte{}, false
+	}
+	v := *r.next
+	r.next = nil
+	return v, true
+}
+
+// waitFor waits until a byte can be read (true) or wake fires first
+// (false).
+func (r *ttyReader) waitFor(wake <-chan struct{}) bool {
+	if r.next != nil {
+		return true
+	}
+	select {
+	case v := <-r.ch:
+		r.next = &v
+		return true
+	case <-wake:
+		return false
+	}
+}
+
 // readByte is ReadByte that gives up when done is closed.
 func (r *ttyReader) readByte(done <-chan struct{}) (byte, error) {
+	if v, ok := r.takeNext(); ok {
+		return v.b, v.err
+	}
 	select {
 	case v := <-r.ch:
 		return v.b, v.err
@@ -549,6 +626,9 @@ const escapeWait = 50 * time.Millisecond
 
 // readByteWithin is ReadByte that gives up after d.
 func (r *ttyReader) readByteWithin(d time.Duration) (byte, error) {
+	if v, ok := r.takeNext(); ok {
+		return v.b, v.err
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -560,7 +640,12 @@ func (r *ttyReader) readByteWithin(d time.Duration) (byte, error) {
 }
 
 // Buffered reports how many bytes (or errors) are waiting.
-func (r *ttyReader) Buffered() int { return len(r.ch) }
+func (r *ttyReader) Buffered() int {
+	if r.next != nil {
+		return len(r.ch) + 1
+	}
+	return len(r.ch)
+}
 
 // ReadRune returns the next UTF-8 encoded rune (invalid bytes are
 // utf8.RuneError).

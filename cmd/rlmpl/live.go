@@ -10,8 +10,10 @@ import (
 // Live chat: while chat waits for a line, messages other workers append
 // to its conversation (other processes on a PostgreSQL store) are shown
 // as they arrive, through runtime.Conversation.Wait (LISTEN/NOTIFY, no
-// polling); those appended during a turn are shown after it. Messages
-// from before chat started are history, not shown.
+// polling), marked as from elsewhere; those appended during a turn are
+// shown after it. On a terminal the line editor shows them above the line
+// being typed and redraws it. Messages from before chat started are
+// history, not shown.
 
 // watch starts the watcher and returns the function that stops it and
 // waits for it.
@@ -36,9 +38,7 @@ func (c *chat) watch() (stop func()) {
 			after = head
 			c.mu.Lock()
 			if c.idle {
-				if c.showOthers() && c.tty && !c.json {
-					fmt.Fprint(c.stdout, "> ")
-				}
+				c.showOthers()
 			}
 			c.mu.Unlock()
 		}
@@ -89,23 +89,22 @@ func (c *chat) others() {
 }
 
 // showOthers prints the messages after c.seen that this chat did not
-// write and reports whether it printed any. c.mu is held.
-func (c *chat) showOthers() bool {
+// write: through the line editor while a line is read on a terminal, else
+// on stdout. c.mu is held.
+func (c *chat) showOthers() {
 	if c.own == nil {
-		return false
+		return
 	}
 	recs, err := c.cv.Messages(store.After(c.seen), 0)
 	if err != nil {
-		return false
+		return
 	}
-	shown := false
 	for _, r := range recs {
 		c.seen = max(c.seen, r.Seq)
 		if c.own[r.Seq] {
 			delete(c.own, r.Seq)
 			continue
 		}
-		shown = true
 		if c.json {
 			c.emit(struct {
 				Event string `json:"event"`
@@ -113,7 +112,11 @@ func (c *chat) showOthers() bool {
 			}{"message", recordView(r)})
 			continue
 		}
-		fmt.Fprintln(c.stdout, messageLine(r, ""))
+		line := messageLine(r, ", from elsewhere")
+		if c.ed != nil && c.idle {
+			c.ed.notify(line)
+			continue
+		}
+		fmt.Fprintln(c.stdout, line)
 	}
-	return shown
 }

@@ -51,12 +51,12 @@ func TestChatShowsOtherWorkersMessages(t *testing.T) {
 	if _, err := other.Append("live", store.Message{Role: store.RoleUser, Name: "bob", Content: store.TextContent("from another worker")}, store.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("[4] user (bob): from another worker\n")
+	waitFor("[4] user (bob), from elsewhere: from another worker\n")
 	feed.Write([]byte("/quit\n"))
 	if code := <-done; code != 0 {
 		t.Fatalf("chat exit %d: %s", code, stderr.String())
 	}
-	if out := stdout.String(); out != "done\n[4] user (bob): from another worker\n" {
+	if out := stdout.String(); out != "done\n[4] user (bob), from elsewhere: from another worker\n" {
 		t.Errorf("chat printed:\n%s", out)
 	}
 }

@@ -53,7 +53,7 @@ func providerSetup(opts *host.Options) error {
 		return nil
 	}
 	if err != nil {
-		return err
+		return &provider.ConfigError{Field: "config", Message: err.Error()}
 	}
 	opts.ProviderConfig, err = provider.ParseConfig(path, data)
 	return err
@@ -76,8 +76,7 @@ func runProviders(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	opts := &host.Options{}
 	if err := providerSetup(opts); err != nil {
-		fmt.Fprintf(stderr, "rlmpl providers: %v\n", err)
-		return 1
+		return failed(stderr, "rlmpl providers", err)
 	}
 	h, err := host.New(opts)
 	if err != nil {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -214,5 +217,112 @@ func TestProvidersCommand(t *testing.T) {
 	}
 	if strings.Contains(out, testKey) {
 		t.Errorf("the key leaked:\n%s", out)
+	}
+}
+
+// TestConfigurationErrorsExit2: one rule for every command: a broken
+// configuration file — a key written in providers.toml, a TOML syntax
+// error, an unknown key, in providers.toml or config.toml — is a
+// configuration error, exit 2, with the file named, nothing written and
+// no key shown.
+func TestConfigurationErrorsExit2(t *testing.T) {
+	cfgDir := isolate(t)
+	script := writeFile(t, filepath.Join(t.TempDir(), "s.pl"), ":- initialization(main, main).\nmain :- write(ran), nl.\n")
+	ctxFile := writeFile(t, filepath.Join(t.TempDir(), "c.txt"), "text")
+	files := []struct{ name, file, text, want string }{
+		{"key in providers.toml", "providers.toml", "[providers.x]\napi_key = \"" + testKey + "\"\n", "keys are never configuration"},
+		{"providers.toml syntax", "providers.toml", "[providers.x\nmodel = \"m\"\n", "to end table name"},
+		{"providers.toml unknown key", "providers.toml", "[providers.x]\nmodle = \"m\"\n", "unknown key providers.x.modle"},
+		{"config.toml syntax", "config.toml", "store = \n", "config.toml"},
+		{"config.toml unknown key", "config.toml", "stor = \"x\"\n", `unknown key "stor"`},
+	}
+	commands := [][]string{
+		{"run", script},
+		{"repl"},
+		{"chat", "--conv", "c", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"},
+		{"complete", "--query", "q", "--context-file", ctxFile, "--base-url", "http://127.0.0.1:9/v1", "--model", "m"},
+		{"providers"},
+		{"warm", "list", "--conv", "c"},
+		{"conv", "list"},
+	}
+	for _, f := range files {
+		for _, args := range commands {
+			if f.file == "providers.toml" && args[0] == "conv" {
+				continue // conv reads no provider
+			}
+			if f.file == "config.toml" && (args[0] == "providers" || args[0] == "complete" || args[0] == "run" || args[0] == "repl") {
+				continue // no store: config.toml is not read
+			}
+			t.Run(f.name+"/"+args[0], func(t *testing.T) {
+				for _, n := range []string{"providers.toml", "config.toml"} {
+					os.Remove(filepath.Join(cfgDir, "rlmpl", n))
+				}
+				writeFile(t, filepath.Join(cfgDir, "rlmpl", f.file), f.text)
+				state := t.TempDir()
+				t.Setenv("XDG_STATE_HOME", state)
+				out, errOut, code := rlmpl(t, args...)
+				if code != 2 {
+					t.Fatalf("exit %d, want 2\nstdout: %s\nstderr: %s", code, out, errOut)
+				}
+				if !strings.Contains(errOut, f.want) || !strings.Contains(errOut, f.file) {
+					t.Errorf("stderr lacks %q or the file: %s", f.want, errOut)
+				}
+				if strings.Contains(errOut, testKey) {
+					t.Errorf("stderr shows the key: %s", errOut)
+				}
+				if entries, _ := os.ReadDir(state); len(entries) > 0 {
+					t.Errorf("the state directory holds %v: a configuration error writes nothing", entries)
+				}
+			})
+		}
+	}
+}
+
+// TestAgentExample runs docs/providers.md's agent.pl as a user would: a
+// plan whose final value is not text is printed as stored (JSON), and the
+// agent goes on to the next line; with no provider, a failed turn prints
+// one line of cause, and the whole error term with the verbose argument.
+func TestAgentExample(t *testing.T) {
+	cfgDir := isolate(t)
+	doc, err := os.ReadFile("../../docs/providers.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)```prolog\n(% agent.pl .*?)```").FindSubmatch(doc)
+	if m == nil {
+		t.Fatal("docs/providers.md has no agent.pl")
+	}
+	agent := writeFile(t, filepath.Join(t.TempDir(), "agent.pl"), string(m[1]))
+	srv := providertest.NewServer(
+		providertest.Completion(`{"steps":[{"op":"final","value":{"host":"db","port":8443}}]}`, 10, 5),
+		providertest.Completion(`{"steps":[{"op":"final","value":"port 8443"}]}`, 10, 5))
+	defer srv.Close()
+	writeFile(t, filepath.Join(cfgDir, "rlmpl", "providers.toml"),
+		"[providers.local]\nbase_url = \""+srv.BaseURL()+"\"\ncredential = \"none\"\nmodel = \"tiny\"\n")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"run", agent}, strings.NewReader("where is the database?\nand its port?\n"), &stdout, &stderr)
+	if want := "{\"host\":\"db\",\"port\":8443}\nport 8443\n"; code != 0 || stdout.String() != want {
+		t.Fatalf("exit %d, stdout %q, want %q; stderr:\n%s", code, stdout.String(), want, stderr.String())
+	}
+
+	os.Remove(filepath.Join(cfgDir, "rlmpl", "providers.toml"))
+	for _, verbose := range []bool{false, true} {
+		args := []string{"run", agent}
+		if verbose {
+			args = append(args, "verbose")
+		}
+		stdout.Reset()
+		stderr.Reset()
+		code := run(context.Background(), args, strings.NewReader("hello\n"), &stdout, &stderr)
+		errs := stderr.String()
+		lines := strings.Count(errs, "\n")
+		switch {
+		case code != 0:
+			t.Errorf("verbose=%v: exit %d: %s", verbose, code, errs)
+		case !verbose && (lines != 1 || len(errs) > 400 || !strings.Contains(errs, "ERROR: planner_error: ") || !strings.Contains(errs, "unknown provider")):
+			t.Errorf("a failed turn prints %d lines, %d bytes, want one line of cause:\n%s", lines, len(errs), errs)
+		case verbose && !strings.Contains(errs, "token_ledger("):
+			t.Errorf("verbose: want the whole error term, got:\n%s", errs)
+		}
 	}
 }

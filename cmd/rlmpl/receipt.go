@@ -58,20 +58,39 @@ func runReceipt(ctx context.Context, cmd string, args []string, stdout, stderr i
 			}
 			return 0
 		}
+		// The header waits for the first row: a conversation that does not
+		// exist is an error alone. context is what the planner's request
+		// sent (receipt stats' context column), reserved what its ledger
+		// kept free beside it (output reserve, safety margin) under limit.
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "turn\trun\tstatus\tmessages\ttokens\tcalls")
+		header := func() { fmt.Fprintln(tw, "turn\trun\tstatus\tmessages\tcontext\treserved\tlimit\tcount\tcalls") }
+		rows := 0
 		err := cv.EachReceipt(q, func(r runtime.Receipt) error {
-			tokens := "-"
+			if rows++; rows == 1 {
+				header()
+			}
+			sent, reserved, limit, method := "-", "-", "-", "-"
 			if r.Context != nil {
-				tokens = fmt.Sprintf("%d/%d %s", r.Context.Total, r.Context.Limit, r.Context.Method)
+				ts := r.Stats()
+				sent, reserved, limit, method = fmt.Sprint(ts.ContextTokens), fmt.Sprint(ts.ReservedTokens), fmt.Sprint(ts.Limit), r.Context.Method
 			}
 			msgs := fmt.Sprint(r.UserSeq)
 			if r.AssistantSeq > 0 {
 				msgs += fmt.Sprintf("→%d", r.AssistantSeq)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\n", r.TurnID, r.Version, r.Status, msgs, tokens, len(r.Calls))
+			run, status := fmt.Sprint(r.Version), r.Status
+			if r.Version == 0 {
+				run = "-" // not stored yet: running, or interrupted (the next turn stores it)
+			}
+			if r.Error != nil && r.Error.Kind == runtime.KindInterrupted {
+				status = "interrupted"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", r.TurnID, run, status, msgs, sent, reserved, limit, method, len(r.Calls))
 			return nil
 		})
+		if err == nil && rows == 0 {
+			header()
+		}
 		tw.Flush()
 		if err != nil {
 			fmt.Fprintf(stderr, "rlmpl %s: %v\n", cmd, err)
@@ -183,6 +202,11 @@ func printReceipt(r runtime.Receipt, w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%d %s\t%s\t%s\n", kind, c.LocalPromptTokens, c.Method, theirs, c.RequestSHA256)
 	}
 	tw.Flush()
+	for _, c := range r.Calls {
+		if c.Error != "" {
+			fmt.Fprintf(w, "%s #%d ended: %s\n", c.Kind, c.Attempt, c.Error)
+		}
+	}
 	var steps []string
 	for _, s := range r.Trajectory {
 		steps = append(steps, s.Op+" "+s.Status)

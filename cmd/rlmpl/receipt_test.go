@@ -119,6 +119,19 @@ func TestReceiptStats(t *testing.T) {
 		t.Fatalf("stats table: %d\n%s", code, out)
 	}
 	id := turns[1]["turn_id"].(string)
+	// The usage record a program reads is priced too: the turn's cost.
+	out, _, _ = rlmpl(t, "receipt", "list", "--json", "--state", state, "--conv", "demo")
+	for i, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r struct {
+			Usage struct {
+				CostUSD   float64 `json:"cost_usd"`
+				CostKnown bool    `json:"cost_known"`
+			} `json:"usage"`
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil || !r.Usage.CostKnown || !near(r.Usage.CostUSD, []float64{cost1, cost2}[i]) {
+			t.Errorf("turn %d's usage: %+v (%v), want cost_usd %v", i+1, r.Usage, err, []float64{cost1, cost2}[i])
+		}
+	}
 	out, _, code = rlmpl(t, "receipt", "show", id, "--state", state, "--conv", "demo")
 	if code != 0 || !strings.Contains(out, "cached: 896 of 1100 prompt tokens") || !strings.Contains(out, fmt.Sprintf("cost: $%.6f", cost2)) {
 		t.Fatalf("show: %d\n%s", code, out)
@@ -202,5 +215,88 @@ func TestChatStableWindow(t *testing.T) {
 	if code := run(context.Background(), []string{"chat", "--state", state, "--conv", "demo", "--base-url", srv.BaseURL(), "--window", "sliding"},
 		strings.NewReader("x\n"), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "--window") {
 		t.Errorf("bad window: exit %d, %s", code, stderr.String())
+	}
+}
+
+// TestReceiptListColumns: `receipt list` labels what each number is: the
+// context sent (the same figure as `receipt stats`' context column), what
+// the ledger reserved beside it (output reserve, safety margin) and the
+// limit; a conversation that does not exist is an error with no table
+// header before it.
+func TestReceiptListColumns(t *testing.T) {
+	srv := providertest.NewServer(providertest.Completion(`{"steps":[{"op":"final","value":"noted"}]}`, 10, 5))
+	defer srv.Close()
+	state := t.TempDir()
+	chatJSON(t, state, srv, "first\n")
+	out, errs, code := rlmpl(t, "receipt", "list", "--state", state, "--conv", "demo")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 2 {
+		t.Fatalf("list: %d\n%s\n%s", code, out, errs)
+	}
+	header, row := strings.Fields(lines[0]), strings.Fields(lines[1])
+	col := map[string]string{}
+	for i, h := range header {
+		if i < len(row) {
+			col[h] = row[i]
+		}
+	}
+	stats, _, _ := rlmpl(t, "receipt", "stats", "--json", "--state", state, "--conv", "demo")
+	var turn struct {
+		Context  int64 `json:"context_tokens"`
+		Reserved int64 `json:"reserved_tokens"`
+		Limit    int64 `json:"limit"`
+	}
+	if err := json.Unmarshal([]byte(strings.Split(stats, "\n")[0]), &turn); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"context": fmt.Sprint(turn.Context), "reserved": fmt.Sprint(turn.Reserved), "limit": fmt.Sprint(turn.Limit)}
+	for h, v := range want {
+		if col[h] != v {
+			t.Errorf("column %s = %q, want %s (receipt stats)\n%s", h, col[h], v, out)
+		}
+	}
+
+	out, errs, code = rlmpl(t, "receipt", "list", "--state", state, "--conv", "nosuch")
+	if code != 1 || out != "" || !strings.Contains(errs, "nosuch") {
+		t.Fatalf("list --conv nosuch: exit %d, stdout %q, stderr %q; want exit 1, nothing on stdout", code, out, errs)
+	}
+}
+
+// TestReceiptsSurviveARestore: a conversation exported with --documents
+// and imported into another store lists, counts and charts its receipts
+// there as it did in its own, shows them and replays them.
+func TestReceiptsSurviveARestore(t *testing.T) {
+	srv := providertest.NewServer(providertest.Completion(`{"steps":[{"op":"final","value":"noted"}]}`, 10, 5))
+	defer srv.Close()
+	state := t.TempDir()
+	chatJSON(t, state, srv, "first\nsecond\n")
+	backup, _, code := rlmpl(t, "conv", "export", "demo", "--documents", "--state", state)
+	if code != 0 {
+		t.Fatal("export failed")
+	}
+	file := filepath.Join(t.TempDir(), "backup.jsonl")
+	os.WriteFile(file, []byte(backup), 0o600)
+	if _, errs, code := rlmpl(t, "conv", "import", "--state", state, "--store", "restored", "demo", file); code != 0 {
+		t.Fatalf("import: %s", errs)
+	}
+	list, _, code := rlmpl(t, "receipt", "list", "--json", "--state", state, "--store", "restored", "--conv", "demo")
+	lines := strings.Split(strings.TrimSpace(list), "\n")
+	if code != 0 || len(lines) != 2 {
+		t.Fatalf("receipt list after the restore: %d\n%s", code, list)
+	}
+	var r struct {
+		TurnID string `json:"turn_id"`
+	}
+	json.Unmarshal([]byte(lines[1]), &r)
+	stats, _, code := rlmpl(t, "receipt", "stats", "--json", "--state", state, "--store", "restored", "--conv", "demo")
+	if code != 0 || !strings.Contains(stats, `"kind":"total"`) || !strings.Contains(stats, `"completed":2`) {
+		t.Fatalf("receipt stats after the restore: %d\n%s", code, stats)
+	}
+	svg, _, code := rlmpl(t, "receipt", "chart", "--state", state, "--store", "restored", "--conv", "demo")
+	if code != 0 || strings.Count(svg, "data-turn=") == 0 || !strings.Contains(svg, r.TurnID) {
+		t.Fatalf("receipt chart after the restore: %d\n%s", code, svg)
+	}
+	if out, errs, code := rlmpl(t, "turn", "replay", r.TurnID, "--state", state, "--store", "restored", "--conv", "demo"); code != 0 || !strings.Contains(out, "byte for byte") {
+		t.Fatalf("replay after the restore: %d %s %s", code, out, errs)
 	}
 }

@@ -124,8 +124,7 @@ func openSession(ctx context.Context, sf *storeFlags, file string, argv []string
 		},
 	}
 	if err := providerSetup(opts); err != nil {
-		fmt.Fprintf(stderr, "rlmpl: %v\n", err)
-		return nil, nil, 1
+		return nil, nil, failed(stderr, "rlmpl", err)
 	}
 	if err := sf.log.setup(stderr)(opts); err != nil {
 		fmt.Fprintf(stderr, "rlmpl: %v\n", err)

@@ -17,6 +17,7 @@ const storeSynopsis = "store status|migrate [--store postgres://...] [--json]"
 type schemaJSON struct {
 	Store   string        `json:"store"`
 	Schema  string        `json:"schema"`
+	Role    string        `json:"role"`
 	Version int           `json:"version"`
 	Latest  int           `json:"latest"`
 	Applied []appliedJSON `json:"applied"`
@@ -76,7 +77,7 @@ func runStore(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	where := spec.Postgres.String()
 	if *asJSON {
-		v := schemaJSON{Store: where, Schema: st.Schema, Version: st.Version, Latest: st.Latest, Pending: st.Pending,
+		v := schemaJSON{Store: where, Schema: st.Schema, Role: st.Role, Version: st.Version, Latest: st.Latest, Pending: st.Pending,
 			Applied: []appliedJSON{}, Newer: st.Newer()}
 		if v.Pending == nil {
 			v.Pending = []string{}
@@ -92,7 +93,7 @@ func runStore(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return 1
 		}
 	} else {
-		fmt.Fprintf(stdout, "store: %s, schema %s\n", where, st.Schema)
+		fmt.Fprintf(stdout, "store: %s, schema %s, role %s\n", where, st.Schema, st.Role)
 		fmt.Fprintf(stdout, "version: %d (this binary: %d)\n", st.Version, st.Latest)
 		for _, a := range st.Applied {
 			fmt.Fprintf(stdout, "applied: %s at %s\n", a.Name, a.AppliedAt.UTC().Format("2006-01-02T15:04:05Z"))

@@ -3,11 +3,15 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -197,7 +201,8 @@ func TestInterruptExitStatus(t *testing.T) {
 // TestChatTerminalInterrupts drives `rlmpl chat` in a terminal: Ctrl-C
 // during a turn cancels that turn (its receipt records the cancellation)
 // and chat goes on with a new prompt; Ctrl-C at the prompt clears the
-// line, which is never sent; Ctrl-D leaves with status 0.
+// line, which is never sent; Ctrl-D leaves, with status 1 since a turn
+// failed (the cancelled one), as any failed turn makes chat exit.
 func TestChatTerminalInterrupts(t *testing.T) {
 	started := make(chan struct{})
 	srv := providertest.NewServer(providertest.Hang(started), providertest.Completion(`{"steps":[{"op":"final","value":"second answer"}]}`, 10, 5))
@@ -220,8 +225,9 @@ func TestChatTerminalInterrupts(t *testing.T) {
 	term.send("\x03") // Ctrl-C at the prompt clears the line
 	term.expect("\n> ")
 	term.send("\x04") // Ctrl-D leaves
-	if err := term.cmd.Wait(); err != nil {
-		t.Fatalf("exit: %v, want status 0", err)
+	var ee *exec.ExitError
+	if err := term.wait(); !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exit: %v, want status 1 (a turn failed: it was cancelled)", err)
 	}
 	out, _, _ := rlmpl(t, "conv", "show", "c", "--state", state)
 	if want := "[1] user: first\n[2] user: second\n[3] assistant: second answer\n"; out != want {
@@ -238,6 +244,141 @@ func TestChatTerminalInterrupts(t *testing.T) {
 	}
 	if rs[0].Status != runtime.StatusFailed || rs[0].Error == nil || !strings.Contains(rs[0].Error.Message, "cancel") || rs[1].Status != runtime.StatusCompleted {
 		t.Fatalf("receipts: %+v, want the first failed by its cancellation, the second completed", rs)
+	}
+	// The request Ctrl-C ended is in the failed receipt, with why.
+	checkCallInFlight(t, rs[0], srv.Requests()[0].Raw, "interrupted by Ctrl-C")
+}
+
+// checkCallInFlight checks that a failed receipt lists exactly the one
+// request sent (its hash) and why it ended.
+func checkCallInFlight(t *testing.T, r runtime.Receipt, sent, why string) {
+	t.Helper()
+	sum := sha256.Sum256([]byte(sent))
+	if len(r.Calls) != 1 || r.Calls[0].RequestSHA256 != hex.EncodeToString(sum[:]) || r.Calls[0].Attempt != 1 || !strings.Contains(r.Calls[0].Error, why) {
+		t.Fatalf("failed receipt's calls %+v, want the request in flight, ended by %q", r.Calls, why)
+	}
+}
+
+// turnScript is a script that takes one managed turn, t1, on
+// conversation demo of store s, against the provider at baseURL.
+func turnScript(t *testing.T, baseURL string) string {
+	file := t.TempDir() + "/turn.pl"
+	script := `:- initialization(main, main).
+main :-
+    conversation_store_open(persist(s), ok(S)),
+    conversation_create(S, [id(demo)], ok(C)),
+    conversation_turn(C, message(user, "hello?"),
+                      [turn_id(t1), completion_options([provider(provider(local, [base_url("` + baseURL + `"), model(tiny)]))])], _).
+`
+	if err := os.WriteFile(file, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// startTurn runs turnScript in a child rlmpl and returns once its
+// request reached the server (started).
+func startTurn(t *testing.T, state, script string, started <-chan struct{}) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "run", "--state", state, script)
+	cmd.Env = append(os.Environ(), "RLMPL_TEST_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("the turn's request never reached the server: %s", stderr.String())
+	}
+	return cmd, &stderr
+}
+
+// TestKilledTurnIsRecordedAndNoted: kill -9 during a script's managed
+// turn leaves its user message alone in the store; receipt list shows the
+// turn interrupted (not stored yet), chat records its failed receipt when
+// it opens the conversation and says so, and chat's first request notes
+// the unanswered message right after it.
+func TestKilledTurnIsRecordedAndNoted(t *testing.T) {
+	started := make(chan struct{})
+	hang := providertest.NewServer(providertest.Hang(started))
+	defer hang.Close()
+	state := t.TempDir()
+	cmd, _ := startTurn(t, state, turnScript(t, hang.BaseURL()), started)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	// t1's row of receipt list: turn, run, status.
+	t1 := func() string {
+		out, errs, code := rlmpl(t, "receipt", "list", "--state", state, "--store", "s", "--conv", "demo")
+		if code != 0 {
+			t.Fatalf("receipt list: %s", errs)
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) > 2 && f[0] == "t1" {
+				return strings.Join(f[:3], " ")
+			}
+		}
+		return out
+	}
+	if got := t1(); got != "t1 - interrupted" {
+		t.Fatalf("receipt list after kill -9: %s", got)
+	}
+	srv := providertest.NewServer(providertest.Completion(`{"steps":[{"op":"final","value":"here now"}]}`, 10, 5))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"chat", "--json", "--state", state, "--store", "s", "--conv", "demo", "--provider", "local",
+		"--base-url", srv.BaseURL(), "--model", "tiny"}, strings.NewReader("are you there?\n"), &stdout, &stderr); code != 0 {
+		t.Fatalf("chat: %d %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), `{"event":"interrupted","turn_id":"t1"}`) {
+		t.Errorf("chat did not say it recorded t1:\n%s", stdout.String())
+	}
+	if got := t1(); got != "t1 1 interrupted" {
+		t.Fatalf("receipt list after chat: %s", got)
+	}
+	var conv []string
+	for _, m := range srv.Requests()[0].Body["messages"].([]any) {
+		m := m.(map[string]any)
+		if m["role"] == "user" || m["role"] == "assistant" {
+			conv = append(conv, m["role"].(string)+": "+m["content"].(string))
+		}
+	}
+	if len(conv) < 3 || conv[0] != "user: hello?" || !strings.HasPrefix(conv[1], "assistant: [No reply: the turn that received message 1 ended") ||
+		conv[2] != "user: are you there?" {
+		t.Fatalf("chat's request:\n%s", strings.Join(conv, "\n"))
+	}
+}
+
+// TestInterruptedRunRecordsTheCallInFlight: SIGINT during a script's
+// managed turn ends the turn with a failed receipt that lists the request
+// on the wire (its hash, "interrupt signal received"), and replay renders
+// it again.
+func TestInterruptedRunRecordsTheCallInFlight(t *testing.T) {
+	started := make(chan struct{})
+	srv := providertest.NewServer(providertest.Hang(started))
+	defer srv.Close()
+	state := t.TempDir()
+	cmd, stderr := startTurn(t, state, turnScript(t, srv.BaseURL()), started)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err == nil {
+		t.Fatal("the interrupted script exited 0")
+	}
+	h, st, err := openStore(state, "s", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.Conversation("demo").Receipt("t1")
+	if err != nil || r.Status != runtime.StatusFailed {
+		t.Fatalf("receipt %+v, %v (stderr %s)", r, err, stderr.String())
+	}
+	checkCallInFlight(t, r, srv.Requests()[0].Raw, "interrupt signal received")
+	h.Close()
+	if out, errs, code := rlmpl(t, "turn", "replay", "t1", "--state", state, "--store", "s", "--conv", "demo"); code != 0 || !strings.Contains(out, "1 requests rendered again") {
+		t.Fatalf("replay: %d %s %s", code, out, errs)
 	}
 }
 

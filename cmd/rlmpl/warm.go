@@ -48,8 +48,7 @@ func runWarm(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	h, st, err := openStore(*state, *name, false, providerSetup)
 	if err != nil {
-		fmt.Fprintf(stderr, "rlmpl warm: %v\n", err)
-		return 1
+		return failed(stderr, "rlmpl warm", err)
 	}
 	defer h.Close()
 	cv := st.Conversation(*conv)
@@ -116,8 +115,7 @@ func runWarm(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if *useModel {
 			deps, resolved, err := pf.deps(ctx, h)
 			if err != nil {
-				fmt.Fprintf(stderr, "rlmpl warm publish: %s\n", configText(err))
-				return 2
+				return failed(stderr, "rlmpl warm publish", err)
 			}
 			gen = runtime.CompletionGenerator(handle.New(nil), plan.Input{Providers: []string{resolved.Name}, StructuredOutput: resolved.StructuredOutput}, deps)
 		} else {

@@ -20,6 +20,11 @@ type Turn struct {
 	Message tokenizer.Message
 	Content tokenizer.Count
 	Cached  bool
+	// NoReply marks a user message that got no reply: its turn failed or
+	// was interrupted, and another user message follows it. The pack sends
+	// Utilities.NoReplyTemplate after it, with it or not at all, so the
+	// model is told rather than shown two user messages in a row.
+	NoReply bool
 }
 
 // Utilities is the value model of conversation units, declared in Prolog
@@ -39,6 +44,10 @@ type Utilities struct {
 	// (lib's context_pinned_role/1): the loader reads them by role and
 	// gives them as ConversationInput.Pinned.
 	PinnedRoles []string
+	// NoReplyTemplate is the assistant note sent after a user message that
+	// got no reply ([Turn].NoReply; see [RenderNoReply]; lib's
+	// context_no_reply_note/1). Empty sends none.
+	NoReplyTemplate string
 }
 
 // TextSection is a fixed section given as text; model sections render as
@@ -187,6 +196,19 @@ const KindPinnedExceeds = "pinned_context_exceeds_limit"
 // PinnedSection is the section of pinned message units (their own ledger
 // stages).
 const PinnedSection = "pinned"
+
+// NoReplySection is the section of the notes that follow user messages
+// that got no reply ([Turn].NoReply).
+const NoReplySection = "no_reply"
+
+// NoReplyID is the unit id of the note after the message at seq.
+func NoReplyID(seq int64) string { return "no_reply_after_message_" + strconv.FormatInt(seq, 10) }
+
+// RenderNoReply fills a no-reply note template: {seq} is the sequence of
+// the message that got no reply.
+func RenderNoReply(template string, seq int64) string {
+	return strings.ReplaceAll(template, "{seq}", strconv.FormatInt(seq, 10))
+}
 
 // RenderBoundary fills a boundary template: {conversation} is the
 // conversation id, {cold_through} the last sequence that may be absent and
@@ -437,6 +459,12 @@ func conversationUnits(in ConversationInput, hotStart int64, counts map[string]t
 			}
 		}
 		units = append(units, Unit{ID: id, Section: "conversation", Mandatory: hot, Order: t.Seq, Variants: vs})
+		if t.NoReply && in.Utilities.NoReplyTemplate != "" {
+			m := tokenizer.Message{Role: tokenizer.RoleAssistant, Content: RenderNoReply(in.Utilities.NoReplyTemplate, t.Seq)}
+			units = append(units, Unit{ID: NoReplyID(t.Seq), Section: NoReplySection, Mandatory: hot, Order: t.Seq,
+				Variants: []Variant{{Kind: "note", Count: messageCost(in.Counter, m, nil), Utility: u, Value: m}}})
+			cons = append(cons, solver.SameChoice(id, NoReplyID(t.Seq)))
+		}
 		for _, call := range t.Message.ToolCalls {
 			callOf[call.ID] = id
 		}

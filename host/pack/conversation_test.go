@@ -337,3 +337,42 @@ func TestOversizedToolResultKeepsItsCall(t *testing.T) {
 		t.Fatalf("request ends %+v, %q", prev, last.Content[max(0, len(last.Content)-20):])
 	}
 }
+
+// TestNoReplyNote: a user message that got no reply is followed by the
+// note (an assistant message, its own ledger stage) when it is sent, and
+// the note goes with it: never one without the other, under every window.
+func TestNoReplyNote(t *testing.T) {
+	long := strings.Repeat("detail ", 2000)
+	turns := []Turn{
+		{Seq: 1, Message: tokenizer.Message{Role: "user", Content: "lost question " + long}, NoReply: true},
+		{Seq: 2, Message: tokenizer.Message{Role: "user", Content: "new question"}},
+		{Seq: 3, Message: tokenizer.Message{Role: "assistant", Content: "answer"}},
+		{Seq: 4, Message: tokenizer.Message{Role: "user", Content: "and now?"}},
+	}
+	for _, w := range []Window{Contiguous, MostTurns, Stable} {
+		for _, room := range []int64{100000, 1500} { // all of it fits; message 1 does not
+			p := policy(room, 100000, 100, 10)
+			p.MinRecentTurns, p.Window = 3, w
+			in := convInput(turns, p)
+			in.Utilities.NoReplyTemplate = "[no reply to message {seq}]"
+			cp, err := Conversation(context.Background(), in)
+			if err != nil {
+				t.Fatalf("%s, %d: %v", w, room, err)
+			}
+			var got []string
+			for _, m := range cp.Request.Messages {
+				if m.Role != "system" {
+					got = append(got, m.Role+":"+strings.Fields(m.Content)[0])
+				}
+			}
+			sent := strings.Join(got, " ")
+			want := "user:new assistant:answer user:and"
+			if strings.HasPrefix(sent, "user:lost") {
+				want = "user:lost assistant:[no user:new assistant:answer user:and"
+			}
+			if sent != want || w != Stable && (room == 100000) != strings.HasPrefix(sent, "user:lost") {
+				t.Errorf("%s, %d tokens: %s", w, room, sent)
+			}
+		}
+	}
+}

@@ -328,6 +328,9 @@ func Resolve(name string, call Settings, cfg *Config, getenv func(string) string
 			name, name, name, where)
 	}
 	r.Options = Options{BaseURL: s.BaseURL, Model: s.Model, Timeout: s.Timeout, Headers: s.Headers, Getenv: getenv}
+	if cfg != nil {
+		r.Options.Prices = cfg.Prices
+	}
 	if !s.NoCredential {
 		r.Options.Credential = s.Credential
 	}

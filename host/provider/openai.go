@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -112,6 +113,14 @@ type Options struct {
 	// Rand returns a number in [0, 1) for backoff jitter. Zero means
 	// math/rand/v2's Float64.
 	Rand func() float64
+
+	// Prices give each response's Usage its cost (Usage.Cost, CostKnown)
+	// for the model named in the request body: when the table prices that
+	// model and the provider reported the prompt and completion counts,
+	// the table's cost replaces any the provider reported (receipts price
+	// their calls by the same rule). Nil prices nothing: only a cost the
+	// provider reports (OpenRouter's) is known.
+	Prices Prices
 }
 
 // DefaultAllowedOptions returns the Extra keys allowed when
@@ -255,7 +264,7 @@ func NewOpenAI(o *Options) (*OpenAI, error) {
 }
 
 // Options returns the effective options, defaults filled in. The Headers
-// map and AllowedOptions slice are copies.
+// and Prices maps and the AllowedOptions slice are copies.
 func (c *OpenAI) Options() Options {
 	o := c.opts
 	o.Headers = make(map[string]string, len(c.opts.Headers))
@@ -263,6 +272,7 @@ func (c *OpenAI) Options() Options {
 		o.Headers[k] = v
 	}
 	o.AllowedOptions = slices.Clone(c.opts.AllowedOptions)
+	o.Prices = maps.Clone(c.opts.Prices)
 	return o
 }
 
@@ -295,8 +305,10 @@ func (c *OpenAI) Stream(ctx context.Context, req tokenizer.Request, fn func(Delt
 	return c.do(ctx, req, fn, true)
 }
 
+// canceled is the error of a call whose context ended; its message says
+// why (the context's cause: a time limit, an interrupt signal).
 func canceled(ctx context.Context, attempts int) *Error {
-	return &Error{Kind: KindCanceled, Message: ctx.Err().Error(), Attempts: attempts, Err: ctx.Err()}
+	return &Error{Kind: KindCanceled, Message: context.Cause(ctx).Error(), Attempts: attempts, Err: ctx.Err()}
 }
 
 // do encodes req once and sends it, retrying as configured; a success
@@ -615,6 +627,17 @@ func traceAttempt(ctx context.Context, a Attempt) {
 
 var errAttemptTimeout = errors.New("provider: request timeout")
 
+// priced is u with its cost from Options.Prices, when the table prices
+// the requested model and u has the counts a price needs.
+func (a *attemptState) priced(u Usage) Usage {
+	if p, ok := a.c.opts.Prices.Lookup(a.model); ok {
+		if cost, ok := p.Cost(u); ok {
+			u.Cost, u.CostKnown = cost, true
+		}
+	}
+	return u
+}
+
 func (a *attemptState) run(body []byte, stream bool) (Response, error) {
 	o := &a.c.opts
 	actx, cancel := context.WithCancelCause(a.ctx)
@@ -670,6 +693,7 @@ func (a *attemptState) run(body []byte, stream bool) (Response, error) {
 		return Response{}, statusError(res, data, a.secrets, o.Now)
 	}
 	r, err := decodeResponse(data, res.StatusCode, a.model, a.secrets)
+	r.Usage = a.priced(r.Usage)
 	if err != nil || !stream {
 		return r, err
 	}

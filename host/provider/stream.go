@@ -138,7 +138,7 @@ func (s *streamState) event(data []byte) (done bool, err error) {
 		}
 	}
 	if w.Usage != nil {
-		u := w.Usage.usage()
+		u := s.a.priced(w.Usage.usage())
 		if u.Any() {
 			if err := s.emit(Delta{Kind: DeltaUsage, Usage: &u}); err != nil {
 				return false, err

@@ -1,10 +1,12 @@
 package provider_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
 	"github.com/rlmpl/rlmpl/host/provider"
+	"github.com/rlmpl/rlmpl/host/provider/providertest"
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
@@ -116,5 +118,57 @@ func TestUsageCacheDetails(t *testing.T) {
 	}
 	if g := provider.TokenUsage(3, 2).WithCached(1).WithReasoning(1).String(); g != "prompt=3 completion=2 total=5 cost=? cached=1 reasoning=1" {
 		t.Errorf("String() = %q", g)
+	}
+}
+
+// TestPricesPriceTheUsage: a client with a price table gives a response
+// of a priced model its cost, streamed or not (the usage delta too), in
+// place of one the provider reported; an unpriced model keeps what the
+// provider said.
+func TestPricesPriceTheUsage(t *testing.T) {
+	const reported = `{"id":"c","model":"test-model","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],
+ "usage":{"prompt_tokens":1000,"completion_tokens":100,"total_tokens":1100,"prompt_tokens_details":{"cached_tokens":400},"cost":0.5}}`
+	sse := providertest.SSE(`{"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}`,
+		`{"choices":[],"usage":{"prompt_tokens":1000,"completion_tokens":100,"total_tokens":1100,"prompt_tokens_details":{"cached_tokens":400}}}`, "[DONE]")
+	prices := provider.Prices{"test-*": {Input: 2, CachedInput: 0.5, Output: 10}}
+	want := (600*2.0 + 400*0.5 + 100*10.0) / 1e6
+	for _, tc := range []struct {
+		name, model string
+		stream      bool
+		cost        float64
+		known       bool
+	}{
+		{"priced", "test-model", false, want, true},
+		{"priced stream", "test-model", true, want, true},
+		{"unpriced, reported", "other", false, 0.5, true},
+		{"unpriced stream", "other", true, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, reply(200, reported))
+			if tc.stream {
+				f = newFake(t, sse)
+			}
+			c := newClient(t, f, func(o *provider.Options) { o.Prices, o.Model = prices, tc.model })
+			var resp provider.Response
+			var delta *provider.Usage
+			var err error
+			if tc.stream {
+				resp, err = c.Stream(context.Background(), userReq("x"), func(d provider.Delta) error {
+					if d.Kind == provider.DeltaUsage {
+						delta = d.Usage
+					}
+					return nil
+				})
+			} else {
+				resp, err = c.Complete(context.Background(), userReq("x"))
+			}
+			u := resp.Usage
+			if err != nil || u.CostKnown != tc.known || u.Cost < tc.cost-1e-12 || u.Cost > tc.cost+1e-12 {
+				t.Fatalf("usage %+v, %v; want cost %v known %t", u, err, tc.cost, tc.known)
+			}
+			if tc.stream && (delta == nil || *delta != u) {
+				t.Errorf("usage delta %+v, want %+v", delta, u)
+			}
+		})
 	}
 }

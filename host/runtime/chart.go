@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"strings"
 )
 
 // ChartStages are the parts a context chart stacks, bottom to top: what
@@ -28,9 +29,11 @@ type ChartBar struct {
 }
 
 // ChartBarOf reads a receipt's bar. Fixed sections are scaffolding
-// (planner instructions, grammar, capabilities, budget, goal, and the
-// caller's system prompt, instructions and skills) except the tool
-// schemas; conversation messages are the hot tail or older turns; warm
+// (planner instructions, grammar, capabilities, budget, goal, a direct
+// turn's reply priming, and the caller's system prompt, instructions and
+// skills) except what is tools: the planner's tool schemas, a direct
+// turn's tool definitions and the tool rounds (calls and results) it sends
+// back; conversation messages are the hot tail or older turns; warm
 // summaries, the boundary and pinned messages are their own.
 func ChartBarOf(r Receipt) ChartBar {
 	bar := ChartBar{TurnID: r.TurnID, Tokens: make([]int64, len(ChartStages)), CachedShare: -1}
@@ -62,7 +65,7 @@ func ChartBarOf(r Receipt) ChartBar {
 			default:
 				stage = "older_turns"
 			}
-		case s.Name == "tool_schemas":
+		case s.Name == "tool_schemas" || s.Name == "tool_definitions" || strings.HasPrefix(s.Name, "tool_round_"):
 			stage = "tools"
 		}
 		for i, name := range ChartStages {
@@ -78,6 +81,43 @@ func ChartBarOf(r Receipt) ChartBar {
 		}
 	}
 	return bar
+}
+
+// The legend's geometry: a chart of a few turns is narrow, so the legend
+// wraps into rows of legendRowH pixels, in a drawing at least
+// minChartWidth wide; a name is taken as 7 pixels a character.
+const (
+	minChartWidth = 320.0
+	legendRowH    = 16.0
+)
+
+// legendEntry is one entry of the legend: a stage (its index in
+// ChartStages), the ceiling or the cached share, placed at x in row.
+type legendEntry struct {
+	name  string
+	stage int
+	x     float64
+	row   int
+}
+
+// legendLayout places the legend's entries left to right, starting a new
+// row where the next would cross the drawing's right edge.
+func legendLayout(width float64) []legendEntry {
+	var out []legendEntry
+	for k, name := range append(append([]string(nil), ChartStages...), "ceiling", "cached share") {
+		out = append(out, legendEntry{name: name, stage: k})
+	}
+	const margin = 8
+	x, row := float64(margin), 0
+	for i := range out {
+		w := 14 + 7*float64(len(out[i].name))
+		if x > margin && x+w > width-margin {
+			x, row = margin, row+1
+		}
+		out[i].x, out[i].row = x, row
+		x += w + 12
+	}
+	return out
 }
 
 // WriteContextChart draws receipts as a self-contained SVG (no script, no
@@ -105,7 +145,9 @@ func WriteContextChart(w io.Writer, rs []Receipt) error {
 		barW = max(2, min(24, 900/float64(len(bars))))
 	}
 	plotW := barW * float64(max(1, len(bars)))
-	width, height := float64(left+right)+plotW, float64(topM+plotH+bottom)
+	width := max(float64(left+right)+plotW, minChartWidth)
+	legend := legendLayout(width)
+	height := float64(topM+plotH+bottom) + legendRowH*float64(legend[len(legend)-1].row)
 	y := func(tokens int64) float64 { return topM + plotH - float64(plotH)*float64(tokens)/float64(top) }
 	bw := bufio.NewWriter(w)
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
@@ -143,18 +185,19 @@ func WriteContextChart(w io.Writer, rs []Receipt) error {
 				x+barW/2, cy, max(1.5, min(3, barW/3)), i+1, b.CachedShare, i+1, 100*b.CachedShare)
 		}
 	}
-	// Legend.
-	lx := float64(left)
-	for k, name := range ChartStages {
-		p(`<rect x="%.1f" y="%d" width="10" height="10" fill="%s"/><text x="%.1f" y="%d">%s</text>`+"\n",
-			lx, topM+plotH+30, chartColors[k], lx+14, topM+plotH+39, name)
-		lx += 14 + 7*float64(len(name)) + 12
+	// Legend: in rows, each entry a mark and its name.
+	for _, e := range legend {
+		ly := float64(topM+plotH+30) + legendRowH*float64(e.row)
+		switch e.name {
+		case "ceiling":
+			p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#000000" stroke-width="2"/>`, e.x, ly+5, e.x+10, ly+5)
+		case "cached share":
+			p(`<circle cx="%.1f" cy="%.1f" r="3" fill="#ffffff" stroke="#000000"/>`, e.x+5, ly+5)
+		default:
+			p(`<rect x="%.1f" y="%.1f" width="10" height="10" fill="%s"/>`, e.x, ly, chartColors[e.stage])
+		}
+		p(`<text x="%.1f" y="%.1f" data-legend="%s">%s</text>`+"\n", e.x+14, ly+9, e.name, e.name)
 	}
-	p(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#000000" stroke-width="2"/><text x="%.1f" y="%d">ceiling</text>`+"\n",
-		lx, topM+plotH+35, lx+12, topM+plotH+35, lx+16, topM+plotH+39)
-	lx += 70
-	p(`<circle cx="%.1f" cy="%d" r="3" fill="#ffffff" stroke="#000000"/><text x="%.1f" y="%d">cached share</text>`+"\n",
-		lx+5, topM+plotH+35, lx+12, topM+plotH+39)
 	p(`<text x="%d" y="%d">turn 1 .. %d</text>`+"\n", left, topM+plotH+16, len(bars))
 	p("</svg>\n")
 	return bw.Flush()

@@ -23,7 +23,8 @@ type MessageView struct {
 // coldWindow is how many turns on each side of a search hit a cold search
 // returns with it: the answer next to a matching question (and the
 // question of a matching answer), which is where half of plain BM25's
-// misses are (store's retrieval eval: recall@10 .76 → .86 on LoCoMo).
+// misses are (store's retrieval eval; its LoCoMo figures with and without
+// the window are in docs/performance.md).
 const coldWindow = 1
 
 // ColdContext registers an opaque handle on the conversation's history in
@@ -63,44 +64,66 @@ func (conversationAdapter) Describe(ctx context.Context, source any) (string, in
 	}, nil
 }
 
-// viewItem is a message as a cold operation returns it.
+// viewItem is a message as a cold operation returns it: the text a model
+// reads is what the message holds (readText); its view's content is the
+// plain text.
 func viewItem(r store.Record) handle.Item {
-	text := r.Message.Content.PlainText()
-	return handle.Item{Text: text, Value: MessageView{Sequence: r.Seq, Role: r.Message.Role.String(), Content: text}}
+	return handle.Item{Text: readText(r.Message), Value: MessageView{Sequence: r.Seq, Role: r.Message.Role.String(), Content: r.Message.Content.PlainText()}}
 }
 
-// hitItem is a search hit as a cold search returns it: with its window,
-// its text is the excerpt a model reads, one "[sequence] role: text" line
-// per turn in order.
-func hitItem(h store.Hit) handle.Item {
-	it := viewItem(h.Record)
-	if len(h.Window) == 0 {
-		return it
+// readText is a message as a model reads it in cold history: its text,
+// then its images ("[image: caption]") and tool calls ("→ name(arguments)"),
+// so that a message found by its caption or its call's arguments does not
+// read as nothing.
+func readText(m store.Message) string {
+	var parts []string
+	if text := m.Content.PlainText(); text != "" {
+		parts = append(parts, text)
 	}
-	v := it.Value.(MessageView)
-	var sb strings.Builder
-	line := func(m MessageView) { fmt.Fprintf(&sb, "[%d] %s: %s\n", m.Sequence, m.Role, m.Content) }
+	for _, p := range m.Content.Parts {
+		switch {
+		case p.Type == store.PartText:
+		case p.Alt != "":
+			parts = append(parts, "[image: "+p.Alt+"]")
+		default:
+			parts = append(parts, "[image]")
+		}
+	}
+	for _, tc := range m.ToolCalls {
+		parts = append(parts, fmt.Sprintf("→ %s(%s)", tc.Name, tc.Arguments))
+	}
+	return strings.Join(parts, " ")
+}
+
+// hitLine is one message's line in a hit's text.
+func hitLine(r store.Record) string {
+	return fmt.Sprintf("[%d] %s: %s", r.Seq, r.Message.Role, readText(r.Message))
+}
+
+// hitItem is a search hit as a cold search returns it: its text is the
+// excerpt a model reads, one "[sequence] role: text" line per message of
+// its window (the hit and the turns around it), in order.
+func hitItem(h store.Hit) handle.Item {
+	v := viewItem(h.Record).Value.(MessageView)
+	var lines []string
 	hitDone := false
 	for _, r := range h.Window {
 		if !hitDone && r.Seq > h.Seq {
-			line(v)
+			lines = append(lines, hitLine(h.Record))
 			hitDone = true
 		}
-		m := viewItem(r).Value.(MessageView)
-		v.Window = append(v.Window, m)
-		line(m)
+		v.Window = append(v.Window, viewItem(r).Value.(MessageView))
+		lines = append(lines, hitLine(r))
 	}
 	if !hitDone {
-		line(v)
+		lines = append(lines, hitLine(h.Record))
 	}
-	return handle.Item{Text: strings.TrimSuffix(sb.String(), "\n"), Value: v}
+	return handle.Item{Text: strings.Join(lines, "\n"), Value: v}
 }
 
 // hitLineSize is the size of a message's line in a hit's text, so that
 // the store's window budget and the handle's byte limit agree.
-func hitLineSize(r store.Record) int {
-	return len(fmt.Sprintf("[%d] %s: \n", r.Seq, r.Message.Role)) + len(r.Message.Content.PlainText())
-}
+func hitLineSize(r store.Record) int { return len(hitLine(r)) + 1 }
 
 func (conversationAdapter) Do(ctx context.Context, source any, q handle.Request, lim handle.Limits) (handle.Work, error) {
 	c := source.(Conversation)

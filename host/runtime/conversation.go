@@ -1,10 +1,7 @@
 package runtime
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -264,15 +261,17 @@ type ImportOptions struct {
 	// (orphan_tool_result). By default such a line fails the import and
 	// nothing is written.
 	Lenient bool
+	// Create creates the conversation when it does not exist, once every
+	// line has passed the check: a failed import leaves none behind.
+	Create bool
 }
 
 // Import appends the messages of OpenAI chat-messages JSONL in batches,
 // counted in opts.Encodings like appends, and says how many it appended
-// and skipped (see store.DB.Import for malformed lines). Unless
-// opts.Lenient, a tool result that answers no call before it (in the
-// stored tail or the lines above it, as for Append) fails the import
-// before anything is written: r is read twice (rewound when it can seek,
-// else held in memory).
+// and skipped. It is all or nothing (see store.DB.Import): every line is
+// checked before anything is written — and unless opts.Lenient, a tool
+// result must answer a call of the messages before it (in the stored
+// tail or the lines above it, as for Append).
 func (c Conversation) Import(r io.Reader, opts ImportOptions) (store.ImportResult, error) {
 	reg := c.st.rt.Tokenizers()
 	for _, enc := range opts.Encodings {
@@ -280,67 +279,29 @@ func (c Conversation) Import(r io.Reader, opts ImportOptions) (store.ImportResul
 			return store.ImportResult{}, err
 		}
 	}
-	if !opts.Lenient {
-		var err error
-		if r, err = c.checkToolResults(r); err != nil {
-			return store.ImportResult{}, err
-		}
-	}
-	n, err := c.st.db.Import(c.id, r, store.ImportOptions{Progress: opts.Progress, Source: opts.Source, TokenCounts: func(m store.Message) map[string]int {
+	so := store.ImportOptions{Progress: opts.Progress, Source: opts.Source, Create: opts.Create, TokenCounts: func(m store.Message) map[string]int {
 		counts, _ := c.st.rt.contentCounts(m, opts.Encodings) // the encodings are known: checked above
 		return counts
-	}})
+	}}
+	if !opts.Lenient {
+		w, err := c.callWindow()
+		if errors.Is(err, store.ErrNotFound) && opts.Create {
+			w, err = &callWindow{}, nil // a conversation to create holds no call
+		}
+		if err != nil {
+			return store.ImportResult{}, err
+		}
+		so.Check = func(m store.Message) error {
+			if err := w.check(m); err != nil {
+				return err
+			}
+			w.push(m)
+			return nil
+		}
+	}
+	n, err := c.st.db.Import(c.id, r, so)
 	if err == nil && opts.WaitIndexed > 0 {
 		err = c.st.db.WaitIndexed(opts.WaitIndexed)
 	}
 	return n, err
-}
-
-// checkToolResults scans JSONL for tool results that answer no call of the
-// messages before them, and returns a reader of the same text from its
-// start. Lines that are not messages are the store's to judge.
-func (c Conversation) checkToolResults(r io.Reader) (io.Reader, error) {
-	rs, seeks := r.(io.ReadSeeker)
-	if !seeks {
-		b, err := io.ReadAll(r)
-		if err != nil {
-			return nil, err
-		}
-		rs = bytes.NewReader(b)
-	}
-	w, err := c.callWindow()
-	if err != nil {
-		return nil, err
-	}
-	sc := bufio.NewScanner(rs)
-	sc.Buffer(make([]byte, 0, 64<<10), 64<<20) // the store's longest line
-	for line := 1; sc.Scan(); line++ {
-		var m struct {
-			Role       string `json:"role"`
-			ToolCallID string `json:"tool_call_id"`
-			ToolCalls  []struct {
-				ID string `json:"id"`
-			} `json:"tool_calls"`
-		}
-		if json.Unmarshal(bytes.TrimPrefix(sc.Bytes(), []byte("\xEF\xBB\xBF")), &m) != nil || m.Role == "" {
-			continue
-		}
-		role, err := store.ParseRole(m.Role)
-		if err != nil {
-			continue
-		}
-		msg := store.Message{Role: role, ToolCallID: m.ToolCallID}
-		for _, tc := range m.ToolCalls {
-			msg.ToolCalls = append(msg.ToolCalls, store.ToolCall{ID: tc.ID})
-		}
-		if err := w.check(msg); err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
-		}
-		w.push(msg)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	_, err = rs.Seek(0, io.SeekStart)
-	return rs, err
 }

@@ -17,7 +17,8 @@ import (
 // plan has a model step write the answer (the usual shape), and a direct
 // turn answering at once or after one history_search. The figures are
 // logged (go test -v -run TestMeasureDirectVsPlanner ./host/runtime) and
-// quoted in the README; the test holds the claims the README makes: with
+// quoted in docs/performance.md; the test holds the claims docs/providers.md
+// makes: with
 // the pack at the ceiling every request costs about the ceiling, so a
 // direct turn that needs no tool costs about half the planner path's
 // tokens in one call (one search round: about the same, in two), and a

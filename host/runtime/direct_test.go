@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -226,5 +227,53 @@ func TestDirectTurnCancelledMidStream(t *testing.T) {
 	}
 	if after, _ := c.Stats(); after.Messages != before.Messages+1 {
 		t.Fatalf("messages %d -> %d, want only the user message", before.Messages, after.Messages)
+	}
+}
+
+// TestHistorySearchHasNoEmptyHit: what history_search sends the model is
+// "[sequence] role: text" lines for every hit, and a hit on a message
+// with no text — an assistant's tool call (found by its arguments), an
+// image found by its caption — reads as what it holds, never as "".
+func TestHistorySearchHasNoEmptyHit(t *testing.T) {
+	c := longConv(t)
+	m := &respondModels{replies: []plan.ModelResult{search("s1", "vault code", 3), {Text: "It is ZEPHYR-4471."}}}
+	if _, err := c.Turn(context.Background(), user("remind me of the vault code"), directOpts(m, handle.New(nil), 600)); err != nil {
+		t.Fatal(err)
+	}
+	img := store.Message{Role: store.RoleUser, Content: store.PartsContent(store.CaptionedImagePart("https://example.com/v.png", "", "the vault door"))}
+	if _, err := c.Append(img, AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if _, err := c.Append(user(fmt.Sprintf("more filler %d", i)), AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.reqs, m.replies = nil, []plan.ModelResult{search("s2", "vault", 8), {Text: "again"}}
+	if _, err := c.Turn(context.Background(), user("and the vault code again?"), directOpts(m, handle.New(nil), 900)); err != nil {
+		t.Fatal(err)
+	}
+	msgs := m.reqs[len(m.reqs)-1].Messages
+	var result struct {
+		Result struct {
+			Items []struct {
+				Index int    `json:"index"`
+				Value string `json:"value"`
+			} `json:"items"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(msgs[len(msgs)-1].Content), &result); err != nil {
+		t.Fatalf("tool result %q: %v", msgs[len(msgs)-1].Content, err)
+	}
+	var toolCall, image bool
+	for _, it := range result.Result.Items {
+		if !strings.HasPrefix(it.Value, "[") || strings.Contains(it.Value+"\n", ": \n") {
+			t.Errorf("hit %d reads %q: want [sequence] role: text lines, none empty", it.Index, it.Value)
+		}
+		toolCall = toolCall || strings.Contains(it.Value, `history_search({"query":"vault code","max_results":3})`)
+		image = image || strings.Contains(it.Value, "[image: the vault door]")
+	}
+	if !toolCall || !image {
+		t.Errorf("the tool call (%v) and the image (%v) read as what they hold: %s", toolCall, image, msgs[len(msgs)-1].Content)
 	}
 }

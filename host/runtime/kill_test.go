@@ -101,7 +101,7 @@ func testTurnKill(t *testing.T, dsn string) {
 	}
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(7, 7))
-	artifacts, rounds := 0, 0
+	artifacts, rounds, interrupted := 0, 0, 0
 	for cycle := range cycles {
 		os.Remove(dir + "/ready")
 		cmd := exec.Command(os.Args[0], "-test.run=^TestTurnKillChild$")
@@ -122,8 +122,9 @@ func testTurnKill(t *testing.T, dsn string) {
 		time.Sleep(time.Duration(r.IntN(500)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		artifacts, rounds = checkTurns(t, dir, dsn, cycle)
+		artifacts, rounds, interrupted = checkTurns(t, dir, dsn, cycle)
 	}
+	t.Logf("%d cycles: %d turns interrupted by a kill, each with its failed receipt", cycles, interrupted)
 	if artifacts == 0 || rounds == 0 {
 		t.Fatalf("%d warm artifacts and %d direct tool rounds before the kills", artifacts, rounds)
 	}
@@ -131,8 +132,8 @@ func testTurnKill(t *testing.T, dsn string) {
 
 // checkTurns reopens the store and checks every turn's messages against
 // its receipts, and the warm artifact's versions; it returns how many
-// versions and direct tool rounds there are.
-func checkTurns(t *testing.T, dir, dsn string, cycle int) (versions, rounds int) {
+// versions, direct tool rounds and interrupted turns there are.
+func checkTurns(t *testing.T, dir, dsn string, cycle int) (versions, rounds, interrupted int) {
 	t.Helper()
 	rt, err := New(&Options{StateDir: dir})
 	if err != nil {
@@ -182,10 +183,26 @@ func checkTurns(t *testing.T, dir, dsn string, cycle int) (versions, rounds int)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every turn has a receipt: the one it stored, or — killed before it
+	// could — the failed one the next turn stored (interrupted), or for
+	// the last turn one listed as interrupted but not stored yet (no turn
+	// ran after the kill). None is running: the child is dead.
+	if len(rs) != len(users) {
+		t.Fatalf("cycle %d: %d receipts for %d turns", cycle, len(rs), len(users))
+	}
 	withReceipt := map[int64]bool{}
-	for _, r := range rs {
+	for i, r := range rs {
 		if users[r.TurnID] != r.UserSeq {
 			t.Fatalf("cycle %d: receipt %s names user message %d, stored at %d", cycle, r.TurnID, r.UserSeq, users[r.TurnID])
+		}
+		switch {
+		case r.Status == StatusRunning:
+			t.Fatalf("cycle %d: turn %s listed as running after its process died", cycle, r.TurnID)
+		case r.Version == 0 && (i != len(rs)-1 || r.Error == nil || r.Error.Kind != KindInterrupted):
+			t.Fatalf("cycle %d: turn %s has no stored receipt, and it is not the last one interrupted: %+v", cycle, r.TurnID, r)
+		}
+		if r.Error != nil && r.Error.Kind == KindInterrupted {
+			interrupted++
 		}
 		if r.Status == StatusCompleted {
 			if !assistants[r.AssistantSeq] {
@@ -217,5 +234,5 @@ func checkTurns(t *testing.T, dir, dsn string, cycle int) (versions, rounds int)
 			t.Fatalf("cycle %d: warm after reopen: %+v, %v", cycle, cp.Warm, err)
 		}
 	}
-	return len(arts), rounds
+	return len(arts), rounds, interrupted
 }

@@ -185,9 +185,11 @@ func (c Conversation) Pack(ctx context.Context, opts PackOptions) (Packed, error
 	for _, r := range pinned {
 		in.Pinned, isPinned[r.Seq] = append(in.Pinned, turn(r)), true
 	}
-	for _, r := range recs {
+	for i, r := range recs {
 		if !isPinned[r.Seq] {
-			in.Turns = append(in.Turns, turn(r))
+			t := turn(r)
+			t.NoReply = i+1 < len(recs) && unanswered(r, recs[i+1])
+			in.Turns = append(in.Turns, t)
 		}
 	}
 	var out Packed
@@ -256,6 +258,16 @@ func (c Conversation) candidates(total int64, p pack.Policy) ([]store.Record, in
 		}
 	}
 	return recs, hotStart, err
+}
+
+// unanswered reports whether r is a turn's user message that got no
+// reply: the next message is another user message (its turn failed, or its
+// process died, before an answer was stored). A user message appended
+// outside a turn (an imported transcript) is the caller's and is left as
+// it is.
+func unanswered(r, next store.Record) bool {
+	_, role, isTurn := turnOf(r.IdempotencyKey)
+	return isTurn && role == "user" && r.Message.Role == store.RoleUser && next.Message.Role == store.RoleUser
 }
 
 // ChatMessage is a stored message as the provider sees it: text, or

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/host/plan"
@@ -104,7 +103,8 @@ type ReceiptUnit struct {
 	Section        string `json:"section"`
 	Representation string `json:"representation"`
 	Tokens         int    `json:"tokens"`
-	// Hot marks a message of the mandatory recent tail.
+	// Hot marks a message of the mandatory recent tail (or the note after
+	// one that got no reply).
 	Hot bool `json:"hot,omitempty"`
 }
 
@@ -369,7 +369,7 @@ func receiptPack(cp Packed) *ReceiptPack {
 		u := cp.Units[s.Unit]
 		v := u.Variants[s.Variant]
 		rp.Selected = append(rp.Selected, ReceiptUnit{ID: u.ID, Section: u.Section, Representation: v.Kind, Tokens: v.Count.Tokens,
-			Hot: u.Mandatory && u.Section == "conversation"})
+			Hot: u.Mandatory && (u.Section == "conversation" || u.Section == pack.NoReplySection)})
 	}
 	for _, s := range cp.Ledger.Stages {
 		rp.Stages = append(rp.Stages, ReceiptStage{Name: s.Name, Kind: s.Kind, Charged: s.Charged, Method: s.Count.Method.String()})
@@ -537,8 +537,11 @@ type ReceiptQuery struct {
 // is O(messages after q.After up to the last receipt given), not
 // O(receipts stored). Turns are found by their user messages' keys
 // (turn/<id>/user), which every turn has always written: no index of its
-// own to keep or to miss for older receipts. An error from fn stops the
-// walk and is returned.
+// own to keep or to miss for older receipts. A turn whose user message has
+// no stored receipt is given one of its state, Version 0: StatusRunning
+// while it runs, else the failed receipt (KindInterrupted) of a turn
+// whose process ended, which the next turn stores. An error from fn stops
+// the walk and is returned.
 func (c Conversation) EachReceipt(q ReceiptQuery, fn func(Receipt) error) error {
 	given := 0
 	give := func(r Receipt) error {
@@ -555,26 +558,25 @@ func (c Conversation) EachReceipt(q ReceiptQuery, fn func(Receipt) error) error 
 	// are read between scans: a read inside a scan would nest the store's
 	// locks.
 	for next := max(1, q.After+1); ; {
-		var ids []string
+		var users []store.Record
 		err := c.st.db.Scan(c.id, next, 0, false, func(m store.Record) bool {
 			next = m.Seq + 1
-			id, isTurn := strings.CutPrefix(m.IdempotencyKey, "turn/")
-			if id, isTurn = strings.CutSuffix(id, "/user"); isTurn && m.Message.Role == store.RoleUser {
-				ids = append(ids, id)
+			if _, role, isTurn := turnOf(m.IdempotencyKey); isTurn && role == "user" && m.Message.Role == store.RoleUser {
+				users = append(users, m)
 			}
-			return len(ids) < receiptBatch
+			return len(users) < receiptBatch
 		})
 		if err != nil {
 			return err
 		}
-		for _, id := range ids {
-			if err := c.turnReceipts(id, q, give); errors.Is(err, errEnough) {
+		for _, u := range users {
+			if err := c.turnReceipts(u, q, give); errors.Is(err, errEnough) {
 				return nil
 			} else if err != nil {
 				return err
 			}
 		}
-		if len(ids) < receiptBatch {
+		if len(users) < receiptBatch {
 			return nil // the scan reached the end
 		}
 	}
@@ -586,11 +588,15 @@ const receiptBatch = 64
 // errEnough stops a walk that has given what was asked.
 var errEnough = errors.New("runtime: enough")
 
-// turnReceipts calls fn with the receipts of one turn q selects.
-func (c Conversation) turnReceipts(id string, q ReceiptQuery, fn func(Receipt) error) error {
+// turnReceipts calls fn with the receipts q selects of the turn of user
+// message user.
+func (c Conversation) turnReceipts(user store.Record, q ReceiptQuery, fn func(Receipt) error) error {
+	id, _, _ := turnOf(user.IdempotencyKey)
 	last, err := c.Receipt(id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil // the run that stored the message never stored its receipt (killed)
+		// The run that stored the message has stored no receipt: running,
+		// or its process ended.
+		last, err = c.pendingReceipt(context.Background(), id, user)
 	}
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -25,8 +26,9 @@ type StoreSpec struct {
 	// language than its index's rebuilds the index.
 	Language string
 	// Existing opens only a store that exists, creating nothing (no
-	// directory, no lock file): [ErrStoreNotFound] otherwise. Read-only
-	// callers set it, so a mistyped name leaves nothing behind.
+	// directory, no lock file; on PostgreSQL, no table in the schema):
+	// [ErrStoreNotFound] otherwise. Read-only callers set it, so a
+	// mistyped name leaves nothing behind.
 	Existing bool
 	// Postgres names a store in a PostgreSQL database (its DSN, pool and
 	// timeouts), shared with every process that opens it.
@@ -193,6 +195,20 @@ func checkStoreDir(dir string, existing bool) error {
 	return nil
 }
 
+// checkPostgresStore is checkStoreDir's twin for a PostgreSQL store that
+// spec says Existing: a schema that holds none is ErrStoreNotFound, read
+// without creating anything (opening the store would create its tables).
+func checkPostgresStore(o store.PostgresOptions) error {
+	st, err := store.PostgresSchemaStatus(context.Background(), o)
+	if err != nil {
+		return err
+	}
+	if st.Version == 0 {
+		return fmt.Errorf("%w: schema %s of %v holds none (conv import and chat create it)", ErrStoreNotFound, st.Schema, o)
+	}
+	return nil
+}
+
 // within reports whether path is root or below it (both clean, absolute).
 func within(path, root string) bool {
 	return path == root || strings.HasPrefix(path, root+string(filepath.Separator))
@@ -209,6 +225,11 @@ func (r *Runtime) OpenStore(spec StoreSpec) (*Store, error) {
 			return nil, &store.ValidationError{Kind: store.ErrInvalid, Field: "postgres", Reason: "a PostgreSQL store has no directory and is not in memory"}
 		}
 		key, name, kind = "postgres "+spec.Postgres.DSN, spec.Postgres.String(), "postgres"
+		if spec.Existing {
+			if err := checkPostgresStore(*spec.Postgres); err != nil {
+				return nil, err
+			}
+		}
 	case spec.Memory:
 		if spec.Dir != "" {
 			return nil, &store.ValidationError{Kind: store.ErrInvalid, Field: "dir", Reason: "a memory store has no directory"}

@@ -199,6 +199,11 @@ func (c Conversation) turn(ctx context.Context, msg store.Message, opts TurnOpti
 		return TurnResult{}, err
 	}
 	defer unlock()
+	// A turn before this one whose process ended before its receipt is
+	// recorded as failed (interrupted.go): it is never silent.
+	if _, err := c.recordInterrupted(id); err != nil {
+		return TurnResult{}, err
+	}
 	// The user message comes first, under the turn's key: a retry with the
 	// same message finds it and writes nothing, one with other content is
 	// refused (store.ErrIdempotencyMismatch) before any answer is given.
@@ -240,6 +245,9 @@ type turn struct {
 	composed *composedCall       // the root planner request Compose just built
 	stable   int64               // window(stable): the start of this turn's window, once packed
 	rounds   []tokenizer.Message // a direct turn's tool calls and results, as last sent
+	sending  int                 // calls in send
+	idle     chan struct{}       // closed when sending drops to 0
+	ended    bool                // the turn failed: no call starts (settle)
 }
 
 func (t *turn) emit(ev TurnEvent) {
@@ -354,8 +362,11 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 	return res, nil
 }
 
-// fail stores a failed receipt for err and returns the TurnError.
+// fail stores a failed receipt for err and returns the TurnError. The
+// calls still in flight (the completion returns as soon as its context
+// ends, without waiting for them) record their attempts first.
 func (t *turn) fail(err error) error {
+	t.settle()
 	te := &TurnError{Kind: "completion_failed", Cause: err}
 	errors.As(err, &te)
 	te.TurnID, te.User = t.id, &t.user
@@ -370,6 +381,56 @@ func (t *turn) fail(err error) error {
 	}
 	t.emit(TurnEvent{Kind: "failed", Err: te})
 	return te
+}
+
+// callGrace bounds how long a failed turn waits for its calls in flight to
+// end: an HTTP attempt ends as soon as its context does; a model handler
+// that ignores its context is not waited for longer.
+const callGrace = 5 * time.Second
+
+// errTurnEnded is the error of a call that would start after its turn
+// failed.
+var errTurnEnded = errors.New("runtime: the turn has ended")
+
+// beginCall registers a call about to be sent and returns its end, or
+// false once the turn has ended (settle).
+func (t *turn) beginCall() (end func(), ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ended {
+		return nil, false
+	}
+	if t.sending == 0 {
+		t.idle = make(chan struct{})
+	}
+	t.sending++
+	return func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.sending--; t.sending == 0 {
+			close(t.idle)
+		}
+	}, true
+}
+
+// settle ends the turn's calls: none starts any more, and those in flight
+// (at most callGrace) finish recording every attempt they sent, so the
+// failed receipt lists each request that reached the wire and why it
+// ended — cancelled with the turn, timed out, failed.
+func (t *turn) settle() {
+	t.mu.Lock()
+	t.ended = true
+	idle, sending := t.idle, t.sending
+	t.mu.Unlock()
+	if sending == 0 {
+		return
+	}
+	timer := time.NewTimer(callGrace)
+	defer timer.Stop()
+	select {
+	case <-idle:
+	case <-timer.C:
+	}
 }
 
 // putFailed writes a failed run's receipt after the texts it refers to.
@@ -460,8 +521,8 @@ func (t *turn) stableStart() int64 {
 	if err != nil {
 		return 0
 	}
-	id, ok := strings.CutPrefix(prev.IdempotencyKey, "turn/")
-	if id, ok = strings.CutSuffix(id, "/assistant"); !ok {
+	id, role, _ := turnOf(prev.IdempotencyKey)
+	if role != "assistant" {
 		return 0
 	}
 	if ct, ok := t.c.st.rt.recipes.get(t.c.st.id + "\x00" + t.c.id + "\x00" + id); ok {
@@ -481,8 +542,8 @@ func (t *turn) previousPlannerRecipe() []RecipeMessage {
 	if err != nil {
 		return nil
 	}
-	id, ok := strings.CutPrefix(prev.IdempotencyKey, "turn/")
-	if id, ok = strings.CutSuffix(id, "/assistant"); !ok {
+	id, role, _ := turnOf(prev.IdempotencyKey)
+	if role != "assistant" {
 		return nil
 	}
 	key := t.c.st.id + "\x00" + t.c.id + "\x00" + id
@@ -617,12 +678,18 @@ func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection
 // call, if any, is returned after the receipt has it.
 func (t *turn) send(ctx context.Context, kind, providerName string, depth int, req tokenizer.Request, local tokenizer.Count, recipe []RecipeMessage,
 	do func(context.Context) (callOutcome, error)) error {
+	end, ok := t.beginCall()
+	if !ok {
+		return errTurnEnded
+	}
+	defer end() // after the attempts are in the receipt
 	var attempts []provider.Attempt
 	ctx, span := t.startCallSpan(ctx, kind, providerName, depth, req, local)
 	out, err := do(provider.WithAttemptTrace(ctx, func(a provider.Attempt) { attempts = append(attempts, a) }))
 	var calls []ReceiptCall
 	defer func() { t.endCallSpan(span, out, calls, err) }()
-	if len(attempts) == 0 {
+	traced := len(attempts) > 0 // HTTP requests, each reported as it ended
+	if !traced {
 		if err != nil {
 			return err // nothing was sent
 		}
@@ -638,7 +705,7 @@ func (t *turn) send(ctx context.Context, kind, providerName string, depth int, r
 			err = errors.Join(err, rerr)
 			return err
 		}
-		if len(attempts) > 1 || a.Status != 0 {
+		if traced {
 			rc.Attempt, rc.Status = i+1, a.Status
 		}
 		if a.Err != nil {

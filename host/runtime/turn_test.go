@@ -257,6 +257,69 @@ func TestFailedReceiptListsEveryAttempt(t *testing.T) {
 	}
 }
 
+// TestFailedReceiptListsTheCallInFlight: a turn that ends while its
+// request is on the wire — its completion's time limit, its caller's
+// deadline, its caller cancelling it (chat's Ctrl-C, an interrupted rlmpl
+// run) — leaves a failed receipt listing that request with its hash and
+// why it ended, and replay renders it again.
+func TestFailedReceiptListsTheCallInFlight(t *testing.T) {
+	interrupted := errors.New("interrupt signal received")
+	cases := []struct {
+		name   string
+		budget time.Duration                                           // the completion's time limit (0: the default)
+		ctx    func(started <-chan struct{}) (context.Context, func()) // the caller's context
+		reason string
+	}{
+		{"time limit", 200 * time.Millisecond, func(<-chan struct{}) (context.Context, func()) { return context.Background(), func() {} },
+			plan.ErrTimeLimit.Error()},
+		{"deadline", 0, func(<-chan struct{}) (context.Context, func()) {
+			return context.WithTimeout(context.Background(), 200*time.Millisecond)
+		}, context.DeadlineExceeded.Error()},
+		{"cancelled", 0, func(started <-chan struct{}) (context.Context, func()) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			go func() { <-started; cancel(interrupted) }()
+			return ctx, func() { cancel(nil) }
+		}, interrupted.Error()},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			started := make(chan struct{})
+			srv := providertest.NewServer(providertest.Hang(started))
+			defer srv.Close()
+			p, err := provider.NewOpenAI(&provider.Options{BaseURL: srv.BaseURL(), Model: "m"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := memConv(t)
+			opts := turnOpts(httpPlanner{p}, handle.New(nil))
+			opts.TurnID = "t1"
+			if tc.budget > 0 {
+				b := plan.DefaultBudget()
+				b.TimeLimit = tc.budget
+				opts.Completion.Budget = &b
+			}
+			ctx, cancel := tc.ctx(started)
+			defer cancel()
+			if _, err := c.Turn(ctx, user("question"), opts); err == nil {
+				t.Fatal("the turn succeeded against a server that never answers")
+			}
+			r, err := c.Receipt("t1")
+			received := srv.Requests()
+			if err != nil || r.Status != StatusFailed || len(received) != 1 || len(r.Calls) != 1 {
+				t.Fatalf("receipt %+v (%v) after %d requests", r, err, len(received))
+			}
+			sum := sha256.Sum256([]byte(received[0].Raw))
+			if call := r.Calls[0]; call.Attempt != 1 || call.Status != 0 || call.RequestSHA256 != hex.EncodeToString(sum[:]) ||
+				!strings.Contains(call.Error, tc.reason) {
+				t.Errorf("call %+v, want attempt 1 with no status, ended by %q", call, tc.reason)
+			}
+			if bodies, err := c.Replay(context.Background(), "t1"); err != nil || len(bodies) != 1 || string(bodies[0]) != received[0].Raw {
+				t.Fatalf("replay: %d bodies, %v", len(bodies), err)
+			}
+		})
+	}
+}
+
 // TestTurnKeepsColdHistoryOutButSearchable: an evicted old turn is not in
 // any request; the boundary is; a plan searches the handle and a model step
 // answers from the packed conversation.

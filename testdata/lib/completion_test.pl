@@ -190,6 +190,42 @@ test(raw_secret_is_refused_unshown,
          \+ ( term_to_atom(E, A), sub_atom(A, _, _, _, 'sk-live') )
      )).
 
+% provider(Name, Settings) may be written as the option itself, as the
+% docs show it, wherever a provider option is read: the settings are read
+% (a raw secret is refused as the nested form refuses it), and an unknown
+% setting throws as it does there.
+test(provider_settings_as_the_option_itself,
+     (   Opt = provider(mine, [base_url("http://127.0.0.1:9/v1"), credential("sk-live-secret-1234")]),
+         llm_query("hi", [Opt], error(E1)),
+         rlm_completion("q", text("c"), [Opt], error(E2)),
+         rlm_query("q", text("c"), [Opt], error(E3)),
+         forall(member(E, [E1, E2, E3]),
+                ( record_get(E, kind, configuration_error), record_get(E, field, credential),
+                  record_get(E, provider, mine) ))
+     )).
+
+test(provider_settings_as_the_option_checked,
+     [throws(error(domain_error(provider_option, colour(red)), _))],
+     rlm_completion("q", text("c"), [provider(x, [colour(red)])], _)).
+
+test(provider_settings_as_the_option_in_plan_run,
+     plan_run(plan([final(literal("x"))]), [], [provider(mine, [base_url("http://127.0.0.1:9/v1")])], inputs([context(text("c"))]), ok(_))).
+
+% rlm_error_message/2: one line of cause, whatever wraps it.
+test(error_message_is_one_line_of_cause,
+     (   llm_query("hi", [], error(E)),
+         rlm_error_message(E, M),
+         append("configuration_error: ", _, M), \+ member('\n', M),
+         atom_chars(A, M), sub_atom(A, _, _, _, 'providers.toml'),
+         rlm_error_message(error(E), M)
+     )).
+
+test(error_message_reads_iso_errors_and_terms,
+     (   rlm_error_message(error(type_error(integer, abc), context(foo/1, _)), M1),
+         atom_chars(A1, M1), sub_atom(A1, 0, _, _, 'foo/1: Type error'),
+         rlm_error_message(something(else), M2), M2 == "something(else)"
+     )).
+
 test(hosted_preset_needs_a_model,
      (   llm_query("hi", [provider(openai)], error(E)),
          record_get(E, field, model), record_get(E, provider, openai)

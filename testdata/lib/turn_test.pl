@@ -85,6 +85,29 @@ test(managed_turn_keeps_old_history_out_of_planner_prompt_but_can_search_it,
          conversation_stats(C, ok(St)), record_get(St, messages, 4)
      )).
 
+% A turn's completion_options take provider(Name, Settings) as the option
+% itself too (docs/providers.md): its settings are read, so a raw secret is
+% a configuration error of the turn.
+test(turn_reads_provider_settings_as_the_option_itself,
+     (   conv_(tp, [], _, C),
+         conversation_turn(C, message(user, "hello"),
+                           [completion_options([provider(mine, [base_url("http://127.0.0.1:9/v1"), credential("sk-live-secret-1234")])])], error(E)),
+         term_to_atom(E, A), sub_atom(A, _, _, _, configuration_error), sub_atom(A, _, _, _, credential),
+         \+ sub_atom(A, _, _, _, 'sk-live')
+     )).
+
+% A failed turn's error is kilobytes (its ledger, its user message):
+% rlm_error_message/2 reads it as its innermost cause, on one line.
+test(turn_error_message_is_the_innermost_cause,
+     (   conv_(tm, [], _, C),
+         conversation_turn(C, message(user, "hello"), [completion_options([provider(nowhere)])], error(E)),
+         rlm_error_message(E, M),
+         \+ member('\n', M), length(M, N), N < 400,
+         format(atom(Full), "~q", [E]), atom_length(Full, F), F > 1000,
+         atom_chars(A, M), sub_atom(A, _, _, _, 'unknown provider'),
+         \+ sub_atom(A, _, _, _, token_ledger)
+     )).
+
 test(retried_turn_reuses_the_user_message,
      (   conv_(t4, [], _, C),
          conversation_turn(C, message(user, "hello"), [turn_id(once), completion_options([planner_handler(failing_planner_)])], error(E)),
