@@ -7,7 +7,7 @@ FUZZTIME ?= 50000x
 FUZZTIME_QUERY ?= 2000x
 BENCHTIME ?= 1s
 
-.PHONY: all check build run test race vet fmt-check tidy-check bench fuzz rewrite e2e eval-retrieval
+.PHONY: all check build run test race vet fmt-check tidy-check bench bench-engine fuzz rewrite e2e eval-retrieval
 
 all: check                      # `make` = what CI runs
 
@@ -37,6 +37,11 @@ tidy-check:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
+
+# The Prolog engine on classic workloads beside SWI-Prolog (when swipl is
+# installed: apt-get install swi-prolog-nox), each run in a fresh process.
+bench-engine: build
+	./bin/rlmpl bench engine
 
 # Recall@1/5/10 of the store's search against plain BM25, per question type,
 # on the committed synthetic set and, when RLMPL_LOCOMO names a copy of the

@@ -6,6 +6,7 @@ package host
 import (
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"sort"
 
 	"github.com/ichiban/prolog/engine"
@@ -88,7 +89,7 @@ func jsonOf(v any) (any, error) {
 			return nil, nil
 		}
 		return string(v), nil
-	case string, int64, float64:
+	case string, int64, float64, *big.Int:
 		return v, nil
 	case []any:
 		out := make([]any, len(v))

@@ -793,7 +793,7 @@ func promptText(c *prolog.Call, t engine.Term) (string, error) {
 // caller of a prompt, a query or a text to count means.
 func textArg(c *prolog.Call, t engine.Term) (string, error) {
 	switch c.Resolve(t).(type) {
-	case engine.Integer, engine.Float:
+	case engine.Integer, *engine.BigInt, engine.Float:
 		return "", prolog.TypeError("text", prolog.Resolved(t, c.Env))
 	}
 	return c.Text(t)

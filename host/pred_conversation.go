@@ -918,7 +918,7 @@ var messageFields = []string{"role", "content", "name", "tool_call_id", "tool_ca
 // type error, like any other non-text.
 func messageText(c *prolog.Call, t engine.Term) (string, error) {
 	switch v := c.Resolve(t).(type) {
-	case engine.Integer, engine.Float:
+	case engine.Integer, *engine.BigInt, engine.Float:
 		return "", prolog.TypeError("text", v)
 	}
 	return prolog.TextOf(t, c.Env)

@@ -363,7 +363,7 @@ var atomHook = engine.NewAtom("context_pack_hook")
 // has clauses: asserted ones, or a program's that made it static (clause/2
 // then refuses it as private).
 func hasClauses(c *prolog.Call, head engine.Term) bool {
-	found, err := engine.Clause(c.VM, head, engine.NewVariable(), func(*engine.Env) *engine.Promise {
+	found, err := engine.Call(c.VM, engine.NewAtom("clause").Apply(head, engine.NewVariable()), func(*engine.Env) *engine.Promise {
 		return engine.Bool(true)
 	}, c.Env).Force(c.Ctx)
 	var ex engine.Exception

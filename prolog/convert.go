@@ -17,8 +17,8 @@ import (
 //	string          text: a chars list (double_quotes=chars), [] when empty
 //	Atom            atom
 //	bool            the atoms true and false
-//	int, int64, …   integer (int64 range; larger is representation_error)
-//	*big.Int        integer when it fits in int64
+//	int, int64, …   integer
+//	*big.Int        integer (Value gives *big.Int for one beyond int64)
 //	float64         float
 //	[]any           proper list
 //	Record          Tag([key(Value), ...]), fields in the given order
@@ -92,18 +92,9 @@ func ToTerm(v any) (engine.Term, error) {
 	case int64:
 		return engine.Integer(v), nil
 	case uint64:
-		if v > math.MaxInt64 {
-			return nil, RepresentationError("max_integer")
-		}
-		return engine.Integer(int64(v)), nil
+		return engine.NewBigInt(new(big.Int).SetUint64(v)), nil
 	case *big.Int:
-		if !v.IsInt64() {
-			if v.Sign() < 0 {
-				return nil, RepresentationError("min_integer")
-			}
-			return nil, RepresentationError("max_integer")
-		}
-		return engine.Integer(v.Int64()), nil
+		return engine.NewBigInt(v), nil
 	case float64:
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, EvaluationError("undefined")
@@ -165,6 +156,8 @@ func Value(t engine.Term, env *engine.Env) (any, error) {
 		return Atom(t.String()), nil
 	case engine.Integer:
 		return int64(t), nil
+	case *engine.BigInt:
+		return t.Big(), nil
 	case engine.Float:
 		return float64(t), nil
 	case engine.Compound:
@@ -310,6 +303,8 @@ func TextOf(t engine.Term, env *engine.Env) (string, error) {
 		return v.String(), nil
 	case engine.Integer:
 		return strconv.FormatInt(int64(v), 10), nil
+	case *engine.BigInt:
+		return v.String(), nil
 	case engine.Float:
 		return formatFloat(float64(v)), nil
 	case engine.Compound:
@@ -355,13 +350,19 @@ func (c *Call) Atom(t engine.Term) (string, error) {
 	return "", TypeError("atom", t)
 }
 
-// Int reads an integer.
+// Int reads an integer that fits in an int64; a larger one is
+// representation_error(max_integer) (or min_integer).
 func (c *Call) Int(t engine.Term) (int64, error) {
 	switch v := c.Resolve(t).(type) {
 	case engine.Variable:
 		return 0, InstantiationError()
 	case engine.Integer:
 		return int64(v), nil
+	case *engine.BigInt:
+		if v.Big().Sign() < 0 {
+			return 0, RepresentationError("min_integer")
+		}
+		return 0, RepresentationError("max_integer")
 	}
 	return 0, TypeError("integer", t)
 }
@@ -383,6 +384,9 @@ func (c *Call) Number(t engine.Term) (float64, error) {
 		return 0, InstantiationError()
 	case engine.Integer:
 		return float64(v), nil
+	case *engine.BigInt:
+		f, _ := new(big.Float).SetInt(v.Big()).Float64()
+		return f, nil
 	case engine.Float:
 		return float64(v), nil
 	}

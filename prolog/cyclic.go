@@ -1,33 +1,21 @@
 package prolog
 
 // Cyclic terms. X = f(X) binds X to a term that contains it. The engine's
-// unification (=/2, clause heads, every builtin's result), comparison
-// (compare/3, ==, @<, the sorts), occurs check, free-variable scan and
-// acyclic_term/1 are rational-tree safe, as in SWI-Prolog
+// unification, comparison, occurs check, copy, call/1 (which compiles only
+// the control constructs of a goal, never its data) and acyclic_term/1
+// are rational-tree safe, as in SWI-Prolog
 // (third_party/ichiban-prolog/PATCHES.md). What is left to the host are
-// the walks that would still recurse without end, which the Go runtime
-// answers with a fatal stack overflow that recover cannot catch:
-//
-//   - ichiban's compiler, behind call/1, catch/3, findall/3 and assert:
-//     calling a goal never walks its arguments (hideLeaves, leaf), so
-//     call/N, catch/3, findall/3, forall/2, \+ and friends run goals
-//     whatever their data;
-//   - the builtins that would still loop on a cyclic argument (assert,
-//     subsumes_term/2, bagof/3, ...) check first
-//     (Acyclic) and throw: type_error(acyclic_term, Clause) for assert, as
-//     SWI-Prolog does, representation_error(cyclic_term) for the others,
-//     which SWI-Prolog supports and ichiban cannot.
+// the builtins that would still loop on a cyclic argument (assert,
+// subsumes_term/2, bagof/3, ...): they check first (Acyclic) and throw
+// type_error(acyclic_term, Clause) for assert, as SWI-Prolog does,
+// representation_error(cyclic_term) for the others, which SWI-Prolog
+// supports and ichiban cannot.
 //
 // The walks are cheap on ordinary terms: they remember nothing until they
 // are cheapDepth deep or cheapSteps long (a cycle makes a walk both, a
 // wide shared term only long), so a small term costs no allocation.
 
 import (
-	"cmp"
-	"io"
-	"reflect"
-	"unsafe"
-
 	"github.com/ichiban/prolog/engine"
 )
 
@@ -61,31 +49,14 @@ func (w *walk) key(depth int, c engine.Compound) any {
 	return nodeKey(c)
 }
 
-// nodeKey identifies a compound by where it lives: a pointer, or a slice
-// (ichiban's lists) by its array and length, since each boxing of a slice
-// is a new interface value. Compact text (a Go string) has no variables
-// and so no cycles; it gets nil. ichiban's partial lists (a list prefix
-// and a tail, what append/3 builds) make a new cell for each tail they
-// are asked for, so such a cell is identified by its prefix and tail.
+// nodeKey identifies a compound by where it lives (engine.NodeKey); nil
+// for compact text, which holds no variables and so no cycles.
 func nodeKey(c engine.Compound) any {
-	v := reflect.ValueOf(c)
-	switch v.Kind() {
-	case reflect.Pointer:
-		if v.Type() == partialType {
-			e := v.Elem()
-			if prefix := e.Field(0).Elem(); prefix.Kind() == reflect.Slice {
-				return [3]uintptr{prefix.Pointer(), uintptr(prefix.Len()), e.Field(1).Pointer()}
-			}
-		}
-		return v.Pointer()
-	case reflect.Slice:
-		return [2]uintptr{v.Pointer(), uintptr(v.Len())}
+	if k, ok := engine.NodeKey(c); ok {
+		return k
 	}
 	return nil
 }
-
-// partialType is the type of ichiban's partial lists.
-var partialType = reflect.TypeOf(engine.PartialList(engine.NewVariable(), atomNil))
 
 // Acyclic reports whether t is a finite tree under env. It is linear in
 // the number of distinct nodes of t.
@@ -171,67 +142,6 @@ var (
 	atomAcyclicTerm = engine.NewAtom("acyclic_term")
 )
 
-// leaf is a goal carried through ichiban's call/1 as an atomic term, so
-// the engine's free-variable scan and compiler do not walk its arguments;
-// call(Leaf) calls it. Its variables are the caller's own: bindings live
-// in the environment, not in the compiled clause.
-type leaf struct{ goal engine.Term }
-
-func (l *leaf) WriteTerm(w io.Writer, opts *engine.WriteOptions, env *engine.Env) error {
-	return l.goal.WriteTerm(w, opts, env)
-}
-
-func (l *leaf) Compare(t engine.Term, env *engine.Env) int {
-	return engine.CompareAtomic(l, t, func(a, b *leaf) int {
-		return cmp.Compare(uintptr(unsafe.Pointer(a)), uintptr(unsafe.Pointer(b)))
-	}, env)
-}
-
-// hidden returns goal as call(Leaf): a goal ichiban's call/1 compiles
-// without looking inside; fastCall1 (our call/1) unwraps it.
-func hidden(goal engine.Term) engine.Term { return atomCall.Apply(&leaf{goal: goal}) }
-
-// hideLeaves rebuilds a control construct (conjunctions, disjunctions,
-// if-then-else, cut) with each compound goal in it hidden, so that
-// ichiban's call/1 compiles the control and never the data. It returns
-// false for a goal that is not callable (ichiban's call/1 then reports
-// it) and an error for a control structure that contains itself.
-func hideLeaves(goal engine.Term, env *engine.Env) (engine.Term, bool, error) {
-	w := walk{env: env}
-	return w.hideLeaves(goal, 0)
-}
-
-func (w *walk) hideLeaves(goal engine.Term, depth int) (engine.Term, bool, error) {
-	switch g := w.env.Resolve(goal).(type) {
-	case engine.Variable, engine.Atom:
-		return g, true, nil
-	case engine.Compound:
-		if !controlConstructs[g.Functor()] || g.Arity() != 2 {
-			return hidden(g), true, nil
-		}
-		k := w.key(depth, g)
-		if k != nil {
-			if w.state[k] == onPath {
-				return nil, false, cyclicError("call", 1, g, w.env)
-			}
-			w.state[k] = onPath
-		}
-		l, ok, err := w.hideLeaves(g.Arg(0), depth+1)
-		if !ok || err != nil {
-			return nil, ok, err
-		}
-		r, ok, err := w.hideLeaves(g.Arg(1), depth+1)
-		if !ok || err != nil {
-			return nil, ok, err
-		}
-		if k != nil {
-			delete(w.state, k)
-		}
-		return g.Functor().Apply(l, r), true, nil
-	}
-	return nil, false, nil
-}
-
 // cyclicError is the error a builtin that cannot take a cyclic argument
 // throws: type_error(acyclic_term, Culprit) for a clause (SWI-Prolog's
 // error for assert), representation_error(cyclic_term) otherwise.
@@ -244,17 +154,10 @@ func cyclicError(name string, arity int, culprit engine.Term, env *engine.Env) e
 	return engine.NewException(engine.NewAtom("error").Apply(formal, pi), env)
 }
 
-// registerCyclic installs findall/3 and call_nth/2 that run their goal
-// hidden, and the checks in front of the builtins that would loop on a
-// cyclic argument.
+// registerCyclic installs the checks in front of the builtins that would
+// loop on a cyclic argument.
 func (in *Interpreter) registerCyclic() {
 	vm := &in.ip.VM
-	vm.Register3(engine.NewAtom("findall"), func(vm *engine.VM, t, g, l engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-		return engine.FindAll(vm, t, hidden(g), l, k, env)
-	})
-	vm.Register2(engine.NewAtom("call_nth"), func(vm *engine.VM, g, n engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-		return engine.CallNth(vm, hidden(g), n, k, env)
-	})
 	// check returns the error for the first cyclic term of args.
 	check := func(name string, arity int, env *engine.Env, args ...engine.Term) error {
 		for _, a := range args {

@@ -14,11 +14,8 @@
 //     quoted atoms are escaped as \xHEX\ so ordinary typography (dashes,
 //     curly quotes, emoji) loads — ichiban's lexer rejects it — and SWI's
 //     \uXXXX escapes read; [NextClause] splits text at a clause's end;
-//   - control that ichiban gets wrong: catch/3 is active only while its
-//     goal runs (ichiban's catches exceptions raised after the goal exited,
-//     and runs the continuation twice; control.go), and fail/0, \+/1,
-//     member/2 and the type tests are Go predicates that leave no spurious
-//     choice point (fast.go);
+//   - member/2 and append/3 in Go (fast.go): member/2 leaves no choice
+//     point at the last element of a proper list, as in SWI-Prolog;
 //   - typed foreign predicates ([Pred0] … [Pred8], arity checked at compile
 //     time) installed by [Interpreter.Install], which panics on a duplicate;
 //     a panic in a predicate becomes error(system_error, _), a Go error is
@@ -27,8 +24,8 @@
 //     readers on [Call]) and ISO error constructors ([TypeError], …);
 //   - queries under a context with a watchdog: a cancelled query returns
 //     even when the engine is stuck in a Go builtin ([ErrAbandoned]); the
-//     host drives ichiban's trampoline itself, so [Query.Last] knows whether
-//     a choice point remains, and [Query.Answer] renders a solution as
+//     engine reports after each solution whether a choice point remains, so
+//     [Query.Last] knows, and [Query.Answer] renders a solution as
 //     SWI-Prolog's top level does (solve.go, answer.go);
 //   - writing text as text (see Text below), and record terms read with
 //     record_get/3, the get_dict/3 of Tag([key(Value), ...]);

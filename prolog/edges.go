@@ -153,7 +153,7 @@ func initialization2(c *Call, goal, when engine.Term) (bool, error) {
 		c.In.mains = append(c.In.mains, Resolved(g, c.Env))
 		return true, nil
 	case "now":
-		ok, err := fastCall1(c.VM, g, engine.Success, c.Env).Force(c.Ctx)
+		ok, err := engine.Call(c.VM, g, engine.Success, c.Env).Force(c.Ctx)
 		return ok, err
 	default:
 		return false, DomainError("initialization_type", when)

@@ -1,21 +1,11 @@
 package prolog
 
-// Go versions of predicates ichiban defines in Prolog (bootstrap.pl)
-// through \+ or several clauses. They are semantically the same, but:
+// Go versions of list predicates ichiban defines in Prolog (bootstrap.pl):
 //
-//   - they leave no choice point where the bootstrap clauses do (ichiban
-//     has no clause indexing, so number(1.0), callable(a), X @>= Y and
-//     member(X, [a]) left one): the top level can then end such answers
-//     with a full stop, as SWI-Prolog does (member/2 is deterministic on
-//     the last element there too);
-//   - they do not compile a throw-away clause per call (fail/0 was \+ true,
-//     nonvar/1 was \+ var(X), X \= Y was \+ X = Y), which made
-//     failure-driven loops several times slower than needed;
-//   - member/2 backtracks in constant time per element (ichiban's clauses
-//     made backtracking over a long list quadratic).
-//
-// \+/1 calls its goal directly unless it is a control construct (see
-// fastCall1).
+//   - member/2 leaves no choice point at the last element of a proper
+//     list (as in SWI-Prolog), so the top level can end such an answer
+//     with a full stop;
+//   - append/3 with a proper first list builds the result in one step.
 
 import (
 	"context"
@@ -26,74 +16,8 @@ import (
 // registerFast installs the predicates above.
 func (in *Interpreter) registerFast() {
 	vm := &in.ip.VM
-	fail := func(*engine.VM, engine.Cont, *engine.Env) *engine.Promise { return engine.Bool(false) }
-	vm.Register0(engine.NewAtom("fail"), fail)
-	vm.Register0(engine.NewAtom("false"), fail)
-	test := func(name string, ok func(t engine.Term) bool) {
-		vm.Register1(engine.NewAtom(name), func(_ *engine.VM, t engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-			if !ok(env.Resolve(t)) {
-				return engine.Bool(false)
-			}
-			return k(env)
-		})
-	}
-	test("nonvar", func(t engine.Term) bool { _, v := t.(engine.Variable); return !v })
-	test("atomic", func(t engine.Term) bool {
-		switch t.(type) {
-		case engine.Variable, engine.Compound:
-			return false
-		}
-		return true
-	})
-	test("number", func(t engine.Term) bool {
-		switch t.(type) {
-		case engine.Integer, engine.Float:
-			return true
-		}
-		return false
-	})
-	test("callable", func(t engine.Term) bool {
-		switch t.(type) {
-		case engine.Atom, engine.Compound:
-			return true
-		}
-		return false
-	})
-	compare := func(name string, ok func(order int) bool) {
-		vm.Register2(engine.NewAtom(name), func(_ *engine.VM, x, y engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-			if !ok(x.Compare(y, env)) {
-				return engine.Bool(false)
-			}
-			return k(env)
-		})
-	}
-	compare("==", func(o int) bool { return o == 0 })
-	compare(`\==`, func(o int) bool { return o != 0 })
-	compare("@=<", func(o int) bool { return o <= 0 })
-	compare("@>=", func(o int) bool { return o >= 0 })
-	vm.Register2(engine.NewAtom(`\=`), func(_ *engine.VM, x, y engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-		if _, ok := env.Unify(x, y); ok {
-			return engine.Bool(false)
-		}
-		return k(env)
-	})
 	vm.Register3(engine.NewAtom("append"), appendList)
-	vm.Register1(engine.NewAtom(`\+`), negate)
 	vm.Register2(engine.NewAtom("member"), member)
-}
-
-// negate is \+ Goal.
-func negate(vm *engine.VM, goal engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-	return engine.Delay(func(ctx context.Context) *engine.Promise {
-		ok, err := fastCall1(vm, goal, engine.Success, env).Force(ctx)
-		switch {
-		case err != nil:
-			return engine.Error(err)
-		case ok:
-			return engine.Bool(false)
-		}
-		return k(env)
-	})
 }
 
 // member is member(Elem, List): Elem unifies with each element of List in

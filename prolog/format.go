@@ -25,6 +25,7 @@ import (
 	"context"
 	"io"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -100,7 +101,7 @@ func formatTo(c *Call, out, f, args engine.Term) (bool, error) {
 // formatText reads the format: text, but not a number (SWI).
 func formatText(c *Call, f engine.Term) (string, error) {
 	switch v := c.Resolve(f).(type) {
-	case engine.Integer, engine.Float:
+	case engine.Integer, *engine.BigInt, engine.Float:
 		return "", TypeError("text", v)
 	case engine.Compound:
 		if s, ok := compactText(v); ok {
@@ -284,7 +285,7 @@ func captureOutput(c *Call, goal engine.Term) (string, bool, error) {
 // solveOnce runs goal for its first solution, keeping its bindings.
 func solveOnce(c *Call, goal engine.Term) (bool, error) {
 	var got *engine.Env
-	ok, err := fastCall1(c.VM, goal, func(env *engine.Env) *engine.Promise {
+	ok, err := engine.Call(c.VM, goal, func(env *engine.Env) *engine.Promise {
 		got = env
 		return engine.Bool(true)
 	}, c.Env).Force(c.Ctx)
@@ -318,7 +319,7 @@ func tabTo(c *Call, s, n engine.Term) (bool, error) {
 // evalArith evaluates t as an arithmetic expression (is/2).
 func evalArith(c *Call, t engine.Term) (engine.Term, error) {
 	switch v := c.Resolve(t).(type) {
-	case engine.Integer, engine.Float:
+	case engine.Integer, *engine.BigInt, engine.Float:
 		return v, nil
 	case engine.Variable:
 		return nil, InstantiationError()
@@ -597,7 +598,7 @@ func (f *formatter) directive(d rune, arg int, hasArg bool) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		f.emit(groupDigits(n, orDefault(0), d == 'D'))
+		f.emit(groupBig(n, orDefault(0), d == 'D'))
 	case 'r', 'R':
 		a, err := f.next()
 		if err != nil {
@@ -611,7 +612,7 @@ func (f *formatter) directive(d rune, arg int, hasArg bool) (bool, error) {
 		if radix < 2 || radix > 36 {
 			return false, DomainError("radix", engine.Integer(radix))
 		}
-		s := strconv.FormatInt(n, radix)
+		s := n.Text(radix)
 		if d == 'R' {
 			s = strings.ToUpper(s)
 		}
@@ -629,9 +630,16 @@ func (f *formatter) directive(d rune, arg int, hasArg bool) (bool, error) {
 		switch v := v.(type) {
 		case engine.Integer:
 			if d == 'f' {
-				f.emit(fixedInt(int64(v), prec))
+				f.emit(fixedInt(big.NewInt(int64(v)), prec))
 			} else {
 				f.emit(formatC(float64(v), byte(d), prec))
+			}
+		case *engine.BigInt:
+			if d == 'f' {
+				f.emit(fixedInt(v.Big(), prec))
+			} else {
+				x, _ := new(big.Float).SetInt(v.Big()).Float64()
+				f.emit(formatC(x, byte(d), prec))
 			}
 		case engine.Float:
 			f.emit(formatC(float64(v), byte(d), prec))
@@ -711,29 +719,38 @@ func (f *formatter) stringText(a engine.Term) (string, error) {
 
 // integer evaluates a for ~d and ~r: an integer, or an expression whose
 // value is one.
-func (f *formatter) integer(d rune, a engine.Term) (int64, error) {
+func (f *formatter) integer(d rune, a engine.Term) (*big.Int, error) {
 	switch v := f.c.Resolve(a).(type) {
 	case engine.Integer:
-		return int64(v), nil
+		return big.NewInt(int64(v)), nil
+	case *engine.BigInt:
+		return v.Big(), nil
 	case engine.Float:
-		return 0, formatArgError(d, a)
+		return nil, formatArgError(d, a)
 	}
 	v, err := evalArith(f.c, a)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	n, ok := v.(engine.Integer)
-	if !ok {
-		return 0, formatArgError(d, a)
+	switch n := v.(type) {
+	case engine.Integer:
+		return big.NewInt(int64(n)), nil
+	case *engine.BigInt:
+		return n.Big(), nil
 	}
-	return int64(n), nil
+	return nil, formatArgError(d, a)
 }
 
 // groupDigits renders n for ~Nd and ~ND: a decimal point N digits from the
 // right, and for ~D a comma between groups of three integer digits.
 func groupDigits(n int64, frac int, thousands bool) string {
-	neg := n < 0
-	digits := strconv.FormatUint(absInt(n), 10)
+	return groupBig(big.NewInt(n), frac, thousands)
+}
+
+// groupBig is groupDigits for an integer of any size.
+func groupBig(n *big.Int, frac int, thousands bool) string {
+	neg := n.Sign() < 0
+	digits := new(big.Int).Abs(n).String()
 	var intPart, fracPart string
 	if frac > 0 {
 		if len(digits) <= frac {
@@ -767,16 +784,9 @@ func groupDigits(n int64, frac int, thousands bool) string {
 	return s
 }
 
-func absInt(n int64) uint64 {
-	if n < 0 {
-		return uint64(-(n + 1)) + 1
-	}
-	return uint64(n)
-}
-
 // fixedInt renders an integer for ~Nf exactly, as SWI does for integers.
-func fixedInt(n int64, prec int) string {
-	s := strconv.FormatInt(n, 10)
+func fixedInt(n *big.Int, prec int) string {
+	s := n.String()
 	if prec > 0 {
 		s += "." + strings.Repeat("0", prec)
 	}

@@ -116,7 +116,6 @@ func New(opts *Options) *Interpreter {
 		panic("prolog: New: " + err.Error())
 	}
 	in.Install(edgeDefs...)
-	in.registerControl()
 	in.registerCyclic()
 	in.registerFast()
 	in.registerWrite()
@@ -209,7 +208,7 @@ func (in *Interpreter) consultText(ctx context.Context, name, text string) error
 		return nil
 	}
 	var ex engine.Exception
-	if ctx.Err() != nil || errors.As(err, &ex) && !isIntegerOverflow(ex) {
+	if ctx.Err() != nil || errors.As(err, &ex) {
 		return err
 	}
 	// ichiban reports no position: find the first clause that does not parse.
@@ -231,9 +230,6 @@ func (in *Interpreter) locate(src *source, name string) *SyntaxError {
 			msg := err.Error()
 			if errors.Is(err, io.EOF) || err.Error() == "EOF" {
 				msg = "unexpected end of clause"
-			}
-			if ex, ok := err.(engine.Exception); ok && isIntegerOverflow(ex) {
-				off, msg = integerStart(src.text, cl.start+r.off), msgIntegerOverflow
 			}
 			return &SyntaxError{File: name, Pos: src.origPos(off), Msg: msg}
 		}

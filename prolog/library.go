@@ -542,20 +542,18 @@ func currentPredicate(vm *engine.VM, pi engine.Term, k engine.Cont, env *engine.
 	default:
 		return engine.Error(engine.TypeError(engine.NewAtom("predicate_indicator"), pi, env))
 	}
-	// ichiban's current_predicate/1 enumerates with a fresh variable; the
-	// matches become this predicate's alternatives, so that a fully given
-	// indicator leaves no choice point.
+	// The matches become this predicate's alternatives, in standard
+	// order, so that a fully given indicator leaves no choice point.
 	var found []engine.Term
-	v := engine.NewVariable()
-	_, _ = engine.CurrentPredicate(vm, v, func(e *engine.Env) *engine.Promise {
-		f := Resolved(v, e)
-		if _, ok := env.Unify(pi, f); ok {
+	for _, p := range vm.Procedures() {
+		if p.Kind != engine.ProcedureUser {
+			continue
+		}
+		f := atomSlash.Apply(p.Name, engine.Integer(p.Arity))
+		if env.Unifiable(pi, f) {
 			found = append(found, f)
 		}
-		return engine.Bool(false)
-	}, env).Force(context.Background())
-	// NB: ichiban walks a Go map; standard order makes the answers
-	// deterministic.
+	}
 	slices.SortFunc(found, func(a, b engine.Term) int { return a.Compare(b, env) })
 	ks := make([]func(context.Context) *engine.Promise, len(found))
 	for i, f := range found {

@@ -272,17 +272,11 @@ func (pi indicator) String() string { return fmt.Sprintf("%s/%d", pi.name, pi.ar
 // given arity, or any when arity < 0), in sorted order.
 func (in *Interpreter) userPredicates(c *Call, name string, arity int) []indicator {
 	var out []indicator
-	v := engine.NewVariable()
-	_, _ = engine.CurrentPredicate(c.VM, v, func(env *engine.Env) *engine.Promise {
-		if pi, ok := env.Resolve(v).(engine.Compound); ok {
-			n, _ := env.Resolve(pi.Arg(0)).(engine.Atom)
-			a, _ := env.Resolve(pi.Arg(1)).(engine.Integer)
-			if n.String() == name && (arity < 0 || int(a) == arity) {
-				out = append(out, indicator{name, int(a)})
-			}
+	for _, p := range c.VM.Procedures() {
+		if p.Kind == engine.ProcedureUser && p.Name.String() == name && (arity < 0 || p.Arity == arity) {
+			out = append(out, indicator{name, p.Arity})
 		}
-		return engine.Bool(false)
-	}, c.Env).Force(c.Ctx)
+	}
 	slices.SortFunc(out, func(a, b indicator) int { return a.arity - b.arity })
 	return out
 }
@@ -301,7 +295,7 @@ func (in *Interpreter) list(c *Call, b *strings.Builder, pi indicator) {
 	body := engine.NewVariable()
 	var clauses []string
 	dynamic := true
-	_, err := engine.Clause(c.VM, head, body, func(env *engine.Env) *engine.Promise {
+	_, err := engine.Call(c.VM, engine.NewAtom("clause").Apply(head, body), func(env *engine.Env) *engine.Promise {
 		cl := atomIf.Apply(head, body)
 		clauses = append(clauses, newClauseWriter(in, cl, env, nil).clause(cl))
 		return engine.Bool(false)

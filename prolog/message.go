@@ -89,7 +89,7 @@ func typeName(t engine.Term) string {
 			return "an empty_list"
 		}
 		return "an atom"
-	case engine.Integer:
+	case engine.Integer, *engine.BigInt:
 		return "an integer"
 	case engine.Float:
 		return "a float"

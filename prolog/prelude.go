@@ -66,12 +66,6 @@ package prolog
 // before the first greater key; record_tag/2 reads Tag. (record_get/3 is
 // in library.go: it is nondeterministic.)
 //
-// The prelude also replaces ichiban's call/1..8 (see fastCall): a goal
-// that is not a control construct is called directly instead of being
-// compiled into a throw-away clause, which made meta-calls with unbound
-// or big bound variables in the closure (yall lambdas, foldl/4,
-// include/3, maplist/N with an accumulator) quadratic or worse.
-//
 // Standard order is ichiban's, which is ISO's: every float precedes every
 // integer (SWI compares mixed numbers by value), so msort([2.0, 1], L)
 // gives [2.0, 1]; compare/3, sort/2 and @</2 agree with it.
@@ -79,6 +73,7 @@ package prolog
 import (
 	_ "embed"
 	"errors"
+	"math/big"
 	"slices"
 	"strings"
 	"unicode"
@@ -161,9 +156,6 @@ var preludeDefs = []Def{
 
 	// Lambdas (prelude.pl's >>/N copy with this)
 	Pred3("yall_copy_", "yall_copy_(+Free, +Lambda, -Copy) is det", yallCopy),
-
-	// Engine: the directive in prelude.pl runs this once (see fastCall).
-	Pred0("prelude_fast_call_", "prelude_fast_call_ is det", installFastCall),
 
 	// Showing code (listing.go) and documentation (help.go)
 	Pred1("portray_clause", "portray_clause(+Clause) is det", portrayClause1),
@@ -420,7 +412,7 @@ func delete3(c *Call, list, elem, rest engine.Term) (bool, error) {
 	}
 	out := make([]engine.Term, 0, len(elems))
 	for _, e := range elems {
-		if _, ok := c.Env.Unify(e, elem); !ok {
+		if !c.Env.Unifiable(e, elem) {
 			out = append(out, e)
 		}
 	}
@@ -428,14 +420,16 @@ func delete3(c *Call, list, elem, rest engine.Term) (bool, error) {
 }
 
 func plus3(c *Call, x, y, z engine.Term) (bool, error) {
-	var vals [3]int64
-	var bound [3]bool
+	var vals [3]*big.Int
 	n := 0
 	for i, t := range []engine.Term{x, y, z} {
 		switch v := c.Resolve(t).(type) {
 		case engine.Variable:
 		case engine.Integer:
-			vals[i], bound[i] = int64(v), true
+			vals[i] = big.NewInt(int64(v))
+			n++
+		case *engine.BigInt:
+			vals[i] = v.Big()
 			n++
 		default:
 			return false, TypeError("integer", t)
@@ -444,28 +438,15 @@ func plus3(c *Call, x, y, z engine.Term) (bool, error) {
 	if n < 2 {
 		return false, InstantiationError()
 	}
-	overflow := EvaluationError("int_overflow")
 	switch {
-	case !bound[2]:
-		s := vals[0] + vals[1]
-		if (s > vals[0]) != (vals[1] > 0) {
-			return false, overflow
-		}
-		return c.Unify(z, engine.Integer(s)), nil
-	case !bound[1]:
-		d := vals[2] - vals[0]
-		if (d < vals[2]) != (vals[0] > 0) {
-			return false, overflow
-		}
-		return c.Unify(y, engine.Integer(d)), nil
-	case !bound[0]:
-		d := vals[2] - vals[1]
-		if (d < vals[2]) != (vals[1] > 0) {
-			return false, overflow
-		}
-		return c.Unify(x, engine.Integer(d)), nil
+	case vals[2] == nil:
+		return c.Unify(z, engine.NewBigInt(new(big.Int).Add(vals[0], vals[1]))), nil
+	case vals[1] == nil:
+		return c.Unify(y, engine.NewBigInt(new(big.Int).Sub(vals[2], vals[0]))), nil
+	case vals[0] == nil:
+		return c.Unify(x, engine.NewBigInt(new(big.Int).Sub(vals[2], vals[1]))), nil
 	}
-	return vals[0]+vals[1] == vals[2], nil
+	return new(big.Int).Add(vals[0], vals[1]).Cmp(vals[2]) == 0, nil
 }
 
 // foldArith folds the elements of list with the arithmetic functor op
@@ -1113,7 +1094,7 @@ func charTypes1(c *Call, char, typ engine.Term, asCodes bool, types engine.Term)
 		if len(args) > 0 {
 			tt = engine.NewAtom(name).Apply(args...)
 		}
-		if _, ok := c.Env.Unify(tt, typ); ok {
+		if c.Env.Unifiable(tt, typ) {
 			ts = append(ts, tt)
 		}
 	}
@@ -1413,7 +1394,7 @@ func hasType(c *Call, typ, x engine.Term) (bool, error) {
 		}
 		found := false
 		end, err := walkList(c, typ.(engine.Compound).Arg(0), func(e engine.Term) bool {
-			if _, ok := c.Env.Unify(v, e); ok {
+			if c.Env.Unifiable(v, e) {
 				found = true
 				return false
 			}
@@ -1718,113 +1699,6 @@ func recordTag(c *Call, r, tag engine.Term) (bool, error) {
 		return false, err
 	}
 	return c.Unify(tag, t), nil
-}
-
-/* --- call/2..8 --- */
-
-// installFastCall replaces ichiban's call/1..8 with fastCall1 and fastCall. It is a
-// foreign predicate so that prelude.pl can run it as a directive while New
-// consults the prelude; it registers continuation-passing predicates, which
-// Def cannot express.
-func installFastCall(c *Call) (bool, error) {
-	vm, call := c.VM, engine.NewAtom("call")
-	vm.Register1(call, fastCall1)
-	vm.Register2(call, func(vm *engine.VM, g, a1 engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-		return fastCall(vm, g, []engine.Term{a1}, k, env)
-	})
-	vm.Register3(call, func(vm *engine.VM, g, a1, a2 engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-		return fastCall(vm, g, []engine.Term{a1, a2}, k, env)
-	})
-	vm.Register4(call, func(vm *engine.VM, g, a1, a2, a3 engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-		return fastCall(vm, g, []engine.Term{a1, a2, a3}, k, env)
-	})
-	vm.Register5(call, func(vm *engine.VM, g, a1, a2, a3, a4 engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-		return fastCall(vm, g, []engine.Term{a1, a2, a3, a4}, k, env)
-	})
-	vm.Register6(call, func(vm *engine.VM, g, a1, a2, a3, a4, a5 engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-		return fastCall(vm, g, []engine.Term{a1, a2, a3, a4, a5}, k, env)
-	})
-	vm.Register7(call, func(vm *engine.VM, g, a1, a2, a3, a4, a5, a6 engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-		return fastCall(vm, g, []engine.Term{a1, a2, a3, a4, a5, a6}, k, env)
-	})
-	vm.Register8(call, func(vm *engine.VM, g, a1, a2, a3, a4, a5, a6, a7 engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-		return fastCall(vm, g, []engine.Term{a1, a2, a3, a4, a5, a6, a7}, k, env)
-	})
-	return true, nil
-}
-
-var controlConstructs = map[engine.Atom]bool{
-	engine.NewAtom(","): true, engine.NewAtom(";"): true, engine.NewAtom("->"): true, engine.NewAtom("!"): true,
-}
-
-// fastCall1 is call/1: a control construct (conjunction, disjunction,
-// if-then-else, cut) is compiled by ichiban's call/1, so that a cut in it is
-// local to the call, with its goals hidden (hideLeaves: the compiler never
-// walks their data, which may be cyclic); any other goal is called
-// directly, as fastCall does.
-func fastCall1(vm *engine.VM, goal engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-	switch g := env.Resolve(goal).(type) {
-	case *leaf:
-		return fastCall1(vm, g.goal, k, env)
-	case engine.Atom:
-		if !controlConstructs[g] {
-			return vm.Arrive(g, nil, k, env)
-		}
-	case engine.Compound:
-		if !controlConstructs[g.Functor()] || g.Arity() > 2 {
-			args := make([]engine.Term, g.Arity())
-			for i := range args {
-				args[i] = g.Arg(i)
-			}
-			return vm.Arrive(g.Functor(), args, k, env)
-		}
-	}
-	g, ok, err := hideLeaves(goal, env)
-	switch {
-	case err != nil:
-		return engine.Error(err)
-	case !ok:
-		return engine.Error(engine.TypeError(engine.NewAtom("callable"), goal, env))
-	}
-	return engine.Call(vm, g, k, env)
-}
-
-// fastCall is call/N for a closure that is an atom or a compound: it calls
-// the predicate directly. ichiban's call/N compiles Closure+Args into a
-// throw-away clause on every call and binds the closure's unbound variables
-// to that clause's fresh ones, so a closure with a variable (a yall lambda,
-// foo(Acc)) grows a binding chain per call and maplist/include/foldl over n
-// elements take O(n^2) or worse. Semantics are unchanged: the callee is
-// opaque to cut either way, control constructs reach call/1 through their
-// bootstrap clauses, and errors (unknown procedure, variable or
-// non-callable closure) are ichiban's.
-func fastCall(vm *engine.VM, closure engine.Term, extra []engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-	switch g := env.Resolve(closure).(type) {
-	case engine.Atom:
-		return vm.Arrive(g, extra, k, env)
-	case engine.Compound:
-		args := make([]engine.Term, g.Arity(), g.Arity()+len(extra))
-		for i := range args {
-			args[i] = g.Arg(i)
-		}
-		return vm.Arrive(g.Functor(), append(args, extra...), k, env)
-	}
-	switch len(extra) {
-	case 1:
-		return engine.Call1(vm, closure, extra[0], k, env)
-	case 2:
-		return engine.Call2(vm, closure, extra[0], extra[1], k, env)
-	case 3:
-		return engine.Call3(vm, closure, extra[0], extra[1], extra[2], k, env)
-	case 4:
-		return engine.Call4(vm, closure, extra[0], extra[1], extra[2], extra[3], k, env)
-	case 5:
-		return engine.Call5(vm, closure, extra[0], extra[1], extra[2], extra[3], extra[4], k, env)
-	case 6:
-		return engine.Call6(vm, closure, extra[0], extra[1], extra[2], extra[3], extra[4], extra[5], k, env)
-	default:
-		return engine.Call7(vm, closure, extra[0], extra[1], extra[2], extra[3], extra[4], extra[5], extra[6], k, env)
-	}
 }
 
 /* --- yall --- */

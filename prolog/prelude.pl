@@ -6,12 +6,10 @@ sort/4, must_be/2, option/2,3, select_option/3,4, atomic_list_concat/2,3,
 term_to_atom/2, nb_setval/2, record_get/3, ...) is documented in the
 files prelude.go and format.go.
 
-The code avoids two ichiban traps: a cut inside a nested if-then-else or
-disjunction is local (not transparent), and if-then-else and \+ copy the
-big terms bound to their variables. So choices are made by clause heads
-and clause-level cuts, and lists are walked by first-argument recursion.
-The directive below replaces call/1..8 so that plain meta-calls do not
-copy (fastCall in prelude.go).
+Choices are made by clause heads and clause-level cuts where that reads
+well, and lists are walked by first-argument recursion, which the engine
+indexes (a call on a bound first argument leaves no choice point where no
+other clause can match).
 
 Exports:
     forall/2                     % :Cond, :Action
@@ -73,9 +71,6 @@ Exports:
 % SWI's variant operators (swi.go defines the predicates).
 :- op(700, xfx, =@=).
 :- op(700, xfx, \=@=).
-
-% call/1..8 without ichiban's per-call compile (see fastCall in prelude.go).
-:- prelude_fast_call_.
 
 /* --- Control --- */
 

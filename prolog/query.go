@@ -79,9 +79,6 @@ func (in *Interpreter) parseGoal(goal string) (engine.Term, []engine.ParsedVaria
 	r := &countingReader{s: src.text}
 	p := engine.NewParser(&in.ip.VM, r)
 	t, err := p.Term()
-	if ex, ok := err.(engine.Exception); ok && isIntegerOverflow(ex) {
-		return nil, nil, &SyntaxError{Pos: src.origPos(integerStart(r.s, r.off)), Msg: msgIntegerOverflow}
-	}
 	if err != nil {
 		return nil, nil, &SyntaxError{Pos: src.origPos(tokenStart(r.s, r.off, err)), Msg: err.Error()}
 	}

@@ -3,10 +3,8 @@ package prolog
 import (
 	"context"
 	"crypto/sha256"
-	"reflect"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"github.com/ichiban/prolog/engine"
 )
@@ -20,9 +18,8 @@ import (
 // them in place). The texts' directives run again in each interpreter,
 // except the declarations the procedures already carry.
 //
-// The procedures live in an unexported field of ichiban's VM, reached
-// through reflect and unsafe. If its shape is not the one expected
-// (another ichiban version), shared consults fall back to consulting.
+// The procedures are taken and installed through the engine's hooks
+// (engine.VM.UserProcedures, Install).
 
 // Text is a named Prolog text.
 type Text struct{ Name, Text string }
@@ -33,36 +30,19 @@ type Text struct{ Name, Text string }
 func (in *Interpreter) ConsultShared(ctx context.Context, texts []Text) error {
 	in.quiet = true // library texts: their singletons are their authors' business
 	defer func() { in.quiet = false }()
-	if !sharable {
-		return in.consultAll(ctx, texts)
-	}
 	key := textsKey(texts)
 	sharedMu.Lock()
 	snap, ok := shared[key]
 	sharedMu.Unlock()
+	vm := &in.ip.VM
 	if !ok {
-		before := procedureMap(&in.ip.VM)
-		was := make(map[any]any, before.Len())
-		for it := before.MapRange(); it.Next(); {
-			was[it.Key().Interface()] = it.Value().Interface()
-		}
+		before := vm.UserProcedures()
 		if err := in.consultAll(ctx, texts); err != nil {
 			return err
 		}
-		snap = &snapshot{}
-		after := procedureMap(&in.ip.VM)
-		for it := after.MapRange(); it.Next(); {
-			k, v := it.Key(), it.Value()
-			if v.Elem().Type() != userDefinedPtr {
-				continue // a Go predicate: each interpreter registers its own
-			}
-			if old, seen := was[k.Interface()]; !seen || old != v.Interface() {
-				// A dynamic procedure is kept as it stands now: this
-				// interpreter goes on changing its own.
-				snap.keys, snap.procs = append(snap.keys, k), append(snap.procs, ownCopy(v))
-			}
-		}
-		snap.directives = directivesOf(texts)
+		// A dynamic procedure is kept as it stands now: this interpreter
+		// goes on changing its own.
+		snap = &snapshot{procs: vm.UserProcedures().Since(before).Share(), directives: directivesOf(texts)}
 		sharedMu.Lock()
 		shared[key] = snap
 		sharedMu.Unlock()
@@ -72,12 +52,9 @@ func (in *Interpreter) ConsultShared(ctx context.Context, texts []Text) error {
 		in.remember(t.Name, t.Text)
 	}
 	return in.run(ctx, func(ctx context.Context) error {
-		procs := procedureMap(&in.ip.VM)
-		for i, k := range snap.keys {
-			procs.SetMapIndex(k, ownCopy(snap.procs[i]))
-		}
+		vm.Install(snap.procs)
 		for _, d := range snap.directives {
-			if err := in.ip.VM.Compile(ctx, d); err != nil {
+			if err := vm.Compile(ctx, d); err != nil {
 				return err
 			}
 		}
@@ -96,8 +73,8 @@ func (in *Interpreter) consultAll(ctx context.Context, texts []Text) error {
 
 // snapshot is what consulting a set of texts left in a VM.
 type snapshot struct {
-	keys, procs []reflect.Value // procedure indicators and their *userDefined
-	directives  []string        // ":- D." texts to run again
+	procs      engine.UserProcedures
+	directives []string // ":- D." texts to run again
 }
 
 var (
@@ -147,71 +124,5 @@ func directivesOf(texts []Text) []string {
 			}
 		}
 	}
-	return out
-}
-
-// The shapes shared consults rely on: VM.procedures, a map from procedure
-// indicators to procedures, and the *userDefined procedures with their
-// dynamic flag and clauses slice.
-var (
-	proceduresField reflect.StructField
-	userDefinedPtr  reflect.Type
-	sharable        = checkShapes()
-)
-
-func checkShapes() bool {
-	f, ok := reflect.TypeFor[engine.VM]().FieldByName("procedures")
-	if !ok || f.Type.Kind() != reflect.Map || f.Type.Elem().Kind() != reflect.Interface {
-		return false
-	}
-	proceduresField = f
-	// Find the *userDefined type by compiling a clause in a scratch VM.
-	var vm engine.VM
-	if err := vm.Compile(context.Background(), "shape_probe_."); err != nil {
-		return false
-	}
-	m := procedureMap(&vm)
-	for it := m.MapRange(); it.Next(); {
-		t := it.Value().Elem().Type()
-		if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
-			return false
-		}
-		dyn, okDyn := t.Elem().FieldByName("dynamic")
-		cls, okCls := t.Elem().FieldByName("clauses")
-		if !okDyn || dyn.Type.Kind() != reflect.Bool || !okCls || cls.Type.Kind() != reflect.Slice {
-			return false
-		}
-		userDefinedPtr = t
-		return true
-	}
-	return false
-}
-
-// procedureMap is vm's procedures map, settable.
-func procedureMap(vm *engine.VM) reflect.Value {
-	f := reflect.NewAt(proceduresField.Type, unsafe.Add(unsafe.Pointer(vm), proceduresField.Offset)).Elem()
-	if f.IsNil() {
-		f.Set(reflect.MakeMap(proceduresField.Type))
-	}
-	return f
-}
-
-// ownCopy is the procedure v as one interpreter may hold it: v itself when
-// static, a copy with its own clauses when dynamic.
-func ownCopy(v reflect.Value) reflect.Value {
-	p := v.Elem() // *userDefined
-	s := reflect.NewAt(p.Type().Elem(), p.UnsafePointer()).Elem()
-	if !s.FieldByName("dynamic").Bool() {
-		return v
-	}
-	c := reflect.New(p.Type().Elem())
-	reflect.NewAt(s.Type(), c.UnsafePointer()).Elem().Set(s)
-	cls := reflect.NewAt(s.Type(), c.UnsafePointer()).Elem().FieldByName("clauses")
-	cls = reflect.NewAt(cls.Type(), unsafe.Pointer(cls.UnsafeAddr())).Elem()
-	own := reflect.MakeSlice(cls.Type(), cls.Len(), cls.Len())
-	reflect.Copy(own, cls)
-	cls.Set(own)
-	out := reflect.New(v.Type()).Elem()
-	out.Set(c)
 	return out
 }

@@ -97,10 +97,10 @@ func inputStream(c *Call, t engine.Term) (*engine.Stream, error) {
 	case engine.Atom:
 		sv := engine.NewVariable()
 		var s *engine.Stream
-		_, _ = engine.StreamProperty(c.VM, sv, engine.NewAtom("alias").Apply(v), func(env *engine.Env) *engine.Promise {
+		_, _ = engine.Call(c.VM, engine.NewAtom("stream_property").Apply(sv, engine.NewAtom("alias").Apply(v)), func(env *engine.Env) *engine.Promise {
 			s, _ = env.Resolve(sv).(*engine.Stream)
 			return engine.Bool(true)
-		}, c.Env).Force(context.Background())
+		}, c.Env).Force(c.Ctx)
 		if s == nil {
 			return nil, ExistenceError("stream", v)
 		}

@@ -8,14 +8,10 @@ package prolog
 //	    unknown one is existence_error(procedure, Spec) as in SWI.
 //	[user] (consult(user)): clauses read from user_input up to its end
 //	    (Ctrl-D on a terminal), consulted as the text "user".
-//	an integer literal beyond 64 bits is a syntax error that says where it
-//	    is (file:line:column), not a bare representation_error.
 //	statistics/0, statistics/2 (runtime, cputime, process_cputime,
 //	    walltime, real_time, epoch), time/1 (toplevel.pl): CPU time is the
 //	    process's (every goroutine's), wall time since the interpreter was
-//	    built. ichiban counts no inferences: statistics(inferences, _)
-//	    throws domain_error(statistics_key, inferences) rather than make
-//	    a number up.
+//	    built; inferences counts the calls the interpreter made.
 //	make/0: consults again each text whose source changed since it was
 //	    consulted (through FS, or Options.Reload for texts given to
 //	    Consult).
@@ -27,13 +23,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/ichiban/prolog/engine"
 )
@@ -48,71 +43,30 @@ const (
 )
 
 // procedures returns the procedures called name (of the given arity, or
-// any when arity < 0), sorted by arity, and what they are. It returns nil
-// when ichiban's layout is not the one checked at load.
+// any when arity < 0), sorted by arity, and what they are.
 func (in *Interpreter) procedures(name string, arity int) ([]indicator, []procKind) {
-	if !sharable || !keyShapeOK {
-		return nil, nil
-	}
-	m := procedureMap(&in.ip.VM)
-	type found struct {
-		pi   indicator
-		kind procKind
-	}
-	var out []found
-	key := reflect.New(proceduresField.Type.Key()).Elem()
-	for it := m.MapRange(); it.Next(); {
-		key.Set(it.Key())
-		k := *(*procedureKey)(key.Addr().UnsafePointer())
-		if k.name.String() != name || (arity >= 0 && int(k.arity) != arity) {
-			continue
+	var out []engine.ProcedureInfo
+	for _, p := range in.ip.VM.Procedures() {
+		if p.Name.String() == name && (arity < 0 || p.Arity == arity) {
+			out = append(out, p)
 		}
-		kind := procForeign
-		if it.Value().Elem().Type() == userDefinedPtr {
-			kind = procUser
-		}
-		out = append(out, found{indicator{name, int(k.arity)}, kind})
 	}
-	slices.SortFunc(out, func(a, b found) int { return a.pi.arity - b.pi.arity })
+	slices.SortFunc(out, func(a, b engine.ProcedureInfo) int { return a.Arity - b.Arity })
 	pis, kinds := make([]indicator, len(out)), make([]procKind, len(out))
-	for i, f := range out {
-		pis[i], kinds[i] = f.pi, f.kind
+	for i, p := range out {
+		pis[i] = indicator{name, p.Arity}
+		kinds[i] = procForeign
+		if p.Kind == engine.ProcedureUser {
+			kinds[i] = procUser
+		}
 	}
 	return pis, kinds
 }
 
-// rawClauses returns the clauses of the user-defined procedure pi as
-// ichiban compiled them (no variable names); nil when it keeps none or
-// its layout is not the expected one.
+// rawClauses returns the clauses of the user-defined procedure pi as the
+// engine compiled them (no variable names); nil for any other.
 func (in *Interpreter) rawClauses(pi indicator) []engine.Term {
-	if !sharable || !keyShapeOK {
-		return nil
-	}
-	key := reflect.New(proceduresField.Type.Key()).Elem()
-	*(*procedureKey)(key.Addr().UnsafePointer()) = procedureKey{name: engine.NewAtom(pi.name), arity: engine.Integer(pi.arity)}
-	v := procedureMap(&in.ip.VM).MapIndex(key)
-	if !v.IsValid() || v.Elem().Type() != userDefinedPtr {
-		return nil
-	}
-	p := v.Elem()
-	s := reflect.NewAt(p.Type().Elem(), p.UnsafePointer()).Elem()
-	cls := s.FieldByName("clauses")
-	if cls.Kind() != reflect.Slice || cls.Type().Elem().Kind() != reflect.Struct {
-		return nil
-	}
-	raw, ok := cls.Type().Elem().FieldByName("raw")
-	if !ok || raw.Type != reflect.TypeFor[engine.Term]() {
-		return nil
-	}
-	var out []engine.Term
-	for i := range cls.Len() {
-		f := cls.Index(i).Field(raw.Index[0])
-		t := *(*engine.Term)(unsafe.Pointer(f.UnsafeAddr()))
-		if t != nil {
-			out = append(out, t)
-		}
-	}
-	return out
+	return in.ip.VM.ClauseTerms(engine.NewAtom(pi.name), pi.arity)
 }
 
 // consultUser consults what user_input holds up to its end.
@@ -195,37 +149,6 @@ func firstToken(text string, start, end int) int {
 	return start
 }
 
-// msgIntegerOverflow is the syntax error of an integer literal that does
-// not fit: ichiban's integers are 64-bit (SWI's are unbounded).
-const msgIntegerOverflow = "integer too large: Cannot represent due to `max_integer' (integers are 64-bit)"
-
-// isIntegerOverflow reports whether ex is the representation_error the
-// parser throws for an integer literal that does not fit.
-func isIntegerOverflow(ex engine.Exception) bool {
-	e, ok := ex.Term().(engine.Compound)
-	if !ok || e.Functor().String() != "error" || e.Arity() != 2 {
-		return false
-	}
-	f, ok := e.Arg(0).(engine.Compound)
-	return ok && f.Functor().String() == "representation_error" && f.Arity() == 1 && f.Arg(0) == engine.NewAtom("max_integer")
-}
-
-// integerStart returns the offset of the integer literal that ends at or
-// just before off in text (the parser has read it and maybe a rune more).
-func integerStart(text string, off int) int {
-	end := min(off, len(text))
-	for end > 0 && !isDigitByte(text[end-1]) {
-		end--
-	}
-	start := end
-	for start > 0 && (isDigitByte(text[start-1]) || text[start-1] == '_') {
-		start--
-	}
-	return start
-}
-
-func isDigitByte(c byte) bool { return c >= '0' && c <= '9' }
-
 //go:embed toplevel.pl
 var toplevelSource string
 
@@ -279,6 +202,8 @@ func statistics2(c *Call, key, value engine.Term) (bool, error) {
 		v = pair(time.Since(st.started).Milliseconds(), &st.lastWall)
 	case "real_time":
 		v = pair(time.Now().Unix(), &st.lastSec)
+	case "inferences":
+		v = engine.Integer(c.VM.Inferences())
 	case "epoch":
 		v = engine.Float(float64(st.started.UnixNano()) / 1e9)
 	default:
@@ -291,10 +216,7 @@ func statistics0(c *Call) (bool, error) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	st := &c.In.stats
-	preds := 0
-	if sharable {
-		preds = procedureMap(&c.In.ip.VM).Len()
-	}
+	preds := len(c.In.ip.VM.Procedures())
 	msg := fmt.Sprintf("%% Started at %s\n"+
 		"%% %.3f seconds cpu time (the process's), %.3f seconds wall time\n"+
 		"%% %s predicates, %d goroutines\n"+
@@ -320,12 +242,12 @@ func (in *Interpreter) message(msg string) {
 }
 
 func timeStart(c *Call, start engine.Term) (bool, error) {
-	return c.Unify(start, engine.List(engine.Integer(cpuTime()), engine.Integer(time.Now().UnixNano()))), nil
+	return c.Unify(start, engine.List(engine.Integer(cpuTime()), engine.Integer(time.Now().UnixNano()), engine.Integer(c.VM.Inferences()))), nil
 }
 
 func timeReport(c *Call, start engine.Term) (bool, error) {
 	l, err := c.List(start)
-	if err != nil || len(l) != 2 {
+	if err != nil || len(l) != 3 {
 		return false, DomainError("time_start", start)
 	}
 	cpu0, err := c.Int(l[0])
@@ -336,13 +258,24 @@ func timeReport(c *Call, start engine.Term) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	inf0, err := c.Int(l[2])
+	if err != nil {
+		return false, err
+	}
 	cpu := (cpuTime() - time.Duration(cpu0)).Seconds()
 	wall := time.Duration(time.Now().UnixNano() - wall0).Seconds()
+	// time_report_/1 itself is one inference the goal did not make.
+	inferences := c.VM.Inferences() - inf0 - 1
 	pct := 0.0
 	if wall > 0 {
 		pct = 100 * cpu / wall
 	}
-	c.In.message(fmt.Sprintf("%% %.3f CPU in %.3f seconds (%.0f%% CPU)\n", cpu, wall, pct))
+	lips := "Infinite"
+	if cpu > 0 {
+		lips = strconv.FormatInt(int64(float64(inferences)/cpu), 10)
+	}
+	c.In.message(fmt.Sprintf("%% %s inferences, %.3f CPU in %.3f seconds (%.0f%% CPU, %s Lips)\n",
+		groupDigits(inferences, 0, true), cpu, wall, pct, lips))
 	return true, nil
 }
 
@@ -491,7 +424,7 @@ func (in *Interpreter) clauseTexts(c *Call, pi indicator) (orig, renamed string,
 		}
 		probe = head.Apply(args...)
 	}
-	if ok, _ := engine.Clause(c.VM, probe, engine.NewVariable(), func(*engine.Env) *engine.Promise { return engine.Bool(true) }, c.Env).Force(c.Ctx); ok {
+	if ok, _ := engine.Call(c.VM, engine.NewAtom("clause").Apply(probe, engine.NewVariable()), func(*engine.Env) *engine.Promise { return engine.Bool(true) }, c.Env).Force(c.Ctx); ok {
 		return "", "", PermissionError("trace", "dynamic_procedure", engine.NewAtom("/").Apply(head, engine.Integer(pi.arity)))
 	}
 	var o, r strings.Builder

@@ -69,6 +69,11 @@ Usage:
 	                           migrations; migrate applies them (as the
 	                           first open does); a database migrated by a
 	                           newer rlmpl fails both (exit 1)
+	rlmpl bench engine [--only REGEXP] [--runs N] [--swipl PATH|none] [--json]
+	                           the Prolog engine on classic workloads (naive
+	                           reverse, tak, queens, fact lookups, ...), each
+	                           run in a fresh process, beside SWI-Prolog when
+	                           swipl is installed: CPU seconds, ratio, peak RSS
 	rlmpl version              print the runtime version (also --version)
 	rlmpl help                 print this text (also -h, --help); rlmpl run
 	                           --help and rlmpl repl --help tell more

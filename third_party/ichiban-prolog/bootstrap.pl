@@ -16,7 +16,7 @@
 :-(op(700, xfx, =..)).
 :-(op(700, xfx, [is, =:=, =\=, <, =<, >, >=])).
 :-(op(600, xfy, :)).
-:-(op(500, yfx, [+, -, /\, \/])).
+:-(op(500, yfx, [+, -, /\, \/, xor])).
 :-(op(400, yfx, [*, /, //, div, rem, mod, <<, >>])).
 :-(op(200, xfx, **)).
 :-(op(200, xfy, ^)).
@@ -24,56 +24,15 @@
 
 % Control constructs
 
-true.
-
-fail :- \+true.
-
-! :- !.
-
-P, Q :- call((P, Q)).
-
-If -> Then; _ :- If, !, Then.
-_ -> _; Else :- !, Else.
-
-P; Q :- call((P; Q)).
-
-If -> Then :- If, !, Then.
 
 % Term unification
 
-X \= Y :- \+(X = Y).
 
 % Type testing
 
-atomic(X) :-
-  nonvar(X),
-  \+compound(X).
-
-nonvar(X) :- \+var(X).
-
-number(X) :- float(X).
-number(X) :- integer(X).
-
-callable(X) :- atom(X).
-callable(X) :- compound(X).
-
-ground(X) :- term_variables(X, []).
 
 % Term comparison
 
-X @=< Y :- compare(=, X, Y).
-X @=< Y :- compare(<, X, Y).
-
-X == Y :- compare(=, X, Y).
-
-X \== Y :- \+(X == Y).
-
-X @< Y :- compare(<, X, Y).
-
-X @> Y :- compare(>, X, Y).
-
-X @>= Y :- compare(>, X, Y).
-X @>= Y :- compare(=, X, Y).
 
 % Clause creation and destruction
 
@@ -196,9 +155,6 @@ write_canonical(Stream, Term) :- write_term(Stream, Term, [quoted(true), ignore_
 
 % Logic and control
 
-once(P) :- P, !.
-
-false :- fail.
 
 % Atomic term processing
 

@@ -1,3 +1,3 @@
 module github.com/ichiban/prolog
 
-go 1.19
+go 1.26

@@ -155,6 +155,10 @@ func New(in io.Reader, out io.Writer) *Interpreter {
 
 	_ = i.Exec(bootstrap)
 
+	// rlmpl patch: the control predicates and inlined builtins the machine
+	// runs itself replace the registrations above.
+	i.RegisterNatives()
+
 	return &i
 }
 

@@ -240,7 +240,7 @@ func NewAtom(name string) Atom {
 
 // WriteTerm outputs the Atom to an io.Writer.
 func (a Atom) WriteTerm(w io.Writer, opts *WriteOptions, _ *Env) error {
-	ew := errWriter{w: w}
+	ew := asErrWriter(w)
 	openClose := (opts.left != (operator{}) || opts.right != (operator{})) && opts.ops.defined(a)
 
 	if openClose {
@@ -279,7 +279,7 @@ func (a Atom) WriteTerm(w io.Writer, opts *WriteOptions, _ *Env) error {
 // Compare compares the Atom with a Term.
 func (a Atom) Compare(t Term, env *Env) int {
 	switch t := env.Resolve(t).(type) {
-	case Variable, Float, Integer:
+	case Variable, Float, Integer, *BigInt:
 		return 1
 	case Atom:
 		switch d := strings.Compare(a.String(), t.String()); {

@@ -14,142 +14,59 @@ import (
 )
 
 // Repeat repeats the continuation until it succeeds.
-func Repeat(_ *VM, k Cont, env *Env) *Promise {
-	return repeat(func(ctx context.Context) *Promise {
-		return k(env)
-	})
+func Repeat(vm *VM, k Cont, env *Env) *Promise {
+	return vm.Arrive(atomRepeat, nil, k, env)
 }
 
 // Negate calls goal and returns false if it succeeds. Otherwise, invokes the continuation.
 func Negate(vm *VM, goal Term, k Cont, env *Env) *Promise {
-	return Delay(func(ctx context.Context) *Promise {
-		ok, err := Call(vm, goal, Success, env).Force(ctx)
-		if err != nil {
-			return Error(err)
-		}
-		if ok {
-			return Bool(false)
-		}
-		return k(env)
-	})
+	return callGoal(vm, atomNegation.Apply(goal), k, env)
 }
 
 // Call executes goal. it succeeds if goal followed by k succeeds. A cut inside goal doesn't affect outside of Call.
-func Call(vm *VM, goal Term, k Cont, env *Env) (promise *Promise) {
-	defer ensurePromise(&promise)
-	switch g := env.Resolve(goal).(type) {
-	case Variable:
-		return Error(InstantiationError(env))
-	default:
-		fvs := env.freeVariables(g)
-		args, err := makeSlice(len(fvs))
-		if err != nil {
-			return Error(resourceError(resourceMemory, env))
-		}
-		for i, fv := range fvs {
-			args[i] = fv
-		}
-		cs, err := compile(atomIf.Apply(tuple(args...), g), env)
-		if err != nil {
-			return Error(err)
-		}
-
-		u := userDefined{clauses: cs}
-		return u.call(vm, args, k, env)
-	}
+func Call(vm *VM, goal Term, k Cont, env *Env) *Promise {
+	return callGoal(vm, goal, k, env)
 }
 
 // Call1 succeeds if closure with an additional argument succeeds.
 func Call1(vm *VM, closure, arg1 Term, k Cont, env *Env) *Promise {
-	return callN(vm, closure, []Term{arg1}, k, env)
+	return vm.Arrive(atomCall, []Term{closure, arg1}, k, env)
 }
 
 // Call2 succeeds if closure with 2 additional arguments succeeds.
 func Call2(vm *VM, closure, arg1, arg2 Term, k Cont, env *Env) *Promise {
-	return callN(vm, closure, []Term{arg1, arg2}, k, env)
+	return vm.Arrive(atomCall, []Term{closure, arg1, arg2}, k, env)
 }
 
 // Call3 succeeds if closure with 3 additional arguments succeeds.
 func Call3(vm *VM, closure, arg1, arg2, arg3 Term, k Cont, env *Env) *Promise {
-	return callN(vm, closure, []Term{arg1, arg2, arg3}, k, env)
+	return vm.Arrive(atomCall, []Term{closure, arg1, arg2, arg3}, k, env)
 }
 
 // Call4 succeeds if closure with 4 additional arguments succeeds.
 func Call4(vm *VM, closure, arg1, arg2, arg3, arg4 Term, k Cont, env *Env) *Promise {
-	return callN(vm, closure, []Term{arg1, arg2, arg3, arg4}, k, env)
+	return vm.Arrive(atomCall, []Term{closure, arg1, arg2, arg3, arg4}, k, env)
 }
 
 // Call5 succeeds if closure with 5 additional arguments succeeds.
 func Call5(vm *VM, closure, arg1, arg2, arg3, arg4, arg5 Term, k Cont, env *Env) *Promise {
-	return callN(vm, closure, []Term{arg1, arg2, arg3, arg4, arg5}, k, env)
+	return vm.Arrive(atomCall, []Term{closure, arg1, arg2, arg3, arg4, arg5}, k, env)
 }
 
 // Call6 succeeds if closure with 6 additional arguments succeeds.
 func Call6(vm *VM, closure, arg1, arg2, arg3, arg4, arg5, arg6 Term, k Cont, env *Env) *Promise {
-	return callN(vm, closure, []Term{arg1, arg2, arg3, arg4, arg5, arg6}, k, env)
+	return vm.Arrive(atomCall, []Term{closure, arg1, arg2, arg3, arg4, arg5, arg6}, k, env)
 }
 
 // Call7 succeeds if closure with 7 additional arguments succeeds.
 func Call7(vm *VM, closure, arg1, arg2, arg3, arg4, arg5, arg6, arg7 Term, k Cont, env *Env) *Promise {
-	return callN(vm, closure, []Term{arg1, arg2, arg3, arg4, arg5, arg6, arg7}, k, env)
-}
-
-func callN(vm *VM, closure Term, additional []Term, k Cont, env *Env) *Promise {
-	pi, arg, err := piArg(closure, env)
-	if err != nil {
-		return Error(err)
-	}
-	args, err := makeSlice(int(pi.arity) + len(additional))
-	if err != nil {
-		return Error(resourceError(resourceMemory, env))
-	}
-	args = args[:pi.arity]
-	for i := 0; i < int(pi.arity); i++ {
-		args[i] = arg(i)
-	}
-	args = append(args, additional...)
-	return Call(vm, pi.name.Apply(args...), k, env)
+	return vm.Arrive(atomCall, []Term{closure, arg1, arg2, arg3, arg4, arg5, arg6, arg7}, k, env)
 }
 
 // CallNth succeeds iff goal succeeds and nth unifies with the number of re-execution.
 // See http://www.complang.tuwien.ac.at/ulrich/iso-prolog/call_nth
 func CallNth(vm *VM, goal, nth Term, k Cont, env *Env) *Promise {
-	nth = env.Resolve(nth)
-	switch nth := nth.(type) {
-	case Variable:
-		break
-	case Integer:
-		switch {
-		case nth < 0:
-			return Error(domainError(validDomainNotLessThanZero, nth, env))
-		case nth == 0:
-			return Bool(false)
-		}
-	default:
-		return Error(typeError(validTypeInteger, nth, env))
-	}
-
-	var (
-		p         *Promise
-		n         Integer
-		err       error
-		parentEnv = env
-	)
-	p = Call(vm, goal, func(env *Env) *Promise {
-		n, err = addI(n, Integer(1))
-		if err != nil {
-			return Error(representationError(flagMaxInteger, parentEnv))
-		}
-
-		u := Unify(vm, n, nth, k, env)
-		if nth, ok := nth.(Integer); ok && nth <= n {
-			return cut(p, func(context.Context) *Promise {
-				return u
-			})
-		}
-		return u
-	}, env)
-	return p
+	return vm.Arrive(atomCallNth, []Term{goal, nth}, k, env)
 }
 
 // Unify unifies x and y without occurs check (i.e., X = f(X) is allowed).
@@ -654,9 +571,7 @@ func CurrentOp(vm *VM, priority, specifier, op Term, k Cont, env *Env) *Promise 
 
 // Assertz appends t to the database.
 func Assertz(vm *VM, t Term, k Cont, env *Env) *Promise {
-	if err := assertMerge(vm, t, func(existing, new []clause) []clause {
-		return append(existing, new...)
-	}, env); err != nil {
+	if err := assertMerge(vm, t, false, env); err != nil {
 		return Error(err)
 	}
 	return k(env)
@@ -664,15 +579,13 @@ func Assertz(vm *VM, t Term, k Cont, env *Env) *Promise {
 
 // Asserta prepends t to the database.
 func Asserta(vm *VM, t Term, k Cont, env *Env) *Promise {
-	if err := assertMerge(vm, t, func(existing, new []clause) []clause {
-		return append(new, existing...)
-	}, env); err != nil {
+	if err := assertMerge(vm, t, true, env); err != nil {
 		return Error(err)
 	}
 	return k(env)
 }
 
-func assertMerge(vm *VM, t Term, merge func([]clause, []clause) []clause, env *Env) error {
+func assertMerge(vm *VM, t Term, front bool, env *Env) error {
 	pi, arg, err := piArg(t, env)
 	if err != nil {
 		return err
@@ -704,7 +617,7 @@ func assertMerge(vm *VM, t Term, merge func([]clause, []clause) []clause, env *E
 		return permissionError(operationModify, permissionTypeStaticProcedure, pi.Term(), env)
 	}
 
-	u.clauses = merge(u.clauses, added)
+	u.addClauses(added, front)
 	return nil
 }
 
@@ -733,7 +646,7 @@ func collectionOf(vm *VM, agg func([]Term, *Env) Term, template, goal, instances
 		w = append(w, v)
 	}
 	sort.Slice(w, func(i, j int) bool {
-		return w[i].(Variable) < w[j].(Variable)
+		return w[i].(Variable).id < w[j].(Variable).id
 	})
 	witness := tuple(w...)
 	g := iteratedGoalTerm(goal, env)
@@ -835,26 +748,7 @@ func iteratedGoalTerm(t Term, env *Env) Term {
 
 // FindAll collects all the solutions of goal as instances, which unify with template. instances may contain duplications.
 func FindAll(vm *VM, template, goal, instances Term, k Cont, env *Env) *Promise {
-	iter := ListIterator{List: instances, Env: env, AllowPartial: true}
-	for iter.Next() {
-	}
-	if err := iter.Err(); err != nil {
-		return Error(err)
-	}
-	return Delay(func(ctx context.Context) *Promise {
-		var answers []Term
-		if _, err := Call(vm, goal, func(env *Env) *Promise {
-			c, err := renamedCopy(template, nil, env)
-			if err != nil {
-				return Error(err)
-			}
-			answers = append(answers, c)
-			return Bool(false) // ask for more solutions
-		}, env).Force(ctx); err != nil {
-			return Error(err)
-		}
-		return Unify(vm, instances, List(answers...), k, env)
-	})
+	return vm.Arrive(atomFindall, []Term{template, goal, instances}, k, env)
 }
 
 // Compare compares term1 and term2 and unifies order with <, =, or >.
@@ -1015,21 +909,7 @@ func Throw(_ *VM, ball Term, _ Cont, env *Env) *Promise {
 
 // Catch calls goal. If an exception is thrown and unifies with catcher, it calls recover.
 func Catch(vm *VM, goal, catcher, recover Term, k Cont, env *Env) *Promise {
-	return catch(func(err error) *Promise {
-		e, ok := err.(Exception)
-		if !ok {
-			e = Exception{term: atomError.Apply(NewAtom("system_error"), NewAtom(err.Error()))}
-		}
-
-		env, ok := env.Unify(catcher, e.term)
-		if !ok {
-			return nil
-		}
-
-		return Call(vm, recover, k, env)
-	}, func(ctx context.Context) *Promise {
-		return Call(vm, goal, k, env)
-	})
+	return vm.Arrive(atomCatch, []Term{goal, catcher, recover}, k, env)
 }
 
 // CurrentPredicate matches pi with a predicate indicator of the user-defined procedures in the database.
@@ -1066,12 +946,14 @@ func CurrentPredicate(vm *VM, pi Term, k Cont, env *Env) *Promise {
 	return Delay(ks...)
 }
 
-// Retract removes the first clause that matches with t.
+// Retract removes the first clause that matches with t. It sees the
+// clauses of the procedure as they were at the call (the logical update
+// view), skipping those retracted since.
 func Retract(vm *VM, t Term, k Cont, env *Env) *Promise {
 	t = rulify(t, env)
 
 	h := t.(Compound).Arg(0)
-	pi, _, err := piArg(h, env)
+	pi, arg, err := piArg(h, env)
 	if err != nil {
 		return Error(err)
 	}
@@ -1086,21 +968,36 @@ func Retract(vm *VM, t Term, k Cont, env *Env) *Promise {
 		return Error(permissionError(operationModify, permissionTypeStaticProcedure, pi.Term(), env))
 	}
 
-	deleted := 0
-	ks := make([]func(context.Context) *Promise, len(u.clauses))
-	for i, c := range u.clauses {
-		i := i
-		raw := rulify(c.raw, env)
-		ks[i] = func(_ context.Context) *Promise {
-			return Unify(vm, t, raw, func(env *Env) *Promise {
-				j := i - deleted
-				u.clauses, u.clauses[len(u.clauses)-1] = append(u.clauses[:j], u.clauses[j+1:]...), clause{}
-				deleted++
-				return k(env)
-			}, env)
-		}
+	args := make([]Term, pi.arity)
+	for i := range args {
+		args[i] = arg(i)
 	}
-	return Delay(ks...)
+	sel := u.selectClauses(args)
+	var from func(i int) *Promise
+	from = func(i int) *Promise {
+		i = sel.next(i)
+		if i < 0 {
+			return Bool(false)
+		}
+		c := sel.cls[i]
+		return Delay(func(context.Context) *Promise {
+			if c.died != ^uint64(0) {
+				return Bool(false) // retracted since the call
+			}
+			raw, err := renamedCopy(c.raw, nil, env)
+			if err != nil {
+				return Error(err)
+			}
+			if _, ok := env.Unify(t, rulify(raw, env)); !ok {
+				return Bool(false)
+			}
+			u.retractClause(c)
+			return k(env)
+		}, func(context.Context) *Promise {
+			return from(i + 1)
+		})
+	}
+	return from(0)
 }
 
 // Abolish removes the procedure indicated by pi from the database.
@@ -1977,15 +1874,15 @@ func Clause(vm *VM, head, body Term, k Cont, env *Env) *Promise {
 		return Error(permissionError(operationAccess, permissionTypePrivateProcedure, pi.Term(), env))
 	}
 
-	ks := make([]func(context.Context) *Promise, len(u.clauses))
-	for i, c := range u.clauses {
-		cp, err := renamedCopy(c.raw, nil, env)
-		if err != nil {
-			return Error(err)
-		}
-		r := rulify(cp, env)
+	cls := u.live()
+	ks := make([]func(context.Context) *Promise, len(cls))
+	for i, c := range cls {
 		ks[i] = func(context.Context) *Promise {
-			return Unify(vm, atomIf.Apply(head, body), r, k, env)
+			cp, err := renamedCopy(c.raw, nil, env)
+			if err != nil {
+				return Error(err)
+			}
+			return Unify(vm, atomIf.Apply(head, body), rulify(cp, env), k, env)
 		}
 	}
 	return Delay(ks...)

@@ -25,6 +25,7 @@ func WriteCompound(w io.Writer, c Compound, opts *WriteOptions, env *Env) error 
 	}
 
 	opts = opts.withVisited(c)
+	defer opts.leave(c)
 
 	a := env.Resolve(c.Arg(0))
 	if n, ok := a.(Integer); ok && opts.numberVars && c.Functor() == atomVar && c.Arity() == 1 && n >= 0 {
@@ -64,49 +65,49 @@ func writeCompoundVisit(w io.Writer, c Compound, opts *WriteOptions) (bool, erro
 
 func writeCompoundNumberVars(w io.Writer, n Integer) error {
 	const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	ew := errWriter{w: w}
+	ew := asErrWriter(w)
 	i, j := int(n)%len(letters), int(n)/len(letters)
-	_, _ = fmt.Fprint(&ew, string(letters[i]))
+	_, _ = fmt.Fprint(ew, string(letters[i]))
 	if j != 0 {
-		_, _ = fmt.Fprint(&ew, strconv.Itoa(j))
+		_, _ = fmt.Fprint(ew, strconv.Itoa(j))
 	}
 	return ew.err
 }
 
 func writeCompoundList(w io.Writer, c Compound, opts *WriteOptions, env *Env) error {
-	ew := errWriter{w: w}
+	ew := asErrWriter(w)
 	opts = opts.withPriority(999).withLeft(operator{}).withRight(operator{})
-	_, _ = fmt.Fprint(&ew, "[")
-	_ = c.Arg(0).WriteTerm(&ew, opts, env)
+	_, _ = fmt.Fprint(ew, "[")
+	_ = c.Arg(0).WriteTerm(ew, opts, env)
 	iter := ListIterator{List: c.Arg(1), Env: env, AllowCycle: opts.maxDepth > 0}
 	for iter.Next() {
 		opts.maxDepth--
 		if opts.maxDepth == 0 {
-			_, _ = fmt.Fprint(&ew, "|")
-			_ = atomElipsis.WriteTerm(&ew, opts, nil)
+			_, _ = fmt.Fprint(ew, "|")
+			_ = atomElipsis.WriteTerm(ew, opts, nil)
 			break
 		}
-		_, _ = fmt.Fprint(&ew, ",")
-		_ = iter.Current().WriteTerm(&ew, opts, env)
+		_, _ = fmt.Fprint(ew, ",")
+		_ = iter.Current().WriteTerm(ew, opts, env)
 	}
 	if err := iter.Err(); err != nil {
-		_, _ = fmt.Fprint(&ew, "|")
+		_, _ = fmt.Fprint(ew, "|")
 		s := iter.Suffix()
 		if l, ok := iter.Suffix().(Compound); ok && l.Functor() == atomDot && l.Arity() == 2 {
-			_ = atomElipsis.WriteTerm(&ew, opts, nil)
+			_ = atomElipsis.WriteTerm(ew, opts, nil)
 		} else {
-			_ = s.WriteTerm(&ew, opts, env)
+			_ = s.WriteTerm(ew, opts, env)
 		}
 	}
-	_, _ = fmt.Fprint(&ew, "]")
+	_, _ = fmt.Fprint(ew, "]")
 	return ew.err
 }
 
 func writeCompoundCurlyBracketed(w io.Writer, c Compound, opts *WriteOptions, env *Env) error {
-	ew := errWriter{w: w}
-	_, _ = fmt.Fprint(&ew, "{")
-	_ = c.Arg(0).WriteTerm(&ew, opts.withLeft(operator{}), env)
-	_, _ = fmt.Fprint(&ew, "}")
+	ew := asErrWriter(w)
+	_, _ = fmt.Fprint(ew, "{")
+	_ = c.Arg(0).WriteTerm(ew, opts.withLeft(operator{}), env)
+	_, _ = fmt.Fprint(ew, "}")
 	return ew.err
 }
 
@@ -137,65 +138,65 @@ func writeCompoundOp(w io.Writer, c Compound, opts *WriteOptions, env *Env, op *
 }
 
 func writeCompoundOpPrefix(w io.Writer, c Compound, opts *WriteOptions, env *Env, op *operator) error {
-	ew := errWriter{w: w}
+	ew := asErrWriter(w)
 	_, r := op.bindingPriorities()
 	openClose := opts.priority < op.priority || (opts.right != operator{} && r >= opts.right.priority)
 
 	if opts.left != (operator{}) {
-		_, _ = fmt.Fprint(&ew, " ")
+		_, _ = fmt.Fprint(ew, " ")
 	}
 	if openClose {
-		_, _ = fmt.Fprint(&ew, "(")
+		_, _ = fmt.Fprint(ew, "(")
 		opts = opts.withLeft(operator{}).withRight(operator{})
 	}
-	_ = c.Functor().WriteTerm(&ew, opts.withLeft(operator{}).withRight(operator{}), env)
+	_ = c.Functor().WriteTerm(ew, opts.withLeft(operator{}).withRight(operator{}), env)
 	{
 		opts := opts.withPriority(r).withLeft(*op)
 		opts.maxDepth--
 		if opts.maxDepth == 0 {
-			_ = atomElipsis.WriteTerm(&ew, opts, env)
+			_ = atomElipsis.WriteTerm(ew, opts, env)
 		} else {
-			_ = c.Arg(0).WriteTerm(&ew, opts, env)
+			_ = c.Arg(0).WriteTerm(ew, opts, env)
 		}
 	}
 	if openClose {
-		_, _ = fmt.Fprint(&ew, ")")
+		_, _ = fmt.Fprint(ew, ")")
 	}
 	return ew.err
 }
 
 func writeCompoundOpPostfix(w io.Writer, c Compound, opts *WriteOptions, env *Env, op *operator) error {
-	ew := errWriter{w: w}
+	ew := asErrWriter(w)
 	l, _ := op.bindingPriorities()
 	openClose := opts.priority < op.priority || (opts.left.name == atomMinus && opts.left.specifier.class() == operatorClassPrefix)
 
 	if openClose {
 		if opts.left != (operator{}) {
-			_, _ = fmt.Fprint(&ew, " ")
+			_, _ = fmt.Fprint(ew, " ")
 		}
-		_, _ = fmt.Fprint(&ew, "(")
+		_, _ = fmt.Fprint(ew, "(")
 		opts = opts.withLeft(operator{}).withRight(operator{})
 	}
 	{
 		opts := opts.withPriority(l).withRight(*op)
 		opts.maxDepth--
 		if opts.maxDepth == 0 {
-			_ = atomElipsis.WriteTerm(&ew, opts, env)
+			_ = atomElipsis.WriteTerm(ew, opts, env)
 		} else {
-			_ = c.Arg(0).WriteTerm(&ew, opts, env)
+			_ = c.Arg(0).WriteTerm(ew, opts, env)
 		}
 	}
-	_ = c.Functor().WriteTerm(&ew, opts.withLeft(operator{}).withRight(operator{}), env)
+	_ = c.Functor().WriteTerm(ew, opts.withLeft(operator{}).withRight(operator{}), env)
 	if openClose {
-		_, _ = fmt.Fprint(&ew, ")")
+		_, _ = fmt.Fprint(ew, ")")
 	} else if opts.right != (operator{}) {
-		_, _ = fmt.Fprint(&ew, " ")
+		_, _ = fmt.Fprint(ew, " ")
 	}
 	return ew.err
 }
 
 func writeCompoundOpInfix(w io.Writer, c Compound, opts *WriteOptions, env *Env, op *operator) error {
-	ew := errWriter{w: w}
+	ew := asErrWriter(w)
 	l, r := op.bindingPriorities()
 	openClose := opts.priority < op.priority ||
 		(opts.left.name == atomMinus && opts.left.specifier.class() == operatorClassPrefix) ||
@@ -203,59 +204,59 @@ func writeCompoundOpInfix(w io.Writer, c Compound, opts *WriteOptions, env *Env,
 
 	if openClose {
 		if opts.left.name != 0 && opts.left.specifier.class() == operatorClassPrefix {
-			_, _ = fmt.Fprint(&ew, " ")
+			_, _ = fmt.Fprint(ew, " ")
 		}
-		_, _ = fmt.Fprint(&ew, "(")
+		_, _ = fmt.Fprint(ew, "(")
 		opts = opts.withLeft(operator{}).withRight(operator{})
 	}
 	{
 		opts := opts.withPriority(l).withRight(*op)
 		opts.maxDepth--
 		if opts.maxDepth == 0 {
-			_ = atomElipsis.WriteTerm(&ew, opts, env)
+			_ = atomElipsis.WriteTerm(ew, opts, env)
 		} else {
-			_ = c.Arg(0).WriteTerm(&ew, opts, env)
+			_ = c.Arg(0).WriteTerm(ew, opts, env)
 		}
 	}
 	switch c.Functor() {
 	case atomComma, atomBar:
-		_, _ = fmt.Fprint(&ew, c.Functor().String())
+		_, _ = fmt.Fprint(ew, c.Functor().String())
 	default:
-		_ = c.Functor().WriteTerm(&ew, opts.withLeft(operator{}).withRight(operator{}), env)
+		_ = c.Functor().WriteTerm(ew, opts.withLeft(operator{}).withRight(operator{}), env)
 	}
 	{
 		opts := opts.withPriority(r).withLeft(*op)
 		opts.maxDepth--
 		if opts.maxDepth == 0 {
-			_ = atomElipsis.WriteTerm(&ew, opts, env)
+			_ = atomElipsis.WriteTerm(ew, opts, env)
 		} else {
-			_ = c.Arg(1).WriteTerm(&ew, opts, env)
+			_ = c.Arg(1).WriteTerm(ew, opts, env)
 		}
 	}
 	if openClose {
-		_, _ = fmt.Fprint(&ew, ")")
+		_, _ = fmt.Fprint(ew, ")")
 	}
 	return ew.err
 }
 
 func writeCompoundFunctionalNotation(w io.Writer, c Compound, opts *WriteOptions, env *Env) error {
-	ew := errWriter{w: w}
+	ew := asErrWriter(w)
 	opts = opts.withRight(operator{})
-	_ = c.Functor().WriteTerm(&ew, opts, env)
-	_, _ = fmt.Fprint(&ew, "(")
+	_ = c.Functor().WriteTerm(ew, opts, env)
+	_, _ = fmt.Fprint(ew, "(")
 	opts = opts.withLeft(operator{}).withPriority(999)
 	opts.maxDepth--
 	for i := 0; i < c.Arity(); i++ {
 		if i != 0 {
-			_, _ = fmt.Fprint(&ew, ",")
+			_, _ = fmt.Fprint(ew, ",")
 		}
 		if opts.maxDepth == 0 {
-			_ = atomElipsis.WriteTerm(&ew, opts, env)
+			_ = atomElipsis.WriteTerm(ew, opts, env)
 			continue
 		}
-		_ = c.Arg(i).WriteTerm(&ew, opts, env)
+		_ = c.Arg(i).WriteTerm(ew, opts, env)
 	}
-	_, _ = fmt.Fprint(&ew, ")")
+	_, _ = fmt.Fprint(ew, ")")
 	return ew.err
 }
 
@@ -315,6 +316,15 @@ func (w *rationalWalk) compareCompound(c Compound, t Term, env *Env, depth int) 
 	}
 }
 
+// asErrWriter returns w as an *errWriter, wrapping it unless it is one
+// already (rlmpl patch: a term n deep was written through n wrappers).
+func asErrWriter(w io.Writer) *errWriter {
+	if ew, ok := w.(*errWriter); ok {
+		return ew
+	}
+	return &errWriter{w: w}
+}
+
 // https://go.dev/blog/errors-are-values
 type errWriter struct {
 	w   io.Writer
@@ -333,6 +343,70 @@ func (ew *errWriter) Write(p []byte) (int, error) {
 type compound struct {
 	functor Atom
 	args    []Term
+}
+
+// newCompound returns a compound of n arguments (nil until set). Up to
+// eight, the arguments live in the same allocation as the compound.
+func newCompound(f Atom, n int) *compound {
+	switch n {
+	case 1:
+		c := &struct {
+			compound
+			a [1]Term
+		}{}
+		c.functor, c.args = f, c.a[:]
+		return &c.compound
+	case 2:
+		c := &struct {
+			compound
+			a [2]Term
+		}{}
+		c.functor, c.args = f, c.a[:]
+		return &c.compound
+	case 3:
+		c := &struct {
+			compound
+			a [3]Term
+		}{}
+		c.functor, c.args = f, c.a[:]
+		return &c.compound
+	case 4:
+		c := &struct {
+			compound
+			a [4]Term
+		}{}
+		c.functor, c.args = f, c.a[:]
+		return &c.compound
+	case 5:
+		c := &struct {
+			compound
+			a [5]Term
+		}{}
+		c.functor, c.args = f, c.a[:]
+		return &c.compound
+	case 6:
+		c := &struct {
+			compound
+			a [6]Term
+		}{}
+		c.functor, c.args = f, c.a[:]
+		return &c.compound
+	case 7:
+		c := &struct {
+			compound
+			a [7]Term
+		}{}
+		c.functor, c.args = f, c.a[:]
+		return &c.compound
+	case 8:
+		c := &struct {
+			compound
+			a [8]Term
+		}{}
+		c.functor, c.args = f, c.a[:]
+		return &c.compound
+	}
+	return &compound{functor: f, args: make([]Term, n)}
 }
 
 func (c *compound) WriteTerm(w io.Writer, opts *WriteOptions, env *Env) error {

@@ -1,47 +1,18 @@
 package engine
 
-var varContext = NewVariable()
+// rlmpl patch (PATCHES.md, "The machine"): Env no longer maps variables to
+// terms. Bindings live in the variables themselves (variable.go); an Env
+// names the machine whose trail records them, and the predicate whose
+// errors it builds (the context of error(Formal, Context)).
 
 var rootContext = NewAtom("root")
 
-type envKey int64
-
-func newEnvKey(v Variable) envKey {
-	// A new Variable is always bigger than the previous ones.
-	// So, if we used the Variable itself as the key, insertions to the Env tree would be skewed to the right.
-	k := envKey(v)
-	if k/2 != 0 {
-		k *= -1
-	}
-	return k
-}
-
-type color uint8
-
-const (
-	red color = iota
-	black
-)
-
-// Env is a mapping from variables to terms.
+// Env is what a foreign predicate binds variables through. A nil *Env is
+// valid: bindings made through it are not recorded for backtracking, which
+// suits terms that no query has seen.
 type Env struct {
-	// basically, this is Red-Black tree from Purely Functional Data Structures by Okazaki.
-	color       color
-	left, right *Env
-	binding
-}
-
-type binding struct {
-	key   envKey
-	value Term
-	// attributes?
-}
-
-var rootEnv = &Env{
-	binding: binding{
-		key:   newEnvKey(varContext),
-		value: rootContext,
-	},
+	m   *machine
+	ctx Term // the calling predicate's indicator; nil at the root
 }
 
 // NewEnv creates an empty environment.
@@ -49,145 +20,24 @@ func NewEnv() *Env {
 	return nil
 }
 
-// lookup returns a term that the given variable is bound to.
-func (e *Env) lookup(v Variable) (Term, bool) {
-	k := newEnvKey(v)
-
-	node := e
-	if node == nil {
-		node = rootEnv
+// context returns the predicate indicator errors are raised in.
+func (e *Env) context() Term {
+	if e == nil || e.ctx == nil {
+		return rootContext
 	}
-	for {
-		if node == nil {
-			return nil, false
-		}
-		switch {
-		case k < node.key:
-			node = node.left
-		case k > node.key:
-			node = node.right
-		default:
-			return node.value, true
-		}
-	}
+	return e.ctx
 }
 
-// bind adds a new entry to the environment.
-func (e *Env) bind(v Variable, t Term) *Env {
-	k := newEnvKey(v)
-
-	node := e
-	if node == nil {
-		node = rootEnv
-	}
-	ret := *node.insert(k, t)
-	ret.color = black
-	return &ret
-}
-
-func (e *Env) insert(k envKey, v Term) *Env {
+func (e *Env) machine() *machine {
 	if e == nil {
-		return &Env{color: red, binding: binding{key: k, value: v}}
+		return nil
 	}
-	switch {
-	case k < e.key:
-		ret := *e
-		ret.left = e.left.insert(k, v)
-		ret.balance()
-		return &ret
-	case k > e.key:
-		ret := *e
-		ret.right = e.right.insert(k, v)
-		ret.balance()
-		return &ret
-	default:
-		ret := *e
-		ret.value = v
-		return &ret
-	}
-}
-
-func (e *Env) balance() {
-	var (
-		a, b, c, d *Env
-		x, y, z    binding
-	)
-	switch {
-	case e.left != nil && e.left.color == red:
-		switch {
-		case e.left.left != nil && e.left.left.color == red:
-			a = e.left.left.left
-			b = e.left.left.right
-			c = e.left.right
-			d = e.right
-			x = e.left.left.binding
-			y = e.left.binding
-			z = e.binding
-		case e.left.right != nil && e.left.right.color == red:
-			a = e.left.left
-			b = e.left.right.left
-			c = e.left.right.right
-			d = e.right
-			x = e.left.binding
-			y = e.left.right.binding
-			z = e.binding
-		default:
-			return
-		}
-	case e.right != nil && e.right.color == red:
-		switch {
-		case e.right.left != nil && e.right.left.color == red:
-			a = e.left
-			b = e.right.left.left
-			c = e.right.left.right
-			d = e.right.right
-			x = e.binding
-			y = e.right.left.binding
-			z = e.right.binding
-		case e.right.right != nil && e.right.right.color == red:
-			a = e.left
-			b = e.right.left
-			c = e.right.right.left
-			d = e.right.right.right
-			x = e.binding
-			y = e.right.binding
-			z = e.right.right.binding
-		default:
-			return
-		}
-	default:
-		return
-	}
-	*e = Env{
-		color:   red,
-		left:    &Env{color: black, left: a, right: b, binding: x},
-		right:   &Env{color: black, left: c, right: d, binding: z},
-		binding: y,
-	}
+	return e.m
 }
 
 // Resolve follows the variable chain and returns the first non-variable term or the last free variable.
 func (e *Env) Resolve(t Term) Term {
-	var stop []Variable
-	for t != nil {
-		switch v := t.(type) {
-		case Variable:
-			for _, s := range stop {
-				if v == s {
-					return v
-				}
-			}
-			ref, ok := e.lookup(v)
-			if !ok {
-				return v
-			}
-			stop = append(stop, v)
-			t = ref
-		default:
-			return v
-		}
-	}
-	return nil
+	return deref(t)
 }
 
 // simplify trys to remove as many variables as possible from term t.
@@ -199,7 +49,7 @@ func simplify(t Term, simplified map[termID]Compound, env *Env) Term {
 	if simplified == nil {
 		simplified = map[termID]Compound{}
 	}
-	t = env.Resolve(t)
+	t = deref(t)
 	if c, ok := simplified[id(t)]; ok {
 		return c
 	}
@@ -248,7 +98,7 @@ func (e *Env) appendFreeVariables(fvs variables, t Term) variables {
 }
 
 func (w *rationalWalk) appendFreeVariables(e *Env, fvs variables, t Term, depth int) variables {
-	switch t := e.Resolve(t).(type) {
+	switch t := deref(t).(type) {
 	case Variable:
 		for _, v := range fvs {
 			if v == t {
@@ -267,74 +117,159 @@ func (w *rationalWalk) appendFreeVariables(e *Env, fvs variables, t Term, depth 
 	return fvs
 }
 
-// Unify unifies 2 terms.
+// bind binds v to t.
+func (e *Env) bind(v Variable, t Term) *Env {
+	m := e.machine()
+	if m == nil {
+		v.ref = t
+		return e
+	}
+	m.bind(v, t)
+	return e
+}
+
+// Unify unifies 2 terms. The bindings are made in place; when unification
+// fails, those it made are undone.
 func (e *Env) Unify(x, y Term) (*Env, bool) {
-	return e.unify(x, y, false)
+	return e, e.unifyLogged(x, y, false)
+}
+
+// Unifiable reports whether x and y unify, binding nothing.
+func (e *Env) Unifiable(x, y Term) bool {
+	m := e.machine()
+	if m == nil {
+		m = &machine{}
+	}
+	return m.unifiable(x, y)
 }
 
 func (e *Env) unifyWithOccursCheck(x, y Term) (*Env, bool) {
-	return e.unify(x, y, true)
+	return e, e.unifyLogged(x, y, true)
 }
 
-func (e *Env) unify(x, y Term, occursCheck bool) (*Env, bool) {
+func (e *Env) unifyLogged(x, y Term, occursCheck bool) bool {
+	m := e.machine()
+	if m == nil {
+		m = &machine{} // no trail: nothing older than a choice point
+	}
+	mark, logMark := len(m.trail), len(m.log)
+	m.logging++
+	ok := m.unify(x, y, occursCheck)
+	m.logging--
+	if !ok {
+		for _, v := range m.log[logMark:] {
+			v.ref = nil
+		}
+		clear(m.trail[mark:])
+		m.trail = m.trail[:mark]
+	}
+	clear(m.log[logMark:])
+	m.log = m.log[:logMark]
+	return ok
+}
+
+// unify unifies x and y, binding through m.
+func (m *machine) unify(x, y Term, occursCheck bool) bool {
+	x, y = deref(x), deref(y)
+	// The common cases first: an atomic term against an atomic term or a
+	// free variable.
+	if vx, ok := x.(*Var); ok {
+		if vx == y {
+			return true
+		}
+		if !occursCheck {
+			m.bind(vx, y)
+			return true
+		}
+	} else if vy, ok := y.(*Var); ok {
+		if !occursCheck {
+			m.bind(vy, x)
+			return true
+		}
+	} else if _, ok := x.(Compound); !ok {
+		return atomicEqual(x, y)
+	}
 	var w rationalWalk // rlmpl patch: rational trees
-	return w.unify(e, x, y, occursCheck, 0)
+	return w.unify(m, x, y, occursCheck, 0)
+}
+
+// atomicEqual reports whether atomic x unifies with y, which is not a
+// variable.
+func atomicEqual(x, y Term) bool {
+	switch x := x.(type) {
+	case Atom, Integer, Float:
+		return x == y
+	case *BigInt:
+		y, ok := y.(*BigInt)
+		return ok && x.v.Cmp(&y.v) == 0
+	default:
+		return x == y
+	}
 }
 
 // unify recurses on every argument but the last, which it loops on, so
 // that a long list costs no Go stack.
-func (w *rationalWalk) unify(e *Env, x, y Term, occursCheck bool, depth int) (*Env, bool) {
+func (w *rationalWalk) unify(m *machine, x, y Term, occursCheck bool, depth int) bool {
 	for {
-		x, y = e.Resolve(x), e.Resolve(y)
+		x, y = deref(x), deref(y)
 		switch tx := x.(type) {
-		case Variable:
+		case *Var:
 			switch {
 			case tx == y:
-				return e, true
-			case occursCheck && contains(y, tx, e):
-				return e, false
+				return true
+			case occursCheck && contains(y, tx, nil):
+				return false
 			default:
-				return e.bind(tx, y), true
+				m.bind(tx, y)
+				return true
 			}
 		case Compound:
 			switch ty := y.(type) {
-			case Variable:
+			case *Var:
 				x, y = y, x
 				continue
 			case Compound:
 				if tx.Functor() != ty.Functor() {
-					return e, false
+					return false
 				}
 				if tx.Arity() != ty.Arity() {
-					return e, false
+					return false
 				}
 				// A pair of one class (met again, or assumed
 				// equal) unifies.
 				if w.visit(depth, tx, ty) {
-					return e, true
+					return true
 				}
 				n := tx.Arity()
 				if n == 0 {
-					return e, true
+					return true
 				}
-				var ok bool
+				if cx, ok := tx.(*compound); ok {
+					if cy, ok := ty.(*compound); ok {
+						for i := 0; i < n-1; i++ {
+							if !w.unify(m, cx.args[i], cy.args[i], occursCheck, depth+1) {
+								return false
+							}
+						}
+						x, y, depth = cx.args[n-1], cy.args[n-1], depth+1
+						continue
+					}
+				}
 				for i := 0; i < n-1; i++ {
-					e, ok = w.unify(e, tx.Arg(i), ty.Arg(i), occursCheck, depth+1)
-					if !ok {
-						return e, false
+					if !w.unify(m, tx.Arg(i), ty.Arg(i), occursCheck, depth+1) {
+						return false
 					}
 				}
 				x, y, depth = tx.Arg(n-1), ty.Arg(n-1), depth+1
 			default:
-				return e, false
+				return false
 			}
 		default: // atomic
-			switch y.(type) {
-			case Variable:
+			if _, ok := y.(*Var); ok {
 				x, y = y, x
-			default:
-				return e, x == y
+				continue
 			}
+			return atomicEqual(x, y)
 		}
 	}
 }
@@ -345,16 +280,9 @@ func contains(t, s Term, env *Env) bool {
 }
 
 func (w *rationalWalk) contains(t, s Term, env *Env, depth int) bool {
-	switch t := t.(type) {
-	case Variable:
-		if t == s {
-			return true
-		}
-		ref, ok := env.lookup(t)
-		if !ok {
-			return false
-		}
-		return w.contains(ref, s, env, depth)
+	switch t := deref(t).(type) {
+	case *Var:
+		return t == s
 	case Compound:
 		if s, ok := s.(Atom); ok && t.Functor() == s {
 			return true

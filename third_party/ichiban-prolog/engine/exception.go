@@ -31,7 +31,7 @@ func (e Exception) Error() string {
 
 // InstantiationError returns an instantiation error exception.
 func InstantiationError(env *Env) Exception {
-	return NewException(atomError.Apply(atomInstantiationError, varContext), env)
+	return NewException(atomError.Apply(atomInstantiationError, env.context()), env)
 }
 
 // validType is the correct type for an argument or one of its components.
@@ -80,7 +80,7 @@ func (t validType) Term() Term {
 
 // TypeError creates a new type error exception.
 func TypeError(typ, culprit Term, env *Env) Exception {
-	return NewException(atomError.Apply(atomTypeError.Apply(typ, culprit), varContext), env)
+	return NewException(atomError.Apply(atomTypeError.Apply(typ, culprit), env.context()), env)
 }
 
 // typeError creates a new type error exception.
@@ -141,7 +141,7 @@ func (vd validDomain) Term() Term {
 
 // DomainError creates a new domain error exception.
 func DomainError(domain, culprit Term, env *Env) Exception {
-	return NewException(atomError.Apply(atomDomainError.Apply(domain, culprit), varContext), env)
+	return NewException(atomError.Apply(atomDomainError.Apply(domain, culprit), env.context()), env)
 }
 
 // domainError creates a new domain error exception.
@@ -171,7 +171,7 @@ func (ot objectType) Term() Term {
 
 // ExistenceError creates a new existence error exception.
 func ExistenceError(objectType, culprit Term, env *Env) Exception {
-	return NewException(atomError.Apply(atomExistenceError.Apply(objectType, culprit), varContext), env)
+	return NewException(atomError.Apply(atomExistenceError.Apply(objectType, culprit), env.context()), env)
 }
 
 // existenceError creates a new existence error exception.
@@ -241,7 +241,7 @@ func (pt permissionType) Term() Term {
 
 // PermissionError creates a new permission error exception.
 func PermissionError(operation, permissionType, culprit Term, env *Env) Exception {
-	return NewException(atomError.Apply(atomPermissionError.Apply(operation, permissionType, culprit), varContext), env)
+	return NewException(atomError.Apply(atomPermissionError.Apply(operation, permissionType, culprit), env.context()), env)
 }
 
 // permissionError creates a new permission error exception.
@@ -277,7 +277,7 @@ func (f flag) Term() Term {
 
 // RepresentationError creates a new representation error exception.
 func RepresentationError(limit Term, env *Env) Exception {
-	return NewException(atomError.Apply(atomRepresentationError.Apply(limit), varContext), env)
+	return NewException(atomError.Apply(atomRepresentationError.Apply(limit), env.context()), env)
 }
 
 // representationError creates a new representation error exception.
@@ -307,7 +307,7 @@ func (r resource) Term() Term {
 
 // ResourceError creates a new resource error exception.
 func ResourceError(resource Term, env *Env) Exception {
-	return Exception{term: atomError.Apply(atomResourceError.Apply(resource), env.Resolve(varContext))}
+	return Exception{term: atomError.Apply(atomResourceError.Apply(resource), env.context())}
 }
 
 // resourceError creates a new resource error exception.
@@ -317,7 +317,7 @@ func resourceError(resource resource, env *Env) Exception {
 
 // SyntaxError creates a new syntax error exception.
 func SyntaxError(error Term, env *Env) Exception {
-	return NewException(atomError.Apply(atomSyntaxError.Apply(error), varContext), env)
+	return NewException(atomError.Apply(atomSyntaxError.Apply(error), env.context()), env)
 }
 
 // syntaxError creates a new syntax error exception.
@@ -355,7 +355,7 @@ func (ev exceptionalValue) Term() Term {
 
 // EvaluationError creates a new evaluation error exception.
 func EvaluationError(error Term, env *Env) Exception {
-	return NewException(atomError.Apply(atomEvaluationError.Apply(error), varContext), env)
+	return NewException(atomError.Apply(atomEvaluationError.Apply(error), env.context()), env)
 }
 
 // evaluationError creates a new evaluation error exception.

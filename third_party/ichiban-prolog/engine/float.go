@@ -13,7 +13,7 @@ func (f Float) number() {}
 
 // WriteTerm outputs the Float to an io.Writer.
 func (f Float) WriteTerm(w io.Writer, opts *WriteOptions, _ *Env) error {
-	ew := errWriter{w: w}
+	ew := asErrWriter(w)
 	openClose := opts.left.name == atomMinus && opts.left.specifier.class() == operatorClassPrefix && f > 0
 
 	if openClose || (f < 0 && opts.left != operator{}) {

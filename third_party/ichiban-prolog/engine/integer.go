@@ -12,7 +12,7 @@ func (i Integer) number() {}
 
 // WriteTerm outputs the Integer to an io.Writer.
 func (i Integer) WriteTerm(w io.Writer, opts *WriteOptions, _ *Env) error {
-	ew := errWriter{w: w}
+	ew := asErrWriter(w)
 	openClose := opts.left.name == atomMinus && opts.left.specifier.class() == operatorClassPrefix && i > 0
 
 	if openClose {
@@ -53,6 +53,8 @@ func (i Integer) Compare(t Term, env *Env) int {
 		default:
 			return 0
 		}
+	case *BigInt:
+		return -t.v.Sign()
 	default: // Atom, custom atomic terms, Compound.
 		return -1
 	}

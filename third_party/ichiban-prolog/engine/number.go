@@ -71,6 +71,9 @@ func eval(expression Term, env *Env) (_ Number, err error) {
 		if errors.As(err, &ev) {
 			err = evaluationError(ev, env)
 		}
+		if err == errBigTooLarge {
+			err = resourceError(resourceMemory, env)
+		}
 	}()
 
 	switch t := env.Resolve(expression).(type) {
@@ -127,214 +130,51 @@ func Is(vm *VM, result, expression Term, k Cont, env *Env) *Promise {
 	return Unify(vm, result, v, k, env)
 }
 
-// Equal succeeds iff e1 equals to e2.
-func Equal(_ *VM, e1, e2 Term, k Cont, env *Env) *Promise {
+// arithCompare evaluates e1 and e2 and continues with k when ok holds of
+// their comparison (rlmpl patch: compareNumbers, which knows big integers).
+func arithCompare(e1, e2 Term, ok func(int) bool, k Cont, env *Env) *Promise {
 	ev1, err := eval(e1, env)
 	if err != nil {
 		return Error(err)
 	}
-
 	ev2, err := eval(e2, env)
 	if err != nil {
 		return Error(err)
 	}
-
-	var ok bool
-	switch ev1 := ev1.(type) {
-	case Integer:
-		switch ev2 := ev2.(type) {
-		case Integer:
-			ok = eqI(ev1, ev2)
-		case Float:
-			ok = eqIF(ev1, ev2)
-		}
-	case Float:
-		switch ev2 := ev2.(type) {
-		case Integer:
-			ok = eqFI(ev1, ev2)
-		case Float:
-			ok = eqF(ev1, ev2)
-		}
-	}
-	if !ok {
+	if !ok(compareNumbers(ev1, ev2)) {
 		return Bool(false)
 	}
 	return k(env)
+}
+
+// Equal succeeds iff e1 equals to e2.
+func Equal(_ *VM, e1, e2 Term, k Cont, env *Env) *Promise {
+	return arithCompare(e1, e2, func(o int) bool { return o == 0 }, k, env)
 }
 
 // NotEqual succeeds iff e1 doesn't equal to e2.
 func NotEqual(_ *VM, e1, e2 Term, k Cont, env *Env) *Promise {
-	ev1, err := eval(e1, env)
-	if err != nil {
-		return Error(err)
-	}
-
-	ev2, err := eval(e2, env)
-	if err != nil {
-		return Error(err)
-	}
-
-	var ok bool
-	switch ev1 := ev1.(type) {
-	case Integer:
-		switch ev2 := ev2.(type) {
-		case Integer:
-			ok = neqI(ev1, ev2)
-		case Float:
-			ok = neqIF(ev1, ev2)
-		}
-	case Float:
-		switch ev2 := ev2.(type) {
-		case Integer:
-			ok = neqFI(ev1, ev2)
-		case Float:
-			ok = neqF(ev1, ev2)
-		}
-	}
-	if !ok {
-		return Bool(false)
-	}
-	return k(env)
+	return arithCompare(e1, e2, func(o int) bool { return o != 0 }, k, env)
 }
 
 // LessThan succeeds iff e1 is less than e2.
 func LessThan(_ *VM, e1, e2 Term, k Cont, env *Env) *Promise {
-	ev1, err := eval(e1, env)
-	if err != nil {
-		return Error(err)
-	}
-
-	ev2, err := eval(e2, env)
-	if err != nil {
-		return Error(err)
-	}
-
-	var ok bool
-	switch ev1 := ev1.(type) {
-	case Integer:
-		switch ev2 := ev2.(type) {
-		case Integer:
-			ok = lssI(ev1, ev2)
-		case Float:
-			ok = lssIF(ev1, ev2)
-		}
-	case Float:
-		switch ev2 := ev2.(type) {
-		case Integer:
-			ok = lssFI(ev1, ev2)
-		case Float:
-			ok = lssF(ev1, ev2)
-		}
-	}
-	if !ok {
-		return Bool(false)
-	}
-	return k(env)
+	return arithCompare(e1, e2, func(o int) bool { return o < 0 }, k, env)
 }
 
 // GreaterThan succeeds iff e1 is greater than e2.
 func GreaterThan(_ *VM, e1, e2 Term, k Cont, env *Env) *Promise {
-	ev1, err := eval(e1, env)
-	if err != nil {
-		return Error(err)
-	}
-
-	ev2, err := eval(e2, env)
-	if err != nil {
-		return Error(err)
-	}
-
-	var ok bool
-	switch ev1 := ev1.(type) {
-	case Integer:
-		switch ev2 := ev2.(type) {
-		case Integer:
-			ok = gtrI(ev1, ev2)
-		case Float:
-			ok = gtrIF(ev1, ev2)
-		}
-	case Float:
-		switch ev2 := ev2.(type) {
-		case Integer:
-			ok = gtrFI(ev1, ev2)
-		case Float:
-			ok = gtrF(ev1, ev2)
-		}
-	}
-	if !ok {
-		return Bool(false)
-	}
-	return k(env)
+	return arithCompare(e1, e2, func(o int) bool { return o > 0 }, k, env)
 }
 
 // LessThanOrEqual succeeds iff e1 is less than or equal to e2.
 func LessThanOrEqual(_ *VM, e1, e2 Term, k Cont, env *Env) *Promise {
-	ev1, err := eval(e1, env)
-	if err != nil {
-		return Error(err)
-	}
-
-	ev2, err := eval(e2, env)
-	if err != nil {
-		return Error(err)
-	}
-
-	var ok bool
-	switch ev1 := ev1.(type) {
-	case Integer:
-		switch ev2 := ev2.(type) {
-		case Integer:
-			ok = leqI(ev1, ev2)
-		case Float:
-			ok = leqIF(ev1, ev2)
-		}
-	case Float:
-		switch ev2 := ev2.(type) {
-		case Integer:
-			ok = leqFI(ev1, ev2)
-		case Float:
-			ok = leqF(ev1, ev2)
-		}
-	}
-	if !ok {
-		return Bool(false)
-	}
-	return k(env)
+	return arithCompare(e1, e2, func(o int) bool { return o <= 0 }, k, env)
 }
 
 // GreaterThanOrEqual succeeds iff e1 is greater than or equal to e2.
 func GreaterThanOrEqual(_ *VM, e1, e2 Term, k Cont, env *Env) *Promise {
-	ev1, err := eval(e1, env)
-	if err != nil {
-		return Error(err)
-	}
-
-	ev2, err := eval(e2, env)
-	if err != nil {
-		return Error(err)
-	}
-
-	var ok bool
-	switch ev1 := ev1.(type) {
-	case Integer:
-		switch ev2 := ev2.(type) {
-		case Integer:
-			ok = geqI(ev1, ev2)
-		case Float:
-			ok = geqIF(ev1, ev2)
-		}
-	case Float:
-		switch ev2 := ev2.(type) {
-		case Integer:
-			ok = geqFI(ev1, ev2)
-		case Float:
-			ok = geqF(ev1, ev2)
-		}
-	}
-	if !ok {
-		return Bool(false)
-	}
-	return k(env)
+	return arithCompare(e1, e2, func(o int) bool { return o >= 0 }, k, env)
 }
 
 // add returns sum of 2 numbers.
@@ -725,7 +565,10 @@ func bitwiseRightShift(n, s Number) (Number, error) {
 	case Integer:
 		switch s := s.(type) {
 		case Integer:
-			return Integer(n >> s), nil
+			if s < 0 { // rlmpl patch: the other way (bigint.go), as in SWI-Prolog
+				return nil, exceptionalValueIntOverflow
+			}
+			return Integer(n >> min64(s, 63)), nil
 		default:
 			return nil, typeError(validTypeInteger, s, nil)
 		}
@@ -740,6 +583,14 @@ func bitwiseLeftShift(n, s Number) (Number, error) {
 	case Integer:
 		switch s := s.(type) {
 		case Integer:
+			if s < 0 { // rlmpl patch: the other way (bigint.go), as in SWI-Prolog
+				return nil, exceptionalValueIntOverflow
+			}
+			// rlmpl patch: bits shifted out make a big integer
+			// (bigint.go), not a wrapped one.
+			if s > 62 || (n<<s)>>s != n {
+				return nil, exceptionalValueIntOverflow
+			}
 			return Integer(n << s), nil
 		default:
 			return nil, typeError(validTypeInteger, s, nil)
@@ -747,6 +598,13 @@ func bitwiseLeftShift(n, s Number) (Number, error) {
 	default:
 		return nil, typeError(validTypeInteger, n, nil)
 	}
+}
+
+func min64(x, y Integer) Integer {
+	if x < y {
+		return x
+	}
+	return y
 }
 
 // bitwiseAnd returns the logical AND on each bit.
@@ -1049,108 +907,6 @@ func xor(x, y Number) (Number, error) {
 
 // Comparison
 
-func eqF(x, y Float) bool {
-	return x == y
-}
-
-func eqI(m, n Integer) bool {
-	return m == n
-}
-
-func eqFI(x Float, n Integer) bool {
-	y := floatItoF(n)
-	return eqF(x, y)
-}
-
-func eqIF(n Integer, y Float) bool {
-	return eqFI(y, n)
-}
-
-func neqF(x, y Float) bool {
-	return x != y
-}
-
-func neqI(m, n Integer) bool {
-	return m != n
-}
-
-func neqFI(x Float, n Integer) bool {
-	y := floatItoF(n)
-	return neqF(x, y)
-}
-
-func neqIF(n Integer, y Float) bool {
-	return neqFI(y, n)
-}
-
-func lssF(x, y Float) bool {
-	return x < y
-}
-
-func lssI(m, n Integer) bool {
-	return m < n
-}
-
-func lssFI(x Float, n Integer) bool {
-	y := floatItoF(n)
-	return lssF(x, y)
-}
-
-func lssIF(n Integer, y Float) bool {
-	return gtrFI(y, n)
-}
-
-func leqF(x, y Float) bool {
-	return x <= y
-}
-
-func leqI(m, n Integer) bool {
-	return m <= n
-}
-
-func leqFI(x Float, n Integer) bool {
-	y := floatItoF(n)
-	return leqF(x, y)
-}
-
-func leqIF(n Integer, y Float) bool {
-	return geqFI(y, n)
-}
-
-func gtrF(x, y Float) bool {
-	return x > y
-}
-
-func gtrI(m, n Integer) bool {
-	return m > n
-}
-
-func gtrFI(x Float, n Integer) bool {
-	y := floatItoF(n)
-	return gtrF(x, y)
-}
-
-func gtrIF(n Integer, y Float) bool {
-	return lssFI(y, n)
-}
-
-func geqF(x, y Float) bool {
-	return x >= y
-}
-
-func geqI(m, n Integer) bool {
-	return m >= n
-}
-
-func geqFI(x Float, n Integer) bool {
-	y := floatItoF(n)
-	return geqF(x, y)
-}
-
-func geqIF(n Integer, y Float) bool {
-	return leqFI(y, n)
-}
-
 // Type conversion operations
 
 func floatItoF(n Integer) Float {
@@ -1250,14 +1006,26 @@ func remI(x, y Integer) (Integer, error) {
 	if y == 0 {
 		return 0, exceptionalValueZeroDivisor
 	}
+	if y == -1 { // rlmpl patch: minInt / -1 overflows
+		return 0, nil
+	}
 	return x - ((x / y) * y), nil
 }
 
+// modI is X mod Y, with the sign of Y (rlmpl patch: upstream divided
+// through float64, wrong past 2^53).
 func modI(x, y Integer) (Integer, error) {
 	if y == 0 {
 		return 0, exceptionalValueZeroDivisor
 	}
-	return x - (Integer(math.Floor(float64(x)/float64(y))) * y), nil
+	if y == -1 {
+		return 0, nil
+	}
+	m := x % y
+	if m != 0 && (m < 0) != (y < 0) {
+		m += y
+	}
+	return m, nil
 }
 
 func negI(x Integer) (Integer, error) {
@@ -1301,7 +1069,13 @@ func intFloorDivI(x, y Integer) (Integer, error) {
 	case y == 0:
 		return 0, exceptionalValueZeroDivisor
 	default:
-		return Integer(math.Floor(float64(x) / float64(y))), nil
+		// rlmpl patch: in integers (upstream divided through float64,
+		// wrong past 2^53)
+		q := x / y
+		if r := x % y; r != 0 && (r < 0) != (y < 0) {
+			q--
+		}
+		return q, nil
 	}
 }
 

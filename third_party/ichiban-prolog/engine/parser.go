@@ -773,7 +773,10 @@ func (p *Parser) arg() (Term, error) {
 	return p.term(999)
 }
 
-func integer(sign int64, s string) (Integer, error) {
+// integer parses an integer literal; beyond int64 it is a *BigInt (rlmpl
+// patch: upstream parsed through a 64-bit float and raised
+// representation_error(max_integer)).
+func integer(sign int64, s string) (Number, error) {
 	base := 10
 	switch {
 	case strings.HasPrefix(s, "0'"):
@@ -790,18 +793,15 @@ func integer(sign int64, s string) (Integer, error) {
 		base = 16
 		s = s[2:]
 	}
-
-	f, _, _ := big.ParseFloat(s, base, 0, big.ToZero)
-	f.Mul(big.NewFloat(float64(sign)), f)
-
-	switch i, a := f.Int64(); a {
-	case big.Above:
-		return 0, representationError(flagMinInteger, nil)
-	case big.Below:
-		return 0, representationError(flagMaxInteger, nil)
-	default:
-		return Integer(i), nil
+	s = strings.ReplaceAll(s, "_", "") // digit groups, as SWI-Prolog writes 1_000_000
+	i, ok := new(big.Int).SetString(s, base)
+	if !ok {
+		return nil, errNotANumber
 	}
+	if sign < 0 {
+		i.Neg(i)
+	}
+	return NewBigInt(i), nil
 }
 
 func float(sign float64, s string) (Float, error) {

@@ -5,29 +5,48 @@ import (
 	"fmt"
 )
 
+// rlmpl patch (PATCHES.md, "The machine"): a Promise is no longer a node
+// of a trampoline's stack. It is what a foreign predicate answers the
+// machine (machine.go): go on with the continuation, fail, throw, try
+// alternatives (Delay), or run a goal with a Go continuation (Call). The
+// constructors and Force keep upstream's signatures.
+
+type promiseKind uint8
+
+const (
+	promiseFalse promiseKind = iota // the zero value: fail
+	promiseTrue                     // the whole solve succeeds
+	promiseError                    // throw err
+	promiseDelay                    // try delayed in turn (a choice point)
+	promiseGoal                     // run goal, then k
+	promiseCont                     // go on with the continuation a machine's k recorded
+	promiseCall                     // call procedure pi with args, then k
+)
+
 var (
-	truePromise  = &Promise{ok: true}
-	falsePromise = &Promise{ok: false}
+	truePromise  = &Promise{kind: promiseTrue}
+	falsePromise = &Promise{kind: promiseFalse}
+	contPromise  = &Promise{kind: promiseCont}
 )
 
 // Promise is a delayed execution that results in (bool, error). The zero value for Promise is equivalent to Bool(false).
 type Promise struct {
-	// delayed execution with multiple choices
+	kind    promiseKind
 	delayed []func(context.Context) *Promise
+	err     error
 
-	// final result
-	ok  bool
-	err error
-
-	// execution control
-	cutParent *Promise
-	repeat    bool
-	recover   func(error) *Promise
+	// promiseGoal, promiseCall
+	vm   *VM
+	goal Term
+	pi   procedureIndicator
+	args []Term
+	k    Cont
+	env  *Env
 }
 
 // Delay delays an execution of k.
 func Delay(k ...func(context.Context) *Promise) *Promise {
-	return &Promise{delayed: k}
+	return &Promise{kind: promiseDelay, delayed: k}
 }
 
 // Bool returns a promise that simply returns (ok, nil).
@@ -40,86 +59,37 @@ func Bool(ok bool) *Promise {
 
 // Error returns a promise that simply returns (false, err).
 func Error(err error) *Promise {
-	return &Promise{err: err}
+	return &Promise{kind: promiseError, err: err}
 }
 
-var dummyCutParent Promise
-
-// cut returns a promise that once the execution reaches it, it eliminates other possible choices.
-func cut(parent *Promise, k func(context.Context) *Promise) *Promise {
-	if parent == nil {
-		parent = &dummyCutParent
-	}
-	return &Promise{
-		delayed:   []func(context.Context) *Promise{k},
-		cutParent: parent,
-	}
+// callGoal returns a promise that runs goal as call/1 does, then k.
+func callGoal(vm *VM, goal Term, k Cont, env *Env) *Promise {
+	return &Promise{kind: promiseGoal, vm: vm, goal: goal, k: k, env: env}
 }
 
-// repeat returns a promise that repeats k.
-func repeat(k func(context.Context) *Promise) *Promise {
-	return &Promise{
-		delayed: []func(context.Context) *Promise{k},
-		repeat:  true,
-	}
-}
-
-// catch returns a promise with a recovering function.
-// Once a promise results in error, the error goes through ancestor promises looking for a recovering function that
-// returns a non-nil promise to continue on.
-func catch(recover func(error) *Promise, k func(context.Context) *Promise) *Promise {
-	return &Promise{
-		delayed: []func(context.Context) *Promise{k},
-		recover: recover,
-	}
-}
-
-// Force enforces the delayed execution and returns the result. (i.e. trampoline)
+// Force runs the promise to its first success and returns the result.
+// A goal runs on the machine of env it was called with (so that what it
+// binds is undone when that machine backtracks) or on a new one; its
+// other solutions are discarded.
 func (p *Promise) Force(ctx context.Context) (ok bool, err error) {
-	stack := promiseStack{p}
-	for len(stack) > 0 {
-		select {
-		case <-ctx.Done():
-			return false, ctx.Err()
-		default:
-			p := stack.pop()
-
-			if len(p.delayed) == 0 {
-				switch {
-				case p.err != nil:
-					if err := stack.recover(p.err); err != nil {
-						return false, err
-					}
-					continue
-				case p.ok:
-					return true, nil
-				default:
-					continue
-				}
-			}
-
-			// If cut, we eliminate other possibilities.
-			if p.cutParent != nil {
-				stack.popUntil(p.cutParent)
-				p.cutParent = nil // we don't have to do this again when we revisit.
-			}
-
-			// Try the child promises from left to right.
-			q := p.child(ctx)
-			stack = append(stack, p, q)
-		}
+	if p == nil {
+		return false, nil
 	}
-	return false, nil
-}
-
-func (p *Promise) child(ctx context.Context) (promise *Promise) {
-	defer ensurePromise(&promise)
-	defer func() {
-		if !p.repeat {
-			p.delayed, p.delayed[0] = p.delayed[1:], nil
-		}
-	}()
-	return p.delayed[0](ctx)
+	switch p.kind {
+	case promiseTrue:
+		return true, nil
+	case promiseFalse:
+		return false, nil
+	case promiseError:
+		return false, p.err
+	case promiseCont:
+		return false, fmt.Errorf("engine: a continuation forced outside its machine")
+	}
+	m := p.env.machine()
+	if m == nil {
+		m = newMachine(p.vm)
+	}
+	return m.solve(ctx, p, nil)
 }
 
 func ensurePromise(p **Promise) {
@@ -130,37 +100,4 @@ func ensurePromise(p **Promise) {
 
 func panicError(r interface{}) error {
 	return fmt.Errorf("panic: %v", r)
-}
-
-type promiseStack []*Promise
-
-func (s *promiseStack) pop() *Promise {
-	var p *Promise
-	p, *s, (*s)[len(*s)-1] = (*s)[len(*s)-1], (*s)[:len(*s)-1], nil
-	return p
-}
-
-func (s *promiseStack) popUntil(p *Promise) {
-	for len(*s) > 0 {
-		if pop := s.pop(); pop == p {
-			break
-		}
-	}
-}
-
-func (s *promiseStack) recover(err error) error {
-	// look for an ancestor promise with a recovering function that is applicable to the error.
-	for len(*s) > 0 {
-		pop := s.pop()
-		if pop.recover == nil {
-			continue
-		}
-		if q := pop.recover(err); q != nil {
-			*s = append(*s, q)
-			return nil
-		}
-	}
-
-	// went through all the ancestor promises and still got the unhandled error.
-	return err
 }

@@ -32,14 +32,19 @@ func (o WriteOptions) withQuoted(quoted bool) *WriteOptions {
 	return &o
 }
 
+// withVisited returns o with t on the path of compounds being written. The
+// path is one map shared down the walk (rlmpl patch: upstream copied it at
+// every level, quadratic in depth); leave takes t off again.
 func (o WriteOptions) withVisited(t Term) *WriteOptions {
-	visited := make(map[termID]struct{}, len(o.visited))
-	for k, v := range o.visited {
-		visited[k] = v
+	if o.visited == nil {
+		o.visited = map[termID]struct{}{}
 	}
-	visited[id(t)] = struct{}{}
-	o.visited = visited
+	o.visited[id(t)] = struct{}{}
 	return &o
+}
+
+func (o *WriteOptions) leave(t Term) {
+	delete(o.visited, id(t))
 }
 
 func (o WriteOptions) withPriority(priority Integer) *WriteOptions {
@@ -76,7 +81,7 @@ var defaultWriteOptions = WriteOptions{
 // It compares values of the same custom atomic term type T by the provided comparison function.
 func CompareAtomic[T Term](a T, t Term, cmp func(T, T) int, env *Env) int {
 	switch t := env.Resolve(t).(type) {
-	case Variable, Float, Integer, Atom:
+	case Variable, Float, Integer, *BigInt, Atom:
 		return 1
 	case T:
 		return cmp(a, t)

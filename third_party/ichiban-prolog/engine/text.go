@@ -32,7 +32,7 @@ func (vm *VM) Compile(ctx context.Context, s string, args ...interface{}) error 
 	}
 	for pi, u := range t.clauses {
 		if existing, ok := vm.procedures[pi].(*userDefined); ok && existing.multifile && u.multifile {
-			existing.clauses = append(existing.clauses, u.clauses...)
+			existing.addClauses(u.clauses, false)
 			continue
 		}
 
@@ -281,6 +281,9 @@ func (t *text) flush() error {
 	}
 	if len(u.clauses) > 0 && !u.discontiguous {
 		return &discontiguousError{pi: pi}
+	}
+	for _, c := range t.buf {
+		u.note(c)
 	}
 	u.clauses = append(u.clauses, t.buf...)
 	t.buf = t.buf[:0]

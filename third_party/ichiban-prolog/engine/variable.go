@@ -6,37 +6,69 @@ import (
 	"sync/atomic"
 )
 
-var varCounter int64
+// rlmpl patch (PATCHES.md, "The machine"): a variable is a cell bound in
+// place, and unbound again when the search backtracks past the binding
+// (the machine's trail), instead of a key into a persistent map that only
+// grew along a branch.
 
-func lastVariable() Variable {
-	return Variable(varCounter)
+// Variable is a Prolog variable.
+type Variable = *Var
+
+// Var is the cell of a variable. Its binding is visible to every holder of
+// the cell; only the machine that runs the query binds and unbinds it.
+type Var struct {
+	ref Term  // what the variable is bound to; nil while it is free
+	id  int64 // creation order: the standard order of variables, their names, and the trail's age test
 }
 
-// Variable is a prolog variable.
-type Variable int64
+// varCounter numbers variables in creation order across the process.
+var varCounter atomic.Int64
 
-// NewVariable creates a new anonymous variable.
+// NewVariable creates a new free variable.
 func NewVariable() Variable {
-	n := atomic.AddInt64(&varCounter, 1)
-	return Variable(n)
+	return &Var{id: varCounter.Add(1)}
 }
 
-func (v Variable) WriteTerm(w io.Writer, opts *WriteOptions, env *Env) error {
-	x := env.Resolve(v)
-	v, ok := x.(Variable)
+// newVars returns n fresh variables allocated in one block.
+func newVars(n int) []Var {
+	vs := make([]Var, n)
+	base := varCounter.Add(int64(n)) - int64(n)
+	for i := range vs {
+		vs[i].id = base + int64(i) + 1
+	}
+	return vs
+}
+
+// deref follows bindings to the first term that is not a bound variable.
+func deref(t Term) Term {
+	for {
+		v, ok := t.(*Var)
+		if !ok || v.ref == nil {
+			return t
+		}
+		t = v.ref
+	}
+}
+
+// ID returns the variable's creation number, unique in the process.
+func (v *Var) ID() int64 { return v.id }
+
+func (v *Var) WriteTerm(w io.Writer, opts *WriteOptions, env *Env) error {
+	x := deref(v)
+	v, ok := x.(*Var)
 	if !ok {
 		return x.WriteTerm(w, opts, env)
 	}
 
-	ew := errWriter{w: w}
+	ew := asErrWriter(w)
 
 	if letterDigit(opts.left.name) {
 		_, _ = ew.Write([]byte(" "))
 	}
 	if a, ok := opts.variableNames[v]; ok {
-		_ = a.WriteTerm(&ew, opts.withQuoted(false).withLeft(operator{}).withRight(operator{}), env)
+		_ = a.WriteTerm(ew, opts.withQuoted(false).withLeft(operator{}).withRight(operator{}), env)
 	} else {
-		_, _ = ew.Write([]byte(fmt.Sprintf("_%d", v)))
+		_, _ = ew.Write([]byte(fmt.Sprintf("_%d", v.id)))
 	}
 	if letterDigit(opts.right.name) {
 		_, _ = ew.Write([]byte(" "))
@@ -45,19 +77,19 @@ func (v Variable) WriteTerm(w io.Writer, opts *WriteOptions, env *Env) error {
 	return ew.err
 }
 
-func (v Variable) Compare(t Term, env *Env) int {
-	w := env.Resolve(v)
-	v, ok := w.(Variable)
+func (v *Var) Compare(t Term, env *Env) int {
+	w := deref(v)
+	v, ok := w.(*Var)
 	if !ok {
 		return w.Compare(t, env)
 	}
 
-	switch t := env.Resolve(t).(type) {
-	case Variable:
+	switch t := deref(t).(type) {
+	case *Var:
 		switch {
-		case v > t:
+		case v.id > t.id:
 			return 1
-		case v < t:
+		case v.id < t.id:
 			return -1
 		default:
 			return 0
@@ -65,6 +97,13 @@ func (v Variable) Compare(t Term, env *Env) int {
 	default:
 		return -1
 	}
+}
+
+func (v *Var) GoString() string {
+	if v.ref != nil {
+		return fmt.Sprintf("&engine.Var{ref:%#v}", v.ref)
+	}
+	return fmt.Sprintf("_%d", v.id)
 }
 
 // variableSet is a set of variables. The key is the variable and the value is the number of occurrences.

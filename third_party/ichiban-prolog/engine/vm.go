@@ -1,39 +1,10 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"io/fs"
 	"strings"
-)
-
-type bytecode []instruction
-
-type instruction struct {
-	opcode  opcode
-	operand Term
-}
-
-type opcode byte
-
-const (
-	opEnter opcode = iota
-	opCall
-	opExit
-	opGetConst
-	opPutConst
-	opGetVar
-	opPutVar
-	opGetFunctor
-	opPutFunctor
-	opPop
-
-	opCut
-	opGetList
-	opPutList
-	opGetPartial
-	opPutPartial
 )
 
 // Success is a continuation that leads to true.
@@ -71,6 +42,9 @@ type VM struct {
 
 	// Misc
 	debug bool
+
+	// inferences counts the calls made (statistics(inferences, N)).
+	inferences int64
 }
 
 // Register0 registers a predicate of arity 0.
@@ -168,123 +142,14 @@ type procedure interface {
 // Cont is a continuation.
 type Cont func(*Env) *Promise
 
-// Arrive is the entry point of the VM.
-func (vm *VM) Arrive(name Atom, args []Term, k Cont, env *Env) (promise *Promise) {
-	defer ensurePromise(&promise)
-
-	if vm.Unknown == nil {
-		vm.Unknown = func(Atom, []Term, *Env) {}
-	}
-
-	pi := procedureIndicator{name: name, arity: Integer(len(args))}
-	p, ok := vm.procedures[pi]
-	if !ok {
-		switch vm.unknown {
-		case unknownWarning:
-			vm.Unknown(name, args, env)
-			fallthrough
-		case unknownFail:
-			return Bool(false)
-		default:
-			return Error(existenceError(objectTypeProcedure, pi.Term(), env))
-		}
-	}
-
-	// bind the special variable to inform the predicate about the context.
-	env = env.bind(varContext, pi.Term())
-
-	return p.call(vm, args, k, env)
+// Arrive calls the procedure name/len(args) with args, then k. The
+// machine runs the call (machine.go).
+func (vm *VM) Arrive(name Atom, args []Term, k Cont, env *Env) *Promise {
+	return &Promise{kind: promiseCall, vm: vm, pi: procedureIndicator{name: name, arity: Integer(len(args))}, args: args, k: k, env: env}
 }
 
-func (vm *VM) exec(pc bytecode, vars []Variable, cont Cont, args []Term, astack [][]Term, env *Env, cutParent *Promise) *Promise {
-	var (
-		ok  = true
-		op  instruction
-		arg Term
-	)
-	for ok {
-		op, pc = pc[0], pc[1:]
-		switch opcode, operand := op.opcode, op.operand; opcode {
-		case opGetConst:
-			arg, args = args[0], args[1:]
-			env, ok = env.Unify(arg, operand)
-		case opPutConst:
-			args = append(args, operand)
-		case opGetVar:
-			v := vars[operand.(Integer)]
-			arg, args = args[0], args[1:]
-			env, ok = env.Unify(arg, v)
-		case opPutVar:
-			v := vars[operand.(Integer)]
-			args = append(args, v)
-		case opGetFunctor:
-			pi := operand.(procedureIndicator)
-			arg, astack = env.Resolve(args[0]), append(astack, args[1:])
-			args = make([]Term, int(pi.arity))
-			for i := range args {
-				args[i] = NewVariable()
-			}
-			env, ok = env.Unify(arg, pi.name.Apply(args...))
-		case opPutFunctor:
-			pi := operand.(procedureIndicator)
-			vs := make([]Term, int(pi.arity))
-			arg = pi.name.Apply(vs...)
-			args = append(args, arg)
-			astack = append(astack, args)
-			args = vs[:0]
-		case opPop:
-			args, astack = astack[len(astack)-1], astack[:len(astack)-1]
-		case opEnter:
-			break
-		case opCall:
-			pi := operand.(procedureIndicator)
-			return vm.Arrive(pi.name, args, func(env *Env) *Promise {
-				return vm.exec(pc, vars, cont, nil, nil, env, cutParent)
-			}, env)
-		case opExit:
-			return cont(env)
-		case opCut:
-			return cut(cutParent, func(context.Context) *Promise {
-				return vm.exec(pc, vars, cont, args, astack, env, cutParent)
-			})
-		case opGetList:
-			l := operand.(Integer)
-			arg, astack = args[0], append(astack, args[1:])
-			args = make([]Term, int(l))
-			for i := range args {
-				args[i] = NewVariable()
-			}
-			env, ok = env.Unify(arg, list(args))
-		case opPutList:
-			l := operand.(Integer)
-			vs := make([]Term, int(l))
-			arg = list(vs)
-			args = append(args, arg)
-			astack = append(astack, args)
-			args = vs[:0]
-		case opGetPartial:
-			l := operand.(Integer)
-			arg, astack = args[0], append(astack, args[1:])
-			args = make([]Term, int(l+1))
-			for i := range args {
-				args[i] = NewVariable()
-			}
-			env, ok = env.Unify(arg, PartialList(args[0], args[1:]...))
-		case opPutPartial:
-			l := operand.(Integer)
-			vs := make([]Term, int(l+1))
-			arg = &partial{
-				Compound: list(vs[1:]),
-				tail:     &vs[0],
-			}
-			args = append(args, arg)
-			astack = append(astack, args)
-			args = vs[:0]
-		}
-	}
-
-	return Bool(false)
-}
+// Inferences returns the number of calls the VM's machines have made.
+func (vm *VM) Inferences() int64 { return vm.inferences }
 
 // SetUserInput sets the given stream as user_input.
 func (vm *VM) SetUserInput(s *Stream) {
