@@ -8,12 +8,13 @@ import (
 )
 
 // TestDeepArgumentsAreCheckedInLinearTime: a handler closure holding a
-// term, or a capability, nested 50,000 deep is checked without writing it out
-// (ichiban's writer is quadratic in depth: 11 s at 10,000 levels, minutes
-// at 50,000). The adapter registers, registering it again is recognized
-// as the same definition, and a deep capability is refused with its
-// culprit described capped. The bound below is a hang detector, far above
-// the seconds the walks take.
+// term, or a capability, nested 50,000 deep is checked without writing it
+// out whole (before the engine's rebuild its writer was quadratic in
+// depth: 11 s at 10,000 levels, minutes at 50,000). The adapter
+// registers, registering it again is recognized as the same definition,
+// and a deep capability is refused with its culprit described capped (it
+// was the whole term's text, 100 KB here). The bound below is a hang
+// detector, far above the seconds the walks take.
 func TestDeepArgumentsAreCheckedInLinearTime(t *testing.T) {
 	s := newSession(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -57,8 +57,8 @@ type prologAdapter struct {
 	meta, op engine.Term // resolved closures
 	desc     string      // description(Text), "" when none
 	// def is the whole definition, compared as a term to tell a repeated
-	// registration (never written out: ichiban's writer is quadratic in
-	// the depth of a handler term).
+	// registration: writing it out costs a text of the whole handler
+	// terms (and the engine's writer was quadratic in their depth).
 	def engine.Term
 }
 

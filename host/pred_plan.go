@@ -140,8 +140,9 @@ func (s *Session) capabilityList(c *prolog.Call, t engine.Term) ([]plan.Capabili
 
 // capabilityText is a capability term as plan.ParseCapability reads it,
 // Kind or Kind(Name) written with writeq. A term nested deeper is no
-// capability and is described capped (Describe), never written whole:
-// ichiban's writer is quadratic in a term's depth, 11s for 10,000 levels.
+// capability and is described capped (Describe), never written whole: its
+// text would be the error's culprit, as long as the term (and the
+// engine's writer was quadratic in depth, 11 s for 10,000 levels).
 func (s *Session) capabilityText(c *prolog.Call, t engine.Term) string {
 	if cp, isCompound := c.Resolve(t).(engine.Compound); isCompound {
 		for i := range cp.Arity() {
