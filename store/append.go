@@ -219,7 +219,7 @@ func (db *DB) Append(conv string, m Message, opts AppendOptions) (Record, error)
 	}
 	if fresh {
 		cs.advance(rec.Seq)
-		db.appended(cs)
+		db.search.appended(cs)
 		db.watch.changed(cs.num)
 	}
 	return rec, nil
@@ -252,11 +252,6 @@ func (db *DB) earlier(t kvTxn, cs *convState, m Message, opts AppendOptions) (re
 	return rec, true, nil
 }
 
-// maxMemoryValue is the largest value badger's in-memory mode stores (its
-// value-log threshold, with no value log behind it); a store on disk keeps
-// larger values in its value log.
-const maxMemoryValue = 1<<20 - 64
-
 // writeMessage writes the next message of cs in t and advances h (which
 // the caller writes back).
 func (db *DB) writeMessage(t kvTxn, cs *convState, h *headRec, m Message, opts AppendOptions) (Record, error) {
@@ -264,8 +259,10 @@ func (db *DB) writeMessage(t kvTxn, cs *convState, h *headRec, m Message, opts A
 	now := db.now()
 	rec := messageRec{createdAt: now, at: opts.Time, session: opts.Session, metadata: opts.Metadata, idemKey: opts.IdempotencyKey, msg: m}
 	enc := encodeMessage(rec)
-	if db.opts.InMemory && len(enc) > maxMemoryValue {
-		return Record{}, invalid("content", "a memory store keeps messages up to %d bytes (this one is %d); open a store on disk for larger ones", maxMemoryValue, len(enc))
+	if db.tooLarge != nil {
+		if err := db.tooLarge(len(enc)); err != nil {
+			return Record{}, err
+		}
 	}
 	if err := t.Set(msgKey(cs.num, seq), enc); err != nil {
 		return Record{}, err
@@ -298,10 +295,8 @@ func (db *DB) writeMessage(t kvTxn, cs *convState, h *headRec, m Message, opts A
 	h.lastAt = now
 	r := rec.record(cs.id, seq)
 	r.TokenCounts = counts
-	if d, ok := t.(kvDocs); ok {
-		if err := d.indexDoc(db.an, cs.num, r); err != nil {
-			return Record{}, err
-		}
+	if err := db.search.add(t, cs.num, r); err != nil {
+		return Record{}, err
 	}
 	return r, nil
 }
@@ -448,7 +443,7 @@ func (db *DB) AppendAll(conv string, entries []Entry) ([]Record, error) {
 	}
 	if fresh {
 		cs.advance(last)
-		db.appended(cs)
+		db.search.appended(cs)
 	}
 	return recs, nil
 }

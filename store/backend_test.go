@@ -9,29 +9,29 @@ import (
 // The conformance suite: tests written against a backend run unchanged on
 // every kvStore implementation.
 
-// backend makes the options of a fresh, empty store; opening the same
+// testBackend makes the options of a fresh, empty store; opening the same
 // options again reopens that store (for the durable backends).
-type backend struct {
+type testBackend struct {
 	name    string
 	durable bool
 	fresh   func(t testing.TB) Options
 }
 
-var backends = []backend{
+var backends = []testBackend{
 	{"badger-disk", true, func(t testing.TB) Options { return Options{Dir: t.TempDir()} }},
 	{"badger-memory", false, func(testing.TB) Options { return Options{InMemory: true} }},
 	{"postgres", true, func(t testing.TB) Options { return Options{Postgres: &PostgresOptions{DSN: pgtest.DSN(t)}} }},
 }
 
 // eachBackend runs f as a subtest per backend.
-func eachBackend(t *testing.T, f func(t *testing.T, b backend)) {
+func eachBackend(t *testing.T, f func(t *testing.T, b testBackend)) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) { f(t, b) })
 	}
 }
 
 // open opens a fresh store of b with the tests' clock, closed at cleanup.
-func (b backend) open(t testing.TB) *DB {
+func (b testBackend) open(t testing.TB) *DB {
 	t.Helper()
 	o := b.fresh(t)
 	return openWith(t, &o)
@@ -52,7 +52,7 @@ func openWith(t testing.TB, o *Options) *DB {
 
 // eachDurableBackend runs f as a subtest per backend that keeps its data
 // across a Close.
-func eachDurableBackend(t *testing.T, f func(t *testing.T, be backend)) {
+func eachDurableBackend(t *testing.T, f func(t *testing.T, be testBackend)) {
 	for _, b := range backends {
 		if b.durable {
 			t.Run(b.name, func(t *testing.T) { f(t, b) })
@@ -64,13 +64,13 @@ func eachDurableBackend(t *testing.T, f func(t *testing.T, be backend)) {
 // searches meanwhile scan the messages it has not indexed. PostgreSQL has
 // no indexer to hold: a message's document commits with it.
 func lockIndexer(db *DB) {
-	if db.ix != nil {
-		db.ix.work.Lock()
+	if ix, ok := db.search.(*indexer); ok {
+		ix.work.Lock()
 	}
 }
 
 func unlockIndexer(db *DB) {
-	if db.ix != nil {
-		db.ix.work.Unlock()
+	if ix, ok := db.search.(*indexer); ok {
+		ix.work.Unlock()
 	}
 }

@@ -444,7 +444,7 @@ func percentiles(lat []time.Duration) (p50, p99 float64) {
 // hit tells whether there is a next page), then the records of the k best.
 func bleveSearch(db *DB, conv, q string, k int) error {
 	var ts []query.Query
-	for _, t := range db.ix.an.queryTerms(q) {
+	for _, t := range db.search.(*indexer).an.queryTerms(q) {
 		tq := bleve.NewTermQuery(t.term)
 		tq.SetField(fieldBody)
 		ts = append(ts, tq)
@@ -463,9 +463,9 @@ func bleveSearch(db *DB, conv, q string, k int) error {
 		scope.SetBoost(0)
 		bq = bleve.NewConjunctionQuery(bq, scope)
 	}
-	db.ix.idxMu.RLock()
-	res, err := db.ix.idx.Search(bleve.NewSearchRequestOptions(bq, k+1, 0, false))
-	db.ix.idxMu.RUnlock()
+	db.search.(*indexer).idxMu.RLock()
+	res, err := db.search.(*indexer).idx.Search(bleve.NewSearchRequestOptions(bq, k+1, 0, false))
+	db.search.(*indexer).idxMu.RUnlock()
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,47 +15,55 @@ import (
 
 // Options configures [Open]. A nil *Options opens an in-memory store.
 type Options struct {
-	// Dir is the store directory (created if missing). It holds LOCK, the
-	// badger log under kv/ and the derived full-text index under index/.
-	// Exactly one of Dir, InMemory and Postgres must be set.
+	// Spec names the store ([ParseSpec]: memory, badger on disk,
+	// PostgreSQL, SQLite). When it is zero, Dir, InMemory or Postgres name
+	// the store instead, as Go shorthands of badger:Dir, memory and a
+	// postgres spec: exactly one of the four is set.
+	Spec Spec
+	// Dir is a badger store's directory (created if missing). It holds
+	// LOCK, the badger log under kv/ and the derived full-text index under
+	// index/.
 	Dir string
 	// InMemory keeps everything in memory (badger InMemory and a
 	// memory-only index): same code path, nothing survives Close.
 	InMemory bool
 	// Postgres keeps the store in a PostgreSQL database, shared by every
 	// process that opens it, search documents included (see
-	// [PostgresOptions]).
+	// [PostgresOptions]). With a postgres Spec it gives the pool and
+	// timeouts, its DSN empty (or the spec's).
 	Postgres *PostgresOptions
-	// NoSync turns off the fsync (msync) of each commit. Zero means synced:
-	// an acknowledged append survives a kernel crash or power loss. Without
-	// sync an append still survives the death of the process. Ignored for
-	// InMemory.
+	// NoSync turns off the sync of each commit. Zero means synced: an
+	// acknowledged append survives a kernel crash or power loss. Without
+	// sync an append still survives the death of the process. Ignored in
+	// memory and on PostgreSQL (the server's commits are synchronous).
 	NoSync bool
-	// Logger receives badger's warnings and index maintenance messages.
-	// Nil discards them.
+	// Logger receives the backend's warnings and index maintenance
+	// messages. Nil discards them.
 	Logger *slog.Logger
 	// Now is the clock for created_at. Nil means time.Now.
 	Now func() time.Time
 	// NewID generates the id of a conversation created without one. Nil
 	// means "conversation_" followed by a random UUID.
 	NewID func() string
-	// IndexBatch is the largest number of messages the background indexer
-	// adds to the full-text index in one batch. Zero means 2000.
+	// IndexBatch is the largest number of messages a background indexer
+	// (badger, SQLite) adds to the full-text index in one batch. Zero
+	// means 2000.
 	IndexBatch int
 	// Language selects how the full-text index turns text into terms:
 	// [LanguageEnglish] (stemming, possessives, stop words) or
 	// [LanguageNone]. Empty means LanguageEnglish. The index records its
 	// language: opening a store with another one rebuilds the index from
 	// the log (as [DB.Reindex] does), so queries and documents are never
-	// analyzed differently.
+	// analyzed differently (a store shared by processes refuses it
+	// instead: they would rebuild it in turn).
 	Language string
-	// IndexDelay is how long the indexer waits after the first unindexed
-	// append before indexing, so that bursts share a batch (searches scan
-	// the unindexed tail meanwhile). Zero means 50ms. Each batch is a
-	// segment the index writes, syncs and later merges on the disk synced
-	// appends use: a longer delay gives a stream of appends more of the
-	// disk (docs/performance.md measures two delays) and searches a
-	// longer tail to scan. Negative means no wait.
+	// IndexDelay is how long a background indexer waits after the first
+	// unindexed append before indexing, so that bursts share a batch
+	// (searches scan the unindexed tail meanwhile). Zero means 50ms. Each
+	// batch is a segment the index writes, syncs and later merges on the
+	// disk synced appends use: a longer delay gives a stream of appends
+	// more of the disk (docs/performance.md measures two delays) and
+	// searches a longer tail to scan. Negative means no wait.
 	IndexDelay time.Duration
 }
 
@@ -67,13 +74,12 @@ func (o *Options) withDefaults() (Options, error) {
 	} else {
 		r.InMemory = true
 	}
+	spec, err := r.spec()
+	if err != nil {
+		return r, err
+	}
+	r.Spec = spec
 	switch {
-	case r.InMemory && r.Dir != "":
-		return r, invalid("Options.Dir", "must be empty when InMemory is set (got %q)", r.Dir)
-	case r.Postgres != nil && (r.InMemory || r.Dir != ""):
-		return r, invalid("Options.Postgres", "must be nil when Dir or InMemory is set")
-	case !r.InMemory && r.Dir == "" && r.Postgres == nil:
-		return r, invalid("Options.Dir", "must be set unless InMemory or Postgres is set")
 	case r.IndexBatch < 0:
 		return r, invalid("Options.IndexBatch", "must be >= 0 (got %d)", r.IndexBatch)
 	case r.Language != "" && r.Language != LanguageEnglish && r.Language != LanguageNone:
@@ -107,6 +113,44 @@ func (o *Options) withDefaults() (Options, error) {
 	return r, nil
 }
 
+// spec is the store o names: Spec, or the spec of its Go shorthand. The
+// Postgres options of a postgres Spec carry its DSN afterwards.
+func (o *Options) spec() (Spec, error) {
+	pgDSN := o.Postgres != nil && o.Postgres.DSN != ""
+	switch {
+	case o.InMemory && o.Dir != "":
+		return Spec{}, invalid("Options.Dir", "must be empty when InMemory is set (got %q)", o.Dir)
+	case o.Postgres != nil && (o.InMemory || o.Dir != ""):
+		return Spec{}, invalid("Options.Postgres", "must be nil when Dir or InMemory is set")
+	case !o.Spec.IsZero() && (o.InMemory || o.Dir != ""):
+		return Spec{}, invalid("Options.Spec", "must be zero when Dir or InMemory is set (got %v)", o.Spec)
+	case !o.Spec.IsZero():
+		d := drivers.get(o.Spec.Scheme)
+		if d == nil {
+			return Spec{}, invalid("Options.Spec", "unknown scheme %q (known: %s)", o.Spec.Scheme, strings.Join(drivers.schemes(), ", "))
+		}
+		if o.Postgres != nil && (d.scheme != schemePostgres || pgDSN && o.Postgres.DSN != o.Spec.Target) {
+			return Spec{}, invalid("Options.Postgres", "gives a postgres spec's pool and timeouts, its DSN empty or the spec's (the spec is %v)", o.Spec)
+		}
+		if d.scheme == schemePostgres {
+			pg := PostgresOptions{}
+			if o.Postgres != nil {
+				pg = *o.Postgres
+			}
+			pg.DSN = o.Spec.Target
+			o.Postgres = &pg
+		}
+		return d.spec(o.Spec.Scheme+":"+o.Spec.Target, o.Spec.Target)
+	case o.InMemory:
+		return Spec{Scheme: schemeMemory}, nil
+	case o.Dir != "":
+		return Spec{Scheme: schemeBadger, Target: o.Dir}, nil
+	case o.Postgres != nil:
+		return Spec{Scheme: schemePostgres, Target: o.Postgres.DSN}, nil // an empty DSN is Options.Postgres.DSN's error
+	}
+	return Spec{}, invalid("Options.Dir", "must be set unless Spec, InMemory or Postgres is set")
+}
+
 func newUUIDConversationID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
@@ -118,17 +162,21 @@ func newUUIDConversationID() string {
 
 // DB is an open conversation store. It is safe for concurrent use by
 // multiple goroutines: appends to one conversation are serialized,
-// concurrent appends share syncs (badger) or run in parallel on different
-// conversations (PostgreSQL), and reads never block writes. Only one
-// process may open a directory at a time; any number may open a
-// PostgreSQL store (their appends are serialized per conversation by the
-// database).
+// concurrent appends share syncs (badger, SQLite) or run in parallel on
+// different conversations (PostgreSQL), and reads never block writes.
+// Only one process may open a badger directory at a time; any number may
+// open a PostgreSQL or SQLite store (their appends are serialized per
+// conversation by the database).
 type DB struct {
-	opts Options
-	kv   kvStore
-	lock *dirLock
-	ix   *indexer // the bleve index (badger); nil on PostgreSQL, which indexes in the database (pgsearch.go)
-	an   textAnalyzer
+	opts   Options
+	kv     kvStore
+	search searcher
+	peers  peers
+	// shared: other processes may write the store (Spec.Shared), so what
+	// this one knows of a conversation's head may be behind (catchUp).
+	shared   bool
+	tooLarge func(n int) error // nil: any size
+	an       textAnalyzer
 
 	// life is held shared by every call and exclusively by Close, so Close
 	// waits for calls in flight and later calls see closed.
@@ -150,61 +198,35 @@ type convState struct {
 	num       uint64
 	createdAt int64
 
-	mu sync.Mutex // serializes Import, and other writes where lockWrites says
+	mu sync.Mutex // serializes Import
 	// turn is the in-process half of the turn lock (LockConversation): a
 	// semaphore of one, so a waiter can give up when its context ends.
 	turn chan struct{}
 
 	head      atomic.Int64 // last committed seq
-	indexed   atomic.Int64 // last seq in the full-text index that searches see
+	indexed   atomic.Int64 // last seq in the full-text index that searches see (badger's indexer)
 	persisted atomic.Int64 // last seq whose index batch is on disk (the stored watermark)
 }
 
 // Open opens (creating if needed) the store described by o. A nil o opens
 // an in-memory store. It returns an error wrapping [ErrLocked], naming the
-// directory, when another process has it open, and [ErrInvalid] for bad
-// options.
+// directory, when another process has a badger directory open, and
+// [ErrInvalid] for bad options.
 func Open(o *Options) (*DB, error) {
 	opts, err := o.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{opts: opts, closing: make(chan struct{})}
-	if opts.Postgres != nil {
-		kv, err := openPostgres(*opts.Postgres)
-		if err != nil {
-			if errors.Is(err, ErrInvalid) || errors.Is(err, ErrSchemaNewer) {
-				return nil, err
-			}
-			return nil, fmt.Errorf("store: open %v: %w", opts.Postgres, err)
-		}
-		return db.start(kv)
-	}
-	kvDir := ""
-	if !opts.InMemory {
-		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-			return nil, fmt.Errorf("store: open %s: %w", opts.Dir, err)
-		}
-		if db.lock, err = lockDir(opts.Dir); err != nil {
-			return nil, err
-		}
-		kvDir = filepath.Join(opts.Dir, "kv")
-	}
-	kv, err := openBadger(kvDir, opts.InMemory, !opts.NoSync, opts.Logger)
+	be, err := drivers.get(opts.Spec.Scheme).open(opts)
 	if err != nil {
-		_ = db.lock.release()
-		return nil, fmt.Errorf("store: open %s: %w", opts.Dir, err)
+		return nil, err
 	}
-	return db.start(kv)
-}
-
-// start opens the index over kv; on failure it closes kv and releases the
-// directory lock.
-func (db *DB) start(kv kvStore) (*DB, error) {
-	db.kv = kv
-	if err := db.openIndex(); err != nil {
-		_ = kv.Close()
-		_ = db.lock.release()
+	db := &DB{opts: opts, kv: be.kv, peers: be.peers, shared: opts.Spec.Shared(), tooLarge: be.tooLarge, closing: make(chan struct{})}
+	if db.an, err = newTextAnalyzer(opts.Language); err == nil {
+		db.search, err = be.search(db)
+	}
+	if err != nil {
+		_ = be.kv.Close()
 		return nil, err
 	}
 	return db, nil
@@ -221,13 +243,10 @@ func (db *DB) Close() error {
 	db.closed = true
 	close(db.closing)
 	var errs []error
-	if db.ix != nil {
-		errs = append(errs, db.ix.close())
-	}
+	errs = append(errs, db.search.close())
 	if err := db.kv.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("store: close: %w", err))
 	}
-	errs = append(errs, db.lock.release())
 	return errors.Join(errs...)
 }
 
@@ -288,20 +307,9 @@ func (db *DB) conv(id string) (*convState, error) {
 	return db.remember(id, rec, head.lastSeq, mark), nil
 }
 
-// lockWrites serializes a write to cs with the others where the backend
-// needs it, and returns the unlock. Every write reads the conversation's
-// head inside its transaction, so the order is the backend's to keep:
-// PostgreSQL runs transactions side by side, and two appends to one
-// conversation would fail serialization and retry, so they queue here;
-// badger's Updates already run one after another (group.go), and an append
-// that queued here behind another's sync could not share it.
-func (db *DB) lockWrites(cs *convState) (unlock func()) {
-	if db.opts.Postgres == nil {
-		return func() {}
-	}
-	cs.mu.Lock()
-	return cs.mu.Unlock
-}
+// lockWrites orders this process's writes to cs where the backend needs
+// it (kvStore.lockWrites) and returns the unlock.
+func (db *DB) lockWrites(cs *convState) (unlock func()) { return db.kv.lockWrites(cs.num) }
 
 // advance moves cs's head forward to seq (never back: on a shared backend
 // a catch-up may have seen a later head than an append of this process).

@@ -13,7 +13,7 @@ func TestDocsAreVersionedAndDurable(t *testing.T) {
 	eachDurableBackend(t, testDocsAreVersionedAndDurable)
 }
 
-func testDocsAreVersionedAndDurable(t *testing.T, be backend) {
+func testDocsAreVersionedAndDurable(t *testing.T, be testBackend) {
 	o := be.fresh(t)
 	db := openWith(t, &o)
 	mustCreate(t, db, "c")
@@ -67,7 +67,7 @@ func testDocsAreVersionedAndDurable(t *testing.T, be backend) {
 // idempotency key writes no second version.
 func TestAppendWritesDocsAtomically(t *testing.T) { eachBackend(t, testAppendWritesDocsAtomically) }
 
-func testAppendWritesDocsAtomically(t *testing.T, be backend) {
+func testAppendWritesDocsAtomically(t *testing.T, be testBackend) {
 	db := be.open(t)
 	mustCreate(t, db, "c")
 	bad := func(Record) ([]DocPut, error) { return []DocPut{{"receipt", "", []byte("r")}}, nil }

@@ -14,7 +14,7 @@ import (
 // a reopen and through Export and Import.
 func TestEnvelope(t *testing.T) { eachDurableBackend(t, testEnvelope) }
 
-func testEnvelope(t *testing.T, be backend) {
+func testEnvelope(t *testing.T, be testBackend) {
 	o := be.fresh(t)
 	db := openWith(t, &o)
 	mustCreate(t, db, "a")
@@ -78,7 +78,7 @@ func testEnvelope(t *testing.T, be backend) {
 
 func TestEnvelopeErrors(t *testing.T) { eachBackend(t, testEnvelopeErrors) }
 
-func testEnvelopeErrors(t *testing.T, be backend) {
+func testEnvelopeErrors(t *testing.T, be testBackend) {
 	db := be.open(t)
 	mustCreate(t, db, "a")
 	for _, tc := range []struct {

@@ -349,7 +349,7 @@ func (db *DB) Import(conv string, r io.Reader, opts ImportOptions) (ImportResult
 		return res, err
 	}
 	defer db.leave()
-	defer func() { db.analyzeAfter(res.Imported) }()
+	defer func() { db.search.wrote(res.Imported) }()
 	cs, err := db.conv(conv)
 	if errors.Is(err, ErrNotFound) && opts.Create {
 		cs, err = nil, checkID("id", conv)
@@ -620,7 +620,7 @@ func (db *DB) writeImport(cs *convState, r io.Reader, opts ImportOptions, res *I
 		}
 		if imported > 0 {
 			cs.advance(last)
-			db.appended(cs)
+			db.search.appended(cs)
 			db.watch.changed(cs.num)
 		}
 		res.Imported += imported

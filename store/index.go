@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -93,36 +92,44 @@ type indexer struct {
 	done chan struct{}
 }
 
-func (db *DB) openIndex() error {
+// newTextAnalyzer returns the analyzer of language, the one every
+// backend's documents and queries go through.
+func newTextAnalyzer(language string) (textAnalyzer, error) {
+	m, err := newIndexMapping(language)
+	if err != nil {
+		return textAnalyzer{}, fmt.Errorf("store: index: %w", err)
+	}
+	an := m.AnalyzerNamed(analyzerName(language))
+	if an == nil {
+		return textAnalyzer{}, fmt.Errorf("store: index: no analyzer for language %q", language)
+	}
+	return textAnalyzer{an}, nil
+}
+
+// openIndexer opens badger's bleve index in dir ("" keeps it in memory)
+// and starts the indexer.
+func openIndexer(db *DB, dir string) (*indexer, error) {
 	m, err := newIndexMapping(db.opts.Language)
 	if err != nil {
-		return fmt.Errorf("store: index: %w", err)
-	}
-	an := m.AnalyzerNamed(analyzerName(db.opts.Language))
-	if an == nil {
-		return fmt.Errorf("store: index: no analyzer for language %q", db.opts.Language)
-	}
-	db.an = textAnalyzer{an}
-	if kv, ok := db.kv.(*pgKV); ok {
-		return db.openSearchPG(kv) // the database keeps the documents
+		return nil, fmt.Errorf("store: index: %w", err)
 	}
 	ix := &indexer{
 		db:       db,
+		dir:      dir,
 		batch:    db.opts.IndexBatch,
 		delay:    db.opts.IndexDelay,
 		language: db.opts.Language,
 		mapping:  m,
+		an:       db.an,
 		convs:    map[uint64]*convIndex{},
 		dirty:    map[*convState]struct{}{},
 		kick:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	ix.an = db.an
-	if db.opts.Dir == "" { // in memory
+	if dir == "" {
 		ix.idx, err = ix.memory()
 	} else {
-		ix.dir = filepath.Join(db.opts.Dir, "index")
 		ix.idx, err = ix.openDisk()
 	}
 	if err == nil {
@@ -132,17 +139,24 @@ func (db *DB) openIndex() error {
 		if ix.idx != nil {
 			ix.idx.Close()
 		}
-		return err
+		return nil, err
 	}
 	if err := ix.loadPending(); err != nil {
 		ix.idx.Close()
-		return err
+		return nil, err
 	}
-	db.ix = ix
 	go ix.run()
 	ix.poke()
-	return nil
+	return ix, nil
 }
+
+var _ searcher = (*indexer)(nil)
+
+// add: the indexer reads what it indexes from the log, after the commit.
+func (ix *indexer) add(kvTxn, uint64, Record) error { return nil }
+
+// wrote: bleve needs no statistics refreshed.
+func (ix *indexer) wrote(int) {}
 
 // memory returns a new memory-only index.
 func (ix *indexer) memory() (bleve.Index, error) {
@@ -334,11 +348,7 @@ func (ix *indexer) loadPending() error {
 
 // appended tells the indexer that cs has new messages. It is called after
 // cs.head has been advanced.
-func (db *DB) appended(cs *convState) {
-	ix := db.ix
-	if ix == nil {
-		return
-	}
+func (ix *indexer) appended(cs *convState) {
 	ix.mu.Lock()
 	ix.dirty[cs] = struct{}{}
 	ix.mu.Unlock()
@@ -534,10 +544,10 @@ func (db *DB) WaitIndexed(timeout time.Duration) error {
 		return err
 	}
 	defer db.leave()
-	ix := db.ix
-	if ix == nil {
-		return nil // PostgreSQL: a message's document commits with it
-	}
+	return db.search.waitIndexed(timeout)
+}
+
+func (ix *indexer) waitIndexed(timeout time.Duration) error {
 	ix.mu.Lock()
 	type target struct {
 		cs   *convState
@@ -565,18 +575,15 @@ func (db *DB) WaitIndexed(timeout time.Duration) error {
 }
 
 // Reindex rebuilds the full-text index from the log: it replaces the index
-// with an empty one, resets every watermark and waits (up to timeout) for
-// the indexer to catch up. Searches stay correct meanwhile (they scan what
-// is not indexed yet) but are slower.
+// with an empty one (or, where the documents live in the database, writes
+// them again) and waits (up to timeout) for the indexer to catch up.
+// Searches stay correct meanwhile (they scan what is not indexed yet) but
+// are slower.
 func (db *DB) Reindex(timeout time.Duration) error {
 	if err := db.enter(); err != nil {
 		return err
 	}
-	if kv, ok := db.kv.(*pgKV); ok {
-		defer db.leave()
-		return db.reindexPG(kv)
-	}
-	err := db.ix.rebuild()
+	err := db.search.rebuild()
 	db.leave()
 	if err != nil {
 		return err

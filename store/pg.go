@@ -64,6 +64,58 @@ func (o PostgresOptions) withDefaults() (PostgresOptions, error) {
 	return o, nil
 }
 
+// The PostgreSQL backend: one bytea table (kvStore), search documents in
+// the database written with their messages (pgsearch.go), NOTIFY and
+// advisory locks between the processes that share it (peers: watch.go,
+// turnlock.go). Spec: postgres://…, postgresql://…, or postgres: and a
+// libpq keyword string.
+func init() {
+	register(&driver{
+		scheme: schemePostgres, aliases: []string{"postgresql"}, shared: true, kind: "postgres",
+		target: func(text, rest string) (string, error) {
+			if strings.HasPrefix(rest, "//") {
+				return text, nil // a URL is its own DSN
+			}
+			if strings.TrimSpace(rest) == "" {
+				return "", invalid("store", "%q names no database (postgres://USER@HOST/DB, or postgres: and a libpq connection string)", text)
+			}
+			return rest, nil
+		},
+		text: func(dsn string) string {
+			if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+				return RedactDSN(dsn)
+			}
+			return schemePostgres + ":" + RedactDSN(dsn)
+		},
+		open:  openPostgresBackend,
+		probe: probePostgres,
+	})
+}
+
+func openPostgresBackend(o Options) (backend, error) {
+	kv, err := openPostgres(*o.Postgres)
+	if err != nil {
+		if errors.Is(err, ErrInvalid) || errors.Is(err, ErrSchemaNewer) {
+			return backend{}, err
+		}
+		return backend{}, fmt.Errorf("store: open %v: %w", o.Postgres, err)
+	}
+	return backend{kv: kv, peers: kv, search: func(db *DB) (searcher, error) { return openPGSearch(db, kv) }}, nil
+}
+
+// probePostgres reads the schema's version without creating anything: a
+// schema that holds no store is Absent.
+func probePostgres(ctx context.Context, o Options) (Presence, error) {
+	st, err := PostgresSchemaStatus(ctx, *o.Postgres)
+	if err != nil {
+		return Absent, err
+	}
+	if st.Version == 0 {
+		return Absent, nil
+	}
+	return Present, nil
+}
+
 // pgKV implements kvStore on one PostgreSQL table, rlmpl_kv(k bytea
 // primary key, v bytea): bytea sorts bytewise, as the seam requires.
 //
@@ -90,6 +142,7 @@ type pgKV struct {
 	channel string
 
 	idleLocks chan *pgx.Conn // turn-lock connections kept between turns (turnlock.go)
+	writers   sync.Map       // conversation number → *sync.Mutex (lockWrites)
 
 	listenOnce sync.Mutex // protects the fields below
 	listening  bool
@@ -97,10 +150,19 @@ type pgKV struct {
 }
 
 var (
-	_ kvStore    = (*pgKV)(nil)
-	_ kvListener = (*pgKV)(nil)
-	_ kvLocker   = (*pgKV)(nil)
+	_ kvStore = (*pgKV)(nil)
+	_ peers   = (*pgKV)(nil)
 )
+
+// lockWrites queues this process's writes to conversation num: PostgreSQL
+// runs transactions side by side, and two appends to one conversation
+// would fail serialization and retry.
+func (p *pgKV) lockWrites(num uint64) func() {
+	v, _ := p.writers.LoadOrStore(num, new(sync.Mutex))
+	mu := v.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}
 
 // maxSerializationRetries bounds the retry of an Update that PostgreSQL
 // aborted as a serialization failure or deadlock; the backoff between
@@ -371,7 +433,7 @@ func (p *pgKV) Close() error {
 	return nil
 }
 
-// listen implements kvListener: one connection of its own (outside the
+// listen implements peers: one connection of its own (outside the
 // pool) LISTENs on the schema's channel. When it drops, the listener
 // reconnects (50ms to 1s apart) until Close, and calls lost once it
 // listens again, since notifications sent meanwhile are gone.

@@ -172,7 +172,7 @@ ON CONFLICT (conv, term) DO UPDATE SET body = f.body + excluded.body, attach = f
 	attach_max_tf = greatest(f.attach_max_tf, excluded.attach_max_tf), attach_min_len = least(f.attach_min_len, excluded.attach_min_len)`
 
 // indexDoc queues the document of message r of conversation num in the
-// transaction (kvDocs).
+// transaction.
 func (t *pgTxn) indexDoc(an textAnalyzer, num uint64, r Record) error {
 	d := an.pgDocOf(r)
 	tf := make(map[string][4]int32, len(d.terms))
@@ -206,15 +206,41 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// kvDocs is a transaction that keeps the search documents itself, in the
-// transaction that writes their messages (PostgreSQL).
-type kvDocs interface {
-	indexDoc(an textAnalyzer, num uint64, r Record) error
+// pgSearch is the searcher of a PostgreSQL store: the documents live in
+// the database, written by the transaction that appends their message.
+type pgSearch struct {
+	db *DB
+	kv *pgKV
 }
 
-var _ kvDocs = (*pgTxn)(nil)
+var _ searcher = (*pgSearch)(nil)
 
-// searchPG is searchRanked on PostgreSQL.
+// openPGSearch checks the store's documents against this store's
+// language and writes those it lacks (openSearchPG).
+func openPGSearch(db *DB, kv *pgKV) (*pgSearch, error) {
+	s := &pgSearch{db: db, kv: kv}
+	if err := s.open(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *pgSearch) add(t kvTxn, num uint64, r Record) error {
+	return t.(*pgTxn).indexDoc(s.db.an, num, r)
+}
+
+func (s *pgSearch) appended(*convState) {}
+
+// waitIndexed: a message's document commits with it.
+func (s *pgSearch) waitIndexed(time.Duration) error { return nil }
+
+func (s *pgSearch) close() error { return nil }
+
+func (s *pgSearch) search(t kvTxn, cs *convState, terms []queryTerm, opts SearchOptions) ([]Hit, []string, error) {
+	return s.db.searchPG(t.(*pgTxn), cs, terms, opts)
+}
+
+// searchPG is the ranked search of a PostgreSQL store.
 func (db *DB) searchPG(t *pgTxn, cs *convState, terms []queryTerm, opts SearchOptions) ([]Hit, []string, error) {
 	terms = slices.DeleteFunc(terms, func(t queryTerm) bool { return !pgLexeme(t.term) })
 	if len(terms) == 0 {
@@ -523,12 +549,13 @@ func unixNanoClamped(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-// openSearchPG checks the store's search documents against this store's
-// language and, the first time a store opens a schema migrated from
-// version 1, writes the documents of the messages stored before. It holds
-// the migration lock meanwhile: other processes opening the store wait
+// open checks the store's search documents against this store's language
+// and, the first time a store opens a schema migrated from version 1,
+// writes the documents of the messages stored before. It holds the
+// migration lock meanwhile: other processes opening the store wait
 // instead of writing the same documents.
-func (db *DB) openSearchPG(kv *pgKV) error {
+func (s *pgSearch) open() error {
+	db, kv := s.db, s.kv
 	return kv.withMigrationLock(func(conn *pgx.Conn) error {
 		var lang *string
 		var complete bool
@@ -546,14 +573,15 @@ func (db *DB) openSearchPG(kv *pgKV) error {
 		if complete {
 			return nil
 		}
-		return db.completeDocs(kv, conn)
+		return s.completeDocs(conn)
 	})
 }
 
-// reindexPG rebuilds the search documents from the log ([DB.Reindex]).
+// rebuild writes the search documents again from the log ([DB.Reindex]).
 // Appends meanwhile (from any process) write their own documents, which
 // the rebuild then finds and skips.
-func (db *DB) reindexPG(kv *pgKV) error {
+func (s *pgSearch) rebuild() error {
+	kv := s.kv
 	return kv.withMigrationLock(func(conn *pgx.Conn) error {
 		if _, err := conn.Exec(kv.ctx, `UPDATE rlmpl_search SET complete = false WHERE id = 1`); err != nil {
 			return err
@@ -561,18 +589,18 @@ func (db *DB) reindexPG(kv *pgKV) error {
 		if _, err := conn.Exec(kv.ctx, `TRUNCATE rlmpl_doc, rlmpl_doc_stats, rlmpl_df`); err != nil {
 			return err
 		}
-		return db.completeDocs(kv, conn)
+		return s.completeDocs(conn)
 	})
 }
 
 // completeDocs writes the documents the store lacks and records that it
 // lacks none: an open that finds the record unset (a crash midway) writes
 // the rest.
-func (db *DB) completeDocs(kv *pgKV, conn *pgx.Conn) error {
-	if err := db.indexAllPG(); err != nil {
+func (s *pgSearch) completeDocs(conn *pgx.Conn) error {
+	if err := s.indexAllPG(); err != nil {
 		return err
 	}
-	_, err := conn.Exec(kv.ctx, `UPDATE rlmpl_search SET complete = true WHERE id = 1`)
+	_, err := conn.Exec(s.kv.ctx, `UPDATE rlmpl_search SET complete = true WHERE id = 1`)
 	return err
 }
 
@@ -582,22 +610,23 @@ func (db *DB) completeDocs(kv *pgKV, conn *pgx.Conn) error {
 // before autovacuum's next pass, which may be a minute away.
 const bulkWrite = 5000
 
-// analyzeAfter analyzes the search tables on PostgreSQL after a call
-// that wrote n messages, when n is a bulk load. A failure only leaves the
-// planner's statistics for autovacuum to refresh.
-func (db *DB) analyzeAfter(n int) {
-	if kv, ok := db.kv.(*pgKV); ok && n >= bulkWrite {
-		if _, err := kv.pool.Exec(kv.ctx, `ANALYZE rlmpl_doc, rlmpl_df, rlmpl_doc_stats`); err != nil {
-			db.opts.Logger.Warn("store: analyze after a bulk load failed", "err", err)
+// wrote analyzes the search tables after a call that wrote n messages,
+// when n is a bulk load. A failure only leaves the planner's statistics
+// for autovacuum to refresh.
+func (s *pgSearch) wrote(n int) {
+	if n >= bulkWrite {
+		if _, err := s.kv.pool.Exec(s.kv.ctx, `ANALYZE rlmpl_doc, rlmpl_df, rlmpl_doc_stats`); err != nil {
+			s.db.opts.Logger.Warn("store: analyze after a bulk load failed", "err", err)
 		}
 	}
 }
 
 // indexAllPG writes the documents of every stored message that has none,
 // a conversation at a time, 512 messages a transaction.
-func (db *DB) indexAllPG() error {
+func (s *pgSearch) indexAllPG() error {
+	db := s.db
 	n := 0
-	defer func() { db.analyzeAfter(n) }()
+	defer func() { s.wrote(n) }()
 	var nums []uint64
 	err := db.kv.View(func(t kvTxn) error {
 		lo := []byte{kindHead}
@@ -629,7 +658,7 @@ func (db *DB) indexAllPG() error {
 				})
 				for _, r := range recs {
 					if err == nil {
-						err = t.(kvDocs).indexDoc(db.an, num, r)
+						err = t.(*pgTxn).indexDoc(db.an, num, r)
 					}
 				}
 				return err

@@ -139,7 +139,7 @@ func TestScoringSameEverywhere(t *testing.T) {
 // distinct terms.
 func TestBM25Statistics(t *testing.T) { eachBackend(t, testBM25Statistics) }
 
-func testBM25Statistics(t *testing.T, be backend) {
+func testBM25Statistics(t *testing.T, be testBackend) {
 	for _, indexed := range []bool{true, false} {
 		db := be.open(t)
 		if !indexed {
@@ -179,7 +179,7 @@ func testBM25Statistics(t *testing.T, be backend) {
 // enough to be read whole (readScopeDocs), a is not.
 func TestMaxScoreExact(t *testing.T) { eachBackend(t, testMaxScoreExact) }
 
-func testMaxScoreExact(t *testing.T, be backend) {
+func testMaxScoreExact(t *testing.T, be testBackend) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon")
 	zipf := func() string { return words[min(len(words)-1, int(rng.ExpFloat64()*4))] }
@@ -236,7 +236,7 @@ func testMaxScoreExact(t *testing.T, be backend) {
 // TestCommonTermsDropped: a term in most messages neither finds nor ranks.
 func TestCommonTermsDropped(t *testing.T) { eachBackend(t, testCommonTermsDropped) }
 
-func testCommonTermsDropped(t *testing.T, be backend) {
+func testCommonTermsDropped(t *testing.T, be testBackend) {
 	defer func(f uint64) { commonFloor = f }(commonFloor)
 	commonFloor = 10
 	db := be.open(t)
@@ -313,7 +313,7 @@ func TestLanguage(t *testing.T) {
 			t.Errorf("none: Search(%q) = %d hits, want %d", tc.q, got, tc.none)
 		}
 	}
-	if got, _ := db.ix.idx.GetInternal(internalSchema); string(got) != "2 none" {
+	if got, _ := db.search.(*indexer).idx.GetInternal(internalSchema); string(got) != "2 none" {
 		t.Errorf("schema after reopen = %q", got)
 	}
 	if _, err := Open(&Options{InMemory: true, Language: "fr"}); !errors.Is(err, ErrInvalid) {

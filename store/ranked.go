@@ -55,13 +55,10 @@ type scanned struct {
 	dt  docTerms
 }
 
-// searchRanked returns the ranked hits: at least Offset+MaxResults+1 of
-// them when there are that many, with the query words dropped as common.
-func (db *DB) searchRanked(t kvTxn, cs *convState, terms []queryTerm, opts SearchOptions) ([]Hit, []string, error) {
-	if pt, ok := t.(*pgTxn); ok {
-		return db.searchPG(pt, cs, terms, opts)
-	}
-	ix := db.ix
+// search is badger's ranked search (searcher): the index snapshot's
+// postings and the scan of the messages it does not hold yet.
+func (ix *indexer) search(t kvTxn, cs *convState, terms []queryTerm, opts SearchOptions) ([]Hit, []string, error) {
+	db := ix.db
 	if len(terms) == 0 {
 		return []Hit{}, nil, nil // only stop words
 	}

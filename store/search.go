@@ -244,7 +244,7 @@ func (db *DB) Find(conv, q string, opts SearchOptions) (Result, error) {
 		if opts.Exact {
 			hits, err = db.searchExact(t, cs, q, opts)
 		} else {
-			hits, res.Dropped, err = db.searchRanked(t, cs, terms, opts)
+			hits, res.Dropped, err = db.search.search(t, cs, terms, opts)
 		}
 		if err != nil {
 			return err
@@ -279,12 +279,11 @@ func (db *DB) Find(conv, q string, opts SearchOptions) (Result, error) {
 
 // catchUp brings what this process knows of conversation cs (every
 // conversation when nil) up to what other processes have committed, on a
-// shared backend (PostgreSQL): this process's head moves forward, so an
-// exact search reads every message committed before it started. It costs
-// one read of the head record(s); badger has no other writers and skips
-// it.
+// shared store: this process's head moves forward, so an exact search
+// reads every message committed before it started. It costs one read of
+// the head record(s); a store no other process writes skips it.
 func (db *DB) catchUp(cs *convState) error {
-	if db.opts.Postgres == nil {
+	if !db.shared {
 		return nil
 	}
 	heads := map[uint64]int64{}

@@ -45,7 +45,7 @@ func fillSearch(t *testing.T, db *DB) {
 
 func TestSearch(t *testing.T) { eachBackend(t, testSearch) }
 
-func testSearch(t *testing.T, be backend) {
+func testSearch(t *testing.T, be testBackend) {
 	for _, indexed := range []bool{true, false} {
 		t.Run(fmt.Sprint("indexed=", indexed), func(t *testing.T) {
 			db := be.open(t)
@@ -125,7 +125,7 @@ func testSearch(t *testing.T, be backend) {
 
 func TestSearchErrors(t *testing.T) { eachBackend(t, testSearchErrors) }
 
-func testSearchErrors(t *testing.T, be backend) {
+func testSearchErrors(t *testing.T, be testBackend) {
 	db := be.open(t)
 	mustCreate(t, db, "a")
 	for _, tc := range []struct {
@@ -158,7 +158,7 @@ func testSearchErrors(t *testing.T, be backend) {
 // exceeded") where badger answered.
 func TestQueryBounds(t *testing.T) { eachBackend(t, testQueryBounds) }
 
-func testQueryBounds(t *testing.T, be backend) {
+func testQueryBounds(t *testing.T, be testBackend) {
 	db := be.open(t)
 	mustCreate(t, db, "a")
 	mustAppend(t, db, "a", user("w1 w2 w3 alpha"))
@@ -199,7 +199,7 @@ func testQueryBounds(t *testing.T, be backend) {
 
 func TestReadYourWrites(t *testing.T) { eachBackend(t, testReadYourWrites) }
 
-func testReadYourWrites(t *testing.T, be backend) {
+func testReadYourWrites(t *testing.T, be testBackend) {
 	db := be.open(t)
 	mustCreate(t, db, "a")
 	for i := 0; i < 50; i++ {
@@ -226,7 +226,7 @@ func testReadYourWrites(t *testing.T, be backend) {
 
 func TestTailScoresComparable(t *testing.T) { eachBackend(t, testTailScoresComparable) }
 
-func testTailScoresComparable(t *testing.T, be backend) {
+func testTailScoresComparable(t *testing.T, be testBackend) {
 	// The same documents score about the same from the index and from the
 	// tail scan, so merged rankings are sensible.
 	db := be.open(t)
@@ -285,7 +285,7 @@ func TestReindexAndReopenIndex(t *testing.T) {
 	if err := db.WaitIndexed(10 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if a, b := db.ix.dirtyLen(), 0; a != b {
+	if a, b := db.search.(*indexer).dirtyLen(), 0; a != b {
 		t.Errorf("pending after WaitIndexed = %d", a)
 	}
 }
@@ -307,7 +307,7 @@ func TestIndexRebuiltWhenMissing(t *testing.T) {
 	if hits, _, _ := db.Search("", "badger", SearchOptions{}); len(hits) != 3 {
 		t.Errorf("after index loss %s", searchSeqs(hits))
 	}
-	if db.ix.dirtyLen() != 0 {
+	if db.search.(*indexer).dirtyLen() != 0 {
 		t.Errorf("still pending")
 	}
 }
@@ -318,7 +318,7 @@ func placeSet(hits []Hit) string { return sortedSeqs(hits) }
 // and in the unindexed tail, ranked and exact.
 func TestFilters(t *testing.T) { eachBackend(t, testFilters) }
 
-func testFilters(t *testing.T, be backend) {
+func testFilters(t *testing.T, be testBackend) {
 	at := func(s string) time.Time {
 		v, err := time.Parse(time.RFC3339, s)
 		if err != nil {
@@ -405,7 +405,7 @@ func testFilters(t *testing.T, be backend) {
 // describes, and never makes a message match by itself.
 func TestQualifiers(t *testing.T) { eachBackend(t, testQualifiers) }
 
-func testQualifiers(t *testing.T, be backend) {
+func testQualifiers(t *testing.T, be testBackend) {
 	db := be.open(t)
 	mustCreate(t, db, "a")
 	jan := time.Date(2023, 1, 10, 9, 0, 0, 0, time.UTC)
@@ -445,7 +445,7 @@ func testQualifiers(t *testing.T, be backend) {
 // up; the best two hits keep their ranks; the hits are the same messages.
 func TestContextLifting(t *testing.T) { eachBackend(t, testContextLifting) }
 
-func testContextLifting(t *testing.T, be backend) {
+func testContextLifting(t *testing.T, be testBackend) {
 	db := be.open(t)
 	mustCreate(t, db, "a")
 	appendIn := func(session string, m Message) {
@@ -489,7 +489,7 @@ func testContextLifting(t *testing.T, be backend) {
 // first within the byte budget, each message once.
 func TestWindows(t *testing.T) { eachBackend(t, testWindows) }
 
-func testWindows(t *testing.T, be backend) {
+func testWindows(t *testing.T, be testBackend) {
 	db := be.open(t)
 	mustCreate(t, db, "a")
 	for i := 1; i <= 10; i++ {

@@ -101,7 +101,7 @@ func TestOptions(t *testing.T) {
 
 func TestConversations(t *testing.T) { eachBackend(t, testConversations) }
 
-func testConversations(t *testing.T, be backend) {
+func testConversations(t *testing.T, be testBackend) {
 	db := be.open(t)
 	md := []KV{{"project", []byte(` "x" `)}, {"n", []byte(`{"a": [1, 2]}`)}}
 	c, err := db.Create("demo", md)
@@ -172,7 +172,7 @@ func TestListSameTimestampOrdersByID(t *testing.T) {
 
 func TestAppendAndRead(t *testing.T) { eachBackend(t, testAppendAndRead) }
 
-func testAppendAndRead(t *testing.T, be backend) {
+func testAppendAndRead(t *testing.T, be testBackend) {
 	db := be.open(t)
 	mustCreate(t, db, "c")
 	msgs := []Message{
@@ -232,7 +232,7 @@ func testAppendAndRead(t *testing.T, be backend) {
 
 func TestSelectors(t *testing.T) { eachBackend(t, testSelectors) }
 
-func testSelectors(t *testing.T, be backend) {
+func testSelectors(t *testing.T, be testBackend) {
 	db := be.open(t)
 	mustCreate(t, db, "c")
 	mustCreate(t, db, "empty")
@@ -330,7 +330,7 @@ func testSelectors(t *testing.T, be backend) {
 
 func TestIdempotentAppend(t *testing.T) { eachBackend(t, testIdempotentAppend) }
 
-func testIdempotentAppend(t *testing.T, be backend) {
+func testIdempotentAppend(t *testing.T, be testBackend) {
 	db := be.open(t)
 	mustCreate(t, db, "c")
 	o := AppendOptions{IdempotencyKey: "turn-1"}
@@ -361,7 +361,7 @@ func testIdempotentAppend(t *testing.T, be backend) {
 
 func TestBadMessagesWriteNothing(t *testing.T) { eachBackend(t, testBadMessagesWriteNothing) }
 
-func testBadMessagesWriteNothing(t *testing.T, be backend) {
+func testBadMessagesWriteNothing(t *testing.T, be testBackend) {
 	db := be.open(t)
 	mustCreate(t, db, "c")
 	bad := []struct {
@@ -405,7 +405,7 @@ func testBadMessagesWriteNothing(t *testing.T, be backend) {
 
 func TestTokenCounts(t *testing.T) { eachBackend(t, testTokenCounts) }
 
-func testTokenCounts(t *testing.T, be backend) {
+func testTokenCounts(t *testing.T, be testBackend) {
 	db := be.open(t)
 	mustCreate(t, db, "c")
 	mustAppend(t, db, "c", user("hello world"))
@@ -440,7 +440,7 @@ func testTokenCounts(t *testing.T, be backend) {
 
 func TestConcurrentAppends(t *testing.T) { eachBackend(t, testConcurrentAppends) }
 
-func testConcurrentAppends(t *testing.T, be backend) {
+func testConcurrentAppends(t *testing.T, be testBackend) {
 	db := be.open(t)
 	mustCreate(t, db, "one")
 	mustCreate(t, db, "two")
@@ -492,7 +492,7 @@ func testConcurrentAppends(t *testing.T, be backend) {
 
 func TestReopen(t *testing.T) { eachDurableBackend(t, testReopen) }
 
-func testReopen(t *testing.T, be backend) {
+func testReopen(t *testing.T, be testBackend) {
 	o := be.fresh(t)
 	db := openWith(t, &o)
 	mustCreate(t, db, "c")
@@ -534,7 +534,7 @@ func testReopen(t *testing.T, be backend) {
 
 func TestExportImport(t *testing.T) { eachBackend(t, testExportImport) }
 
-func testExportImport(t *testing.T, be backend) {
+func testExportImport(t *testing.T, be testBackend) {
 	db := be.open(t)
 	mustCreate(t, db, "src")
 	msgs := []Message{
@@ -585,7 +585,7 @@ func testExportImport(t *testing.T, be backend) {
 // invalid UTF-8 is an error naming its line, never replaced.
 func TestImportOfASourceIsIdempotent(t *testing.T) { eachBackend(t, testImportOfASourceIsIdempotent) }
 
-func testImportOfASourceIsIdempotent(t *testing.T, be backend) {
+func testImportOfASourceIsIdempotent(t *testing.T, be testBackend) {
 	db := be.open(t)
 	mustCreate(t, db, "c")
 	file := "\xEF\xBB\xBF" + `{"role":"user","content":"one"}` + "\n" + `{"role":"assistant","content":"two"}` + "\n"
@@ -623,7 +623,7 @@ func testImportOfASourceIsIdempotent(t *testing.T, be backend) {
 
 func TestImportBatches(t *testing.T) { eachBackend(t, testImportBatches) }
 
-func testImportBatches(t *testing.T, be backend) {
+func testImportBatches(t *testing.T, be testBackend) {
 	db := be.open(t)
 	mustCreate(t, db, "c")
 	var b strings.Builder
@@ -676,7 +676,7 @@ func TestCloseStopsGoroutines(t *testing.T) {
 // importing it again restores nothing twice.
 func TestExportImportDocuments(t *testing.T) { eachBackend(t, testExportImportDocuments) }
 
-func testExportImportDocuments(t *testing.T, be backend) {
+func testExportImportDocuments(t *testing.T, be testBackend) {
 	db := be.open(t)
 	mustCreate(t, db, "a")
 	db.Append("a", user("hello"), AppendOptions{IdempotencyKey: "turn/t1/user"})
@@ -733,7 +733,7 @@ func testExportImportDocuments(t *testing.T, be backend) {
 // with other content or a bad message refuses the whole batch.
 func TestAppendAll(t *testing.T) { eachBackend(t, testAppendAll) }
 
-func testAppendAll(t *testing.T, be backend) {
+func testAppendAll(t *testing.T, be testBackend) {
 	db := be.open(t)
 	mustCreate(t, db, "c")
 	if _, err := db.Append("c", user("before"), AppendOptions{}); err != nil {
@@ -776,7 +776,7 @@ func testAppendAll(t *testing.T, be backend) {
 // and an import that would have created the conversation leaves none.
 func TestImportIsAllOrNothing(t *testing.T) { eachBackend(t, testImportIsAllOrNothing) }
 
-func testImportIsAllOrNothing(t *testing.T, be backend) {
+func testImportIsAllOrNothing(t *testing.T, be testBackend) {
 	var many strings.Builder // more than one batch before the bad line
 	for i := range importBatchMessages + 500 {
 		fmt.Fprintf(&many, `{"role":"user","content":"m%d"}`+"\n", i)

@@ -9,16 +9,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// kvLocker is implemented by a kvStore shared with other processes
-// (PostgreSQL): lockConversation blocks until this process holds the
-// cross-process lock named by id, or ctx ends.
-type kvLocker interface {
-	lockConversation(ctx context.Context, id string) (unlock func(), err error)
-	// tryLockConversation takes the lock only if no process holds it:
-	// ok is false, and unlock nil, when one does.
-	tryLockConversation(ctx context.Context, id string) (unlock func(), ok bool, err error)
-}
-
 // turnLockKey is the first key of the session advisory lock of a
 // conversation's turns; the second is a hash of the schema and the
 // conversation id (a collision only makes two conversations' turns take
@@ -29,11 +19,12 @@ const turnLockKey = 0x726c7475 // "rltu"
 // lock, or ctx ends (its error is returned). Managed turns hold it from
 // their user message to their receipt, so turns on one conversation run
 // one at a time: among the goroutines of this process on every store,
-// and among every process sharing a PostgreSQL store (a session advisory
+// and among every process sharing a store (PostgreSQL: a session advisory
 // lock, held on a connection of its own outside the pool, so waiting
-// turns never starve the pool). unlock releases it; call it once. Appends
-// and reads do not take the lock. NB: if the lock's connection drops (the
-// server restarts), PostgreSQL releases the lock while the turn goes on.
+// turns never starve the pool; SQLite: a lock on a byte of the store's
+// lock file). unlock releases it; call it once. Appends and reads do not
+// take the lock. NB: if the lock's connection drops (the server
+// restarts), PostgreSQL releases the lock while the turn goes on.
 // Returns [ErrNotFound] for an unknown conversation.
 func (db *DB) LockConversation(ctx context.Context, conv string) (unlock func(), err error) {
 	if err := db.enter(); err != nil {
@@ -52,11 +43,7 @@ func (db *DB) LockConversation(ctx context.Context, conv string) (unlock func(),
 		return nil, ErrClosed
 	}
 	local := func() { <-cs.turn }
-	l, ok := db.kv.(kvLocker)
-	if !ok {
-		return local, nil
-	}
-	remote, err := l.lockConversation(ctx, conv)
+	remote, err := db.peers.lockTurn(ctx, conv, cs.num)
 	if err != nil {
 		local()
 		return nil, err
@@ -82,11 +69,7 @@ func (db *DB) TryLockConversation(ctx context.Context, conv string) (unlock func
 		return nil, false, nil
 	}
 	local := func() { <-cs.turn }
-	l, shared := db.kv.(kvLocker)
-	if !shared {
-		return local, true, nil
-	}
-	remote, ok, err := l.tryLockConversation(ctx, conv)
+	remote, ok, err := db.peers.tryLockTurn(ctx, conv, cs.num)
 	if err != nil || !ok {
 		local()
 		return nil, false, err
@@ -94,7 +77,7 @@ func (db *DB) TryLockConversation(ctx context.Context, conv string) (unlock func
 	return func() { remote(); local() }, true, nil
 }
 
-// lockConversation takes the conversation's advisory lock on a
+// lockTurn takes the conversation's advisory lock on a
 // connection of its own, with no statement timeout (a turn may wait for
 // another's whole model call): the wait is made of lock statements of at
 // most lock_timeout (the statement timeout) each, so that the client's
@@ -102,7 +85,7 @@ func (db *DB) TryLockConversation(ctx context.Context, conv string) (unlock func
 // connection, and context cancellation or Close end it. Unlocked
 // connections are kept for the next lock (up to maxIdleLockConns): a new
 // session costs tens of milliseconds.
-func (p *pgKV) lockConversation(ctx context.Context, id string) (func(), error) {
+func (p *pgKV) lockTurn(ctx context.Context, id string, _ uint64) (func(), error) {
 	const lock = `SELECT pg_advisory_lock($1, hashtext(current_schema() || '/' || $2))`
 	conn, err := p.lockConn(ctx)
 	if err != nil {
@@ -169,9 +152,9 @@ func (p *pgKV) keepLockConn(conn *pgx.Conn, err error) {
 	closeConn(conn)
 }
 
-// tryLockConversation takes the conversation's advisory lock if no
-// session holds it.
-func (p *pgKV) tryLockConversation(ctx context.Context, id string) (func(), bool, error) {
+// tryLockTurn takes the conversation's advisory lock if no session holds
+// it.
+func (p *pgKV) tryLockTurn(ctx context.Context, id string, _ uint64) (func(), bool, error) {
 	conn, err := p.lockConn(ctx)
 	if err != nil {
 		return nil, false, fmt.Errorf("store: turn lock: %w", unavailable(err))

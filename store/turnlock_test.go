@@ -12,7 +12,7 @@ import (
 // lockStores opens a fresh store of b holding conversation c, and the
 // stores that contend for its locks: itself and, on PostgreSQL, a second
 // one (another process's worth).
-func lockStores(t *testing.T, b backend) (*DB, []*DB) {
+func lockStores(t *testing.T, b testBackend) (*DB, []*DB) {
 	o := b.fresh(t)
 	db := openWith(t, &o)
 	others := []*DB{db}
@@ -28,7 +28,7 @@ func lockStores(t *testing.T, b backend) (*DB, []*DB) {
 // up when its context ends, and other conversations are not held up. On
 // PostgreSQL a second store (another process's worth) waits too.
 func TestLockConversation(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b backend) {
+	eachBackend(t, func(t *testing.T, b testBackend) {
 		db, others := lockStores(t, b)
 		mustCreate(t, db, "d")
 		ctx := context.Background()
@@ -109,7 +109,7 @@ func TestLockConversationOutwaitsStatementTimeout(t *testing.T) {
 // process or (PostgreSQL) of another holds the lock says so at once, and
 // succeeds once it is released; the lock it takes is a turn lock.
 func TestTryLockConversation(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b backend) {
+	eachBackend(t, func(t *testing.T, b testBackend) {
 		db, others := lockStores(t, b)
 		ctx := context.Background()
 		unlock, err := db.LockConversation(ctx, "c")

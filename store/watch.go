@@ -8,9 +8,9 @@ import (
 
 // Live conversations: [DB.Wait] blocks until a conversation has messages
 // after a sequence. Appends of this process wake waiters directly (watch
-// below); on PostgreSQL, appends of every process also NOTIFY, in the
-// transaction that writes the conversation's head (delivered only if it
-// commits), and a listener connection of this process wakes its waiters.
+// below); on a store other processes share, the backend's peers deliver
+// theirs (listen: PostgreSQL's NOTIFY after each commit, SQLite's data
+// version).
 
 // watch maps a conversation number to a channel closed when the
 // conversation changes. Waiters take the channel before reading the head,
@@ -56,16 +56,6 @@ func (w *watch) changedAll() {
 	}
 }
 
-// kvListener is implemented by a kvStore shared with other processes
-// (PostgreSQL): listen starts delivering the numbers of conversations
-// whose head another writer (this process included) committed to
-// changed, and calls lost after a gap in which notifications may have
-// been missed. It returns once listening, or the error that prevents it;
-// calling it again is a no-op. Delivery stops at Close.
-type kvListener interface {
-	listen(changed func(num uint64), lost func()) error
-}
-
 // headNum returns the conversation number of a head key (keys.go), and
 // false for any other key.
 func headNum(key []byte) (uint64, bool) {
@@ -77,11 +67,12 @@ func headNum(key []byte) (uint64, bool) {
 
 // Wait blocks until conversation conv has a message after sequence after
 // (0: any message) and returns its last sequence, or returns ctx's error
-// with the last sequence it saw. It sees appends of every process sharing
-// a PostgreSQL store (LISTEN/NOTIFY: no polling) and of this process on
-// any store. Returns [ErrNotFound] for an unknown conversation,
-// [ErrClosed] after Close (waiters then wake), [ErrUnavailable] when a
-// PostgreSQL store cannot listen.
+// with the last sequence it saw. It sees appends of this process on any
+// store and of every process sharing a PostgreSQL store (LISTEN/NOTIFY:
+// no polling) or an SQLite one (its data version, read every few
+// milliseconds while anyone waits). Returns [ErrNotFound] for an unknown
+// conversation, [ErrClosed] after Close (waiters then wake),
+// [ErrUnavailable] when a PostgreSQL store cannot listen.
 func (db *DB) Wait(ctx context.Context, conv string, after int64) (int64, error) {
 	if err := db.enter(); err != nil {
 		return 0, err
@@ -92,10 +83,8 @@ func (db *DB) Wait(ctx context.Context, conv string, after int64) (int64, error)
 	if err != nil {
 		return 0, err
 	}
-	if l, ok := db.kv.(kvListener); ok {
-		if err := l.listen(db.remoteChange, db.watch.changedAll); err != nil {
-			return 0, err
-		}
+	if err := db.peers.listen(db.remoteChange, db.watch.changedAll); err != nil {
+		return 0, err
 	}
 	for {
 		ch := db.watch.channel(cs.num)

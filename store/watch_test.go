@@ -12,7 +12,7 @@ import (
 // otherwise, returns the context's error when none comes, ErrNotFound for
 // an unknown conversation, and ErrClosed when the store closes under it.
 func TestWait(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b backend) {
+	eachBackend(t, func(t *testing.T, b testBackend) {
 		db := b.open(t)
 		mustCreate(t, db, "c")
 		mustAppend(t, db, "c", user("one"))
