@@ -1,6 +1,7 @@
 package store
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/rlmpl/rlmpl/store/pgtest"
@@ -21,6 +22,12 @@ var backends = []testBackend{
 	{"badger-disk", true, func(t testing.TB) Options { return Options{Dir: t.TempDir()} }},
 	{"badger-memory", false, func(testing.TB) Options { return Options{InMemory: true} }},
 	{"postgres", true, func(t testing.TB) Options { return Options{Postgres: &PostgresOptions{DSN: pgtest.DSN(t)}} }},
+	{"sqlite", true, func(t testing.TB) Options { return Options{Spec: sqliteSpec(t)} }},
+}
+
+// sqliteSpec is the spec of a fresh SQLite store in a temporary directory.
+func sqliteSpec(t testing.TB) Spec {
+	return Spec{Scheme: schemeSQLite, Target: filepath.Join(t.TempDir(), "store.db")}
 }
 
 // eachBackend runs f as a subtest per backend.
@@ -50,6 +57,27 @@ func openWith(t testing.TB, o *Options) *DB {
 	return db
 }
 
+// eachSharedBackend runs f as a subtest per backend that several
+// processes may open at once.
+func eachSharedBackend(t *testing.T, f func(t *testing.T, be testBackend)) {
+	for _, b := range backends {
+		o := b.fresh(t)
+		if spec, err := o.spec(); err == nil && spec.Shared() {
+			t.Run(b.name, func(t *testing.T) { f(t, b) })
+		}
+	}
+}
+
+// again opens the store of o a second time, as another process would
+// (sharing only the database), when its backend is shared; nil otherwise.
+func again(t testing.TB, o Options) *DB {
+	t.Helper()
+	if spec, err := o.spec(); err != nil || !spec.Shared() {
+		return nil
+	}
+	return openWith(t, &o)
+}
+
 // eachDurableBackend runs f as a subtest per backend that keeps its data
 // across a Close.
 func eachDurableBackend(t *testing.T, f func(t *testing.T, be testBackend)) {
@@ -64,13 +92,19 @@ func eachDurableBackend(t *testing.T, f func(t *testing.T, be testBackend)) {
 // searches meanwhile scan the messages it has not indexed. PostgreSQL has
 // no indexer to hold: a message's document commits with it.
 func lockIndexer(db *DB) {
-	if ix, ok := db.search.(*indexer); ok {
-		ix.work.Lock()
+	switch s := db.search.(type) {
+	case *indexer:
+		s.work.Lock()
+	case *sqliteSearch:
+		s.work.Lock()
 	}
 }
 
 func unlockIndexer(db *DB) {
-	if ix, ok := db.search.(*indexer); ok {
-		ix.work.Unlock()
+	switch s := db.search.(type) {
+	case *indexer:
+		s.work.Unlock()
+	case *sqliteSearch:
+		s.work.Unlock()
 	}
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -148,60 +147,3 @@ func TestPostgresLexemeLimits(t *testing.T) {
 	}
 }
 
-// TestPostgresRanksAsBadger: on a corpus where some query terms are in
-// hundreds of messages (so PostgreSQL ranks the rarer terms' messages
-// first and those of the common ones only when they could still enter,
-// candidates), PostgreSQL returns the hits, order and scores of badger's
-// index, whatever the number asked for, the filters and the scope.
-func TestPostgresRanksAsBadger(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 9))
-	words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega")
-	zipf := func() string { return words[min(len(words)-1, int(rng.ExpFloat64()*3))] }
-	pg := openWith(t, &Options{Postgres: &PostgresOptions{DSN: pgtest.DSN(t)}})
-	mem := openWith(t, &Options{InMemory: true})
-	var entries [2][]Entry
-	for i := range 3000 {
-		ws := make([]string, 1+rng.IntN(15))
-		for j := range ws {
-			ws[j] = zipf()
-		}
-		m := Message{Role: []Role{RoleUser, RoleAssistant}[i%2], Name: []string{"Ann", "Bob", "Cy"}[i%3], Content: TextContent(strings.Join(ws, " "))}
-		entries[i%2] = append(entries[i%2], Entry{m, AppendOptions{Session: fmt.Sprint(i / 40)}})
-	}
-	for _, db := range []*DB{pg, mem} {
-		for c, es := range entries {
-			mustCreate(t, db, fmt.Sprint(c))
-			for len(es) > 0 {
-				n := min(len(es), MaxBatch)
-				if _, err := db.AppendAll(fmt.Sprint(c), es[:n]); err != nil {
-					t.Fatal(err)
-				}
-				es = es[n:]
-			}
-		}
-	}
-	if err := mem.WaitIndexed(10e9); err != nil {
-		t.Fatal(err)
-	}
-	queries := []string{"alpha beta", "alpha omega", "beta gamma psi", "Ann alpha chi", "delta", "omega psi chi phi", "alpha beta gamma delta epsilon"}
-	for _, q := range queries {
-		for _, conv := range []string{"", "0", "1"} {
-			for _, o := range []SearchOptions{
-				{MaxResults: 3}, {MaxResults: 40}, {MaxResults: 5, Offset: 30}, {MaxResults: 10, NoContext: true},
-				{MaxResults: 10, Roles: []Role{RoleAssistant}}, {MaxResults: 10, Session: "7"},
-			} {
-				want, _, err := mem.Search(conv, q, o)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, _, err := pg.Search(conv, q, o)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !sameRanking(scoredHits(got), scoredHits(want)) {
-					t.Errorf("Search(%q, %q, %+v):\n got %v\nwant %v", conv, q, o, scoredHits(got), scoredHits(want))
-				}
-			}
-		}
-	}
-}

@@ -109,6 +109,11 @@ func TestScoringSameEverywhere(t *testing.T) {
 	defer unlockIndexer(half)
 	pg := openWith(t, &Options{Postgres: &PostgresOptions{DSN: pgtest.DSN(t)}})
 	rankCorpus(t, pg, nil)
+	lite := openWith(t, &Options{Spec: sqliteSpec(t)})
+	rankCorpus(t, lite, nil)
+	if err := lite.WaitIndexed(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
 	for _, q := range rankQueries {
 		for _, conv := range []string{"", "a", "b"} {
 			for _, noContext := range []bool{true, false} {
@@ -120,7 +125,7 @@ func TestScoringSameEverywhere(t *testing.T) {
 				if len(want) == 0 && conv == "" {
 					t.Errorf("Search(%q) found nothing", q)
 				}
-				for name, db := range map[string]*DB{"persistent": disk, "unindexed": tail, "half indexed": half, "postgres": pg} {
+				for name, db := range map[string]*DB{"persistent": disk, "unindexed": tail, "half indexed": half, "postgres": pg, "sqlite": lite} {
 					got, _, err := db.Search(conv, q, o)
 					if err != nil {
 						t.Fatal(err)
@@ -318,5 +323,76 @@ func TestLanguage(t *testing.T) {
 	}
 	if _, err := Open(&Options{InMemory: true, Language: "fr"}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("Open(Language fr) = %v, want ErrInvalid", err)
+	}
+}
+
+// TestRanksAsBadger: on a corpus where some query terms are in hundreds of
+// messages (so PostgreSQL ranks the rarer terms' messages first and those
+// of the common ones only when they could still enter, candidates; SQLite
+// reads them from several segments), every backend returns the hits,
+// order and scores of badger's index, whatever the number asked for, the
+// filters and the scope.
+func TestRanksAsBadger(t *testing.T) {
+	for _, be := range backends {
+		if be.name != "badger-memory" {
+			t.Run(be.name, func(t *testing.T) { testRanksAsBadger(t, be) })
+		}
+	}
+}
+
+func testRanksAsBadger(t *testing.T, be testBackend) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega")
+	zipf := func() string { return words[min(len(words)-1, int(rng.ExpFloat64()*3))] }
+	o := be.fresh(t)
+	o.IndexBatch = 100 // SQLite: many segments, merged
+	other := openWith(t, &o)
+	mem := openWith(t, &Options{InMemory: true})
+	var entries [2][]Entry
+	for i := range 3000 {
+		ws := make([]string, 1+rng.IntN(15))
+		for j := range ws {
+			ws[j] = zipf()
+		}
+		m := Message{Role: []Role{RoleUser, RoleAssistant}[i%2], Name: []string{"Ann", "Bob", "Cy"}[i%3], Content: TextContent(strings.Join(ws, " "))}
+		entries[i%2] = append(entries[i%2], Entry{m, AppendOptions{Session: fmt.Sprint(i / 40)}})
+	}
+	for _, db := range []*DB{other, mem} {
+		for c, es := range entries {
+			mustCreate(t, db, fmt.Sprint(c))
+			for len(es) > 0 {
+				n := min(len(es), MaxBatch)
+				if _, err := db.AppendAll(fmt.Sprint(c), es[:n]); err != nil {
+					t.Fatal(err)
+				}
+				es = es[n:]
+			}
+		}
+	}
+	for _, db := range []*DB{other, mem} {
+		if err := db.WaitIndexed(10e9); err != nil {
+			t.Fatal(err)
+		}
+	}
+	queries := []string{"alpha beta", "alpha omega", "beta gamma psi", "Ann alpha chi", "delta", "omega psi chi phi", "alpha beta gamma delta epsilon"}
+	for _, q := range queries {
+		for _, conv := range []string{"", "0", "1"} {
+			for _, o := range []SearchOptions{
+				{MaxResults: 3}, {MaxResults: 40}, {MaxResults: 5, Offset: 30}, {MaxResults: 10, NoContext: true},
+				{MaxResults: 10, Roles: []Role{RoleAssistant}}, {MaxResults: 10, Session: "7"},
+			} {
+				want, _, err := mem.Search(conv, q, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _, err := other.Search(conv, q, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !sameRanking(scoredHits(got), scoredHits(want)) {
+					t.Errorf("Search(%q, %q, %+v):\n got %v\nwant %v", conv, q, o, scoredHits(got), scoredHits(want))
+				}
+			}
+		}
 	}
 }

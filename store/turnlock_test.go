@@ -10,14 +10,14 @@ import (
 )
 
 // lockStores opens a fresh store of b holding conversation c, and the
-// stores that contend for its locks: itself and, on PostgreSQL, a second
-// one (another process's worth).
+// stores that contend for its locks: itself and, on a shared backend, a
+// second one (another process's worth).
 func lockStores(t *testing.T, b testBackend) (*DB, []*DB) {
 	o := b.fresh(t)
 	db := openWith(t, &o)
 	others := []*DB{db}
-	if o.Postgres != nil {
-		others = append(others, openWith(t, &Options{Postgres: o.Postgres}))
+	if second := again(t, o); second != nil {
+		others = append(others, second)
 	}
 	mustCreate(t, db, "c")
 	return db, others
@@ -25,8 +25,8 @@ func lockStores(t *testing.T, b testBackend) (*DB, []*DB) {
 
 // TestLockConversation: on every backend, a second holder of a
 // conversation's turn lock waits for the first's unlock, a waiter gives
-// up when its context ends, and other conversations are not held up. On
-// PostgreSQL a second store (another process's worth) waits too.
+// up when its context ends, and other conversations are not held up. On a
+// shared backend a second store (another process's worth) waits too.
 func TestLockConversation(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b testBackend) {
 		db, others := lockStores(t, b)
