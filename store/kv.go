@@ -47,4 +47,3 @@ type kvTxn interface {
 
 // errKeyNotFound is the kvTxn.Get miss. It never escapes the package.
 var errKeyNotFound = errors.New("store: kv: key not found")
-

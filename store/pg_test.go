@@ -108,8 +108,6 @@ func TestPostgresStatementTimeout(t *testing.T) {
 	}
 }
 
-
-
 // TestCopyBetweenBackends: a conversation exported with its documents from
 // badger and imported into PostgreSQL (and back) exports again byte for
 // byte: messages with their envelope (time, session, metadata) and every
@@ -182,7 +180,6 @@ func TestPostgresSchemaStatus(t *testing.T) {
 		t.Errorf("status of a server that is not there = %v, want ErrUnavailable", err)
 	}
 }
-
 
 // TestRedactDSN: every password a DSN can carry is gone, and the rest is
 // kept to name the store.

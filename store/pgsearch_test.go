@@ -146,4 +146,3 @@ func TestPostgresLexemeLimits(t *testing.T) {
 		t.Errorf("Search(3000-byte term) = %v, %v; want no hits, no error", hits, err)
 	}
 }
-
