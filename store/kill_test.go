@@ -24,12 +24,14 @@ import (
 // conversations, so on badger two pairs of them share commits on one
 // conversation as well as across conversations. RLMPL_KILL_CYCLES sets
 // the number of cycles (default 5). TestPostgresKill does the same on
-// PostgreSQL.
+// PostgreSQL, TestSQLiteKill on SQLite with two writer processes at once,
+// killed at different moments.
 
 const (
 	envKillDir   = "RLMPL_KILL_CHILD_DIR"
-	envKillDSN   = "RLMPL_KILL_CHILD_DSN" // set: the store is on PostgreSQL
-	killWriters  = 6                      // on 4 conversations: two of them have two writers
+	envKillDSN   = "RLMPL_KILL_CHILD_DSN"    // set: the store is on PostgreSQL
+	envKillFile  = "RLMPL_KILL_CHILD_SQLITE" // set: the store is this SQLite file
+	killWriters  = 6                         // on 4 conversations: two of them have two writers
 	killConvs    = 4
 	killAckFile  = "acks.log"
 	killCycleEnv = "RLMPL_KILL_CYCLES"
@@ -46,7 +48,7 @@ func TestKillChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := Open(killStore(dir, os.Getenv(envKillDSN)))
+	db, err := Open(killStore(dir, os.Getenv(envKillDSN), os.Getenv(envKillFile)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,24 +79,37 @@ func TestKillChild(t *testing.T) {
 	wg.Wait()
 }
 
-// killStore is the store of the kill test: badger in dir, or PostgreSQL
-// at dsn.
-func killStore(dir, dsn string) *Options {
-	if dsn != "" {
+// killStore is the store of the kill test: badger in dir, PostgreSQL at
+// dsn, or the SQLite file file.
+func killStore(dir, dsn, file string) *Options {
+	switch {
+	case dsn != "":
 		return &Options{Postgres: &PostgresOptions{DSN: dsn}}
+	case file != "":
+		return &Options{Spec: Spec{Scheme: schemeSQLite, Target: file}}
 	}
 	return &Options{Dir: filepath.Join(dir, "db")}
 }
 
-func TestKill(t *testing.T) { testKill(t, "") }
+func TestKill(t *testing.T) { testKill(t, "", "", 1) }
 
 // TestPostgresKill: kill -9 of a process appending to PostgreSQL from six
 // goroutines; every acknowledged append is there, sequences are dense, and
 // every stored message has exactly one search document (they commit
 // together).
-func TestPostgresKill(t *testing.T) { testKill(t, pgtest.DSN(t)) }
+func TestPostgresKill(t *testing.T) { testKill(t, pgtest.DSN(t), "", 1) }
 
-func testKill(t *testing.T, dsn string) {
+// TestSQLiteKill: kill -9 of two processes appending to one SQLite store
+// (synchronous=FULL) from six goroutines each, at different moments; every
+// acknowledged append is there, sequences are dense, and the index, from
+// its watermarks, finds every message once the next open indexed what was
+// pending.
+func TestSQLiteKill(t *testing.T) {
+	testKill(t, "", filepath.Join(t.TempDir(), "store.db"), 2)
+}
+
+// testKill kills procs writer processes per cycle, each at its own moment.
+func testKill(t *testing.T, dsn, file string, procs int) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
@@ -110,21 +125,35 @@ func testKill(t *testing.T, dsn string) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	totalAcks, totalExtra := 0, 0
 	for c := 0; c < cycles; c++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestKillChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), envKillDir+"="+dir, envKillDSN+"="+dsn)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
+		var wg sync.WaitGroup
+		errs := make(chan error, procs)
+		for range procs {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestKillChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), envKillDir+"="+dir, envKillDSN+"="+dsn, envKillFile+"="+file)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Give it time to start and append, then kill at a random point.
+			wait := time.Duration(150+rng.IntN(450)) * time.Millisecond
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				time.Sleep(wait)
+				_ = cmd.Process.Signal(syscall.SIGKILL)
+				err := cmd.Wait()
+				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+					errs <- fmt.Errorf("cycle %d: writer exited on its own (%v): %s", c, err, stderr.String())
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
-		// Give it time to start and append, then kill at a random point.
-		time.Sleep(time.Duration(150+rng.IntN(450)) * time.Millisecond)
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		err := cmd.Wait()
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
-			t.Fatalf("cycle %d: writer exited on its own (%v): %s", c, err, stderr.String())
-		}
-		acks, extra := verifyKill(t, dir, dsn, c)
+		acks, extra := verifyKill(t, dir, dsn, file, c)
 		totalAcks, totalExtra = acks, extra
 	}
 	t.Logf("%d kill -9 cycles: %d acknowledged appends, all present, sequences dense; %d unacknowledged but committed (killed between commit and ack)", cycles, totalAcks, totalExtra)
@@ -132,9 +161,9 @@ func testKill(t *testing.T, dsn string) {
 
 // verifyKill reopens the store and checks it against the acks; it returns
 // the number of acks and of stored messages beyond the acked ones.
-func verifyKill(t *testing.T, dir, dsn string, cycle int) (acks, extra int) {
+func verifyKill(t *testing.T, dir, dsn, file string, cycle int) (acks, extra int) {
 	t.Helper()
-	db, err := Open(killStore(dir, dsn))
+	db, err := Open(killStore(dir, dsn, file))
 	if err != nil {
 		t.Fatalf("cycle %d: reopen: %v", cycle, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // mountTmpfs mounts a tmpfs of the given size on a fresh directory. It
@@ -107,4 +108,61 @@ func countMessages(t *testing.T, db *DB, conv string) int {
 		}
 	}
 	return int(st.Messages)
+}
+
+// TestSQLiteDiskFull: on SQLite a full disk is SQLITE_FULL, the write
+// rolled back: the append is refused with ErrNoSpace, nothing acknowledged
+// is lost, reads go on, and writes resume once space is freed.
+func TestSQLiteDiskFull(t *testing.T) {
+	dir := mountTmpfs(t, "24m")
+	spec := Spec{Scheme: schemeSQLite, Target: filepath.Join(dir, "store.db")}
+	db := openWith(t, &Options{Spec: spec})
+	mustCreate(t, db, "c")
+	free, _, ok := fsSpace(dir)
+	if !ok {
+		t.Fatal("statfs failed on tmpfs")
+	}
+	ballast := filepath.Join(dir, "ballast")
+	if err := os.WriteFile(ballast, make([]byte, free-3<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	body := make([]byte, 32<<10)
+	acked := 0
+	var err error
+	for i := 0; i < 1000; i++ {
+		for j := range body {
+			body[j] = 'a' + byte(rng.IntN(26))
+		}
+		if _, err = db.Append("c", user(string(body)), AppendOptions{}); err != nil {
+			break
+		}
+		acked++
+	}
+	if !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("append on a full disk: err = %v, want ErrNoSpace (after %d appends)", err, acked)
+	}
+	if acked == 0 {
+		t.Fatal("no append fitted in 3 MiB")
+	}
+	t.Logf("after %d appends: %v", acked, err)
+	if got := countMessages(t, db, "c"); got != acked {
+		t.Fatalf("after disk full: %d messages readable, want %d", got, acked)
+	}
+	if err := os.Remove(ballast); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Append("c", user("after space was freed"), AppendOptions{}); err != nil {
+		t.Fatalf("append after freeing space: %v", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openWith(t, &Options{Spec: spec})
+	if got := countMessages(t, db, "c"); got != acked+1 {
+		t.Fatalf("after reopen: %d messages, want %d", got, acked+1)
+	}
+	if err := db.WaitIndexed(10 * time.Second); err != nil {
+		t.Fatalf("the index after the disk was full: %v", err)
+	}
 }

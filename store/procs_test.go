@@ -10,22 +10,21 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/rlmpl/rlmpl/store/pgtest"
 )
 
 // The cross-process test re-executes the test binary as writer processes
-// (TestPostgresWriterChild) that append to the same conversations of one
-// PostgreSQL store at once; sequences must come out dense, each append
-// exactly once. RLMPL_PG_APPENDS sets the appends per process and
+// (TestWriterChild) that append to the same conversations of one shared
+// store (PostgreSQL, SQLite) at once; sequences must come out dense, each
+// append exactly once. RLMPL_PG_APPENDS sets the appends per process and
 // conversation (default 500, 50 with -short).
 
 const (
-	envPGChildDSN = "RLMPL_PG_CHILD_DSN"
-	envPGChildID  = "RLMPL_PG_CHILD_ID"
-	envPGAppends  = "RLMPL_PG_APPENDS"
-	pgProcs       = 4
-	pgConvs       = 8
+	envChildScheme = "RLMPL_PROC_CHILD_SCHEME"
+	envChildTarget = "RLMPL_PROC_CHILD_TARGET"
+	envChildConvs  = "RLMPL_PROC_CHILD_CONVS"
+	envPGChildID   = "RLMPL_PG_CHILD_ID"
+	envPGAppends   = "RLMPL_PG_APPENDS"
+	pgProcs        = 4
 )
 
 func pgAppends(t *testing.T) int {
@@ -42,24 +41,33 @@ func pgAppends(t *testing.T) int {
 	return 500
 }
 
-// TestPostgresWriterChild is a writer process of
-// TestPostgresConcurrentProcesses; it does nothing unless started by it.
-// It appends to every conversation from one goroutine each.
-func TestPostgresWriterChild(t *testing.T) {
-	dsn := os.Getenv(envPGChildDSN)
-	if dsn == "" {
-		t.Skip("only run as TestPostgresConcurrentProcesses's child")
+// TestWriterChild is a writer process of TestConcurrentProcesses; it does
+// nothing unless started by it. It appends to every conversation from one
+// goroutine each.
+func TestWriterChild(t *testing.T) {
+	scheme := os.Getenv(envChildScheme)
+	if scheme == "" {
+		t.Skip("only run as TestConcurrentProcesses's child")
+	}
+	spec, err := NewSpec(scheme, os.Getenv(envChildTarget))
+	if err != nil {
+		t.Fatal(err)
 	}
 	id := os.Getenv(envPGChildID)
 	n := pgAppends(t)
-	db, err := Open(&Options{Postgres: &PostgresOptions{DSN: dsn, MaxConns: pgConvs}})
+	convs, _ := strconv.Atoi(os.Getenv(envChildConvs))
+	o := Options{Spec: spec}
+	if spec.Scheme == schemePostgres {
+		o.Postgres = &PostgresOptions{MaxConns: int32(convs)}
+	}
+	db, err := Open(&o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	var wg sync.WaitGroup
-	errs := make(chan error, pgConvs)
-	for c := range pgConvs {
+	errs := make(chan error, convs)
+	for c := range convs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -80,22 +88,36 @@ func TestPostgresWriterChild(t *testing.T) {
 	}
 }
 
-// TestPostgresConcurrentProcesses: 4 processes × 8 conversations × 500
-// appends at once; every conversation ends with seqs 1..2000, each append
+// TestConcurrentProcesses: on every shared backend, 4 processes × 8
+// conversations × 500 appends at once, and 4 processes appending to one
+// conversation; every conversation ends with seqs 1..4×500, each append
 // present once.
-func TestPostgresConcurrentProcesses(t *testing.T) {
-	dsn := pgtest.DSN(t)
+func TestConcurrentProcesses(t *testing.T) {
+	eachSharedBackend(t, func(t *testing.T, be testBackend) {
+		for _, convs := range []int{8, 1} {
+			t.Run(fmt.Sprint("convs=", convs), func(t *testing.T) { testConcurrentProcesses(t, be, convs) })
+		}
+	})
+}
+
+func testConcurrentProcesses(t *testing.T, be testBackend, convs int) {
+	o := be.fresh(t)
+	spec, err := o.spec()
+	if err != nil {
+		t.Fatal(err)
+	}
 	n := pgAppends(t)
-	db := openWith(t, &Options{Postgres: &PostgresOptions{DSN: dsn}})
-	for c := range pgConvs {
+	db := openWith(t, &o)
+	for c := range convs {
 		mustCreate(t, db, fmt.Sprint("conv", c))
 	}
 	start := time.Now()
 	cmds := make([]*exec.Cmd, pgProcs)
 	outs := make([]bytes.Buffer, pgProcs)
 	for p := range cmds {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestPostgresWriterChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), envPGChildDSN+"="+dsn, envPGChildID+"="+strconv.Itoa(p), envPGAppends+"="+strconv.Itoa(n))
+		cmd := exec.Command(os.Args[0], "-test.run=^TestWriterChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), envChildScheme+"="+spec.Scheme, envChildTarget+"="+spec.Target,
+			envChildConvs+"="+strconv.Itoa(convs), envPGChildID+"="+strconv.Itoa(p), envPGAppends+"="+strconv.Itoa(n))
 		cmd.Stdout, cmd.Stderr = &outs[p], &outs[p]
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -112,9 +134,9 @@ func TestPostgresConcurrentProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	elapsed := time.Since(start)
-	total := pgProcs * pgConvs * n
-	t.Logf("%d processes × %d conversations × %d appends: %v, %.0f appends/s", pgProcs, pgConvs, n, elapsed, float64(total)/elapsed.Seconds())
-	for c := range pgConvs {
+	total := pgProcs * convs * n
+	t.Logf("%d processes × %d conversations × %d appends: %v, %.0f appends/s", pgProcs, convs, n, elapsed, float64(total)/elapsed.Seconds())
+	for c := range convs {
 		conv := fmt.Sprint("conv", c)
 		rs, err := db.Messages(conv, All(), 0)
 		if err != nil {
