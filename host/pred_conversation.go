@@ -32,6 +32,7 @@ import (
 	"math"
 	"path"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ichiban/prolog/engine"
@@ -84,29 +85,9 @@ func (s *Session) convArg(c *prolog.Call, t engine.Term) (runtime.Conversation, 
 }
 
 func (s *Session) conversationStoreOpen(c *prolog.Call, spec, out engine.Term) (bool, error) {
-	var ss runtime.StoreSpec
-	switch t := c.Resolve(spec).(type) {
-	case engine.Variable:
-		return false, prolog.InstantiationError()
-	case engine.Atom:
-		if t.String() != "memory" {
-			return false, prolog.DomainError("conversation_store_spec", t)
-		}
-		ss.Memory = true
-	case engine.Compound:
-		f := t.Functor().String()
-		if f != "persist" && f != "postgres" || t.Arity() != 1 && t.Arity() != 2 {
-			return false, prolog.DomainError("conversation_store_spec", redactedSpec(c, t))
-		}
-		where, err := c.Text(t.Arg(0))
-		if err != nil {
-			return false, err
-		}
-		if ss, err = s.storeSpec(c, f, where, t); err != nil {
-			return false, err
-		}
-	default:
-		return false, prolog.TypeError("conversation_store_spec", t)
+	ss, err := s.storeSpec(c, spec)
+	if err != nil {
+		return false, err
 	}
 	st, err := s.host.rt.OpenStore(ss)
 	if err != nil {
@@ -115,51 +96,107 @@ func (s *Session) conversationStoreOpen(c *prolog.Call, spec, out engine.Term) (
 	return c.Unify(out, ok(storeTerm(st))), nil
 }
 
-// redactedSpec is a store spec as errors and outcomes show it: a
-// postgres(DSN, ...) spec's DSN without its password (store.RedactDSN).
-func redactedSpec(c *prolog.Call, spec engine.Term) engine.Term {
-	t, isCompound := prolog.Resolved(spec, c.Env).(engine.Compound)
-	if !isCompound || t.Functor().String() != "postgres" {
-		return prolog.Resolved(spec, c.Env)
-	}
-	args := make([]engine.Term, t.Arity())
-	for i := range args {
-		args[i] = t.Arg(i)
-	}
-	if dsn, err := c.Text(args[0]); err == nil {
-		args[0] = engine.NewAtom(store.RedactDSN(dsn))
-	}
-	return t.Functor().Apply(args...)
-}
-
-// storeSpec is the spec of persist(Dir[, Options]) or postgres(DSN[,
-// Options]) (t), where is its Dir or DSN. postgres/2 has options of its
-// own: the pool and timeouts besides the language.
-func (s *Session) storeSpec(c *prolog.Call, kind, where string, t engine.Compound) (runtime.StoreSpec, error) {
+// storeSpec reads a store spec: the text of one (store.ParseSpec: memory,
+// sqlite:PATH, postgres://…, badger:PATH; a bare name is persist(Name)),
+// or Scheme(Target) and Scheme(Target, Options) for a registered scheme
+// (sqlite, postgres, badger) or persist, the badger directory of
+// runtime.Resolve's rule. Options are those of Scheme/2 in lib's
+// rlm_option/4 when it has any (postgres/2: the pool and timeouts), else
+// conversation_store_open/2's.
+func (s *Session) storeSpec(c *prolog.Call, spec engine.Term) (runtime.StoreSpec, error) {
 	var ss runtime.StoreSpec
-	if kind == "persist" {
-		ss.Dir = where
-	} else {
-		ss.Postgres = &store.PostgresOptions{DSN: where}
+	bad := func() error { return prolog.DomainError("conversation_store_spec", redactedSpec(c, spec)) }
+	t := c.Resolve(spec)
+	if _, isVar := t.(engine.Variable); isVar {
+		return ss, prolog.InstantiationError()
 	}
-	if t.Arity() == 1 {
+	if text, isText := specText(c, t); isText {
+		if text != "memory" && !strings.Contains(text, ":") {
+			return ss, bad() // a name alone is persist(Name)
+		}
+		var err error
+		if ss.Store, err = store.ParseSpec(text); err != nil {
+			return ss, bad()
+		}
 		return ss, nil
 	}
-	schema := "conversation_store_open/2"
-	if kind == "postgres" {
-		schema = "postgres/2"
+	ct, isCompound := t.(engine.Compound)
+	if !isCompound {
+		return ss, prolog.TypeError("conversation_store_spec", t)
 	}
-	op, err := s.options(c, schema, t.Arg(1))
+	if ct.Arity() != 1 && ct.Arity() != 2 {
+		return ss, bad()
+	}
+	f := ct.Functor().String()
+	where, err := c.Text(ct.Arg(0))
+	if err != nil {
+		return ss, err
+	}
+	if f == "persist" {
+		ss.Dir = where
+	} else if ss.Store, err = store.NewSpec(f, where); err != nil {
+		return ss, bad()
+	}
+	if ct.Arity() == 1 {
+		return ss, nil
+	}
+	schemas, err := s.schemas(c)
+	if err != nil {
+		return ss, err
+	}
+	schema := f + "/2"
+	if _, own := schemas[schema]; !own {
+		schema = "conversation_store_open/2"
+	}
+	op, err := s.options(c, schema, ct.Arg(1))
 	if err != nil {
 		return ss, err
 	}
 	ss.Language = op.atom("language")
-	if ss.Postgres != nil {
-		ss.Postgres.MaxConns = int32(min(op.int("pool_size"), math.MaxInt32))
-		ss.Postgres.StatementTimeout = time.Duration(min(op.number("statement_timeout"), 86400) * float64(time.Second))
-		ss.Postgres.ConnectTimeout = time.Duration(min(op.number("connect_timeout"), 86400) * float64(time.Second))
+	if op.has("pool_size") || op.has("statement_timeout") || op.has("connect_timeout") {
+		ss.Postgres = &store.PostgresOptions{
+			MaxConns:         int32(min(op.int("pool_size"), math.MaxInt32)),
+			StatementTimeout: time.Duration(min(op.number("statement_timeout"), 86400) * float64(time.Second)),
+			ConnectTimeout:   time.Duration(min(op.number("connect_timeout"), 86400) * float64(time.Second)),
+		}
 	}
 	return ss, nil
+}
+
+// specText is the text of a spec written as an atom or a list of chars or
+// codes.
+func specText(c *prolog.Call, t engine.Term) (string, bool) {
+	switch t := t.(type) {
+	case engine.Atom:
+		return t.String(), true
+	case engine.Compound:
+		if t.Functor().String() == "." && t.Arity() == 2 {
+			text, err := c.Text(t)
+			return text, err == nil
+		}
+	}
+	return "", false
+}
+
+// redactedSpec is a store spec as errors and outcomes show it: the text
+// of a DSN in it without its password (store.RedactDSN).
+func redactedSpec(c *prolog.Call, spec engine.Term) engine.Term {
+	t := prolog.Resolved(spec, c.Env)
+	if text, isText := specText(c, t); isText {
+		return engine.NewAtom(store.RedactDSN(text))
+	}
+	ct, isCompound := t.(engine.Compound)
+	if !isCompound {
+		return t
+	}
+	args := make([]engine.Term, ct.Arity())
+	for i := range args {
+		args[i] = ct.Arg(i)
+	}
+	if dsn, err := c.Text(args[0]); err == nil {
+		args[0] = engine.NewAtom(store.RedactDSN(dsn))
+	}
+	return ct.Functor().Apply(args...)
 }
 
 func (s *Session) conversationStoreClose(c *prolog.Call, st, out engine.Term) (bool, error) {

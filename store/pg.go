@@ -87,8 +87,10 @@ func init() {
 			}
 			return schemePostgres + ":" + RedactDSN(dsn)
 		},
-		open:  openPostgresBackend,
-		probe: probePostgres,
+		open:    openPostgresBackend,
+		probe:   probePostgres,
+		status:  func(ctx context.Context, o Options) (SchemaStatus, error) { return PostgresSchemaStatus(ctx, *o.Postgres) },
+		migrate: func(ctx context.Context, o Options) (SchemaStatus, error) { return MigratePostgres(ctx, *o.Postgres) },
 	})
 }
 

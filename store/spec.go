@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -169,6 +170,39 @@ func Probe(ctx context.Context, o *Options) (Presence, error) {
 	return drivers.get(opts.Spec.Scheme).probe(ctx, opts)
 }
 
+// ErrNoMigrations reports a store whose backend has no schema versions to
+// read or migrate: its format needs no migration (badger), or opening it
+// brings it up to date (SQLite).
+var ErrNoMigrations = errors.New("store: no schema migrations")
+
+// ReadSchema reads the schema version of the store o names beside this
+// binary's migrations, changing nothing (PostgreSQL: see
+// [PostgresSchemaStatus]). It returns [ErrNoMigrations] for a backend
+// without them.
+func ReadSchema(ctx context.Context, o *Options) (SchemaStatus, error) {
+	return schemaCall(ctx, o, func(d *driver) func(context.Context, Options) (SchemaStatus, error) { return d.status })
+}
+
+// Migrate applies the pending migrations of the store o names ([Open]
+// does it first) and returns the status after them (PostgreSQL: see
+// [MigratePostgres]). It returns [ErrNoMigrations] for a backend without
+// them.
+func Migrate(ctx context.Context, o *Options) (SchemaStatus, error) {
+	return schemaCall(ctx, o, func(d *driver) func(context.Context, Options) (SchemaStatus, error) { return d.migrate })
+}
+
+func schemaCall(ctx context.Context, o *Options, pick func(*driver) func(context.Context, Options) (SchemaStatus, error)) (SchemaStatus, error) {
+	opts, err := o.withDefaults()
+	if err != nil {
+		return SchemaStatus{}, err
+	}
+	f := pick(drivers.get(opts.Spec.Scheme))
+	if f == nil {
+		return SchemaStatus{}, fmt.Errorf("%w: %v is a %s store", ErrNoMigrations, opts.Spec, opts.Spec.Scheme)
+	}
+	return f(ctx, opts)
+}
+
 // Schemes of the backends in this package.
 const (
 	schemeMemory   = "memory"
@@ -199,6 +233,9 @@ type driver struct {
 	open func(o Options) (backend, error)
 	// probe is [Probe] for this driver.
 	probe func(ctx context.Context, o Options) (Presence, error)
+	// status and migrate are [ReadSchema] and [Migrate] for a backend
+	// whose schema has versions an operator migrates; nil for the others.
+	status, migrate func(ctx context.Context, o Options) (SchemaStatus, error)
 }
 
 func (d *driver) spec(text, rest string) (Spec, error) {
@@ -263,4 +300,12 @@ func pathTarget(what, usage string) func(text, rest string) (string, error) {
 		}
 		return rest, nil
 	}
+}
+
+// StoreSpec returns the spec of the store o names: its Spec, or the spec
+// of the Go shorthand it sets (Dir, InMemory, Postgres). It returns
+// [ErrInvalid] when o names no store or more than one.
+func (o *Options) StoreSpec() (Spec, error) {
+	c := *o
+	return c.spec()
 }

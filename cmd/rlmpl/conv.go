@@ -34,12 +34,12 @@ func openStore(state, name string, create bool, setup ...func(*host.Options) err
 }
 
 // newHost builds a host over the state directory for the store named by
-// name (an absolute directory is granted: the operator named it). setup,
-// if any, completes the host's options first. It writes nothing.
+// name (an absolute path is granted: the operator named it). setup, if
+// any, completes the host's options first. It writes nothing.
 func newHost(state, name string, setup ...func(*host.Options) error) (*host.Host, error) {
 	opts := &host.Options{StateDir: state}
-	if filepath.IsAbs(name) {
-		opts.Grants = []string{name}
+	if spec, err := store.ParseSpec(name); err == nil && spec.Local() && filepath.IsAbs(spec.Target) {
+		opts.Grants = []string{spec.Target}
 	}
 	for _, f := range setup {
 		if err := f(opts); err != nil {
@@ -49,18 +49,18 @@ func newHost(state, name string, setup ...func(*host.Options) error) (*host.Host
 	return host.New(opts)
 }
 
-// storeOn opens the store named by name (relative names live under the
-// state directory; an absolute directory, or a postgres:// URL). Only a
-// command that writes passes create: the others open an existing store
-// or fail with runtime.ErrStoreNotFound, leaving nothing behind (no state
-// directory, no lock file, no table in a PostgreSQL schema).
+// storeOn opens the store the spec name names (store.ParseSpec: memory,
+// a name under the state directory, an absolute path, badger:PATH,
+// postgres://…, sqlite:PATH). Only a command that writes passes create:
+// the others open an existing store or fail with
+// runtime.ErrStoreNotFound, leaving nothing behind (no state directory,
+// no lock file, no table in a PostgreSQL schema).
 func storeOn(h *host.Host, name string, create bool) (*runtime.Store, error) {
-	spec, isURL := runtime.PostgresSpec(name)
-	if !isURL {
-		spec = runtime.StoreSpec{Dir: name}
+	spec, err := store.ParseSpec(name)
+	if err != nil {
+		return nil, err
 	}
-	spec.Existing = !create
-	return h.Runtime().OpenStore(spec)
+	return h.Runtime().OpenStore(runtime.StoreSpec{Store: spec, Existing: !create})
 }
 
 // openOrCreate returns conversation id of st, created when missing.

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
 
-	"github.com/rlmpl/rlmpl/host/runtime"
 	"github.com/rlmpl/rlmpl/store"
 )
 
@@ -54,18 +54,22 @@ func runStore(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if code, ok := resolveStoreFlag(name, "store "+cmd, stderr); !ok {
 		return code
 	}
-	resolved := *name
-	spec, isURL := runtime.PostgresSpec(resolved)
-	if !isURL {
-		fmt.Fprintf(stderr, "rlmpl store %s: %q is a badger store, whose format needs no migration; name a postgres:// URL\n", cmd, store.RedactDSN(resolved))
+	spec, err := store.ParseSpec(*name)
+	if err != nil {
+		fmt.Fprintf(stderr, "rlmpl store %s: %v\n", cmd, err)
 		return 2
 	}
+	o := &store.Options{Spec: spec}
 	// "applied" lines name what migrate changed; a newer database is
 	// reported below, with its status, by both commands.
-	st, err := store.PostgresSchemaStatus(ctx, *spec.Postgres)
+	st, err := store.ReadSchema(ctx, o)
+	if errors.Is(err, store.ErrNoMigrations) {
+		fmt.Fprintf(stderr, "rlmpl store %s: %v is a %s store, whose format needs no migration; name a postgres:// URL\n", cmd, spec, spec.Scheme)
+		return 2
+	}
 	if err == nil && cmd == "migrate" && !st.Newer() {
 		pending := st.Pending
-		if st, err = store.MigratePostgres(ctx, *spec.Postgres); err == nil && !*asJSON {
+		if st, err = store.Migrate(ctx, o); err == nil && !*asJSON {
 			for _, p := range pending {
 				fmt.Fprintf(stdout, "applied %s\n", p)
 			}
@@ -75,7 +79,7 @@ func runStore(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "rlmpl store %s: %v\n", cmd, err)
 		return 1
 	}
-	where := spec.Postgres.String()
+	where := spec.String()
 	if *asJSON {
 		v := schemaJSON{Store: where, Schema: st.Schema, Role: st.Role, Version: st.Version, Latest: st.Latest, Pending: st.Pending,
 			Applied: []appliedJSON{}, Newer: st.Newer()}

@@ -60,7 +60,7 @@ func (conversationAdapter) Describe(ctx context.Context, source any) (string, in
 	return "conversation", st.Messages, -1, []handle.Field{
 		handle.F("conversation_id", c.id),
 		handle.F("source_revision", int(st.Messages)),
-		handle.F("store_backend", c.st.kind),
+		handle.F("store_backend", c.st.spec.Kind()),
 	}, nil
 }
 

@@ -46,8 +46,8 @@ func (r *Runtime) TmpName(base string) (string, error) {
 // DeletableFile resolves the file a program asks to delete (delete_file/1)
 // and checks it may: a relative name is under the state directory; the
 // file's directory, links resolved, must be inside the state directory or
-// a grant, and inside no store (a store's own files are never a program's
-// to remove). It returns the path to remove (the link itself when the
+// a grant, and inside no store and none of a store's files (a store's own
+// files are never a program's to remove). It returns the path to remove (the link itself when the
 // file is a symbolic link) or an error wrapping [ErrPathNotGranted] or
 // [ErrStorePath]. It reads the file system, never writes.
 func (r *Runtime) DeletableFile(name string) (string, error) {
@@ -70,6 +70,9 @@ func (r *Runtime) DeletableFile(name string) (string, error) {
 	p := filepath.Join(dir, filepath.Base(abs))
 	if p == state || !r.granted(p, state) || p == dir {
 		return "", fmt.Errorf("%w: %q (files are deleted only under the state directory %q or a grant)", ErrPathNotGranted, name, r.opts.StateDir)
+	}
+	if store.IsStore(p) { // an SQLite store's file, or one beside it
+		return "", fmt.Errorf("%w: %q is a store's file", ErrStorePath, name)
 	}
 	for q := dir; ; q = filepath.Dir(q) {
 		if store.IsStore(q) {

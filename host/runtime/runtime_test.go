@@ -33,6 +33,7 @@ var backends = []backend{
 	{"badger-disk", func(testing.TB) StoreSpec { return StoreSpec{Dir: "store"} }},
 	{"badger-memory", func(testing.TB) StoreSpec { return StoreSpec{Memory: true} }},
 	{"postgres", func(t testing.TB) StoreSpec { return StoreSpec{Postgres: &store.PostgresOptions{DSN: pgtest.DSN(t)}} }},
+	{"sqlite", func(testing.TB) StoreSpec { return StoreSpec{Store: store.Spec{Scheme: "sqlite", Target: "store.db"}} }},
 }
 
 // eachBackend runs f as a subtest per backend.
@@ -304,7 +305,7 @@ func testColdSearchBringsTheAnswer(t *testing.T, be backend) {
 	}
 	// The model is told which store it reads (a PostgreSQL store once
 	// said memory).
-	kind := map[string]string{"badger-disk": "persist", "badger-memory": "memory", "postgres": "postgres"}[be.name]
+	kind := map[string]string{"badger-disk": "persist", "badger-memory": "memory", "postgres": "postgres", "sqlite": "sqlite"}[be.name]
 	if i := slices.IndexFunc(meta.Source, func(f handle.Field) bool { return f.Key == "store_backend" }); i < 0 || meta.Source[i].Value != kind {
 		t.Errorf("cold-history metadata %+v, want store_backend %s", meta.Source, kind)
 	}

@@ -7,42 +7,38 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/rlmpl/rlmpl/store"
 )
 
-// StoreSpec names a conversation store: in memory, a directory, or a
-// PostgreSQL database (exactly one).
+// StoreSpec names a conversation store and how to open it. The store is
+// Store, a spec in the one notation every caller uses ([store.ParseSpec]:
+// memory, a name or path, badger:PATH, postgres://…, sqlite:PATH); when
+// it is zero, Memory, Dir or Postgres name it instead, as Go shorthands
+// (exactly one).
 type StoreSpec struct {
+	Store  store.Spec
 	Memory bool
-	// Dir is a directory: a plain name (one path segment) under
+	// Dir is a badger directory: a plain name (one path segment) under
 	// Options.StateDir, or an absolute directory inside StateDir or one of
-	// Options.Grants. See [Runtime.Resolve].
+	// Options.Grants. A store whose spec is a path (a badger directory, an
+	// SQLite file) follows the same rule: see [Runtime.Resolve].
 	Dir string
 	// Language is the search index's analyzer (store.LanguageEnglish, the
 	// default, or store.LanguageNone). A store opened with another
-	// language than its index's rebuilds the index.
+	// language than its index's rebuilds the index (a store processes
+	// share refuses it).
 	Language string
 	// Existing opens only a store that exists, creating nothing (no
-	// directory, no lock file; on PostgreSQL, no table in the schema):
-	// [ErrStoreNotFound] otherwise. Read-only callers set it, so a
-	// mistyped name leaves nothing behind.
+	// directory or file, no lock file; on PostgreSQL, no table in the
+	// schema): [ErrStoreNotFound] otherwise. Read-only callers set it, so
+	// a mistyped name leaves nothing behind.
 	Existing bool
 	// Postgres names a store in a PostgreSQL database (its DSN, pool and
-	// timeouts), shared with every process that opens it.
+	// timeouts), shared with every process that opens it; with a postgres
+	// Store, it gives the pool and timeouts only (DSN empty).
 	Postgres *store.PostgresOptions
-}
-
-// PostgresSpec returns the spec of the PostgreSQL store a postgres:// or
-// postgresql:// URL names, and false for anything else (a store name or
-// directory), so commands that take a store name take a URL too.
-func PostgresSpec(name string) (StoreSpec, bool) {
-	if !strings.HasPrefix(name, "postgres://") && !strings.HasPrefix(name, "postgresql://") {
-		return StoreSpec{}, false
-	}
-	return StoreSpec{Postgres: &store.PostgresOptions{DSN: name}}, true
 }
 
 // ErrPathNotGranted is returned for a store directory outside the state
@@ -64,17 +60,14 @@ var ErrStoreNotFound = errors.New("runtime: store not found")
 var ErrStoreOpen = errors.New("runtime: cannot open store")
 
 // Store is an open conversation store shared by everything of one
-// [Runtime] that opened it: a directory can be open once per process
-// (badger's lock), so opening it again returns the same Store with one
-// more reference; so does opening the same PostgreSQL DSN again (one
-// connection pool, whose options are the first open's). Each memory store
-// is its own.
+// [Runtime] that opened it: opening the same store again (a badger
+// directory can be open once per process; a PostgreSQL DSN or an SQLite
+// file, one connection pool, whose options are the first open's) returns
+// the same Store with one more reference. Each memory store is its own.
 type Store struct {
 	rt   *Runtime
 	id   string
-	key  string // what shares it: the directory, "postgres " DSN; "" for a memory store
-	dir  string // "" for a memory or PostgreSQL store
-	kind string // memory, persist or postgres (what a cold-history handle tells the model)
+	spec store.Spec // the store, its path resolved
 	db   *store.DB
 	refs int // guarded by rt.mu
 }
@@ -82,8 +75,27 @@ type Store struct {
 // ID is the store's id in this runtime, e.g. store_1.
 func (s *Store) ID() string { return s.id }
 
-// Dir is the store's absolute directory, "" for a memory store.
-func (s *Store) Dir() string { return s.dir }
+// Spec is the store's spec, its path (a badger directory, an SQLite file)
+// absolute and resolved.
+func (s *Store) Spec() store.Spec { return s.spec }
+
+// Dir is the store's absolute directory or file, "" for a memory store
+// or one on a server.
+func (s *Store) Dir() string {
+	if s.spec.Local() {
+		return s.spec.Target
+	}
+	return ""
+}
+
+// key is what shares the store in a runtime: its spec; "" (not shared)
+// for a memory store.
+func (s *Store) key() string {
+	if s.spec.Target == "" {
+		return ""
+	}
+	return s.spec.Scheme + ":" + s.spec.Target
+}
 
 // Resolve returns the real absolute directory a store name stands for,
 // or an error wrapping [ErrPathNotGranted] or [ErrStorePath]. A relative
@@ -178,94 +190,69 @@ func realPath(p string) (string, error) {
 	}
 }
 
-// checkStoreDir refuses to make a store where there is none when spec
-// says Existing, and in a directory that already holds other files (the
-// store's files would mix with them). A missing or empty directory is
-// created by store.Open.
-func checkStoreDir(dir string, existing bool) error {
-	if store.IsStore(dir) {
-		return nil
-	}
-	if existing {
-		return fmt.Errorf("%w: %q", ErrStoreNotFound, dir)
-	}
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		return fmt.Errorf("%w: %q holds other files", ErrStorePath, dir)
-	}
-	return nil
-}
-
-// checkPostgresStore is checkStoreDir's twin for a PostgreSQL store that
-// spec says Existing: a schema that holds none is ErrStoreNotFound, read
-// without creating anything (opening the store would create its tables).
-func checkPostgresStore(o store.PostgresOptions) error {
-	st, err := store.PostgresSchemaStatus(context.Background(), o)
-	if err != nil {
-		return err
-	}
-	if st.Version == 0 {
-		return fmt.Errorf("%w: schema %s of %v holds none (conv import and chat create it)", ErrStoreNotFound, st.Schema, o)
-	}
-	return nil
-}
-
 // within reports whether path is root or below it (both clean, absolute).
 func within(path, root string) bool {
 	return path == root || strings.HasPrefix(path, root+string(filepath.Separator))
 }
 
-// OpenStore opens (or shares) the store spec names. Close it with
-// [Runtime.CloseStore].
-func (r *Runtime) OpenStore(spec StoreSpec) (*Store, error) {
-	opts := store.Options{Now: r.opts.Now, Logger: r.opts.Logger, Language: spec.Language, Postgres: spec.Postgres}
-	dir, key, name, kind := "", "", `""`, "persist"
-	switch {
-	case spec.Postgres != nil:
-		if spec.Memory || spec.Dir != "" {
-			return nil, &store.ValidationError{Kind: store.ErrInvalid, Field: "postgres", Reason: "a PostgreSQL store has no directory and is not in memory"}
-		}
-		key, name, kind = "postgres "+spec.Postgres.DSN, spec.Postgres.String(), "postgres"
-		if spec.Existing {
-			if err := checkPostgresStore(*spec.Postgres); err != nil {
-				return nil, err
-			}
-		}
-	case spec.Memory:
-		if spec.Dir != "" {
-			return nil, &store.ValidationError{Kind: store.ErrInvalid, Field: "dir", Reason: "a memory store has no directory"}
-		}
-		opts.InMemory, kind = true, "memory"
-	default:
-		var err error
-		if dir, err = r.Resolve(spec.Dir); err != nil {
+// OpenStore opens (or shares) the store ss names. A store on this
+// machine (a badger directory, an SQLite file) is resolved first
+// ([Runtime.Resolve]) and never made where something else is
+// ([ErrStorePath]: a directory of other files, a file that is not a
+// store); with Existing, a store that is not there is [ErrStoreNotFound].
+// Close it with [Runtime.CloseStore].
+func (r *Runtime) OpenStore(ss StoreSpec) (*Store, error) {
+	o := store.Options{Spec: ss.Store, InMemory: ss.Memory, Dir: ss.Dir, Postgres: ss.Postgres,
+		Language: ss.Language, Now: r.opts.Now, Logger: r.opts.Logger}
+	if ss.Store.IsZero() && !ss.Memory && ss.Postgres == nil {
+		if _, err := r.Resolve(ss.Dir); err != nil { // Dir's rule, an empty name included
 			return nil, err
 		}
-		if err := checkStoreDir(dir, spec.Existing); err != nil {
+	}
+	spec, err := o.StoreSpec()
+	if err != nil {
+		return nil, err
+	}
+	if spec.Local() {
+		p, err := r.Resolve(spec.Target)
+		if err != nil {
 			return nil, err
 		}
-		opts.Dir, key, name = dir, dir, strconv.Quote(dir)
+		spec = spec.WithTarget(p)
+	}
+	o.Spec, o.Dir, o.InMemory = spec, "", false
+	if spec.Local() || ss.Existing {
+		switch p, err := store.Probe(context.Background(), &o); {
+		case err != nil:
+			return nil, err
+		case p != store.Present && ss.Existing:
+			return nil, fmt.Errorf("%w: %v holds none (conv import and chat create it)", ErrStoreNotFound, spec)
+		case p == store.Foreign:
+			return nil, fmt.Errorf("%w: %v holds other files", ErrStorePath, spec)
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return nil, store.ErrClosed
 	}
-	if s, ok := r.byKey[key]; ok && key != "" {
-		s.refs++
-		return s, nil
+	s := &Store{rt: r, spec: spec, refs: 1}
+	if shared, ok := r.byKey[s.key()]; ok && s.key() != "" {
+		shared.refs++
+		return shared, nil
 	}
-	db, err := store.Open(&opts)
+	db, err := store.Open(&o)
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("%w %s: %w", ErrStoreOpen, name, err)
+		return nil, fmt.Errorf("%w %v: %w", ErrStoreOpen, spec, err)
 	}
 	r.next++
-	s := &Store{rt: r, id: fmt.Sprintf("store_%d", r.next), key: key, dir: dir, kind: kind, db: db, refs: 1}
+	s.id, s.db = fmt.Sprintf("store_%d", r.next), db
 	r.byID[s.id] = s
-	if key != "" {
-		r.byKey[key] = s
+	if s.key() != "" {
+		r.byKey[s.key()] = s
 	}
 	return s, nil
 }
@@ -291,7 +278,7 @@ func (r *Runtime) CloseStore(id string) error {
 	last := s.refs == 0
 	if last {
 		delete(r.byID, id)
-		delete(r.byKey, s.key)
+		delete(r.byKey, s.key())
 	}
 	r.mu.Unlock()
 	if last {

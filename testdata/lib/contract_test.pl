@@ -17,6 +17,31 @@ test(store_spec_type, [throws(error(type_error(conversation_store_spec, 42), con
      conversation_store_open(42, _)).
 test(store_spec_domain, [throws(error(domain_error(conversation_store_spec, disk), conversation_store_open/2))],
      conversation_store_open(disk, _)).
+test(store_spec_unknown_scheme, [throws(error(domain_error(conversation_store_spec, 'sqlit:x.db'), conversation_store_open/2))],
+     conversation_store_open('sqlit:x.db', _)).
+test(store_spec_names_no_file, [throws(error(domain_error(conversation_store_spec, sqlite('')), conversation_store_open/2))],
+     conversation_store_open(sqlite(''), _)).
+test(store_spec_redacts_passwords, [throws(error(domain_error(conversation_store_spec, 'postgress://u:xxxxx@h/db'), conversation_store_open/2))],
+     conversation_store_open('postgress://u:secret@h/db', _)).
+% One store spec: the text a CLI takes, or Scheme(Target[, Options]);
+% opening the same file twice shares the store, and both forms name it.
+test(store_spec_sqlite_text_and_term,
+     (   conversation_store_open('sqlite:contract.db', ok(S)),
+         conversation_create(S, [id(c)], ok(C)),
+         conversation_append(C, message(user, "the staging port is 8443"), ok(_)),
+         conversation_store_open(sqlite('contract.db', [language(en)]), ok(S2)), S2 == S,
+         conversation_store_open("sqlite:contract.db", ok(S3)), S3 == S,
+         conversation_open(S, c, ok(C2)),
+         conversation_search(C2, "staging port", [], ok([H])), record_get(H, sequence, 1),
+         conversation_store_close(S, ok(closed)), conversation_store_close(S2, ok(closed)),
+         conversation_store_close(S3, ok(closed))
+     )).
+test(store_spec_sqlite_is_confined,
+     (   conversation_store_open(sqlite('/etc/rlmpl-not-here.db'), error(E)),
+         record_get(E, detail, store_path_not_granted(_)),
+         conversation_store_open('sqlite:a/b.db', error(E2)),
+         record_get(E2, detail, store_path_refused(_))
+     )).
 test(store_outside_the_state_dir_is_an_outcome,
      (   conversation_store_open(persist('/etc/rlmpl-not-here'), error(E)),
          record_get(E, detail, store_path_not_granted(_))

@@ -31,6 +31,13 @@ test(delete_inside_a_store_is_refused, [true(E = permission_error(delete, source
     catch(delete_file('files_store/LOCK'), error(E, _), true),
     conversation_store_close(S, ok(closed)).
 
+test(delete_an_sqlite_store_file_is_refused) :-
+    conversation_store_open('sqlite:files_store.db', ok(S)),
+    forall(member(F, ['files_store.db', 'files_store.db-wal', 'files_store.db-lock']),
+           catch((delete_file(F), fail), error(permission_error(delete, source_sink, F), _), true)),
+    conversation_store_open('sqlite:files_store.db', ok(S)),
+    conversation_store_close(S, ok(closed)), conversation_store_close(S, ok(closed)).
+
 test(delete_a_directory_is_refused, [error(permission_error(delete, directory, tmp))]) :-
     tmp_file(x, _),
     delete_file(tmp).
