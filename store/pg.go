@@ -87,9 +87,11 @@ func init() {
 			}
 			return schemePostgres + ":" + RedactDSN(dsn)
 		},
-		open:    openPostgresBackend,
-		probe:   probePostgres,
-		status:  func(ctx context.Context, o Options) (SchemaStatus, error) { return PostgresSchemaStatus(ctx, *o.Postgres) },
+		open:  openPostgresBackend,
+		probe: probePostgres,
+		status: func(ctx context.Context, o Options) (SchemaStatus, error) {
+			return PostgresSchemaStatus(ctx, *o.Postgres)
+		},
 		migrate: func(ctx context.Context, o Options) (SchemaStatus, error) { return MigratePostgres(ctx, *o.Postgres) },
 	})
 }
