@@ -28,20 +28,24 @@ import (
 // turns is direct, with a history_search round: a kill mid-loop leaves no
 // tool call without its result and no tool message without its answer.
 // RLMPL_TURN_KILL_CYCLES sets the cycles (default 3). TestPostgresTurnKill
-// does the same on PostgreSQL.
+// does the same on PostgreSQL, TestSQLiteTurnKill on SQLite.
 
 const (
-	envTurnKillDir = "RLMPL_TURN_KILL_DIR"
-	envTurnKillDSN = "RLMPL_TURN_KILL_DSN" // set: the store is on PostgreSQL
+	envTurnKillDir  = "RLMPL_TURN_KILL_DIR"
+	envTurnKillSpec = "RLMPL_TURN_KILL_SPEC" // set: the store's spec, unredacted
 )
 
 // turnKillStore is the store of the turn kill test: badger under the
-// state directory, or PostgreSQL at dsn.
-func turnKillStore(dsn string) StoreSpec {
-	if dsn != "" {
-		return StoreSpec{Postgres: &store.PostgresOptions{DSN: dsn}}
+// state directory, or the store spec names.
+func turnKillStore(t *testing.T, spec string) StoreSpec {
+	if spec == "" {
+		return StoreSpec{Dir: "s"}
 	}
-	return StoreSpec{Dir: "s"}
+	s, err := store.ParseSpec(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return StoreSpec{Store: s}
 }
 
 func TestTurnKillChild(t *testing.T) {
@@ -53,7 +57,7 @@ func TestTurnKillChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := rt.OpenStore(turnKillStore(os.Getenv(envTurnKillDSN)))
+	st, err := rt.OpenStore(turnKillStore(t, os.Getenv(envTurnKillSpec)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,9 +93,11 @@ func TestTurnKillChild(t *testing.T) {
 
 func TestTurnKill(t *testing.T) { testTurnKill(t, "") }
 
-func TestPostgresTurnKill(t *testing.T) { testTurnKill(t, pgtest.DSN(t)) }
+func TestPostgresTurnKill(t *testing.T) { testTurnKill(t, "postgres:"+pgtest.DSN(t)) }
 
-func testTurnKill(t *testing.T, dsn string) {
+func TestSQLiteTurnKill(t *testing.T) { testTurnKill(t, "sqlite:s.db") }
+
+func testTurnKill(t *testing.T, spec string) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
@@ -105,7 +111,7 @@ func testTurnKill(t *testing.T, dsn string) {
 	for cycle := range cycles {
 		os.Remove(dir + "/ready")
 		cmd := exec.Command(os.Args[0], "-test.run=^TestTurnKillChild$")
-		cmd.Env = append(os.Environ(), envTurnKillDir+"="+dir, envTurnKillDSN+"="+dsn)
+		cmd.Env = append(os.Environ(), envTurnKillDir+"="+dir, envTurnKillSpec+"="+spec)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -122,7 +128,7 @@ func testTurnKill(t *testing.T, dsn string) {
 		time.Sleep(time.Duration(r.IntN(500)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		artifacts, rounds, interrupted = checkTurns(t, dir, dsn, cycle)
+		artifacts, rounds, interrupted = checkTurns(t, dir, spec, cycle)
 	}
 	t.Logf("%d cycles: %d turns interrupted by a kill, each with its failed receipt", cycles, interrupted)
 	if artifacts == 0 || rounds == 0 {
@@ -133,14 +139,14 @@ func testTurnKill(t *testing.T, dsn string) {
 // checkTurns reopens the store and checks every turn's messages against
 // its receipts, and the warm artifact's versions; it returns how many
 // versions, direct tool rounds and interrupted turns there are.
-func checkTurns(t *testing.T, dir, dsn string, cycle int) (versions, rounds, interrupted int) {
+func checkTurns(t *testing.T, dir, spec string, cycle int) (versions, rounds, interrupted int) {
 	t.Helper()
 	rt, err := New(&Options{StateDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	st, err := rt.OpenStore(turnKillStore(dsn))
+	st, err := rt.OpenStore(turnKillStore(t, spec))
 	if err != nil {
 		t.Fatalf("cycle %d: reopen: %v", cycle, err)
 	}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,31 +22,36 @@ import (
 
 // The cross-process turn test re-executes the test binary as four
 // processes (TestTurnProcessesChild) that take managed turns on one
-// conversation of one PostgreSQL store at once, against one scripted HTTP
-// provider that takes a while to answer. Turns must serialize across the
-// processes: the provider never has two requests in flight, each turn's
-// user message is followed by its own answer, and every turn has its
-// completed receipt.
+// conversation of one shared store (PostgreSQL, SQLite) at once, against
+// one scripted HTTP provider that takes a while to answer. Turns must
+// serialize across the processes: the provider never has two requests in
+// flight, each turn's user message is followed by its own answer, and
+// every turn has its completed receipt.
 
 const (
-	envTurnProcsDSN = "RLMPL_TURN_PROCS_DSN"
-	envTurnProcsURL = "RLMPL_TURN_PROCS_URL"
+	envTurnProcsSpec = "RLMPL_TURN_PROCS_SPEC" // scheme:target, unredacted
+	envTurnProcsURL  = "RLMPL_TURN_PROCS_URL"
 	envTurnProcsID  = "RLMPL_TURN_PROCS_ID"
 	turnProcs       = 4
 	turnsPerProc    = 8
 )
 
 func TestTurnProcessesChild(t *testing.T) {
-	dsn := os.Getenv(envTurnProcsDSN)
-	if dsn == "" {
+	text := os.Getenv(envTurnProcsSpec)
+	if text == "" {
 		t.Skip("only run as TestTurnsSerializeAcrossProcesses's child")
 	}
-	rt, err := New(&Options{})
+	scheme, target, _ := strings.Cut(text, ":")
+	spec, err := store.NewSpec(scheme, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := New(&Options{Grants: grantsOf(spec)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	st, err := rt.OpenStore(StoreSpec{Postgres: &store.PostgresOptions{DSN: dsn}})
+	st, err := rt.OpenStore(StoreSpec{Store: spec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,8 +69,27 @@ func TestTurnProcessesChild(t *testing.T) {
 	}
 }
 
+// grantsOf grants the directory of a store on this machine.
+func grantsOf(spec store.Spec) []string {
+	if spec.Local() {
+		return []string{filepath.Dir(spec.Target)}
+	}
+	return nil
+}
+
+// TestTurnsSerializeAcrossProcesses: on every shared backend.
 func TestTurnsSerializeAcrossProcesses(t *testing.T) {
-	dsn := pgtest.DSN(t)
+	t.Run("postgres", func(t *testing.T) { testTurnsSerializeAcrossProcesses(t, "postgres", pgtest.DSN(t)) })
+	t.Run("sqlite", func(t *testing.T) {
+		testTurnsSerializeAcrossProcesses(t, "sqlite", filepath.Join(t.TempDir(), "turns.db"))
+	})
+}
+
+func testTurnsSerializeAcrossProcesses(t *testing.T, scheme, target string) {
+	spec, err := store.NewSpec(scheme, target)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var inFlight, most, served atomic.Int64
 	srv := providertest.NewServer(func(w http.ResponseWriter, r *http.Request) {
 		n := inFlight.Add(1)
@@ -75,12 +101,12 @@ func TestTurnsSerializeAcrossProcesses(t *testing.T) {
 		providertest.Completion(final("answered"), 10, 2)(w, r)
 	})
 	defer srv.Close()
-	rt, err := New(&Options{})
+	rt, err := New(&Options{Grants: grantsOf(spec)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	st, err := rt.OpenStore(StoreSpec{Postgres: &store.PostgresOptions{DSN: dsn}})
+	st, err := rt.OpenStore(StoreSpec{Store: spec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +121,7 @@ func TestTurnsSerializeAcrossProcesses(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			cmd := exec.Command(os.Args[0], "-test.run=^TestTurnProcessesChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), envTurnProcsDSN+"="+dsn, envTurnProcsURL+"="+srv.BaseURL(), fmt.Sprintf("%s=%d", envTurnProcsID, i))
+			cmd.Env = append(os.Environ(), envTurnProcsSpec+"="+scheme+":"+target, envTurnProcsURL+"="+srv.BaseURL(), fmt.Sprintf("%s=%d", envTurnProcsID, i))
 			outs[i], errs[i] = cmd.CombinedOutput()
 		}()
 	}
