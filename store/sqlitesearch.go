@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -429,21 +430,57 @@ func (s *sqliteSearch) insertSegment(tx *sql.Tx, seg int64, docs int, rows map[p
 	if _, err := tx.ExecContext(s.kv.ctx, `INSERT INTO rlmpl_seg (seg, docs) VALUES (?, ?)`, seg, docs); err != nil {
 		return err
 	}
-	ins, err := tx.PrepareContext(s.kv.ctx, `INSERT INTO rlmpl_post (seg, term, conv, body, attach, author, date, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer ins.Close()
 	keys := slices.SortedFunc(maps.Keys(rows), func(a, b postingKey) int {
 		return cmp.Or(cmp.Compare(a.term, b.term), cmp.Compare(a.conv, b.conv))
 	})
-	for _, k := range keys {
-		r := rows[k]
-		if _, err := ins.ExecContext(s.kv.ctx, seg, k.term, int64(k.conv), r.df[0], r.df[1], r.df[2], r.df[3], r.encode()); err != nil {
+	// Rows go in statements of up to insertRows rows: a statement a row
+	// costs more than the B-tree appends it makes.
+	var full *sql.Stmt
+	defer func() {
+		if full != nil {
+			full.Close()
+		}
+	}()
+	for len(keys) > 0 {
+		n := min(len(keys), insertRows)
+		args := make([]any, 0, 8*n)
+		for _, k := range keys[:n] {
+			r := rows[k]
+			args = append(args, seg, k.term, int64(k.conv), r.df[0], r.df[1], r.df[2], r.df[3], r.encode())
+		}
+		var err error
+		if n == insertRows {
+			if full == nil {
+				if full, err = tx.PrepareContext(s.kv.ctx, insertPostings(n)); err != nil {
+					return err
+				}
+			}
+			_, err = full.ExecContext(s.kv.ctx, args...)
+		} else {
+			_, err = tx.ExecContext(s.kv.ctx, insertPostings(n), args...)
+		}
+		if err != nil {
 			return err
 		}
+		keys = keys[n:]
 	}
 	return nil
+}
+
+// insertRows is how many segment rows one statement inserts.
+const insertRows = 128
+
+// insertPostings is the statement inserting n segment rows.
+func insertPostings(n int) string {
+	var sb strings.Builder
+	sb.WriteString(`INSERT INTO rlmpl_post (seg, term, conv, body, attach, author, date, data) VALUES `)
+	for i := range n {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(`(?, ?, ?, ?, ?, ?, ?, ?)`)
+	}
+	return sb.String()
 }
 
 // tier is a segment's size class.
