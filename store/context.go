@@ -158,6 +158,22 @@ func (db *DB) readSpan(t kvTxn, pool []candidate, records map[docKey]Record) err
 	})
 }
 
+// poolSpans are the key ranges a ranked search reads after it found the
+// pool: the hits, their neighbours (context) and the windows asked for
+// (window messages on each side). A backend whose reads each cost a round
+// trip or a statement reads them ahead in one (kvReadAhead).
+func poolSpans(pool []candidate, window int) [][2][]byte {
+	radius := int64(max(1, window))
+	var spans [][2][]byte
+	if num, lo, hi, ok := spanOf(pool); ok { // what readSpan reads
+		return append(spans, [2][]byte{msgKey(num, max(1, lo-radius)), msgKey(num, hi+radius+1)})
+	}
+	for _, c := range pool {
+		spans = append(spans, [2][]byte{msgKey(c.num, max(1, c.seq-radius)), msgKey(c.num, c.seq+radius+1)})
+	}
+	return spans
+}
+
 // spanOf returns the conversation and the seqs lo..hi the pool lies in,
 // when that is one short stretch (at most 4 messages per pool message).
 func spanOf(pool []candidate) (num uint64, lo, hi int64, ok bool) {

@@ -1,6 +1,10 @@
 package store
 
-import "errors"
+import (
+	"bytes"
+	"errors"
+	"slices"
+)
 
 // kvStore is the ordered key-value seam the store is written against, one
 // of a backend's three (backend.go). It is deliberately small — point
@@ -47,3 +51,84 @@ type kvTxn interface {
 
 // errKeyNotFound is the kvTxn.Get miss. It never escapes the package.
 var errKeyNotFound = errors.New("store: kv: key not found")
+
+// kvReadAhead holds key ranges a transaction read ahead in one query
+// (PostgreSQL's and SQLite's prefetch of what a ranked search reads next:
+// a hit, its neighbours, their token counts), served to Get and Iterate
+// without a round trip or a statement each. A write drops them.
+type kvReadAhead struct{ read []readAhead }
+
+// readAhead is one key range read ahead, its rows in key order.
+type readAhead struct {
+	lo, hi     []byte
+	keys, vals [][]byte
+}
+
+// start adds the ranges [lo, hi) (each hi non-nil), to be filled by add.
+func (a *kvReadAhead) start(ranges [][2][]byte) kvReadAheadBatch {
+	first := len(a.read)
+	for _, r := range ranges {
+		a.read = append(a.read, readAhead{lo: r[0], hi: r[1]})
+	}
+	return kvReadAheadBatch{a, first}
+}
+
+// kvReadAheadBatch fills the ranges of one start.
+type kvReadAheadBatch struct {
+	a     *kvReadAhead
+	first int
+}
+
+// add appends row (key, value), in key order, to the i-th range.
+func (b kvReadAheadBatch) add(i int, key, value []byte) {
+	ra := &b.a.read[b.first+i]
+	ra.keys, ra.vals = append(ra.keys, key), append(ra.vals, value)
+}
+
+func (a *kvReadAhead) drop() { a.read = nil }
+
+// covering returns the range read ahead that holds [lo, hi), if any.
+func (a *kvReadAhead) covering(lo, hi []byte) *readAhead {
+	for i := range a.read {
+		ra := &a.read[i]
+		if hi != nil && bytes.Compare(ra.lo, lo) <= 0 && bytes.Compare(hi, ra.hi) <= 0 {
+			return ra
+		}
+	}
+	return nil
+}
+
+// get is kvTxn.Get from a range read ahead; held is false when none
+// holds key.
+func (a *kvReadAhead) get(key []byte) (held bool, v []byte, err error) {
+	ra := a.covering(key, append(key[:len(key):len(key)], 0))
+	if ra == nil {
+		return false, nil, nil
+	}
+	i, found := slices.BinarySearchFunc(ra.keys, key, bytes.Compare)
+	if !found {
+		return true, nil, errKeyNotFound
+	}
+	return true, slices.Clone(ra.vals[i]), nil
+}
+
+// iterate is kvTxn.Iterate over a range read ahead; done is false when
+// none holds [lo, hi).
+func (a *kvReadAhead) iterate(lo, hi []byte, reverse bool, fn func(key, value []byte) (bool, error)) (done bool, err error) {
+	ra := a.covering(lo, hi)
+	if ra == nil {
+		return false, nil
+	}
+	i, _ := slices.BinarySearchFunc(ra.keys, lo, bytes.Compare)
+	j, _ := slices.BinarySearchFunc(ra.keys, hi, bytes.Compare)
+	for n := range j - i {
+		k := i + n
+		if reverse {
+			k = j - 1 - n
+		}
+		if more, err := fn(ra.keys[k], ra.vals[k]); err != nil || !more {
+			return true, err
+		}
+	}
+	return true, nil
+}

@@ -1,14 +1,12 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -526,15 +524,7 @@ type pgTxn struct {
 	channel string
 	pending pgx.Batch
 	moved   []uint64 // conversations whose head this transaction wrote
-	// read holds key ranges read ahead in one query (prefetch), served
-	// to Get and Iterate; a write drops them.
-	read []readAhead
-}
-
-// readAhead is one key range read ahead, its rows in key order.
-type readAhead struct {
-	lo, hi     []byte
-	keys, vals [][]byte
+	ahead   kvReadAhead
 }
 
 // prefetch reads the ranges [lo, hi) (each hi non-nil) in one query, so
@@ -554,35 +544,16 @@ func (t *pgTxn) prefetch(ranges [][2][]byte) error {
 		return err
 	}
 	defer rows.Close()
-	read := make([]readAhead, len(ranges))
-	for i, r := range ranges {
-		read[i] = readAhead{lo: r[0], hi: r[1]}
-	}
+	read := t.ahead.start(ranges)
 	for rows.Next() {
 		var i int64
 		var k, v []byte
 		if err := rows.Scan(&i, &k, &v); err != nil {
 			return err
 		}
-		ra := &read[i-1]
-		ra.keys, ra.vals = append(ra.keys, k), append(ra.vals, v)
+		read.add(int(i-1), k, v)
 	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	t.read = append(t.read, read...)
-	return nil
-}
-
-// ahead returns the range read ahead that holds [lo, hi), if any.
-func (t *pgTxn) ahead(lo, hi []byte) *readAhead {
-	for i := range t.read {
-		ra := &t.read[i]
-		if hi != nil && bytes.Compare(ra.lo, lo) <= 0 && bytes.Compare(hi, ra.hi) <= 0 {
-			return ra
-		}
-	}
-	return nil
+	return rows.Err()
 }
 
 func (t *pgTxn) flush() error {
@@ -595,12 +566,8 @@ func (t *pgTxn) flush() error {
 }
 
 func (t *pgTxn) Get(key []byte) ([]byte, error) {
-	if ra := t.ahead(key, append(key[:len(key):len(key)], 0)); ra != nil {
-		i, found := slices.BinarySearchFunc(ra.keys, key, bytes.Compare)
-		if !found {
-			return nil, errKeyNotFound
-		}
-		return slices.Clone(ra.vals[i]), nil
+	if held, v, err := t.ahead.get(key); held {
+		return v, err
 	}
 	if err := t.flush(); err != nil {
 		return nil, err
@@ -620,7 +587,7 @@ func (t *pgTxn) Set(key, value []byte) error {
 	if value == nil {
 		value = []byte{} // pgx sends a nil slice as NULL
 	}
-	t.read = nil
+	t.ahead.drop()
 	t.pending.Queue(`INSERT INTO rlmpl_kv (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = excluded.v`, key, value)
 	if num, ok := headNum(key); ok {
 		// A conversation's head moved: tell the listeners (watch.go) once
@@ -631,7 +598,7 @@ func (t *pgTxn) Set(key, value []byte) error {
 }
 
 func (t *pgTxn) Delete(key []byte) error {
-	t.read = nil
+	t.ahead.drop()
 	t.pending.Queue(`DELETE FROM rlmpl_kv WHERE k = $1`, key)
 	return nil
 }
@@ -648,19 +615,8 @@ const (
 // that stops early reads little, and fn runs with no result set open, free
 // to read the transaction again.
 func (t *pgTxn) Iterate(lo, hi []byte, reverse bool, fn func(key, value []byte) (bool, error)) error {
-	if ra := t.ahead(lo, hi); ra != nil {
-		i, _ := slices.BinarySearchFunc(ra.keys, lo, bytes.Compare)
-		j, _ := slices.BinarySearchFunc(ra.keys, hi, bytes.Compare)
-		for n := range j - i {
-			k := i + n
-			if reverse {
-				k = j - 1 - n
-			}
-			if more, err := fn(ra.keys[k], ra.vals[k]); err != nil || !more {
-				return err
-			}
-		}
-		return nil
+	if done, err := t.ahead.iterate(lo, hi, reverse, fn); done {
+		return err
 	}
 	if err := t.flush(); err != nil {
 		return err

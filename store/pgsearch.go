@@ -268,16 +268,7 @@ func (db *DB) searchPG(t *pgTxn, cs *convState, terms []queryTerm, opts SearchOp
 	pool := top.sorted()
 	// The hits, their neighbours (context) and the windows asked for, in
 	// one round trip.
-	radius := int64(max(1, opts.Window))
-	var spans [][2][]byte
-	if num, lo, hi, ok := spanOf(pool); ok { // what readSpan reads
-		spans = append(spans, [2][]byte{msgKey(num, max(1, lo-radius)), msgKey(num, hi+radius+1)})
-	} else {
-		for _, c := range pool {
-			spans = append(spans, [2][]byte{msgKey(c.num, max(1, c.seq-radius)), msgKey(c.num, c.seq+radius+1)})
-		}
-	}
-	if len(spans) > 0 {
+	if spans := poolSpans(pool, opts.Window); len(spans) > 0 {
 		if err := t.prefetch(spans); err != nil {
 			return nil, nil, fmt.Errorf("store: search: %w", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -175,6 +176,7 @@ type sqliteKV struct {
 	get, set, del    *sql.Stmt
 	ascTo, ascOpen   *sql.Stmt
 	descTo, descOpen *sql.Stmt
+	prefetch         *sql.Stmt
 	ctx              context.Context // cancelled by Close
 	cancel           context.CancelFunc
 	pollEvery        time.Duration // how often a listener reads the data version
@@ -263,6 +265,8 @@ func (s *sqliteKV) init() error {
 		{&s.ascOpen, `SELECT k, v FROM rlmpl_kv WHERE k >= ? ORDER BY k LIMIT ?`},
 		{&s.descTo, `SELECT k, v FROM rlmpl_kv WHERE k >= ? AND k < ? ORDER BY k DESC LIMIT ?`},
 		{&s.descOpen, `SELECT k, v FROM rlmpl_kv WHERE k >= ? ORDER BY k DESC LIMIT ?`},
+		{&s.prefetch, `SELECT r.key, k, v FROM json_each(?) AS r
+			JOIN rlmpl_kv ON k >= unhex(r.value ->> 0) AND k < unhex(r.value ->> 1) ORDER BY r.key, k`},
 	} {
 		var err error
 		if *p.stmt, err = s.db.PrepareContext(s.ctx, p.sql); err != nil {
@@ -397,8 +401,9 @@ func (s *sqliteKV) tryLockTurn(_ context.Context, _ string, num uint64) (func(),
 // sqliteTxn is a transaction of a sqliteKV. Writes go to the database at
 // once (no round trip to save), so reads see them.
 type sqliteTxn struct {
-	kv *sqliteKV
-	tx *sql.Tx
+	kv    *sqliteKV
+	tx    *sql.Tx
+	ahead kvReadAhead
 	// pending are the conversations this transaction marked unindexed
 	// (sqlitesearch.go).
 	pending map[uint64]bool
@@ -407,6 +412,9 @@ type sqliteTxn struct {
 func (t *sqliteTxn) stmt(s *sql.Stmt) *sql.Stmt { return t.tx.StmtContext(t.kv.ctx, s) }
 
 func (t *sqliteTxn) Get(key []byte) ([]byte, error) {
+	if held, v, err := t.ahead.get(key); held {
+		return v, err
+	}
 	var v []byte
 	err := t.stmt(t.kv.get).QueryRowContext(t.kv.ctx, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -422,19 +430,52 @@ func (t *sqliteTxn) Set(key, value []byte) error {
 	if value == nil {
 		value = []byte{} // database/sql sends a nil slice as NULL
 	}
+	t.ahead.drop()
 	_, err := t.stmt(t.kv.set).ExecContext(t.kv.ctx, key, value)
 	return err
 }
 
 func (t *sqliteTxn) Delete(key []byte) error {
+	t.ahead.drop()
 	_, err := t.stmt(t.kv.del).ExecContext(t.kv.ctx, key)
 	return err
+}
+
+// prefetch reads the ranges [lo, hi) (each hi non-nil) in one statement,
+// so that the Gets and Iterates a search makes within them (a hit, its
+// neighbours, their token counts) cost no statement each.
+func (t *sqliteTxn) prefetch(ranges [][2][]byte) error {
+	bounds := make([][2]string, len(ranges))
+	for i, r := range ranges {
+		bounds[i] = [2]string{hex.EncodeToString(r[0]), hex.EncodeToString(r[1])}
+	}
+	rows, err := t.stmt(t.kv.prefetch).QueryContext(t.kv.ctx, jsonList(bounds))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	read := t.ahead.start(ranges)
+	for rows.Next() {
+		var i int
+		var k, v []byte
+		if err := rows.Scan(&i, &k, &v); err != nil {
+			return err
+		}
+		if v == nil {
+			v = []byte{}
+		}
+		read.add(i, k, v)
+	}
+	return rows.Err()
 }
 
 // Iterate reads the range in pages (64 rows, doubling to 4096), as on
 // PostgreSQL: a caller that stops early reads little, and fn runs with no
 // statement open, free to read and write the transaction.
 func (t *sqliteTxn) Iterate(lo, hi []byte, reverse bool, fn func(key, value []byte) (bool, error)) error {
+	if done, err := t.ahead.iterate(lo, hi, reverse, fn); done {
+		return err
+	}
 	lo = append([]byte{}, lo...) // never nil: database/sql sends nil as NULL
 	for page := 64; ; page = min(2*page, 4096) {
 		keys, vals, err := t.page(lo, hi, reverse, page)

@@ -78,6 +78,11 @@ type sqliteSearch struct {
 	kick chan struct{}
 	stop chan struct{}
 	done chan struct{}
+
+	// The statements of a search, prepared once; freq and post by
+	// scope: every conversation [0], or one [1].
+	segs, statsOne, statsAll, pending *sql.Stmt
+	freq, post                        [2]*sql.Stmt
 }
 
 var _ searcher = (*sqliteSearch)(nil)
@@ -106,6 +111,25 @@ func openSQLiteSearch(db *DB, kv *sqliteKV) (*sqliteSearch, error) {
 	}
 	s := &sqliteSearch{db: db, kv: kv, batch: db.opts.IndexBatch, delay: db.opts.IndexDelay,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	for _, p := range []struct {
+		stmt **sql.Stmt
+		sql  string
+	}{
+		{&s.segs, `SELECT seg FROM rlmpl_seg ORDER BY seg`},
+		{&s.statsOne, `SELECT docs, body_docs, body_tokens, attach_docs, attach_tokens, indexed FROM rlmpl_stats WHERE conv = ?`},
+		{&s.statsAll, `SELECT coalesce(sum(docs), 0), coalesce(sum(body_docs), 0), coalesce(sum(body_tokens), 0),
+			coalesce(sum(attach_docs), 0), coalesce(sum(attach_tokens), 0) FROM rlmpl_stats`},
+		{&s.pending, `SELECT p.conv, coalesce(s.indexed, 0) FROM rlmpl_pending p LEFT JOIN rlmpl_stats s ON s.conv = p.conv ORDER BY p.conv`},
+		{&s.freq[0], `SELECT term, sum(body), sum(attach), sum(author), sum(date) FROM rlmpl_post` + postWhere(false) + ` GROUP BY term`},
+		{&s.freq[1], `SELECT term, sum(body), sum(attach), sum(author), sum(date) FROM rlmpl_post` + postWhere(true) + ` GROUP BY term`},
+		{&s.post[0], `SELECT term, conv, data FROM rlmpl_post` + postWhere(false) + ` ORDER BY term, conv, seg`},
+		{&s.post[1], `SELECT term, conv, data FROM rlmpl_post` + postWhere(true) + ` ORDER BY term, conv, seg`},
+	} {
+		var err error
+		if *p.stmt, err = kv.db.PrepareContext(kv.ctx, p.sql); err != nil {
+			return nil, fmt.Errorf("store: search: %w", err)
+		}
+	}
 	go s.run()
 	s.poke()
 	return s, nil
@@ -318,11 +342,10 @@ type convIndexRow struct {
 	indexed int64
 }
 
-func readConvIndexRow(tx *sql.Tx, s *sqliteKV, num uint64) (convIndexRow, error) {
+func (s *sqliteSearch) convIndexRow(tx *sql.Tx, num uint64) (convIndexRow, error) {
 	var r convIndexRow
 	var v [5]int64
-	err := tx.QueryRowContext(s.ctx, `SELECT docs, body_docs, body_tokens, attach_docs, attach_tokens, indexed
-		FROM rlmpl_stats WHERE conv = ?`, int64(num)).Scan(&v[0], &v[1], &v[2], &v[3], &v[4], &r.indexed)
+	err := tx.StmtContext(s.kv.ctx, s.statsOne).QueryRowContext(s.kv.ctx, int64(num)).Scan(&v[0], &v[1], &v[2], &v[3], &v[4], &r.indexed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, nil
 	}
@@ -366,7 +389,7 @@ func (s *sqliteSearch) step() (int, error) {
 			if n >= s.batch {
 				break
 			}
-			ci, err := readConvIndexRow(tx, s.kv, num)
+			ci, err := s.convIndexRow(tx, num)
 			if err != nil {
 				return err
 			}
@@ -658,7 +681,7 @@ func (s *sqliteSearch) search(t kvTxn, cs *convState, terms []queryTerm, opts Se
 		return err
 	}
 	if cs != nil {
-		ci, err := readConvIndexRow(st.tx, s.kv, cs.num)
+		ci, err := s.convIndexRow(st.tx, cs.num)
 		if err == nil {
 			stats = ci.stats
 			err = addTail(cs, ci.indexed)
@@ -729,13 +752,18 @@ func (s *sqliteSearch) search(t kvTxn, cs *convState, terms []queryTerm, opts Se
 		return nil, nil, fmt.Errorf("store: search: %w", err)
 	}
 	pool := top.sorted()
+	if spans := poolSpans(pool, opts.Window); len(spans) > 0 {
+		if err := st.prefetch(spans); err != nil {
+			return nil, nil, fmt.Errorf("store: search: %w", err)
+		}
+	}
 	hits, err := db.poolHits(t, p, pool, len(pool) == top.k, opts, f, records)
 	return hits, p.dropped, err
 }
 
 // segments lists the segments of the snapshot.
 func (s *sqliteSearch) segments(tx *sql.Tx) ([]int64, error) {
-	rows, err := tx.QueryContext(s.kv.ctx, `SELECT seg FROM rlmpl_seg ORDER BY seg`)
+	rows, err := tx.StmtContext(s.kv.ctx, s.segs).QueryContext(s.kv.ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -755,13 +783,11 @@ func (s *sqliteSearch) segments(tx *sql.Tx) ([]int64, error) {
 // for each pending conversation with its watermark.
 func (s *sqliteSearch) allTails(st *sqliteTxn, stats *indexStats, tail func(*convState, int64) error) error {
 	var v [5]int64
-	if err := st.tx.QueryRowContext(s.kv.ctx, `SELECT coalesce(sum(docs), 0), coalesce(sum(body_docs), 0), coalesce(sum(body_tokens), 0),
-		coalesce(sum(attach_docs), 0), coalesce(sum(attach_tokens), 0) FROM rlmpl_stats`).Scan(&v[0], &v[1], &v[2], &v[3], &v[4]); err != nil {
+	if err := st.tx.StmtContext(s.kv.ctx, s.statsAll).QueryRowContext(s.kv.ctx).Scan(&v[0], &v[1], &v[2], &v[3], &v[4]); err != nil {
 		return err
 	}
 	*stats = statsOf(v)
-	rows, err := st.tx.QueryContext(s.kv.ctx, `SELECT p.conv, coalesce(s.indexed, 0) FROM rlmpl_pending p
-		LEFT JOIN rlmpl_stats s ON s.conv = p.conv ORDER BY p.conv`)
+	rows, err := st.tx.StmtContext(s.kv.ctx, s.pending).QueryContext(s.kv.ctx)
 	if err != nil {
 		return err
 	}
@@ -802,6 +828,14 @@ func postWhere(scoped bool) string {
 	return w
 }
 
+// scope is the index of the statements of a search in cs (nil: all).
+func scope(cs *convState) int {
+	if cs == nil {
+		return 0
+	}
+	return 1
+}
+
 func postArgs(segs []int64, terms []string, cs *convState) []any {
 	args := []any{jsonList(segs), jsonList(terms)}
 	if cs != nil {
@@ -818,8 +852,7 @@ func (s *sqliteSearch) frequencies(tx *sql.Tx, segs []int64, cs *convState, term
 	for i, t := range terms {
 		names[i] = t.term
 	}
-	rows, err := tx.QueryContext(s.kv.ctx, `SELECT term, sum(body), sum(attach), sum(author), sum(date) FROM rlmpl_post`+
-		postWhere(cs != nil)+` GROUP BY term`, postArgs(segs, names, cs)...)
+	rows, err := tx.StmtContext(s.kv.ctx, s.freq[scope(cs)]).QueryContext(s.kv.ctx, postArgs(segs, names, cs)...)
 	if err != nil {
 		return fr, err
 	}
@@ -855,8 +888,7 @@ func (s *sqliteSearch) postings(tx *sql.Tx, segs []int64, cs *convState, p *plan
 	if len(names) == 0 || len(segs) == 0 {
 		return lists, nil
 	}
-	rows, err := tx.QueryContext(s.kv.ctx, `SELECT term, conv, data FROM rlmpl_post`+postWhere(cs != nil)+` ORDER BY term, conv, seg`,
-		postArgs(segs, names, cs)...)
+	rows, err := tx.StmtContext(s.kv.ctx, s.post[scope(cs)]).QueryContext(s.kv.ctx, postArgs(segs, names, cs)...)
 	if err != nil {
 		return nil, err
 	}
