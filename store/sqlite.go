@@ -192,8 +192,9 @@ var (
 
 // sqlitePoll is how often a process waiting for a conversation reads the
 // database's data version (PRAGMA data_version: it changes when another
-// connection commits). SQLite has no notifications; this poll, a few
-// microseconds each, is what another process's append waits for at most.
+// connection commits) where it cannot watch the WAL being written
+// (walWatch). SQLite has no notifications; this poll, a few microseconds
+// each, is then what another process's append waits for at most.
 const sqlitePoll = 5 * time.Millisecond
 
 func openSQLite(path string, sync bool) (*sqliteKV, error) {
@@ -336,10 +337,12 @@ func (s *sqliteKV) Close() error {
 	return errors.Join(s.db.Close(), s.lock.close())
 }
 
-// listen implements peers: a goroutine reads the data version every
-// pollEvery on a connection of its own, and calls lost when it changed
-// (SQLite does not say which conversations did, so every waiter reads its
-// head again).
+// listen implements peers: a goroutine reads the data version when the
+// WAL is written (walWatch: every commit of every process writes it), or
+// every pollEvery where that cannot be watched, and calls lost when it
+// changed (SQLite does not say which conversations did, so every waiter
+// reads its head again). A watched store still reads it every
+// pollEvery×20, should an event be missed.
 func (s *sqliteKV) listen(_ func(uint64), lost func()) error {
 	s.listenMu.Lock()
 	defer s.listenMu.Unlock()
@@ -360,16 +363,31 @@ func (s *sqliteKV) listen(_ func(uint64), lost func()) error {
 		conn.Close()
 		return fmt.Errorf("store: listen: %w", err)
 	}
+	writes := make(chan struct{}, 1)
+	every := s.pollEvery
+	if w, err := newWALWatch(s.path); err == nil {
+		every *= 20
+		go func() {
+			for w.wait() {
+				select {
+				case writes <- struct{}{}:
+				default:
+				}
+			}
+		}()
+		context.AfterFunc(s.ctx, w.close)
+	}
 	s.listening, s.listenDone = true, make(chan struct{})
 	go func() {
 		defer close(s.listenDone)
 		defer conn.Close()
-		t := time.NewTicker(s.pollEvery)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
 			case <-s.ctx.Done():
 				return
+			case <-writes:
 			case <-t.C:
 			}
 			if v, err := version(); err == nil && v != last {
