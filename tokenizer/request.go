@@ -35,6 +35,24 @@ type Request struct {
 	// key order. A key must not name a typed field; a sender may restrict
 	// the keys further.
 	Extra map[string]json.RawMessage
+
+	// Cache marks where the request's stable prefix ends, for providers
+	// that cache a prompt only up to positions a request marks
+	// (Anthropic's cache_control). It is not part of the OpenAI body,
+	// whose servers cache every prefix on their own, and costs no tokens.
+	Cache CacheHints
+}
+
+// CacheHints mark the prefixes of a request worth caching.
+type CacheHints struct {
+	// Breakpoints are message indices, ascending and distinct: each is the
+	// last message of a prefix (with the tools and system messages before
+	// it) that the next request will repeat. Providers take a few at most
+	// (Anthropic: 4).
+	Breakpoints []int
+	// TTL is how long the provider keeps what is cached: "" its default,
+	// or a duration it names ("5m", "1h").
+	TTL string
 }
 
 // Roles of a [Message].
@@ -197,5 +215,6 @@ func (r Request) Clone() Request {
 		c.ResponseFormat = &f
 	}
 	c.Extra = maps.Clone(r.Extra)
+	c.Cache.Breakpoints = slices.Clone(r.Cache.Breakpoints)
 	return c
 }
