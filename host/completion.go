@@ -66,7 +66,7 @@ func (h *Host) resolve(name string, call provider.Settings) (Resolved, error) {
 	}
 	// A client per call is cheap (no I/O); connections are pooled by the
 	// shared transport.
-	c, err := provider.NewOpenAI(&r.Options)
+	c, err := provider.NewClient(&r.Options)
 	if err != nil {
 		return Resolved{}, fmt.Errorf("host: provider %s: %w", name, err) // Resolve validated: a bug
 	}

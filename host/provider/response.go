@@ -12,7 +12,7 @@ import (
 )
 
 // Provider completes chat requests. Implementations in this package are
-// [*OpenAI], [*Scripted], [*Recorder] and [*Replayer].
+// [*Client], [*Scripted], [*Recorder] and [*Replayer].
 //
 // Complete returns the whole response. Stream delivers the response as it is
 // generated, calling fn once per [Delta] in order from the calling
@@ -26,7 +26,7 @@ type Provider interface {
 }
 
 // Response is a normalized chat completion: the first choice's message,
-// whichever OpenAI-compatible dialect produced it.
+// whichever server and dialect produced it.
 type Response struct {
 	Content      string               `json:"content"`
 	ToolCalls    []tokenizer.ToolCall `json:"tool_calls,omitempty"`
@@ -37,7 +37,7 @@ type Response struct {
 	Usage        Usage                `json:"usage"`
 
 	// RequestBody is the exact request body of a successful call ([Body]):
-	// what [OpenAI] sent (every retry sends the same bytes), or what it
+	// what [Client] sent (every retry sends the same bytes), or what it
 	// would have sent for a scripted or replayed call. A turn receipt hashes
 	// it. It is nil with an error, and not recorded: it follows from the
 	// recorded request.

@@ -116,7 +116,7 @@ func (s *Scripted) begin(ctx context.Context, req tokenizer.Request) (int, Step,
 	}
 }
 
-// Complete answers with the next step, with the body an [OpenAI] client
+// Complete answers with the next step, with the body an [Client] client
 // would send for req in RequestBody (without a default model; nil if req
 // cannot be encoded).
 func (s *Scripted) Complete(ctx context.Context, req tokenizer.Request) (Response, error) {

@@ -97,7 +97,7 @@ func TestTurnTracesOverOTLP(t *testing.T) {
 				t.Fatal(err)
 			}
 			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp))
-			p, err := provider.NewOpenAI(&provider.Options{BaseURL: srv.BaseURL(), Model: "m-1", Credential: "TEST_KEY",
+			p, err := provider.NewClient(&provider.Options{BaseURL: srv.BaseURL(), Model: "m-1", Credential: "TEST_KEY",
 				Getenv: func(string) string { return secret }})
 			if err != nil {
 				t.Fatal(err)
@@ -189,7 +189,7 @@ func TestNoTracerNoTraceparent(t *testing.T) {
 	var bodies []string
 	for _, traced := range []bool{false, true} {
 		srv := providertest.NewServer(providertest.Completion(final("hi"), 10, 2))
-		p, err := provider.NewOpenAI(&provider.Options{BaseURL: srv.BaseURL(), Model: "m"})
+		p, err := provider.NewClient(&provider.Options{BaseURL: srv.BaseURL(), Model: "m"})
 		if err != nil {
 			t.Fatal(err)
 		}
