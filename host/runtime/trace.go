@@ -34,7 +34,8 @@ import (
 // export, and rlmpl's own.
 const (
 	attrCacheRead      = attribute.Key("gen_ai.usage.cache_read.input_tokens")
-	attrCacheCreation  = attribute.Key("gen_ai.usage.cache_creation.input_tokens")
+	attrCacheWrite     = attribute.Key("gen_ai.usage.cache_write.input_tokens")
+	attrCacheCreation  = attribute.Key("gen_ai.usage.cache_creation.input_tokens") // the same count, by the name of semconv's registry
 	attrReasoning      = attribute.Key("gen_ai.usage.reasoning.output_tokens")
 	attrTurnID         = attribute.Key("rlmpl.turn.id")
 	attrTurnStatus     = attribute.Key("rlmpl.turn.status")
@@ -120,6 +121,9 @@ func endTurnSpan(span trace.Span, res TurnResult, err error) {
 		semconv.GenAIUsageInputTokensKey.Int(r.Usage.PromptTokens), semconv.GenAIUsageOutputTokensKey.Int(r.Usage.CompletionTokens))
 	if n, ok := r.CachedTokens(); ok {
 		span.SetAttributes(attrCacheRead.Int(n))
+	}
+	if n, ok := r.CacheWriteTokens(); ok {
+		span.SetAttributes(attrCacheWrite.Int(n), attrCacheCreation.Int(n))
 	}
 	if usd, unpriced := r.Cost(); unpriced == 0 && len(r.Calls) > 0 {
 		span.SetAttributes(attrCostUSD.Float64(usd))
@@ -244,7 +248,7 @@ func (t *turn) endCallSpan(span trace.Span, out callOutcome, calls []ReceiptCall
 		span.SetAttributes(attrCacheRead.Int(u.CachedTokens))
 	}
 	if u.CacheWriteKnown {
-		span.SetAttributes(attrCacheCreation.Int(u.CacheWriteTokens))
+		span.SetAttributes(attrCacheWrite.Int(u.CacheWriteTokens), attrCacheCreation.Int(u.CacheWriteTokens))
 	}
 	if u.ReasoningKnown {
 		span.SetAttributes(attrReasoning.Int(u.ReasoningTokens))
