@@ -49,10 +49,10 @@ type CacheHints struct {
 	// last message of a prefix (with the tools and system messages before
 	// it) that the next request will repeat. Providers take a few at most
 	// (Anthropic: 4).
-	Breakpoints []int
+	Breakpoints []int `json:"breakpoints"`
 	// TTL is how long the provider keeps what is cached: "" its default,
 	// or a duration it names ("5m", "1h").
-	TTL string
+	TTL string `json:"ttl,omitempty"`
 }
 
 // Roles of a [Message].

@@ -16,7 +16,12 @@ import (
 //     under window(stable), the end of the kept window: what the previous
 //     request cached, read back;
 //   - after the conversation, before the trailer (the planner's goal, a
-//     step's prompt): what the next request repeats, written now;
+//     step's prompt): what the next request repeats, written now — unless
+//     the next request will not repeat it: under a window other than
+//     window(stable), the boundary's text names the window's start, which
+//     moves with every turn once history is left out, so a write there
+//     would cost the cache write's premium (Anthropic: 1.25× the input
+//     price) for nothing;
 //   - for a respond round, after the whole request: the next round
 //     repeats it with the tool calls and results added.
 //
@@ -46,7 +51,11 @@ func (t *turn) breakpoints(kind string, cp Packed, sections, trailer []pack.Text
 			tail++
 		}
 	}
-	bps := []int{fixed - 1, t.repeated(kind, recipe) - 1, len(recipe) - tail - 1}
+	conversation := len(recipe) - tail - 1
+	if cp.Boundary.Stable == "" && (cp.Boundary.Active || len(cp.Boundary.Omitted) > 0) {
+		conversation = -1 // the window slides: nothing after the boundary repeats
+	}
+	bps := []int{fixed - 1, t.repeated(kind, recipe) - 1, conversation}
 	if kind == "respond" {
 		bps = append(bps, len(recipe)-1)
 	}

@@ -96,10 +96,10 @@ func counterID(c tokenizer.Counter, model string, k *Calibration) CounterID {
 	return id
 }
 
-// countMethod is a call's count method: exact, estimated, calibrated or
-// caller_supplied.
-func countMethod(n tokenizer.Count) string {
-	if n.Basis == tokenizer.BasisCalibrated {
+// countMethod is a call's count method: exact, estimated, calibrated
+// (the estimator under k) or caller_supplied.
+func countMethod(n tokenizer.Count, k *Calibration) string {
+	if k != nil && n.Method == tokenizer.Estimated {
 		return MethodCalibrated
 	}
 	return n.Method.String()
@@ -522,7 +522,7 @@ func callRecord(kind string, depth int, req tokenizer.Request, a provider.Attemp
 	sum := sha256.Sum256(body)
 	local := cc.count
 	rc := ReceiptCall{Kind: kind, Depth: depth, RequestSHA256: hex.EncodeToString(sum[:]), LocalPromptTokens: local.Tokens,
-		Method: countMethod(local), Recipe: Recipe{Params: p, Stream: stream, Messages: cc.recipe}}
+		Method: countMethod(local, cc.calib), Recipe: Recipe{Params: p, Stream: stream, Messages: cc.recipe}}
 	if a.Dialect != provider.APIOpenAI {
 		rc.Dialect = a.Dialect // "" for in-process handlers: the openai body
 	}

@@ -237,14 +237,14 @@ type turn struct {
 	mu       sync.Mutex // protects the fields below: plan steps run in parallel
 	receipt  Receipt
 	ledger   *pack.Ledger
-	composed *composedCall       // the root planner request Compose just built
-	stable   int64               // window(stable): the start of this turn's window, once packed
-	rounds   []tokenizer.Message // a direct turn's tool calls and results, as last sent
+	composed *composedCall              // the root planner request Compose just built
+	stable   int64                      // window(stable): the start of this turn's window, once packed
+	rounds   []tokenizer.Message        // a direct turn's tool calls and results, as last sent
 	sent     map[string][]RecipeMessage // the last request of each sequential kind (planner, respond), for its breakpoints
 	previous map[string][]RecipeMessage // the previous turn's first request of each kind; nil until read
-	sending  int                 // calls in send
-	idle     chan struct{}       // closed when sending drops to 0
-	ended    bool                // the turn failed: no call starts (settle)
+	sending  int                        // calls in send
+	idle     chan struct{}              // closed when sending drops to 0
+	ended    bool                       // the turn failed: no call starts (settle)
 }
 
 func (t *turn) emit(ev TurnEvent) {
@@ -685,10 +685,7 @@ func (t *turn) compose(ctx context.Context, kind, providerName string, sections,
 		maxTokens = int(r) // the reply must fit in the reserve the ceiling kept
 	}
 	req.MaxTokens = maxTokens
-	cc := composedCall{count: cp.Counted.Total, recipe: recipeOf(cp, sections, trailer)}
-	if cc.count.Basis == tokenizer.BasisCalibrated {
-		cc.calib = po.Calibration
-	}
+	cc := composedCall{count: cp.Counted.Total, recipe: recipeOf(cp, sections, trailer), calib: po.Calibration}
 	req.Cache.Breakpoints = t.breakpoints(kind, cp, sections, trailer, cc.recipe)
 	return req, cc, nil
 }
@@ -828,7 +825,7 @@ func (p recordingPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (pl
 		if err != nil {
 			return plan.PlannerReply{}, err
 		}
-		cc = composedCall{count: n, recipe: literalRecipe(req.Request.Messages)}
+		cc = composedCall{count: n, recipe: literalRecipe(req.Request.Messages), calib: t.receipt.Counter.Calibration}
 	}
 	if req.Depth == 0 {
 		// A direct answer streams as the planner writes it.
