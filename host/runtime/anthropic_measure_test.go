@@ -87,6 +87,9 @@ func TestMeasureAnthropicCache(t *testing.T) {
 		if run.window == pack.Stable && share < 0.8 {
 			t.Errorf("%s: %.1f%% read from cache, want at least 80%%", mode, 100*share)
 		}
+		if run.window == pack.Contiguous && written > prompt/100 {
+			t.Errorf("window(contiguous): %d of %d prompt tokens written to a cache no later request reads", written, prompt)
+		}
 	}
 }
 
