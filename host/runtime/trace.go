@@ -180,13 +180,13 @@ type callOutcome struct {
 }
 
 // startCallSpan starts the span of one provider call (nil when off).
-func (t *turn) startCallSpan(ctx context.Context, kind, providerName string, depth int, req tokenizer.Request, local tokenizer.Count) (context.Context, trace.Span) {
+func (t *turn) startCallSpan(ctx context.Context, kind, providerName string, depth int, req tokenizer.Request, cc composedCall) (context.Context, trace.Span) {
 	tr := t.c.st.rt.tracer
 	if tr == nil {
 		return ctx, nil
 	}
 	attrs := []attribute.KeyValue{semconv.GenAIOperationNameChat, attrCallKind.String(kind), attrCallDepth.Int(depth),
-		attrLocalTokens.Int(local.Tokens), attrCountMethod.String(local.Method.String())}
+		attrLocalTokens.Int(cc.count.Tokens), attrCountMethod.String(countMethod(cc.count, cc.calib))}
 	if providerName != "" {
 		attrs = append(attrs, semconv.GenAIProviderNameKey.String(providerName))
 	}

@@ -722,7 +722,7 @@ func (t *turn) send(ctx context.Context, kind, providerName string, depth int, r
 	}
 	defer end() // after the attempts are in the receipt
 	var attempts []provider.Attempt
-	ctx, span := t.startCallSpan(ctx, kind, providerName, depth, req, cc.count)
+	ctx, span := t.startCallSpan(ctx, kind, providerName, depth, req, cc)
 	out, err := do(provider.WithAttemptTrace(ctx, func(a provider.Attempt) { attempts = append(attempts, a) }))
 	var calls []ReceiptCall
 	defer func() { t.endCallSpan(span, out, calls, err) }()
