@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -169,6 +170,7 @@ func TestAnthropicDirectTurn(t *testing.T) {
 	}})
 	c := longConv(t)
 	opts := directOpts(clientModels{p}, handle.New(nil), 2000)
+	opts.Pack.Policy.Window = pack.Stable
 	var deltas []string
 	opts.OnEvent = func(ev TurnEvent) {
 		if ev.Kind == "delta" {
@@ -218,6 +220,15 @@ func TestAnthropicDirectTurn(t *testing.T) {
 	}
 	if bodies, err := c.Replay(context.Background(), res.TurnID); err != nil || string(bodies[1]) != reqs[1].Raw {
 		t.Fatalf("replay: %v", err)
+	}
+	// The next turn's first round repeats this one's up to its question:
+	// the receipt predicts that prefix, and it is marked.
+	next, err := c.Turn(context.Background(), user("thanks"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Receipt.CachePrefixTokens == 0 || !slices.Contains(cacheMarks(t, srv.Requests()[2].Raw), "user:remind me of the vault code") {
+		t.Errorf("next turn: predicted prefix %d, cache marks %q", next.Receipt.CachePrefixTokens, cacheMarks(t, srv.Requests()[2].Raw))
 	}
 }
 

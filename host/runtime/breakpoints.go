@@ -68,7 +68,9 @@ func (t *turn) breakpoints(kind string, cp Packed, sections, trailer []pack.Text
 // request of its kind: the turn's own last one for the kinds a turn sends
 // one after the other (planner attempts, respond rounds), else the
 // previous turn's first. (Model steps may run in parallel: which one came
-// last is not deterministic, and a request must be.)
+// last is not deterministic, and a request must be.) The turn's first
+// planner request, or first respond round, gives the receipt its
+// CachePrefixTokens: the tokens it shares with the previous turn's.
 func (t *turn) repeated(kind string, recipe []RecipeMessage) int {
 	sequential := kind == "planner" || kind == "respond"
 	t.mu.Lock()
@@ -80,9 +82,17 @@ func (t *turn) repeated(kind string, recipe []RecipeMessage) int {
 	if !inTurn {
 		prev = t.previousRecipes()[kind]
 	}
-	n := 0
+	n, tokens := 0, 0
 	for n < len(prev) && n < len(recipe) && prev[n].same(recipe[n]) {
+		tokens += recipe[n].Tokens
 		n++
+	}
+	if sequential && !inTurn {
+		t.mu.Lock()
+		if t.receipt.CachePrefixTokens == 0 {
+			t.receipt.CachePrefixTokens = tokens
+		}
+		t.mu.Unlock()
 	}
 	return n
 }

@@ -384,15 +384,6 @@ func externalize(r *Receipt, known func(ref string) bool) ([]store.DocPut, error
 	return puts, nil
 }
 
-// prefixTokens are the tokens of the leading messages a and b share.
-func prefixTokens(a, b []RecipeMessage) int {
-	n := 0
-	for i := 0; i < len(a) && i < len(b) && a[i].same(b[i]); i++ {
-		n += b[i].Tokens
-	}
-	return n
-}
-
 // WarmRef names one representation of one artifact version.
 type WarmRef struct {
 	Key     string `json:"key"`

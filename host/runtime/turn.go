@@ -511,12 +511,8 @@ func (t *turn) composePlanner(ctx context.Context, parts []plan.PromptPart, base
 	if err != nil {
 		return req, err
 	}
-	previous := t.previousRecipes()["planner"]
 	t.mu.Lock()
 	t.composed = &cc
-	if t.receipt.CachePrefixTokens == 0 {
-		t.receipt.CachePrefixTokens = prefixTokens(previous, cc.recipe)
-	}
 	t.mu.Unlock()
 	return req, nil
 }
