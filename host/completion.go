@@ -149,7 +149,7 @@ func (m providerModels) Complete(ctx context.Context, call plan.ModelCall) (plan
 	if err != nil {
 		return plan.ModelResult{}, err
 	}
-	return plan.ModelResult{Text: resp.Content, Reasoning: resp.Reasoning, Model: resp.Model, ToolCalls: resp.ToolCalls,
+	return plan.ModelResult{Text: resp.Content, Reasoning: resp.Reasoning, ReasoningSignature: resp.ReasoningSignature, Model: resp.Model, ToolCalls: resp.ToolCalls,
 		Usage: plan.Usage(resp.Usage), FinishReason: resp.FinishReason, RequestBody: resp.RequestBody}, nil
 }
 

@@ -76,9 +76,14 @@ type Message struct {
 	ToolCallID string     // the call a tool result answers
 
 	// Reasoning is the assistant's reasoning, when a provider returned it.
-	// It is kept in histories but neither sent nor counted: DeepSeek rejects
-	// reasoning_content in input messages.
+	// It is kept in histories but, unsigned, neither sent nor counted:
+	// DeepSeek rejects reasoning_content in input messages.
 	Reasoning string
+	// ReasoningSignature is the provider's signature of Reasoning
+	// (Anthropic's signed thinking block, which the API wants back before
+	// the tool calls it led to). A signed reasoning is counted, and sent by
+	// the dialects that take it back; the OpenAI body never carries it.
+	ReasoningSignature string
 }
 
 // Content part types.

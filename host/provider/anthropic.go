@@ -24,8 +24,9 @@ import (
 //     requires; text and image parts (an https URL, or a data: URL sent
 //     as base64), an assistant's tool calls as tool_use blocks with their
 //     arguments as input (arguments that are not a JSON object are sent
-//     as {"arguments": TEXT}); empty text is left out, and so is a
-//     message with nothing left;
+//     as {"arguments": TEXT}), led by its signed reasoning as a thinking
+//     block; empty text is left out, and so is a message with nothing
+//     left;
 //   - tools with input_schema (an empty schema is an object without
 //     properties), max_tokens always (Options.MaxTokens when the request
 //     sets none), temperature, top_p, stop_sequences, then Extra (metadata,
@@ -36,7 +37,8 @@ import (
 //
 // A seed or a response format other than text cannot be expressed and is
 // refused before anything is sent. Answers decode to one [Response]:
-// text blocks as the content, thinking blocks as the reasoning, tool_use
+// text blocks as the content, thinking blocks as the reasoning (with
+// their signature, to be sent back with the tool calls), tool_use
 // blocks as tool calls; stop reasons in the chat-completions vocabulary
 // (end_turn and stop_sequence are stop, max_tokens is length, tool_use is
 // tool_calls, refusal is content_filter, others as sent); the usage's
@@ -109,6 +111,8 @@ type anthropicMessage struct {
 // types are left empty.
 type anthropicBlock struct {
 	Type         string          `json:"type"`
+	Thinking     string          `json:"thinking,omitempty"`
+	Signature    string          `json:"signature,omitempty"`
 	Text         string          `json:"text,omitempty"`
 	Source       *imageSource    `json:"source,omitempty"`
 	ID           string          `json:"id,omitempty"`
@@ -294,6 +298,9 @@ func messageBlocks(m *tokenizer.Message, field string) ([]*anthropicBlock, error
 		}
 		return []*anthropicBlock{tr}, nil
 	case tokenizer.RoleAssistant:
+		if m.ReasoningSignature != "" { // the signed thinking that led to this turn, first
+			content = append([]*anthropicBlock{{Type: "thinking", Thinking: m.Reasoning, Signature: m.ReasoningSignature}}, content...)
+		}
 		for _, tc := range m.ToolCalls {
 			content = append(content, &anthropicBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: toolInput(tc.Function.Arguments)})
 		}
@@ -348,12 +355,13 @@ type anthropicReply struct {
 
 // anthropicOutput is a content block of an answer.
 type anthropicOutput struct {
-	Type     string          `json:"type"`
-	Text     string          `json:"text"`
-	Thinking string          `json:"thinking"`
-	ID       string          `json:"id"`
-	Name     string          `json:"name"`
-	Input    json.RawMessage `json:"input"`
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	Signature string          `json:"signature"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
 }
 
 // anthropicUsage is the usage object: input_tokens excludes the tokens
@@ -467,6 +475,7 @@ func (anthropicMessages) decodeResponse(body []byte, status int, sec secrets) (R
 			text.WriteString(b.Text)
 		case "thinking":
 			reasoning.WriteString(b.Thinking)
+			r.ReasoningSignature = b.Signature
 		case "tool_use":
 			r.ToolCalls = append(r.ToolCalls, toolCall(b.ID, b.Name, argumentsText(b.Input)))
 		}
@@ -507,6 +516,7 @@ type anthropicEvent struct {
 		Text        string  `json:"text"`
 		PartialJSON string  `json:"partial_json"`
 		Thinking    string  `json:"thinking"`
+		Signature   string  `json:"signature"`
 		StopReason  *string `json:"stop_reason"`
 	} `json:"delta"`
 	Usage *anthropicUsage `json:"usage"`
@@ -548,6 +558,8 @@ func (a *anthropicStream) event(s *streamState, data []byte) (bool, error) {
 			return false, s.emit(Delta{Kind: DeltaText, Text: d.Text})
 		case d.Type == "thinking_delta" && d.Thinking != "":
 			return false, s.emit(Delta{Kind: DeltaReasoning, Text: d.Thinking})
+		case d.Type == "signature_delta":
+			s.asm.resp.ReasoningSignature += d.Signature
 		case d.Type == "input_json_delta":
 			t := a.tools[ev.Index]
 			if t == nil || d.PartialJSON == "" {

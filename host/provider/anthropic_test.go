@@ -26,7 +26,7 @@ func anthropicRequest() tokenizer.Request {
 			{Role: tokenizer.RoleSystem, Content: "Pinned: the deploy is on Friday."},
 			{Role: tokenizer.RoleUser, Parts: []tokenizer.Part{tokenizer.TextPart("What is this?"),
 				tokenizer.ImagePart("data:image/png;base64,iVBORw0K", tokenizer.DetailLow), tokenizer.ImagePart("https://example.org/a.png", "")}},
-			{Role: tokenizer.RoleAssistant, Content: "Let me look.", ToolCalls: []tokenizer.ToolCall{
+			{Role: tokenizer.RoleAssistant, Content: "Let me look.", Reasoning: "A word: look it up.", ReasoningSignature: "sig-1", ToolCalls: []tokenizer.ToolCall{
 				{ID: "toolu_1", Function: tokenizer.FunctionCall{Name: "lookup", Arguments: `{"q": "a"}`}},
 				{ID: "toolu_2", Function: tokenizer.FunctionCall{Name: "now", Arguments: ""}}}},
 			{Role: tokenizer.RoleTool, ToolCallID: "toolu_1", Content: "a is a letter"},
@@ -48,7 +48,8 @@ func anthropicRequest() tokenizer.Request {
 
 // TestAnthropicBody pins the Messages body: system blocks, one user turn
 // for consecutive tool results (and the system note and question after
-// them), images as base64 or url sources, tool_use inputs as objects,
+// them), images as base64 or url sources, the signed thinking before the
+// tool calls it led to, tool_use inputs as objects,
 // input_schema, cache_control on the blocks ending the breakpoints,
 // max_tokens, stop_sequences, Extra in key order, stream last.
 func TestAnthropicBody(t *testing.T) {
@@ -61,7 +62,7 @@ func TestAnthropicBody(t *testing.T) {
 		`"system":[{"type":"text","text":"Be brief."},{"type":"text","text":"Pinned: the deploy is on Friday.","cache_control":{"type":"ephemeral","ttl":"1h"}}],` +
 		`"messages":[` +
 		`{"role":"user","content":[{"type":"text","text":"What is this?"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0K"}},{"type":"image","source":{"type":"url","url":"https://example.org/a.png"}}]},` +
-		`{"role":"assistant","content":[{"type":"text","text":"Let me look."},{"type":"tool_use","id":"toolu_1","name":"lookup","input":{"q":"a"}},{"type":"tool_use","id":"toolu_2","name":"now","input":{}}]},` +
+		`{"role":"assistant","content":[{"type":"thinking","thinking":"A word: look it up.","signature":"sig-1"},{"type":"text","text":"Let me look."},{"type":"tool_use","id":"toolu_1","name":"lookup","input":{"q":"a"}},{"type":"tool_use","id":"toolu_2","name":"now","input":{}}]},` +
 		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"a is a letter"},{"type":"tool_result","tool_use_id":"toolu_2","content":"noon","cache_control":{"type":"ephemeral","ttl":"1h"}},` +
 		`{"type":"text","text":"Note: sequences 1..3 may be absent."},{"type":"text","text":"And so?"}]}],` +
 		`"tools":[{"name":"lookup","description":"Look up a word.","input_schema":{"type":"object","properties":{"q":{"type":"string"}}}},{"name":"now","input_schema":{"type":"object","properties":{}}}],` +
@@ -157,7 +158,7 @@ func TestAnthropicComplete(t *testing.T) {
 		u.CacheWriteTokens != su.CacheWrite || su.CacheWrite == 0 || u.CompletionTokens != 11 || u.TotalTokens != su.Prompt()+11 {
 		t.Errorf("usage = %v, want the server's %+v (input, read and written) and 11 output tokens", u, su)
 	}
-	want := provider.Response{Content: "Looking.", Reasoning: "first, the tool", FinishReason: "tool_calls", Model: "claude-test", ID: "msg_0",
+	want := provider.Response{Content: "Looking.", Reasoning: "first, the tool", ReasoningSignature: "sig", FinishReason: "tool_calls", Model: "claude-test", ID: "msg_0",
 		ToolCalls: []tokenizer.ToolCall{{ID: "toolu_9", Type: "function", Function: tokenizer.FunctionCall{Name: "lookup", Arguments: `{"q":"b"}`}}}, Usage: u}
 	if got := withoutBody(resp); !reflect.DeepEqual(got, want) {
 		t.Errorf("Complete =\n%+v\nwant\n%+v", got, want)
@@ -190,7 +191,7 @@ func TestAnthropicStream(t *testing.T) {
 	if len(args) != 4 {
 		t.Errorf("argument fragments = %q, want two per call", args)
 	}
-	if resp.Content != "Two calls." || resp.Reasoning != "hmm" || resp.FinishReason != "tool_calls" || len(resp.ToolCalls) != 2 ||
+	if resp.Content != "Two calls." || resp.Reasoning != "hmm" || resp.ReasoningSignature != "sig" || resp.FinishReason != "tool_calls" || len(resp.ToolCalls) != 2 ||
 		resp.ToolCalls[0].Function.Arguments != `{"query":"lease","max_results":3}` || resp.ToolCalls[1].ID != "toolu_b" ||
 		resp.ToolCalls[1].Function.Arguments != `{"sequence":4}` {
 		t.Errorf("Stream = %+v", withoutBody(resp))

@@ -54,7 +54,7 @@ func (m clientModels) Complete(ctx context.Context, call plan.ModelCall) (plan.M
 	} else {
 		resp, err = m.p.Complete(ctx, call.Request)
 	}
-	return plan.ModelResult{Text: resp.Content, Reasoning: resp.Reasoning, Model: resp.Model, ToolCalls: resp.ToolCalls,
+	return plan.ModelResult{Text: resp.Content, Reasoning: resp.Reasoning, ReasoningSignature: resp.ReasoningSignature, Model: resp.Model, ToolCalls: resp.ToolCalls,
 		Usage: plan.Usage(resp.Usage), FinishReason: resp.FinishReason, RequestBody: resp.RequestBody}, err
 }
 
@@ -158,13 +158,15 @@ func TestAnthropicPlannerTurns(t *testing.T) {
 
 // TestAnthropicDirectTurn: a direct turn streams over the Messages API
 // with native tools: the model's tool_use (its input streamed as
-// input_json_delta) runs history_search, the next round sends the call
-// and its result in one assistant and one user turn, marked for the
-// cache at its end, and the streamed answer is stored with the calls.
+// input_json_delta, after a thinking block) runs history_search, the next
+// round sends the signed thinking and the call in one assistant turn and
+// the result in one user turn, marked for the cache at its end, replay
+// renders it again, and the streamed answer is stored with the calls.
 func TestAnthropicDirectTurn(t *testing.T) {
 	_, srv, p := anthropicServer(t, providertest.AnthropicOptions{Reply: func(call int, _ map[string]any) providertest.AnthropicReply {
 		if call == 0 {
-			return providertest.AnthropicReply{ToolUses: []providertest.ToolUse{{ID: "toolu_1", Name: "history_search", Input: `{"query":"vault code","max_results":1}`}}}
+			return providertest.AnthropicReply{Thinking: "The code is older than the window: search.",
+				ToolUses: []providertest.ToolUse{{ID: "toolu_1", Name: "history_search", Input: `{"query":"vault code","max_results":1}`}}}
 		}
 		return providertest.AnthropicReply{Text: "It is ZEPHYR-4471."}
 	}})
@@ -206,7 +208,8 @@ func TestAnthropicDirectTurn(t *testing.T) {
 	}
 	n := len(second.Messages)
 	call, result := second.Messages[n-2], second.Messages[n-1]
-	if call.Role != "assistant" || call.Content[0]["type"] != "tool_use" || call.Content[0]["id"] != "toolu_1" ||
+	if call.Role != "assistant" || call.Content[0]["type"] != "thinking" || call.Content[0]["signature"] != "sig" ||
+		call.Content[1]["type"] != "tool_use" || call.Content[1]["id"] != "toolu_1" ||
 		result.Role != "user" || result.Content[len(result.Content)-1]["type"] != "tool_result" || result.Content[len(result.Content)-1]["tool_use_id"] != "toolu_1" {
 		t.Fatalf("the last round ends with %+v then %+v", call, result)
 	}

@@ -292,8 +292,12 @@ type RecipeMessage struct {
 	Role string   `json:"role,omitempty"`
 	Text string   `json:"text,omitempty"`
 	// Message is a literal message that text cannot carry (tool calls,
-	// parts): a plan step's request as the plan built it.
-	Message *tokenizer.Message `json:"message,omitempty"`
+	// parts): a plan step's request as the plan built it. Its signed
+	// reasoning, which its JSON (the wire form) leaves out, is kept beside
+	// it.
+	Message            *tokenizer.Message `json:"message,omitempty"`
+	Reasoning          string             `json:"reasoning,omitempty"`
+	ReasoningSignature string             `json:"reasoning_signature,omitempty"`
 	// Ref is the SHA-256 of a literal message kept once per conversation
 	// (the planner's instructions, a system prompt: the same in every
 	// turn) instead of in each receipt: see [externalize].
@@ -317,8 +321,17 @@ func (m RecipeMessage) same(o RecipeMessage) bool {
 	if a != "" || b != "" {
 		return a == b
 	}
-	return m.Role == o.Role && m.Text == o.Text && (m.Message == nil) == (o.Message == nil) &&
-		(m.Message == nil || reflect.DeepEqual(*m.Message, *o.Message))
+	return m.Role == o.Role && m.Text == o.Text && m.Reasoning == o.Reasoning && m.ReasoningSignature == o.ReasoningSignature &&
+		(m.Message == nil) == (o.Message == nil) && (m.Message == nil || reflect.DeepEqual(m.literal(), o.literal()))
+}
+
+// literal is a literal message with its signed reasoning.
+func (m RecipeMessage) literal() tokenizer.Message {
+	msg := *m.Message
+	if m.ReasoningSignature != "" {
+		msg.Reasoning, msg.ReasoningSignature = m.Reasoning, m.ReasoningSignature
+	}
+	return msg
 }
 
 // textCollection holds the literal messages recipes refer to by Ref,
@@ -336,8 +349,8 @@ func literalRef(m RecipeMessage) (string, []byte, error) {
 	switch {
 	case m.Ref != "":
 		return m.Ref, nil, nil
-	case m.Seq > 0 || m.Warm != nil:
-		return "", nil, nil
+	case m.Seq > 0 || m.Warm != nil || m.ReasoningSignature != "":
+		return "", nil, nil // a signed reasoning stays with its message
 	}
 	lit := m.Message
 	if lit == nil {
@@ -425,7 +438,7 @@ func recipeOf(cp Packed, sections, trailer []pack.TextSection) []RecipeMessage {
 			}
 			m := s.Message()
 			if len(m.ToolCalls) > 0 || m.ToolCallID != "" {
-				out = append(out, RecipeMessage{Message: &m}) // a direct turn's tool round
+				out = append(out, RecipeMessage{Message: &m, Reasoning: s.Reasoning, ReasoningSignature: s.ReasoningSignature}) // a direct turn's tool round
 			} else {
 				out = append(out, RecipeMessage{Role: m.Role, Text: m.Content})
 			}
@@ -461,7 +474,10 @@ func recipeOf(cp Packed, sections, trailer []pack.TextSection) []RecipeMessage {
 func literalRecipe(msgs []tokenizer.Message) []RecipeMessage {
 	out := make([]RecipeMessage, len(msgs))
 	for i := range msgs {
-		out[i] = RecipeMessage{Message: &msgs[i]}
+		out[i] = RecipeMessage{Message: &msgs[i], Reasoning: msgs[i].Reasoning, ReasoningSignature: msgs[i].ReasoningSignature}
+		if msgs[i].ReasoningSignature == "" {
+			out[i].Reasoning = "" // not sent, not kept
+		}
 	}
 	return out
 }
@@ -751,7 +767,7 @@ func (c Conversation) Replay(ctx context.Context, turnID string) ([][]byte, erro
 func (c Conversation) recipeMessage(m RecipeMessage, warm map[string]WarmArtifact) (tokenizer.Message, error) {
 	switch {
 	case m.Message != nil:
-		return *m.Message, nil
+		return m.literal(), nil
 	case m.Ref != "":
 		d, err := c.st.db.GetDoc(c.id, textCollection, m.Ref, 1)
 		if err != nil {
