@@ -415,12 +415,6 @@ func (u *anthropicUsage) usage() Usage {
 	return r
 }
 
-func (anthropicMessages) decodeUsage(raw json.RawMessage) (Usage, error) {
-	var u anthropicUsage
-	err := json.Unmarshal(raw, &u)
-	return u.usage(), err
-}
-
 // stopReason maps a stop reason to the chat-completions vocabulary.
 func stopReason(r string) string {
 	switch r {

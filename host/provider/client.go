@@ -53,9 +53,9 @@ type Options struct {
 	// key, such as OPENAI_API_KEY. The key is read through Getenv at the
 	// start of every Complete or Stream call, sent as "Authorization:
 	// Bearer" (anthropic: "x-api-key"), and never stored in the client, an
-	// error, a String() or a recording. An unset or empty variable fails the call with
-	// [KindMissingCredential]. Zero means no credential: no Authorization
-	// header is sent (local servers).
+	// error, a String() or a recording. An unset or empty variable fails
+	// the call with [KindMissingCredential]. Zero means no credential: no
+	// key is sent (local servers).
 	Credential string
 
 	// Getenv reads the credential (os.Getenv in production, a map lookup in
@@ -387,7 +387,7 @@ func (c *Client) send(ctx context.Context, body []byte, req *tokenizer.Request, 
 		a := attemptState{c: c, ctx: ctx, key: key, secrets: sec, model: req.Model, fn: fn}
 		resp, err := a.run(body, stream)
 		if a.sent {
-			traceAttempt(ctx, Attempt{Body: body, Dialect: c.dialect.Name(), Request: req, Status: a.status, Err: err})
+			traceAttempt(ctx, Attempt{Body: body, Dialect: c.dialect.Name(), Request: req, Stream: stream, Status: a.status, Err: err})
 		}
 		if err == nil {
 			return resp, nil
@@ -512,6 +512,7 @@ type Attempt struct {
 	// attempts of a call: read it, do not change it.
 	Dialect string
 	Request *tokenizer.Request
+	Stream  bool  // Body is a stream's
 	Status  int   // the HTTP status, 0 when no response arrived
 	Err     error // why the attempt failed ([*Error], or fn's own error); nil for a success
 }

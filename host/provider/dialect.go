@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
@@ -10,8 +9,9 @@ import (
 )
 
 // Dialect is a provider's wire format: how a [tokenizer.Request] becomes
-// the bytes of a request body, and how the answer — a whole body, an event
-// stream, a usage object — comes back as a [Response]. The request is the
+// the bytes of a request body, and how the answer — a whole body or an
+// event stream, with its usage object (each dialect has its own: usageJSON
+// for chat completions, anthropicUsage) — comes back as a [Response]. The request is the
 // same for every dialect (the packer renders it, the tokenizer counts it);
 // only the bytes differ. A [Client] speaks one dialect, chosen by
 // Options.API; a receipt records its name, and a replay renders the same
@@ -47,8 +47,6 @@ type Dialect interface {
 	decodeResponse(body []byte, status int, sec secrets) (Response, error)
 	// newStream returns the decoder of one event stream.
 	newStream() streamDecoder
-	// decodeUsage reads the dialect's usage object.
-	decodeUsage(raw json.RawMessage) (Usage, error)
 }
 
 // streamDecoder turns the data of each server-sent event into Deltas,

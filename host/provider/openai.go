@@ -44,12 +44,6 @@ func (openAIChat) allowedOptions() []string {
 
 func (openAIChat) newStream() streamDecoder { return &openAIStream{} }
 
-func (openAIChat) decodeUsage(raw json.RawMessage) (Usage, error) {
-	var u Usage
-	err := json.Unmarshal(raw, &u)
-	return u, err
-}
-
 type wireResponse struct {
 	ID      string          `json:"id"`
 	Model   string          `json:"model"`

@@ -474,9 +474,9 @@ func recipeOf(cp Packed, sections, trailer []pack.TextSection) []RecipeMessage {
 func literalRecipe(msgs []tokenizer.Message) []RecipeMessage {
 	out := make([]RecipeMessage, len(msgs))
 	for i := range msgs {
-		out[i] = RecipeMessage{Message: &msgs[i], Reasoning: msgs[i].Reasoning, ReasoningSignature: msgs[i].ReasoningSignature}
-		if msgs[i].ReasoningSignature == "" {
-			out[i].Reasoning = "" // not sent, not kept
+		out[i] = RecipeMessage{Message: &msgs[i]}
+		if m := msgs[i]; m.ReasoningSignature != "" {
+			out[i].Reasoning, out[i].ReasoningSignature = m.Reasoning, m.ReasoningSignature
 		}
 	}
 	return out
@@ -488,26 +488,19 @@ func literalRecipe(msgs []tokenizer.Message) []RecipeMessage {
 // it; without a body, no HTTP provider sent it: the body a provider would
 // send).
 func callRecord(kind string, depth int, req tokenizer.Request, a provider.Attempt, cc composedCall, usage plan.Usage, prices provider.Prices) (ReceiptCall, error) {
-	params, stream, body := req, false, a.Body // the parameters as sent (model and all), without messages
+	params, stream, body := req, a.Stream, a.Body // the parameters as sent (model and all), without messages
 	if a.Request != nil {
 		params = *a.Request
 	}
 	params.Messages = nil
 	switch {
+	case a.Request != nil: // an HTTP attempt says what its body encodes
 	case body == nil:
 		b, err := provider.Body(&req, false)
 		if err != nil {
 			return ReceiptCall{}, err
 		}
 		body = b
-	case a.Request != nil:
-		var fields struct {
-			Stream bool `json:"stream"`
-		}
-		if err := json.Unmarshal(body, &fields); err != nil {
-			return ReceiptCall{}, err
-		}
-		stream = fields.Stream
 	default:
 		// Read the fields a provider set (its default model, its options)
 		// from the body, without decoding the messages.

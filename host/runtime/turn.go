@@ -507,7 +507,7 @@ func (t *turn) composePlanner(ctx context.Context, parts []plan.PromptPart, base
 	// completion fixes.
 	n := min(2, len(head)) // instructions, plan_grammar
 	sections := slices.Concat(head[:n], t.opts.Pack.Sections, head[n:])
-	req, cc, err := t.compose(ctx, "planner", t.provider(), sections, mergeUser(trailer), base, true)
+	req, cc, err := t.compose(ctx, "planner", t.provider(), sections, mergeUser(trailer), base)
 	if err != nil {
 		return req, err
 	}
@@ -654,10 +654,13 @@ func mergeUser(ss []pack.TextSection) []pack.TextSection {
 }
 
 // compose packs the conversation between sections and trailer under the
-// turn's ceiling, with base's response format and generation cap: the
-// request and the recipe that renders it again. The planner's pack is the
-// receipt's context (what decided the turn).
-func (t *turn) compose(ctx context.Context, kind, providerName string, sections, trailer []pack.TextSection, base tokenizer.Request, planner bool) (tokenizer.Request, composedCall, error) {
+// turn's ceiling, with base's response format and generation cap, for a
+// call of kind (planner, model or respond) to providerName: the request
+// (its cache breakpoints marked) and what its receipt entry needs. The
+// pack of a planner call or a respond round is the receipt's context
+// (what decided the turn).
+func (t *turn) compose(ctx context.Context, kind, providerName string, sections, trailer []pack.TextSection, base tokenizer.Request) (tokenizer.Request, composedCall, error) {
+	planner := kind != "model"
 	po := t.opts.Pack
 	if po.Policy.Window == pack.Stable {
 		po.StableStart = t.stableStart()
@@ -874,7 +877,7 @@ func (m turnModels) Complete(ctx context.Context, call plan.ModelCall) (plan.Mod
 	t := m.t
 	sent := call // as the plan built it
 	trailer, base := stepTrailer(call)
-	req, cc, err := t.compose(ctx, callKind(call), call.Provider, t.opts.Pack.Sections, trailer, base, call.Respond)
+	req, cc, err := t.compose(ctx, callKind(call), call.Provider, t.opts.Pack.Sections, trailer, base)
 	if err != nil {
 		return plan.ModelResult{}, err
 	}
