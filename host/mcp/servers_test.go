@@ -23,7 +23,9 @@ func newServers(t *testing.T, log *logLines, srvs ...mcp.Server) *mcp.Servers {
 	for _, s := range srvs {
 		conf[s.Name] = s
 	}
-	opts := &mcp.Options{Getenv: func(k string) string { return map[string]string{"TEST_TOKEN": "s3cret-token", "TEST_TEAM": "blue-team"}[k] }}
+	opts := &mcp.Options{Getenv: func(k string) string {
+		return map[string]string{"TEST_TOKEN": "s3cret-token", "TEST_TEAM": "blue-team"}[k]
+	}}
 	if log != nil {
 		opts.Logger = slog.New(log)
 	}
@@ -63,8 +65,8 @@ func TestCallResults(t *testing.T) {
 	for _, server := range []string{"local", "remote"} {
 		for _, tc := range []struct {
 			tool, args, text string
-			images          int
-			isError         bool
+			images           int
+			isError          bool
 		}{
 			{"echo", `{"text":"hi"}`, "echo: hi", 0, false},
 			{"image", ``, "a dot\n[image 1: image/png, 67 bytes]", 1, false},

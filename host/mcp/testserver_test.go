@@ -48,7 +48,9 @@ var tinyPNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x0
 func newTestServer() *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "rlmpl-test", Version: "1"}, nil)
 	object := map[string]any{"type": "object"}
-	text := func(s string) *sdk.CallToolResult { return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}} }
+	text := func(s string) *sdk.CallToolResult {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
+	}
 	srv.AddTool(&sdk.Tool{Name: "echo", Description: "Echoes its text.", InputSchema: map[string]any{"type": "object",
 		"properties": map[string]any{"text": map[string]any{"type": "string", "description": "what to echo"}}, "required": []any{"text"}}},
 		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
