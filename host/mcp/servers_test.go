@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rlmpl/rlmpl/host/mcp"
+	"github.com/rlmpl/rlmpl/host/mcp/mcptest"
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
@@ -61,7 +62,7 @@ func kindOf(err error) string {
 // TestCallResults: text, images, structured content and isError come back
 // as the model reads them and as they are kept, over both transports.
 func TestCallResults(t *testing.T) {
-	s := newServers(t, nil, stdioServer("local"), httpServer(t, "remote", newTestServer()))
+	s := newServers(t, nil, mcptest.Stdio("local"), mcptest.HTTP(t, "remote", mcptest.NewServer()))
 	for _, server := range []string{"local", "remote"} {
 		for _, tc := range []struct {
 			tool, args, text string
@@ -95,7 +96,7 @@ func TestCallResults(t *testing.T) {
 // log), and the connection still serves the next call.
 func TestHangIsBoundedByTimeout(t *testing.T) {
 	log := &logLines{}
-	srv := stdioServer("slow")
+	srv := mcptest.Stdio("slow")
 	srv.Timeout = 300 * time.Millisecond
 	s := newServers(t, log, srv)
 	_, err := s.Call(context.Background(), "slow", "hang", nil)
@@ -114,7 +115,7 @@ func TestHangIsBoundedByTimeout(t *testing.T) {
 // TestCallerCancels: a caller that gives up gets its own context's error
 // (a control signal), not a server error.
 func TestCallerCancels(t *testing.T) {
-	s := newServers(t, nil, stdioServer("local"))
+	s := newServers(t, nil, mcptest.Stdio("local"))
 	if _, err := s.Tools(context.Background(), "local"); err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestBrokenServers(t *testing.T) {
 		{"garbage", mcp.KindProtocol, "not MCP"},
 	} {
 		t.Run(tc.tool, func(t *testing.T) {
-			s := newServers(t, nil, stdioServer("flaky"))
+			s := newServers(t, nil, mcptest.Stdio("flaky"))
 			_, err := s.Call(context.Background(), "flaky", tc.tool, nil)
 			if kindOf(err) != tc.kind || !strings.Contains(err.Error(), tc.says) {
 				t.Fatalf("%s = %v, want %s saying %q", tc.tool, err, tc.kind, tc.says)
@@ -156,13 +157,13 @@ func TestBrokenServers(t *testing.T) {
 // TestBigResult: 5 MB of text arrive whole over stdio (the model sees an
 // excerpt; the runtime cuts it, see host/runtime).
 func TestBigResult(t *testing.T) {
-	s := newServers(t, nil, stdioServer("local"))
+	s := newServers(t, nil, mcptest.Stdio("local"))
 	res, err := s.Call(context.Background(), "local", "big", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Text) != 5<<20 {
-		t.Fatalf("big = %d bytes, want %d", len(res.Text), 5<<20)
+	if len(res.Text) != mcptest.BigSize {
+		t.Fatalf("big = %d bytes, want %d", len(res.Text), mcptest.BigSize)
 	}
 }
 
@@ -191,7 +192,7 @@ func TestStartFailures(t *testing.T) {
 func TestHTTPHeadersAreSecrets(t *testing.T) {
 	var mu sync.Mutex
 	var seen http.Header
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return newTestServer() }, nil)
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return mcptest.NewServer() }, nil)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		seen = r.Header.Clone()
@@ -219,8 +220,8 @@ func TestHTTPHeadersAreSecrets(t *testing.T) {
 // changed; a grant allows what it matched when first resolved, so a tool
 // the server adds later widens nothing; a new grant naming it does.
 func TestListChanges(t *testing.T) {
-	srv := newTestServer()
-	s := newServers(t, nil, httpServer(t, "remote", srv))
+	srv := mcptest.NewServer()
+	s := newServers(t, nil, mcptest.HTTP(t, "remote", srv))
 	ctx := context.Background()
 	names := func(ts *mcp.Toolset) string {
 		var out []string
@@ -281,7 +282,7 @@ func TestListChanges(t *testing.T) {
 // TestCeiling: a server whose granted definitions take more than its
 // ceiling is an error that names it and the numbers.
 func TestCeiling(t *testing.T) {
-	srv := httpServer(t, "remote", newTestServer())
+	srv := mcptest.HTTP(t, "remote", mcptest.NewServer())
 	srv.MaxToolTokens = 40
 	s := newServers(t, nil, srv)
 	reg, err := tokenizer.New(nil)

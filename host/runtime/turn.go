@@ -62,6 +62,9 @@ type TurnOptions struct {
 	// Cold its limits.
 	Handles *handle.Registry
 	Cold    handle.Limits
+	// MCP, when set, offers the tools of MCP servers its grants allow
+	// (see MCPTools).
+	MCP *MCPTools
 	// OnEvent, when set, sees the turn as it happens (see TurnEvent). It
 	// must not block; plan steps of parallel branches call it concurrently.
 	OnEvent func(TurnEvent)
@@ -226,12 +229,14 @@ type turn struct {
 	mu       sync.Mutex // protects the fields below: plan steps run in parallel
 	receipt  Receipt
 	ledger   *pack.Ledger
-	composed *composedCall       // the root planner request Compose just built
-	stable   int64               // window(stable): the start of this turn's window, once packed
-	rounds   []tokenizer.Message // a direct turn's tool calls and results, as last sent
-	sending  int                 // calls in send
-	idle     chan struct{}       // closed when sending drops to 0
-	ended    bool                // the turn failed: no call starts (settle)
+	composed *composedCall           // the root planner request Compose just built
+	stable   int64                   // window(stable): the start of this turn's window, once packed
+	rounds   []tokenizer.Message     // a direct turn's tool calls and results, as last sent
+	images   map[string][]store.Part // by tool call id: images of results, stored with them (mcp.go)
+	whole    map[string]string       // by tool call id: a result the model read an excerpt of (direct.go)
+	sending  int                     // calls in send
+	idle     chan struct{}           // closed when sending drops to 0
+	ended    bool                    // the turn failed: no call starts (settle)
 }
 
 func (t *turn) emit(ev TurnEvent) {
@@ -257,7 +262,7 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 			in.Capabilities = append(in.Capabilities, plan.Capability{Kind: "model", Name: p})
 		}
 	}
-	in.Compose = t.composePlanner
+	in.Compose, in.ToolResult = t.composePlanner, t.toolResult
 	if t.opts.Mode == ModeDirect {
 		in.Plan = plan.DirectPlan(in.Providers[0]) // checkMode: there is one
 	}
@@ -280,6 +285,11 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 	deps.Planner = recordingPlanner{t: t, inner: deps.Planner}
 	if deps.Models != nil {
 		deps.Models = turnModels{t: t, inner: deps.Models}
+	}
+	if t.opts.MCP != nil && len(t.opts.MCP.Grants) > 0 {
+		if err := t.offerMCP(ctx, &in, &deps); err != nil {
+			return TurnResult{}, err
+		}
 	}
 	if t.c.st.rt.tracer != nil {
 		deps.Contexts = tracedContexts{t: t, inner: deps.Contexts}

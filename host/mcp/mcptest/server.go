@@ -1,15 +1,18 @@
-package mcp_test
+// Package mcptest provides MCP servers for tests: the SDK's server with a
+// tool for every case ([NewServer]), over Streamable HTTP in the test's
+// process ([HTTP]) or over stdio in a child process ([Stdio]: the test
+// binary run again, so that a server can hang, exit mid-call or write
+// garbage for real; the package's TestMain must call [Main]).
+package mcptest
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,15 +20,14 @@ import (
 	"github.com/rlmpl/rlmpl/host/mcp"
 )
 
-// The test servers: the SDK's server, over Streamable HTTP in this
-// process, and over stdio in a child process (this test binary again,
-// with RLMPL_MCP_TEST_SERVER set), so a server can hang, exit mid-call or
-// write garbage for real.
+// serverEnv marks the test binary run as a stdio server.
+const serverEnv = "RLMPL_MCP_TEST_SERVER"
 
-func TestMain(m *testing.M) {
-	if os.Getenv("RLMPL_MCP_TEST_SERVER") != "" {
-		srv := newTestServer()
-		if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+// Main runs the tests, or, in the child process [Stdio] starts, serves
+// [NewServer] over stdio. Call it from TestMain.
+func Main(m *testing.M) {
+	if os.Getenv(serverEnv) != "" {
+		if err := NewServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, "test server:", err)
 			os.Exit(1)
 		}
@@ -34,18 +36,19 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// bigSize is the size of the big tool's result.
-const bigSize = 5 << 20
+// BigSize is the size of the big tool's result.
+const BigSize = 5 << 20
 
-// tinyPNG is a 1×1 PNG.
-var tinyPNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
+// TinyPNG is the image tool's image, a 1×1 PNG.
+var TinyPNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
 
-// newTestServer is a server with a tool for every case: echo, image,
-// structured, fail (isError), big (5 MB of text), hang (until
-// cancelled, then it says so on stderr), exit (the process ends
-// mid-call), garbage (a line that is not JSON on stdout), and grow (adds
-// a tool: tools/list_changed).
-func newTestServer() *sdk.Server {
+// NewServer is a server with a tool for every case: echo (its text
+// argument), image (text and a PNG), structured (structured content only),
+// fail (isError), big (BigSize bytes of text), hang (until cancelled,
+// then it says "hang: cancelled by the client" on stderr), exit (the
+// process ends mid-call, over stdio), garbage (a line that is not JSON on
+// stdout), and grow (adds the tool late: tools/list_changed).
+func NewServer() *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "rlmpl-test", Version: "1"}, nil)
 	object := map[string]any{"type": "object"}
 	text := func(s string) *sdk.CallToolResult {
@@ -62,7 +65,7 @@ func newTestServer() *sdk.Server {
 		})
 	srv.AddTool(&sdk.Tool{Name: "image", Description: "A tiny image.", InputSchema: object},
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "a dot"}, &sdk.ImageContent{MIMEType: "image/png", Data: tinyPNG}}}, nil
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "a dot"}, &sdk.ImageContent{MIMEType: "image/png", Data: TinyPNG}}}, nil
 		})
 	srv.AddTool(&sdk.Tool{Name: "structured", Description: "Structured content only.", InputSchema: object},
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -76,7 +79,7 @@ func newTestServer() *sdk.Server {
 		})
 	srv.AddTool(&sdk.Tool{Name: "big", Description: "Five megabytes of text.", InputSchema: object},
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			return text(strings.Repeat("lorem ipsum dolor sit amet ", bigSize/27+1)[:bigSize]), nil
+			return text(strings.Repeat("lorem ipsum dolor sit amet ", BigSize/27+1)[:BigSize]), nil
 		})
 	srv.AddTool(&sdk.Tool{Name: "hang", Description: "Never answers.", InputSchema: object},
 		func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -105,63 +108,18 @@ func newTestServer() *sdk.Server {
 	return srv
 }
 
-// stdioServer configures this test binary as a stdio server.
-func stdioServer(name string) mcp.Server {
+// Stdio configures the test binary as a stdio server called name.
+func Stdio(name string) mcp.Server {
 	exe, _ := os.Executable()
-	return mcp.Server{Name: name, Command: exe, Env: map[string]string{"RLMPL_MCP_TEST_SERVER": "1"}}
+	return mcp.Server{Name: name, Command: exe, Env: map[string]string{serverEnv: "1"}}
 }
 
-// httpServer serves srv over Streamable HTTP and configures it.
-func httpServer(t *testing.T, name string, srv *sdk.Server) mcp.Server {
+// HTTP serves srv over Streamable HTTP until the test ends and configures
+// it as name. NB: close the Servers using it first (register their Close
+// with t.Cleanup after calling HTTP): the server waits for their event
+// streams to end.
+func HTTP(t testing.TB, name string, srv *sdk.Server) mcp.Server {
 	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	t.Cleanup(ts.Close)
 	return mcp.Server{Name: name, URL: ts.URL}
 }
-
-// logLines collects log records.
-type logLines struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *logLines) Enabled(context.Context, slog.Level) bool { return true }
-func (l *logLines) Handle(_ context.Context, r slog.Record) error {
-	var b strings.Builder
-	b.WriteString(r.Message)
-	r.Attrs(func(a slog.Attr) bool {
-		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
-		return true
-	})
-	l.mu.Lock()
-	l.lines = append(l.lines, b.String())
-	l.mu.Unlock()
-	return nil
-}
-func (l *logLines) WithAttrs(as []slog.Attr) slog.Handler { return &withAttrs{l, as} }
-func (l *logLines) WithGroup(string) slog.Handler         { return l }
-
-func (l *logLines) has(s string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, line := range l.lines {
-		if strings.Contains(line, s) {
-			return true
-		}
-	}
-	return false
-}
-
-type withAttrs struct {
-	l  *logLines
-	as []slog.Attr
-}
-
-func (w *withAttrs) Enabled(ctx context.Context, lv slog.Level) bool { return true }
-func (w *withAttrs) Handle(ctx context.Context, r slog.Record) error {
-	r.AddAttrs(w.as...)
-	return w.l.Handle(ctx, r)
-}
-func (w *withAttrs) WithAttrs(as []slog.Attr) slog.Handler {
-	return &withAttrs{w.l, append(append([]slog.Attr{}, w.as...), as...)}
-}
-func (w *withAttrs) WithGroup(string) slog.Handler { return w }
