@@ -112,6 +112,7 @@ rlm_option(conversation_turn/4, on_event, callable, optional).
 rlm_option(conversation_turn/4, receipt, boolean, default(true)).
 rlm_option(conversation_turn/4, mode, oneof([planner, direct]), default(planner)).
 rlm_option(conversation_turn/4, max_tool_rounds, positive_integer, default(4)).
+rlm_option(conversation_turn/4, mcp, list, optional).
 rlm_option(conversation_turn_async/4, Name, Type, Default) :-
     rlm_option(conversation_turn/4, Name, Type, Default).
 rlm_option(conversation_receipts/3, history, boolean, default(false)).
@@ -159,6 +160,18 @@ rlm_option(Pred, Name, Type, Default) :-
     completion_option_(Pred, Name, Type, Default).
 rlm_option(completion_budget/1, Name, Type, optional) :-
     completion_budget_field_(Name, Type).
+rlm_option(mcp_server/3, command, text, optional).
+rlm_option(mcp_server/3, args, list(text), optional).
+rlm_option(mcp_server/3, env, list, optional).
+rlm_option(mcp_server/3, url, text, optional).
+rlm_option(mcp_server/3, headers, list, optional).
+rlm_option(mcp_server/3, credential, any, optional).
+rlm_option(mcp_server/3, timeout, positive_number, optional).
+rlm_option(mcp_server/3, start_timeout, positive_number, optional).
+rlm_option(mcp_server/3, max_tool_tokens, positive_integer, optional).
+rlm_option(mcp_server/3, start, oneof([first_use, session]), default(first_use)).
+rlm_option(mcp_tools/3, model, atom, optional).
+rlm_option(mcp_tools/3, encoding, atom, optional).
 rlm_option(provider/2, base_url, text, optional).
 rlm_option(provider/2, endpoint, text, optional).
 rlm_option(provider/2, credential, any, optional).

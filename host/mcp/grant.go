@@ -93,10 +93,11 @@ func ParseGrant(s string) (Grant, error) {
 			return Grant{}, fmt.Errorf("mcp: grant %q: name at least one tool after the colon, or none and no colon for all", s)
 		}
 	}
-	return g, g.validate()
+	return g, g.Validate()
 }
 
-func (g Grant) validate() error {
+// Validate checks the server's name and each tool name or pattern.
+func (g Grant) Validate() error {
 	if !serverName.MatchString(g.Server) {
 		return fmt.Errorf("mcp: grant: %q is not a server name", g.Server)
 	}
@@ -155,7 +156,7 @@ func (s *Servers) Grant(ctx context.Context, grants []Grant) (*Toolset, error) {
 	ts := &Toolset{servers: s}
 	seen := map[string]Tool{}
 	for _, g := range grants {
-		if err := g.validate(); err != nil {
+		if err := g.Validate(); err != nil {
 			return nil, err
 		}
 		listed, err := s.Tools(ctx, g.Server)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -11,7 +12,10 @@ import (
 	"github.com/rlmpl/rlmpl/host/mcp/mcptest"
 )
 
-func TestMain(m *testing.M) { mcptest.Main(m) }
+func TestMain(m *testing.M) {
+	mcptest.ServeChild()
+	os.Exit(m.Run())
+}
 
 // logLines collects log records.
 type logLines struct {

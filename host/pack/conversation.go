@@ -259,7 +259,7 @@ func excerpt(c tokenizer.Counter, t Turn, maxTokens int, template string) (token
 // runes a token (so a huge text costs a bounded count).
 func Prefix(c tokenizer.Counter, text string, maxTokens int) (string, int) {
 	runes := []rune(text[:min(len(text), 4*32*maxTokens)]) // a rune is at most 4 bytes
-	lo, hi := 0, min(len(runes), 32*maxTokens) // the prefix of lo runes fits; none longer than hi is tried
+	lo, hi := 0, min(len(runes), 32*maxTokens)             // the prefix of lo runes fits; none longer than hi is tried
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
 		if c.Count(string(runes[:mid])).Tokens <= maxTokens {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,10 @@ import (
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
-func TestMain(m *testing.M) { mcptest.Main(m) }
+func TestMain(m *testing.M) {
+	mcptest.ServeChild()
+	os.Exit(m.Run())
+}
 
 // mcpServers are servers for one test, closed at its end.
 func mcpServers(t *testing.T, srvs ...mcp.Server) *mcp.Servers {

@@ -2,7 +2,7 @@
 // tool for every case ([NewServer]), over Streamable HTTP in the test's
 // process ([HTTP]) or over stdio in a child process ([Stdio]: the test
 // binary run again, so that a server can hang, exit mid-call or write
-// garbage for real; the package's TestMain must call [Main]).
+// garbage for real; the package's TestMain must call [ServeChild]).
 package mcptest
 
 import (
@@ -23,17 +23,18 @@ import (
 // serverEnv marks the test binary run as a stdio server.
 const serverEnv = "RLMPL_MCP_TEST_SERVER"
 
-// Main runs the tests, or, in the child process [Stdio] starts, serves
-// [NewServer] over stdio. Call it from TestMain.
-func Main(m *testing.M) {
-	if os.Getenv(serverEnv) != "" {
-		if err := NewServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
-			fmt.Fprintln(os.Stderr, "test server:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+// ServeChild serves [NewServer] over stdio and exits when this process
+// is the child [Stdio] starts; otherwise it returns at once. Call it
+// first thing in TestMain.
+func ServeChild() {
+	if os.Getenv(serverEnv) == "" {
+		return
 	}
-	os.Exit(m.Run())
+	if err := NewServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "test server:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
 }
 
 // BigSize is the size of the big tool's result.
