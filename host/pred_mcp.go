@@ -17,14 +17,20 @@ import (
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
-// mcpServers are the session's MCP servers, made at first use from the
-// host's configuration.
+// MCPServers returns a new set of the configured MCP servers
+// (Options.MCPServers), none started, for a Go caller's session (the
+// CLI's chat): the caller closes it. Errors are *mcp.ConfigError.
+func (h *Host) MCPServers() (*mcp.Servers, error) {
+	o := h.opts
+	return mcp.New(o.MCPServers, &mcp.Options{Logger: o.Logger, Environ: o.Environ, Getenv: o.Getenv, Version: Version})
+}
+
+// mcpServers are the session's MCP servers, made at first use.
 func (s *Session) mcpServers() (*mcp.Servers, error) {
 	if s.mcp != nil {
 		return s.mcp, nil
 	}
-	o := s.host.opts
-	servers, err := mcp.New(o.MCPServers, &mcp.Options{Logger: o.Logger, Environ: o.Environ, Getenv: o.Getenv, Version: Version})
+	servers, err := s.host.MCPServers()
 	if err != nil {
 		return nil, err
 	}
