@@ -18,9 +18,27 @@ import (
 // them for the thread that awaits it (conversation_turn_await/3): its
 // submitter goes on running Prolog, which nothing else may do meanwhile.
 type callbacks struct {
-	mu sync.Mutex
-	c  *prolog.Call
-	q  *callQueue // non-nil for an async turn
+	mu     sync.Mutex
+	c      *prolog.Call
+	q      *callQueue // non-nil for an async turn
+	closed bool       // the call that served them has returned
+}
+
+// errCallbacksClosed is what a callback gets once the call that served
+// callbacks has returned (a plan step still running after its completion
+// was cancelled or timed out): the interpreter is someone else's now.
+var errCallbacksClosed = errors.New("host: a Prolog callback arrived after the call serving it returned")
+
+// close waits for the callback in progress, if any, and refuses later
+// ones: the synchronous call that serves them is about to use its Call
+// again, and the interpreter admits one caller.
+func (cb *callbacks) close() {
+	if cb.q != nil {
+		return // an async turn's queue is served by its await
+	}
+	cb.mu.Lock()
+	cb.closed = true
+	cb.mu.Unlock()
 }
 
 type callbacksKey struct{}
@@ -44,6 +62,9 @@ func (cb *callbacks) with(ctx context.Context, wait bool, fn func(c *prolog.Call
 	if cb.q == nil {
 		cb.mu.Lock()
 		defer cb.mu.Unlock()
+		if cb.closed {
+			return errCallbacksClosed
+		}
 		fn(cb.c)
 		return nil
 	}

@@ -244,7 +244,9 @@ func (s *Session) contextDo(c *prolog.Call, pred string, op handle.Op, h engine.
 	if err := s.request(c, &req, args); err != nil {
 		return s.fail(c, out, string(op), err)
 	}
-	res, err := s.handles.Do(withCallbacks(c.Ctx, &callbacks{c: c}), ref, req, lim)
+	cb := &callbacks{c: c}
+	res, err := s.handles.Do(withCallbacks(c.Ctx, cb), ref, req, lim)
+	cb.close()
 	if err != nil {
 		return s.fail(c, out, string(op), err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/ichiban/prolog/engine"
 
 	"github.com/rlmpl/rlmpl/prolog"
+	"github.com/rlmpl/rlmpl/prolog/enginebench"
 )
 
 // BenchmarkNew: interpreter creation with rlmpl's flags, edges and prelude.
@@ -61,28 +62,30 @@ func BenchmarkBaselineLoop(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/call")
 }
 
-const nrev = `
-app([], L, L).
-app([H|T], L, [H|R]) :- app(T, L, R).
-nrev([], []).
-nrev([H|T], R) :- nrev(T, RT), app(RT, [H], R).
-range(N, N, [N]) :- !.
-range(I, N, [I|T]) :- I < N, I1 is I + 1, range(I1, N, T).
-bench(0) :- !.
-bench(K) :- range(1, 30, L), nrev(L, _), K1 is K - 1, bench(K1).
-`
+// nrevInterp returns an interpreter that consulted the nrev30 workload of
+// `rlmpl bench engine`: nrev30(K) reverses a 30-element list K times.
+func nrevInterp(b *testing.B) *prolog.Interpreter {
+	in := prolog.New(nil)
+	for _, w := range enginebench.Workloads() {
+		if w.Name == "nrev30" {
+			if err := in.Consult(context.Background(), "nrev.pl", w.Script()); err != nil {
+				b.Fatal(err)
+			}
+			return in
+		}
+	}
+	b.Fatal("no nrev30 workload")
+	return nil
+}
 
 // BenchmarkNrev30: naive reverse of 30 elements (496 logical inferences),
 // the classic LIPS measure, for comparison with other engines.
 func BenchmarkNrev30(b *testing.B) {
-	in := prolog.New(nil)
+	in := nrevInterp(b)
 	ctx := context.Background()
-	if err := in.Consult(ctx, "nrev.pl", nrev); err != nil {
-		b.Fatal(err)
-	}
 	const reps = 20
 	for b.Loop() {
-		if _, err := in.Once(ctx, "bench(20)"); err != nil {
+		if _, err := in.Once(ctx, "nrev30(20)"); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -94,12 +97,9 @@ func BenchmarkNrev30(b *testing.B) {
 // engine's Force on the same goal: nrev30 twenty times, then a
 // failure-driven loop of 1000 solutions (one hand-over per solution).
 func BenchmarkQueryDriver(b *testing.B) {
-	in := prolog.New(nil)
+	in := nrevInterp(b)
 	ctx := context.Background()
-	if err := in.Consult(ctx, "nrev.pl", nrev); err != nil {
-		b.Fatal(err)
-	}
-	for _, goal := range []string{"bench(20)", "between(1, 1000, _)"} {
+	for _, goal := range []string{"nrev30(20)", "between(1, 1000, _)"} {
 		b.Run("host/"+goal, func(b *testing.B) {
 			for b.Loop() {
 				q, err := in.Query(ctx, goal)

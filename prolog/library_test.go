@@ -200,6 +200,16 @@ func TestPrintMessage(t *testing.T) {
 	if errOut.String() != want || out.Len() != 0 {
 		t.Errorf("stderr:\n%s\nwant:\n%s\nstdout: %q", errOut.String(), want, out.String())
 	}
+	// A record that carries its message (an rlmpl error reason, bare or in
+	// its error(Reason) outcome) reads as one line, not "Unknown message".
+	for _, g := range []string{
+		`message_to_codes(error(conversation_error([kind(not_found), message("no conversation x")])), error, C), atom_codes(R, C)`,
+		`message_to_codes(conversation_error([message("no conversation x"), detail(f(y))]), error, C), atom_codes(R, C)`,
+	} {
+		if got := solve(t, in, g); got != "'conversation_error: no conversation x'" {
+			t.Errorf("%s = %s", g, got)
+		}
+	}
 	if got := solve(t, in, "message_to_codes(hello(x), error, C), atom_codes(R, C)"); got != `'Hello, x!\nBye'` {
 		t.Errorf("message_to_codes: %s", got)
 	}

@@ -11,8 +11,13 @@ import (
 // Message renders an exception term the way SWI-Prolog's message system
 // does, without the "ERROR: " prefix: "atom_length/2: Type error: `integer'
 // expected, found `abc' (an atom)". Terms it does not know print as
-// "Unknown message: T".
+// "Unknown message: T". A record that carries its own message
+// (Tag([..., message(M), ...]), the reason of an error(Reason) outcome)
+// reads "Tag: M".
 func Message(in *Interpreter, ex engine.Term) string {
+	if line, ok := recordMessage(ex); ok {
+		return line
+	}
 	q := func(t engine.Term) string { return in.Describe(t, nil) }
 	c, ok := ex.(engine.Compound)
 	if !ok || c.Functor() != engine.NewAtom("error") || c.Arity() != 2 {
@@ -129,6 +134,38 @@ func indicatorText(in *Interpreter, t engine.Term) string {
 
 var atomMessage = engine.NewAtom("message")
 
+// recordMessage reads the line people need from a record term that says
+// its own message, Tag([..., message(M), ...]), or the outcome
+// error(Record) around one: "Tag: M" (the whole term is what the program
+// holds, and writeq prints it). False for any other term.
+func recordMessage(t engine.Term) (string, bool) {
+	if e, ok := t.(engine.Compound); ok && e.Functor() == engine.NewAtom("error") && e.Arity() == 1 {
+		t = e.Arg(0)
+	}
+	c, ok := t.(engine.Compound)
+	if !ok {
+		return "", false
+	}
+	r, ok, err := recordOf(c, nil)
+	if !ok || err != nil {
+		return "", false
+	}
+	for _, f := range r.Fields {
+		if f.Key != "message" {
+			continue
+		}
+		switch m := f.Value.(type) {
+		case string:
+			if m != "" {
+				return r.Tag + ": " + m, true
+			}
+		case Atom:
+			return r.Tag + ": " + string(m), true
+		}
+	}
+	return "", false
+}
+
 // messageText renders Term as message lines, one string per line.
 func messageText(c *Call, term engine.Term) ([]string, error) {
 	lines := engine.NewVariable()
@@ -139,12 +176,7 @@ func messageText(c *Call, term engine.Term) ([]string, error) {
 		elems = []engine.Term{engine.NewAtom("-").Apply(f.Arg(0), f.Arg(1))} // SWI's format(Format, Args) message
 	}
 	if elems == nil {
-		t := Resolved(term, c.Env)
-		text := Message(c.In, t)
-		if e, ok := t.(engine.Compound); !ok || e.Functor() != engine.NewAtom("error") || e.Arity() != 2 {
-			text = "Unknown message: " + c.In.Describe(t, nil)
-		}
-		return strings.Split(text, "\n"), nil
+		return strings.Split(Message(c.In, Resolved(term, c.Env)), "\n"), nil
 	}
 	var (
 		out []string
