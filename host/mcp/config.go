@@ -224,6 +224,9 @@ func ParseConfig(path string, data []byte) (map[string]Server, error) {
 		}
 		return nil, &ConfigError{Field: "config", Message: fmt.Sprintf("%s: %v", path, err)}
 	}
+	if typ := md.Type("mcp"); typ != "" && typ != "Hash" {
+		return nil, &ConfigError{Field: "config", Message: fmt.Sprintf("%s: mcp must hold tables ([mcp.NAME])", path)}
+	}
 	for _, k := range md.Undecoded() {
 		if len(k) < 2 || k[0] != "mcp" {
 			continue // another package's key

@@ -3,11 +3,13 @@ package mcp_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -309,5 +311,32 @@ func TestCeiling(t *testing.T) {
 	var ce *mcp.CeilingError
 	if !errors.As(err, &ce) || ce.Server != "remote" || ce.Tools != 9 || ce.Limit != 40 || ce.Tokens <= 40 {
 		t.Fatalf("all tools: %v", err)
+	}
+}
+
+// TestStartAndClose: Start starts a server before its first use (its
+// stderr reaches the log with no call made), Close stops its process,
+// and nothing is used after Close.
+func TestStartAndClose(t *testing.T) {
+	log := &logLines{}
+	s := newServers(t, log, mcptest.Stdio("local"))
+	s.Start("local")
+	var pid int
+	eventually(t, "the server says its pid", func() bool {
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		for _, l := range log.lines {
+			if i := strings.Index(l, "test server: pid "); i >= 0 {
+				fmt.Sscanf(l[i:], "test server: pid %d", &pid)
+			}
+		}
+		return pid > 0
+	})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the server's process ends", func() bool { return syscall.Kill(pid, 0) != nil })
+	if _, err := s.Tools(context.Background(), "local"); !errors.Is(err, mcp.ErrClosed) {
+		t.Fatalf("after Close: %v", err)
 	}
 }

@@ -24,12 +24,13 @@ import (
 const serverEnv = "RLMPL_MCP_TEST_SERVER"
 
 // ServeChild serves [NewServer] over stdio and exits when this process
-// is the child [Stdio] starts; otherwise it returns at once. Call it
-// first thing in TestMain.
+// is the child [Stdio] starts (it first says "test server: pid N" on
+// stderr); otherwise it returns at once. Call it first thing in TestMain.
 func ServeChild() {
 	if os.Getenv(serverEnv) == "" {
 		return
 	}
+	fmt.Fprintf(os.Stderr, "test server: pid %d\n", os.Getpid()) // for tests of its end
 	if err := NewServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "test server:", err)
 		os.Exit(1)
