@@ -95,10 +95,16 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		if err != nil {
 			return failed(stderr, "rlmpl chat", err)
 		}
-		tools = &runtime.MCPTools{Servers: servers, Grants: grants}
+		// The servers start with the chat, before its first line: one that
+		// does not come up, or a grant of a tool it does not list, ends the
+		// chat here, before anything is written.
 		for _, g := range grants {
-			servers.Start(g.Server) // they start with the chat, the first turn waits for them
+			servers.Start(g.Server) // side by side
 		}
+		if _, err := servers.Grant(ctx, grants); err != nil {
+			return failed(stderr, "rlmpl chat", err)
+		}
+		tools = &runtime.MCPTools{Servers: servers, Grants: grants}
 	}
 	// Configuration is checked above, before the store or the
 	// conversation is created.

@@ -83,8 +83,8 @@ func TestMCPList(t *testing.T) {
 // TestChatMCP: `rlmpl chat --direct --mcp local:echo` offers the granted
 // tool (and no other of the server), the model's call reaches the server,
 // the result is stored and the turn replays; /receipt names the server
-// and the call; a grant of an unconfigured server fails before anything
-// is written.
+// and the call; a grant of an unconfigured server, or of a tool the
+// server does not list, fails before anything is written.
 func TestChatMCP(t *testing.T) {
 	mcpConfig(t, "")
 	srv := providertest.NewServer(
@@ -127,5 +127,12 @@ func TestChatMCP(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(state); len(entries) != 0 {
 		t.Fatalf("a failed configuration wrote %d entries", len(entries))
+	}
+	_, errs, code = rlmpl(t, "chat", "--mcp", "local:nosuch", "--state", state, "--conv", "demo", "--provider", "local", "--base-url", srv.BaseURL())
+	if code != 1 || !strings.Contains(errs, "unknown_tool") {
+		t.Fatalf("a grant of a tool the server does not list: %d %s", code, errs)
+	}
+	if entries, _ := os.ReadDir(state); len(entries) != 0 {
+		t.Fatalf("a grant the server refuses wrote %d entries", len(entries))
 	}
 }
