@@ -10,6 +10,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/rlmpl/rlmpl/host/handle"
 	"github.com/rlmpl/rlmpl/host/mcp"
@@ -376,5 +378,35 @@ func TestMCPCeiling(t *testing.T) {
 	}
 	if te.Receipt == nil || te.Receipt.Status != StatusFailed || len(te.Receipt.MCP) != 1 || te.Receipt.MCP[0].DefinitionTokens != ce.Tokens {
 		t.Fatalf("failed receipt = %+v", te.Receipt)
+	}
+}
+
+// TestMCPToolSpans: each MCP call of a traced turn is an execute_tool span
+// naming the function, the call, the server and its tool.
+func TestMCPToolSpans(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	servers := mcpServers(t, mcptest.Stdio("local"))
+	c := memConvWith(t, &Options{TracerProvider: tp})
+	m := &respondModels{replies: []plan.ModelResult{calls([2]string{"local__echo", `{"text":"traced"}`}), {Text: "ok"}}}
+	if _, err := c.Turn(context.Background(), user("trace it"), mcpTurn(m, servers, 20000, "local:echo")); err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]string
+	for _, s := range rec.Ended() {
+		if s.Name() != "execute_tool local__echo" {
+			continue
+		}
+		got = map[string]string{}
+		for _, kv := range s.Attributes() {
+			got[string(kv.Key)] = kv.Value.Emit()
+		}
+	}
+	want := map[string]string{"gen_ai.tool.name": "local__echo", "gen_ai.tool.call.id": "m1", "mcp.method.name": "tools/call",
+		"rlmpl.mcp.server": "local", "rlmpl.mcp.tool": "echo"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("span attribute %s = %q, want %q (all: %v)", k, got[k], v, got)
+		}
 	}
 }
