@@ -375,24 +375,8 @@ func (s *Session) providerSettings(c *prolog.Call, name string, list engine.Term
 		st.API = op.atom("api")
 	}
 	st.CacheTTL = op.text("cache_ttl")
-	if op.has("headers") {
-		st.Headers = map[string]string{}
-		elems, _ := c.List(op["headers"])
-		for _, e := range elems {
-			pair, isPair := c.Resolve(e).(engine.Compound)
-			if !isPair || pair.Functor().String() != "-" || pair.Arity() != 2 {
-				return st, prolog.TypeError("pair", prolog.Resolved(e, c.Env))
-			}
-			k, err := c.Text(pair.Arg(0))
-			if err != nil {
-				return st, err
-			}
-			v, err := c.Text(pair.Arg(1))
-			if err != nil {
-				return st, err
-			}
-			st.Headers[k] = v
-		}
+	if st.Headers, err = textPairs(c, op, "headers"); err != nil {
+		return st, err
 	}
 	if op.has("credential") {
 		cred, ok := credentialOf(c, op["credential"])

@@ -51,6 +51,10 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred4("openai_compatible_provider", "openai_compatible_provider(+Endpoint, +Credential, +Model, -Provider) is det", s.openaiCompatibleProvider),
 		prolog.Pred2("openrouter_provider", "openrouter_provider(?Model, -Provider) is det", s.openrouterProvider),
 
+		// MCP servers (pred_mcp.go)
+		prolog.Pred3("mcp_server", "mcp_server(+Name, +Options, -Outcome) is det", s.mcpServer),
+		prolog.Pred3("mcp_tools", "mcp_tools(+Server, +Options, -Outcome) is det", s.mcpTools),
+
 		// Plans (pred_plan.go)
 		prolog.Pred2("plan_parse", "plan_parse(+Input, -Outcome) is det", s.planParse),
 		prolog.Pred4("plan_validate", "plan_validate(+Plan, +Capabilities, +Budget, -Outcome) is det", s.planValidate),

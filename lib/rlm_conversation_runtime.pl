@@ -163,7 +163,24 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %       text as delta events, and is a call of kind respond in the
 %       receipt;
 %     - max_tool_rounds(N): the tool rounds of a direct turn (default 4);
-%       the request after the last offers no tools, so the model answers.
+%       the request after the last offers no tools, so the model answers;
+%     - mcp(Grants): tools of MCP servers (see mcp_server/3), each grant
+%       Server (every tool it lists) or Server-Tools (names, or patterns
+%       with * and ?, as atoms or text). What a grant allows is fixed the
+%       first time the session resolves it: a tool the server adds later
+%       is not offered. Each turn lists the servers' tools (cached until a
+%       server says its list changed) and grants tool(Server__Name) for
+%       each: a direct turn offers them as functions, charged in the tool
+%       stage as the request renders them; a planner sees their schemas
+%       and may call them in tool steps. A server whose granted
+%       definitions exceed its max_tool_tokens fails the turn
+%       (context_budget_failed(mcp_error([kind(ceiling_exceeded), ...])))
+%       rather than drop some. A call that times out, a server that exits
+%       or sends garbage, and a result marked as an error are tool errors
+%       the model reads; a result larger than context_tool_excerpt/2's
+%       share of the room is sent as an excerpt and stored whole. The
+%       receipt's mcp([...]) names each server, its tools, their tokens
+%       and every call.
 %
 %   Outcome is ok(conversation_turn_result([assistant(Rec), receipt(R),
 %   replayed(B), turn_id(T), user(Rec), value(V)])) or

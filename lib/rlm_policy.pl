@@ -28,6 +28,7 @@ Exports:
     context_utility/3             % ?Class, ?Base, ?PerSequence
     context_pinned_role/1         % ?Role
     context_excerpt/2             % -MaxTokens, -NoteTemplate
+    context_tool_excerpt/2        % -Percent, -NoteTemplate
     warm_fidelity/2               % ?Representation, ?Percent
     warm_signal_weight/2          % ?Kind, ?Weight
     context_boundary_template/1   % -Template
@@ -42,6 +43,7 @@ Hooks a program may define:
 :- dynamic(context_utility/3).
 :- dynamic(context_pinned_role/1).
 :- dynamic(context_excerpt/2).
+:- dynamic(context_tool_excerpt/2).
 :- dynamic(context_boundary_template/1).
 :- dynamic(direct_boundary_template/1).
 :- dynamic(context_no_reply_note/1).
@@ -110,6 +112,7 @@ rlm_option(conversation_turn/4, on_event, callable, optional).
 rlm_option(conversation_turn/4, receipt, boolean, default(true)).
 rlm_option(conversation_turn/4, mode, oneof([planner, direct]), default(planner)).
 rlm_option(conversation_turn/4, max_tool_rounds, positive_integer, default(4)).
+rlm_option(conversation_turn/4, mcp, list, optional).
 rlm_option(conversation_turn_async/4, Name, Type, Default) :-
     rlm_option(conversation_turn/4, Name, Type, Default).
 rlm_option(conversation_receipts/3, history, boolean, default(false)).
@@ -157,6 +160,18 @@ rlm_option(Pred, Name, Type, Default) :-
     completion_option_(Pred, Name, Type, Default).
 rlm_option(completion_budget/1, Name, Type, optional) :-
     completion_budget_field_(Name, Type).
+rlm_option(mcp_server/3, command, text, optional).
+rlm_option(mcp_server/3, args, list(text), optional).
+rlm_option(mcp_server/3, env, list, optional).
+rlm_option(mcp_server/3, url, text, optional).
+rlm_option(mcp_server/3, headers, list, optional).
+rlm_option(mcp_server/3, credential, any, optional).
+rlm_option(mcp_server/3, timeout, positive_number, optional).
+rlm_option(mcp_server/3, start_timeout, positive_number, optional).
+rlm_option(mcp_server/3, max_tool_tokens, positive_integer, optional).
+rlm_option(mcp_server/3, start, oneof([first_use, session]), default(first_use)).
+rlm_option(mcp_tools/3, model, atom, optional).
+rlm_option(mcp_tools/3, encoding, atom, optional).
 rlm_option(provider/2, base_url, text, optional).
 rlm_option(provider/2, endpoint, text, optional).
 rlm_option(provider/2, credential, any, optional).
@@ -295,6 +310,20 @@ context_pinned_role(system).
 %   Dynamic: a program may choose its own size and note.
 context_excerpt(1024,
     "[Excerpt: message {seq} has {total} tokens, too many for this context; the first {shown} are above. The whole message is item {item} of the cold history: read it with context(input(context), peek(item({item})), r), or find a passage with context(input(context), search(\"words\"), r).]").
+
+%!  context_tool_excerpt(-Percent, -NoteTemplate) is det.
+%
+%   A tool result of a direct turn's round (an MCP server's 5 MB answer)
+%   larger than Percent of the room under the request's ceiling (after
+%   the output reserve and the safety margin) is sent to the model as its
+%   first that many tokens, then NoteTemplate; the result is stored whole
+%   with the turn's answer, where later turns read it through the cold
+%   history (and, in their hot tail, as context_excerpt/2 says). In the
+%   template {tool} is the function called, {shown} and {total} the
+%   tokens shown and in the whole result. Dynamic: a program may choose
+%   its own share and note.
+context_tool_excerpt(25,
+    "[Excerpt: the result of {tool} has {total} tokens, too many for this context; the first {shown} are above. Call the tool again with narrower arguments to see another part. The whole result is stored with this turn's answer: later turns can find it in the cold history.]").
 
 %!  context_boundary_template(-Template) is det.
 %

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/rlmpl/rlmpl/host"
+	"github.com/rlmpl/rlmpl/host/mcp"
 	"github.com/rlmpl/rlmpl/host/provider"
 )
 
@@ -37,13 +38,15 @@ func providerConfigPath() string {
 	return filepath.Join(home, ".config", "rlmpl", "providers.toml")
 }
 
-// providerSetup hands opts its providers: the configuration file, parsed
-// (a missing file is no configuration), and os.Getenv. Every command that
+// providerSetup hands opts its providers and MCP servers: the
+// configuration file, parsed (a missing file is no configuration), the
+// environment and os.Getenv. Every command that
 // runs models calls it (run, repl, complete, chat). A broken file is an
 // error: a script should not silently run against another provider than
 // the one its user configured.
 func providerSetup(opts *host.Options) error {
 	opts.Getenv = os.Getenv
+	opts.Environ = os.Environ() // stdio MCP servers run in it
 	path := providerConfigPath()
 	if path == "" {
 		return nil
@@ -55,7 +58,10 @@ func providerSetup(opts *host.Options) error {
 	if err != nil {
 		return &provider.ConfigError{Field: "config", Message: err.Error()}
 	}
-	opts.ProviderConfig, err = provider.ParseConfig(path, data)
+	if opts.ProviderConfig, err = provider.ParseConfig(path, data); err != nil {
+		return err
+	}
+	opts.MCPServers, err = mcp.ParseConfig(path, data)
 	return err
 }
 

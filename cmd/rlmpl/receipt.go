@@ -213,6 +213,16 @@ func printReceipt(r runtime.Receipt, w io.Writer) {
 			fmt.Fprintf(w, "%s #%d ended: %s\n", c.Kind, c.Attempt, c.Error)
 		}
 	}
+	for _, m := range r.MCP {
+		fmt.Fprintf(w, "mcp %s: %s (definitions %d tokens, %s)\n", m.Server, strings.Join(m.Tools, ", "), m.DefinitionTokens, m.Method)
+		for _, c := range m.Calls {
+			status := c.Status
+			if c.Error != "" {
+				status += " (" + c.Error + ": " + c.Message + ")"
+			}
+			fmt.Fprintf(w, "  %s %s  %.0f ms\n", c.Tool, status, c.MS)
+		}
+	}
 	var steps []string
 	for _, s := range r.Trajectory {
 		steps = append(steps, s.Op+" "+s.Status)

@@ -56,6 +56,11 @@ type Input struct {
 	// MaxToolRounds bounds the tool rounds of a respond step; the request
 	// after the last round offers no tools. Zero means 4.
 	MaxToolRounds int
+	// ToolResult, when set, is what a respond step's model reads of a
+	// tool's result (its text, or its canonical JSON) for the call: a
+	// managed turn sends an excerpt of one too large for its ceiling. The
+	// output budget is charged what the model reads. Nil means the whole.
+	ToolResult func(call tokenizer.ToolCall, text string) string
 	// PlannerInstruction is appended to the planner prompt.
 	PlannerInstruction string
 	// Goal, when set, is what the prompt's Goal line says instead of the

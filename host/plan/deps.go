@@ -121,6 +121,22 @@ type Tools interface {
 	Call(ctx context.Context, name string, args any) (any, error)
 }
 
+type toolCallKey struct{}
+
+// withToolCallID marks ctx as running the model's tool call id.
+func withToolCallID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, toolCallKey{}, id)
+}
+
+// ToolCallID is the id of the model's tool call that a [Tools] call runs
+// (in a respond step), or "" (a plan's tool step): a Tools implementation
+// that keeps more of a result than the model reads (an image) keys it by
+// this id, which the tool message answering the call carries.
+func ToolCallID(ctx context.Context) string {
+	id, _ := ctx.Value(toolCallKey{}).(string)
+	return id
+}
+
 // Planner asks the planner model for a plan.
 type Planner interface {
 	Plan(ctx context.Context, req PlannerRequest) (PlannerReply, error)

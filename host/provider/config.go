@@ -180,6 +180,9 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 		return nil, &ConfigError{Field: "config", Message: fmt.Sprintf("%s: %v", path, err)}
 	}
 	for _, k := range md.Undecoded() {
+		if k[0] == "mcp" {
+			continue // the MCP servers' tables: host/mcp's ParseConfig reads them
+		}
 		name := k[len(k)-1]
 		field := "config"
 		if len(k) == 3 && k[0] == "providers" {

@@ -264,3 +264,12 @@ output = 0
 		}
 	}
 }
+
+// TestParseConfigLeavesMCPTables: the file's [mcp.NAME] tables are
+// host/mcp's (mcp.ParseConfig): they are no unknown key here.
+func TestParseConfigLeavesMCPTables(t *testing.T) {
+	cfg, err := provider.ParseConfig("p.toml", []byte("default = \"local\"\n[providers.local]\nbase_url = \"http://127.0.0.1:8080/v1\"\n\n[mcp.fs]\ncommand = \"npx\"\nargs = [\"-y\", \"x\"]\n"))
+	if err != nil || cfg.Default != "local" || len(cfg.Providers) != 1 {
+		t.Fatalf("ParseConfig = %+v, %v", cfg, err)
+	}
+}

@@ -280,9 +280,15 @@ func unanswered(r, next store.Record) bool {
 
 // ChatMessage is a stored message as the provider sees it: text, or
 // content parts, whose images the tokenizer charges by the model's image
-// rule (never as the text of their URL).
+// rule (never as the text of their URL). A tool's result is its text:
+// providers take no image in one (an MCP result's images are stored with
+// it; its text names them).
 func ChatMessage(m store.Message) tokenizer.Message {
 	tm := tokenizer.Message{Role: m.Role.String(), Name: m.Name, ToolCallID: m.ToolCallID, Content: m.Content.Text}
+	if m.Role == store.RoleTool && m.Content.IsParts() {
+		tm.Content = m.Content.PlainText()
+		m.Content.Parts = nil
+	}
 	for _, p := range m.Content.Parts {
 		if p.Type == store.PartText {
 			tm.Parts = append(tm.Parts, tokenizer.TextPart(p.Text))

@@ -49,13 +49,16 @@ type Receipt struct {
 	// CachePrefixTokens are the tokens of the leading messages the
 	// planner's request shares with the previous turn's: what a provider's
 	// prompt cache can reuse.
-	CachePrefixTokens int              `json:"cache_prefix_tokens"`
-	Calls             []ReceiptCall    `json:"calls"`
-	Plan              string           `json:"plan,omitempty"`
-	Trajectory        []ReceiptStep    `json:"trajectory,omitempty"`
-	Usage             plan.UsageTotals `json:"usage"`
-	Timings           ReceiptTimings   `json:"timings"`
-	CreatedAt         int64            `json:"created_at_ms,omitempty"`
+	CachePrefixTokens int           `json:"cache_prefix_tokens"`
+	Calls             []ReceiptCall `json:"calls"`
+	// MCP are the MCP servers whose tools the turn offered: the tools,
+	// what their definitions cost, and each call.
+	MCP        []ReceiptMCP     `json:"mcp,omitempty"`
+	Plan       string           `json:"plan,omitempty"`
+	Trajectory []ReceiptStep    `json:"trajectory,omitempty"`
+	Usage      plan.UsageTotals `json:"usage"`
+	Timings    ReceiptTimings   `json:"timings"`
+	CreatedAt  int64            `json:"created_at_ms,omitempty"`
 }
 
 // ReceiptResponse is what a model answered besides its text.

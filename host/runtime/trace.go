@@ -23,7 +23,8 @@ import (
 //	invoke_agent rlmpl            the turn (gen_ai.conversation.id, rlmpl.turn.id, totals, cost)
 //	├── pack                      each request composed (units, tokens per stage, solver status and work)
 //	├── chat {model}              each provider call (usage as reported, our count and its method, the request's SHA-256)
-//	├── execute_tool {name}       each tool a plan or a direct turn called
+//	├── execute_tool {name}       each tool a plan or a direct turn called (an MCP
+//	│                             tool's: rlmpl.mcp.server, rlmpl.mcp.tool)
 //	└── retrieval                 each cold-history search (hit sequences)
 //
 // Message content (requests, answers, tool arguments and results, search
@@ -38,6 +39,8 @@ const (
 	attrCacheCreation  = attribute.Key("gen_ai.usage.cache_creation.input_tokens") // the same count, by the name of semconv's registry
 	attrReasoning      = attribute.Key("gen_ai.usage.reasoning.output_tokens")
 	attrTurnID         = attribute.Key("rlmpl.turn.id")
+	attrMCPServer      = attribute.Key("rlmpl.mcp.server")
+	attrMCPTool        = attribute.Key("rlmpl.mcp.tool")
 	attrTurnStatus     = attribute.Key("rlmpl.turn.status")
 	attrTurnReplayed   = attribute.Key("rlmpl.turn.replayed")
 	attrTurnMode       = attribute.Key("rlmpl.turn.mode")
@@ -272,6 +275,14 @@ func (tt tracedTools) Call(ctx context.Context, name string, args any) (any, err
 	ctx, span := rt.tracer.Start(ctx, "execute_tool "+name, trace.WithAttributes(
 		semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolNameKey.String(name), semconv.GenAIToolTypeKey.String("function")))
 	defer span.End()
+	if id := plan.ToolCallID(ctx); id != "" {
+		span.SetAttributes(semconv.GenAIToolCallIDKey.String(id))
+	}
+	if m, ok := tt.inner.(mcpCalls); ok {
+		if server, tool, isMCP := m.origin(name); isMCP {
+			span.SetAttributes(semconv.McpMethodNameKey.String("tools/call"), attrMCPServer.String(server), attrMCPTool.String(tool))
+		}
+	}
 	if rt.opts.TraceContent {
 		span.SetAttributes(semconv.GenAIToolCallArgumentsKey.String(plan.Encode(args)))
 	}

@@ -62,6 +62,9 @@ type TurnOptions struct {
 	// Cold its limits.
 	Handles *handle.Registry
 	Cold    handle.Limits
+	// MCP, when set, offers the tools of MCP servers its grants allow
+	// (see MCPTools).
+	MCP *MCPTools
 	// OnEvent, when set, sees the turn as it happens (see TurnEvent). It
 	// must not block; plan steps of parallel branches call it concurrently.
 	OnEvent func(TurnEvent)
@@ -256,6 +259,8 @@ type turn struct {
 	composed *composedCall              // the root planner request Compose just built
 	stable   int64                      // window(stable): the start of this turn's window, once packed
 	rounds   []tokenizer.Message        // a direct turn's tool calls and results, as last sent
+	images   map[string][]store.Part    // by tool call id: images of results, stored with them (mcp.go)
+	whole    map[string]string          // by tool call id: a result the model read an excerpt of (direct.go)
 	sent     map[string][]RecipeMessage // the last request of each sequential kind (planner, respond), for its breakpoints
 	previous map[string][]RecipeMessage // the previous turn's first request of each kind; nil until read
 	sending  int                        // calls in send
@@ -286,7 +291,7 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 			in.Capabilities = append(in.Capabilities, plan.Capability{Kind: "model", Name: p})
 		}
 	}
-	in.Compose = t.composePlanner
+	in.Compose, in.ToolResult = t.composePlanner, t.toolResult
 	if t.opts.Mode == ModeDirect {
 		in.Plan = plan.DirectPlan(in.Providers[0]) // checkMode: there is one
 	}
@@ -309,6 +314,11 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 	deps.Planner = recordingPlanner{t: t, inner: deps.Planner}
 	if deps.Models != nil {
 		deps.Models = turnModels{t: t, inner: deps.Models}
+	}
+	if t.opts.MCP != nil && len(t.opts.MCP.Grants) > 0 {
+		if err := t.offerMCP(ctx, &in, &deps); err != nil {
+			return TurnResult{}, err
+		}
 	}
 	if t.c.st.rt.tracer != nil {
 		deps.Contexts = tracedContexts{t: t, inner: deps.Contexts}
