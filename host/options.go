@@ -223,6 +223,9 @@ func (s *Session) mustBe(c *prolog.Call, typ, v engine.Term) error {
 		}
 		_, err := s.options(c, "provider/2", p.Arg(1))
 		return err
+	case name == "properties":
+		_, err := c.List(optionList(c, v))
+		return err
 	case name == "callable":
 		_, err := c.Callable(v)
 		return err
