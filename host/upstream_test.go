@@ -37,7 +37,34 @@ type upstreamVerdict struct {
 // upstreamExpected lists every upstream test that does not pass, with its
 // reason; every other test must pass. A listed test that passes fails this
 // test too, so the list and docs/upstream.md stay true.
-var upstreamExpected = map[string]upstreamVerdict{}
+var upstreamExpected = map[string]upstreamVerdict{
+	// Not applicable: they call what rlmpl has no counterpart of.
+	"rlm_completion:midflight_cancellation_interrupts_pending_model": {true, "SWI threads and message queues"},
+	"rlm_completion:recursive_stats_accept_anonymous_dict_tag_without_false_cycle": {true,
+		"calls rlm_completion:recursive_plan_stats/2, module-internal"},
+
+	// Deliberate differences (docs/upstream.md, "Where upstream's tests differ").
+	"rlm_completion:anonymous_dict_child_is_representation_nonground": {false,
+		"an anonymous dict is a ground record here: the test checks SWI's dict representation"},
+	"rlm_context:unknown_and_malformed_handles_are_structured_errors": {false,
+		"a malformed handle throws type_error(context_handle, H): ISO errors for wrong types"},
+	"rlm_context:invalid_limits_fail_without_executing_context_operation": {false,
+		"max_bytes(0) throws type_error(positive_integer, 0): ISO errors for wrong types"},
+	"rlm_conversation_runtime:public_managed_turn_reuses_warm_but_never_auto_compacts": {false,
+		"a turn charges its planner's fixed sections (2,020 estimated tokens) against a 180-token ceiling; token_counter(C) refused"},
+	"rlm_conversation_runtime:managed_turn_exposes_boundary_without_mutating_old_messages": {false,
+		"a turn charges its planner's fixed sections (2,020 estimated tokens) against a 2,000-token ceiling; token_counter(C) refused"},
+	"rlm_conversation_cold:managed_turn_keeps_old_history_out_of_planner_prompt_but_can_search_it": {false,
+		"a turn charges its planner's fixed sections (2,020 estimated tokens) against a 120-token ceiling; token_counter(C) refused"},
+	"rlm_conversation:context_eviction_never_deletes_original_transcript": {false,
+		"the cold-history boundary is in every pack that leaves history out; upstream's lower-level pack has none (120 tokens)"},
+	"rlm_conversation_warm:tight_budget_selects_compact_warm_representation_and_keeps_hot_turn": {false,
+		"the cold-history boundary is in every pack that leaves history out; upstream's lower-level pack has none (150 tokens)"},
+	"rlm_conversation_cold:old_evicted_turn_remains_searchable_through_opaque_context": {false,
+		"fails on SWI too (assertion/1 drops the binding of Match); and the boundary (80 tokens)"},
+	"rlm_conversation_cold:persistent_conversation_can_reopen_new_cold_handle_without_transcript_copy": {false,
+		"fails on SWI too: assertion/1 drops the binding of Match"},
+}
 
 // TestUpstreamSuites runs upstream's own plunit files (github.com/
 // lost-rob0t/prolog-rlm, test/) under rlmpl's plunit, translated by
@@ -57,22 +84,7 @@ func TestUpstreamSuites(t *testing.T) {
 	if out == "" {
 		out = t.TempDir()
 	}
-	for _, f := range append(slices.Clone(upstreamFiles), upstreamSupport...) {
-		src, err := os.ReadFile(filepath.Join(dir, "test", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr, err := translateSWI(string(src))
-		if err != nil {
-			t.Fatalf("translating %s: %v", f, err)
-		}
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(out, f)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(out, f), []byte(tr), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	translateFiles(t, filepath.Join(dir, "test"), out, append(slices.Clone(upstreamFiles), upstreamSupport...))
 	var results []upstreamResult
 	for _, f := range upstreamFiles {
 		results = append(results, runUpstreamFile(t, out, f)...)
@@ -105,6 +117,45 @@ func TestUpstreamSuites(t *testing.T) {
 	fmt.Fprintf(&table, "\n%d of %d applicable tests pass; %d differ (documented), %d not applicable, %d failed\n",
 		counts["passed"], applicable, counts["differs"], counts["not applicable"], counts["FAILED"])
 	fmt.Print(table.String()) // go test -v shows it (make upstream-tests)
+}
+
+// TestUpstreamHarness runs an SWI-dialect plunit file of ours
+// (testdata/upstream) through the same translation and runner, so the
+// harness is tested where upstream's files are absent.
+func TestUpstreamHarness(t *testing.T) {
+	out := t.TempDir()
+	translateFiles(t, "../testdata/upstream", out, []string{"swi_style_test.pl"})
+	results := runUpstreamFile(t, out, "swi_style_test.pl")
+	if len(results) != 4 {
+		t.Fatalf("ran %d tests, want 4: %+v", len(results), results)
+	}
+	for _, r := range results {
+		if r.err != "" {
+			t.Errorf("%s: %s", r.name, r.err)
+		}
+	}
+}
+
+// translateFiles translates files (paths under src) into the same paths
+// under out.
+func translateFiles(t *testing.T, src, out string, files []string) {
+	t.Helper()
+	for _, f := range files {
+		text, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := translateSWI(string(text))
+		if err != nil {
+			t.Fatalf("translating %s: %v", f, err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(out, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(out, f), []byte(tr), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 type upstreamResult struct {

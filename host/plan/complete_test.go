@@ -685,3 +685,92 @@ func TestCancelCause(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestCompleteTrustedPlanWithoutContext(t *testing.T) {
+	// plan_run/5 with no context input: a trusted plan runs without one,
+	// and a plan that reads the context is refused before any step runs.
+	for _, tc := range []struct {
+		name, plan string
+		detail     string // "" for success
+	}{
+		{"no context step", `plan([tool(count_items, literal([1, 2]), n), final(var(n))])`, ""},
+		{"query only", `plan([final(input(query))])`, ""},
+		{"context step refused", `plan([tool(count_items, literal([1]), n), context(input(context), search("a"), h), final(var(h))])`,
+			"missing_input(context)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, needles)
+			in := e.input("q")
+			in.Context = ContextRef{}
+			in.Capabilities = MustCapabilities("tool(count_items)", "context(search)")
+			in.Tools = []ToolSchema{{Name: "count_items"}}
+			in.Plan = mustTerm(tc.plan)
+			out, err := Complete(t.Context(), in, e.deps())
+			if tc.detail == "" {
+				if err != nil || out.Value == nil {
+					t.Fatalf("Complete = %v, %v", out.Value, err)
+				}
+				return
+			}
+			if detailOf(err) != tc.detail || e.tools.count() != 0 {
+				t.Fatalf("Complete error = %v (tool calls %d), want %s before any step", err, e.tools.count(), tc.detail)
+			}
+		})
+	}
+	// A planner still needs a context: it is what the planner is told about.
+	e := newEnv(t, needles, `plan([final(literal(1))])`)
+	in := e.input("q")
+	in.Context = ContextRef{}
+	if _, err := Complete(t.Context(), in, e.deps()); kindOf(err) != KindCompletionFault {
+		t.Fatalf("Complete without a context or a plan = %v, want completion_fault", err)
+	}
+}
+
+// invalidPlanner answers with replies that are not plans, then a plan.
+type invalidPlanner struct {
+	replies []PlannerReply
+	calls   int
+	prompts []string
+}
+
+func (p *invalidPlanner) Plan(_ context.Context, req PlannerRequest) (PlannerReply, error) {
+	p.prompts = append(p.prompts, req.Prompt())
+	r := p.replies[min(p.calls, len(p.replies)-1)]
+	p.calls++
+	return r, nil
+}
+
+func TestCompletePlannerReplyInvalid(t *testing.T) {
+	// A reply whose Invalid is set (a handler's plan term that did not
+	// convert) is fed back and retried like text that does not parse, and
+	// the last one is the completion's error.
+	rejected := rejected(D("non_ground_recursive_plan"), "the plan contains a variable")
+	for _, tc := range []struct {
+		name     string
+		attempts int
+		replies  []PlannerReply
+		kind     Kind
+	}{
+		{"retried, then a plan", 2, []PlannerReply{{Invalid: rejected}, {Plan: mustTerm(`plan([final(literal(ok))])`)}}, ""},
+		{"the last invalid reply is the error", 2, []PlannerReply{{Invalid: rejected}}, KindRecursivePlanRejected},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, needles)
+			p := &invalidPlanner{replies: tc.replies}
+			deps := e.deps()
+			deps.Planner = p
+			in := e.input("q")
+			in.PlannerAttempts = tc.attempts
+			out, err := Complete(t.Context(), in, deps)
+			if kindOf(err) != tc.kind || p.calls != tc.attempts {
+				t.Fatalf("Complete = %v (planner calls %d), want kind %q after %d calls", err, p.calls, tc.kind, tc.attempts)
+			}
+			if !strings.Contains(p.prompts[1], "non_ground_recursive_plan") {
+				t.Fatalf("second prompt does not feed the failure back:\n%s", p.prompts[1])
+			}
+			if tc.kind == "" && out.PlannerAttempts != 2 {
+				t.Fatalf("planner attempts = %d, want 2", out.PlannerAttempts)
+			}
+		})
+	}
+}
