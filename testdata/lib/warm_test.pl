@@ -216,3 +216,22 @@ test(publish_counts_the_encoding_token_options_name,
      )).
 test(artifact_store_spec_type, [throws(error(type_error(conversation_store_spec, 42), artifact_store_open/2))],
      artifact_store_open(42, _)).
+
+% Upstream's tight-budget case as it runs on its lower-level pack, which
+% has no cold-history boundary: a character counter, 150 tokens, a
+% separate artifact store and the units passed explicitly.
+chars_(Text, N) :- length(Text, N).
+test(upstreams_tight_budget_case_without_the_boundary,
+     (   setup_(w_up, _S, C),
+         artifact_store_open(memory, ok(A)),
+         Count = token_options([token_counter(chars_)]),
+         conversation_warm_publish(C, A, range(1, 2), [generator(useful_), Count], ok(_)),
+         conversation_warm_context_units(C, A, [], [policy(dict([max_candidates(8)]))], ok(Units)),
+         Policy = context_policy([max_context_tokens(150), min_recent_turns(1), overflow(deny),
+                                  provider_context_tokens(1000000), reserve_output_tokens(10), safety_margin_tokens(5)]),
+         conversation_context_pack(C, [policy(Policy), Count, context_units(Units), cold_history_boundary(false)], ok(P)),
+         selected_(P, Pairs),
+         memberchk(conversation_message_3-verbatim, Pairs), memberchk(range_1_2-compact_summary, Pairs),
+         \+ memberchk(conversation_message_1-_, Pairs), \+ memberchk(conversation_message_2-_, Pairs),
+         record_get(P, ledger/total_tokens, T), T =< 150
+     )).
