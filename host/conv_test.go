@@ -189,3 +189,32 @@ func TestPostgresOutageIsStorageFailure(t *testing.T) {
 		t.Errorf("append after the server came back: %v", err)
 	}
 }
+
+// TestPostgresOpenFailuresAreOutcomes: a server that refuses connections
+// and one that accepts them but never answers (a connect timeout) are
+// the same outcome at open, store_unavailable, and neither the outcome nor
+// its message shows the DSN's password.
+func TestPostgresOpenFailuresAreOutcomes(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault func(*pgtest.Proxy)
+	}{
+		{"refused", (*pgtest.Proxy).Down},
+		{"connect timeout", (*pgtest.Proxy).Freeze},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			proxy, dsn := pgtest.NewProxy(t, pgtest.DSN(t))
+			dsn = strings.Replace(dsn, "postgres@", "postgres:SECRETPW@", 1)
+			tc.fault(proxy)
+			s := newSession(t, &host.Options{StateDir: t.TempDir()})
+			got, err := s.Once(context.Background(), `conversation_store_open(postgres('`+dsn+`', [connect_timeout(1)]), O),
+				O = error(conversation_error(P)), memberchk(detail(D), P), memberchk(message(M), P)`)
+			if err != nil || !strings.HasPrefix(got["D"], "store_unavailable(") {
+				t.Fatalf("open: %v, %v; want detail(store_unavailable(_))", got, err)
+			}
+			if strings.Contains(got["O"], "SECRETPW") {
+				t.Errorf("the outcome shows the password: %s", got["O"])
+			}
+		})
+	}
+}

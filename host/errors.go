@@ -139,7 +139,7 @@ func (s *Session) reason(phase string, err error, subject []engine.Term) (engine
 		return conv(engine.NewAtom("closed_store"))
 	case errors.Is(err, store.ErrLocked):
 		return conv(engine.NewAtom("store_locked"))
-	case errors.Is(err, store.ErrNoSpace):
+	case errors.Is(err, store.ErrNoSpace), errors.Is(err, store.ErrStoreGone):
 		return conv(engine.NewAtom("storage_failure"))
 	case errors.Is(err, runtime.ErrPathNotGranted):
 		return conv(named("store_path_not_granted"))

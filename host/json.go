@@ -102,6 +102,11 @@ func jsonOf(v any) (any, error) {
 		}
 		return out, nil
 	case prolog.Record:
+		// Objects are json([key(V), ...]) (what jsonTerm gives back);
+		// another tag would be lost on the way: a([b(1)]) is not data.
+		if v.Tag != "json" && v.Tag != "pair" {
+			return nil, fmt.Errorf("not JSON data: a %s record (objects are json([key(Value), ...]))", v.Tag)
+		}
 		m := map[string]any{}
 		for _, f := range v.Fields {
 			j, err := jsonOf(f.Value)

@@ -238,9 +238,14 @@ func (s *Session) mustBe(c *prolog.Call, typ, v engine.Term) error {
 	return nil
 }
 
-// optionList accepts an option list or a record Tag(List) of one.
-func optionList(c *prolog.Call, t engine.Term) engine.Term {
-	if r, isCompound := c.Resolve(t).(engine.Compound); isCompound && r.Arity() == 1 && r.Functor().String() != "." {
+// optionList accepts an option list or a record Tag(List) of one: of any
+// tag, or of one of tags when some are given (a record of another kind,
+// conversation_ref([]) for a policy, is then not a list and the caller's
+// type error names it).
+func optionList(c *prolog.Call, t engine.Term, tags ...string) engine.Term {
+	r, isCompound := c.Resolve(t).(engine.Compound)
+	if isCompound && r.Arity() == 1 && r.Functor().String() != "." &&
+		(len(tags) == 0 || slices.Contains(tags, r.Functor().String())) {
 		return r.Arg(0)
 	}
 	return t

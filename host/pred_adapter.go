@@ -56,7 +56,10 @@ type prologAdapter struct {
 	caps     adapterCaps
 	meta, op engine.Term // resolved closures
 	desc     string      // description(Text), "" when none
-	def      string      // canonical text of the definition
+	// def is the whole definition, compared as a term to tell a repeated
+	// registration: writing it out costs a text of the whole handler
+	// terms (and the engine's writer was quadratic in their depth).
+	def engine.Term
 }
 
 func (a *prologAdapter) Name() string            { return a.name }
@@ -271,12 +274,24 @@ func (s *Session) contextAdapterRegister(c *prolog.Call, name, a2, a3, a4, out e
 }
 
 func (s *Session) adapterRegister(c *prolog.Call, name string, capsArg, meta, op engine.Term, desc string, out engine.Term) (bool, error) {
-	for _, h := range []engine.Term{meta, op} {
-		if _, err := c.Callable(h); err != nil {
+	// The handlers are called as call(Meta, Source, Metadata) and
+	// call(Op, Operation, Source, Limits, Work): each must name a defined
+	// procedure with that many more arguments (message(user, 42) does not).
+	for _, h := range []struct {
+		t     engine.Term
+		extra int
+	}{{meta, 2}, {op, 4}} {
+		if _, err := c.Callable(h.t); err != nil {
 			return false, err
 		}
-		if !prolog.Ground(h, c.Env) || !prolog.Acyclic(h, c.Env) {
-			return false, prolog.TypeError("ground_callable", prolog.Resolved(h, c.Env))
+		if isListTerm(c, h.t) { // callable to ISO, never a closure here
+			return false, prolog.TypeError("callable", prolog.Resolved(h.t, c.Env))
+		}
+		if !prolog.Ground(h.t, c.Env) || !prolog.Acyclic(h.t, c.Env) {
+			return false, prolog.TypeError("ground_callable", prolog.Resolved(h.t, c.Env))
+		}
+		if err := c.CheckClosure(h.t, h.extra); err != nil {
+			return false, err
 		}
 	}
 	invalid := func(msg string) (bool, error) {
@@ -318,14 +333,14 @@ func (s *Session) adapterRegister(c *prolog.Call, name string, capsArg, meta, op
 		}
 	}
 	a := &prologAdapter{name: name, caps: caps, meta: prolog.Resolved(meta, c.Env), op: prolog.Resolved(op, c.Env), desc: desc}
-	a.def = s.in.WriteQ(engine.NewAtom("def").Apply(caps.term(), a.meta, a.op, prolog.Chars(desc)), nil)
+	a.def = engine.NewAtom("def").Apply(caps.term(), a.meta, a.op, prolog.Chars(desc))
 	s.adapters.mu.Lock()
 	defer s.adapters.mu.Unlock()
 	if s.adapters.m == nil {
 		s.adapters.m = map[string]*prologAdapter{}
 	}
 	if prev, known := s.adapters.m[name]; known {
-		if _, _, live := s.handles.Adapter(name); live && prev.def == a.def {
+		if _, _, live := s.handles.Adapter(name); live && prev.def.Compare(a.def, nil) == 0 {
 			return c.Unify(out, ok(engine.NewAtom("existing").Apply(engine.NewAtom(name)))), nil
 		}
 	}

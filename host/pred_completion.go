@@ -288,7 +288,7 @@ func (s *Session) decode(c *prolog.Call, pred string, options engine.Term) (*spe
 		sp.deps.Planner = prologPlanner{cb: sp.cb, h: op["planner_handler"]}
 	}
 	if op.has("budget") && pred != "plan_run/5" { // plan_run/5 reads upstream's plan budget
-		b, err := budgetOf(c, optionList(c, op["budget"]))
+		b, err := budgetOf(c, optionList(c, op["budget"], "completion_budget"))
 		if err != nil {
 			return nil, err
 		}
@@ -531,7 +531,7 @@ func (s *Session) decodeCompletion(c *prolog.Call, sp *spec) error {
 		elems, _ := c.List(op[key])
 		caps := []plan.Capability{}
 		for _, e := range elems {
-			cp, err := plan.ParseCapability(s.in.WriteQ(prolog.Resolved(e, c.Env), nil))
+			cp, err := plan.ParseCapability(s.capabilityText(c, e))
 			if err != nil {
 				return nil, err
 			}
@@ -806,15 +806,22 @@ func (s *Session) cancel(c *prolog.Call, t engine.Term) (bool, error) {
 // type_error(text, N); empty text (the empty atom, [] or "") is
 // domain_error(non_empty_text, T).
 func promptText(c *prolog.Call, t engine.Term) (string, error) {
-	switch c.Resolve(t).(type) {
-	case engine.Integer, *engine.BigInt, engine.Float:
-		return "", prolog.TypeError("text", prolog.Resolved(t, c.Env))
-	}
-	s, err := c.Text(t)
+	s, err := textArg(c, t)
 	if err == nil && s == "" {
 		err = prolog.DomainError("non_empty_text", prolog.Resolved(t, c.Env))
 	}
 	return s, err
+}
+
+// textArg reads a text argument: an atom, chars or codes. A number is
+// type_error(text, N): prolog.Call.Text would take 0 as "0", which no
+// caller of a prompt, a query or a text to count means.
+func textArg(c *prolog.Call, t engine.Term) (string, error) {
+	switch c.Resolve(t).(type) {
+	case engine.Integer, *engine.BigInt, engine.Float:
+		return "", prolog.TypeError("text", prolog.Resolved(t, c.Env))
+	}
+	return c.Text(t)
 }
 
 func (s *Session) defaultBudget(c *prolog.Call, t engine.Term) (bool, error) {

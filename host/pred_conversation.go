@@ -90,7 +90,7 @@ func (s *Session) conversationStoreOpen(c *prolog.Call, spec, out engine.Term) (
 	}
 	st, err := s.host.rt.OpenStore(ss)
 	if err != nil {
-		return s.fail(c, out, "store_open", err, prolog.Resolved(spec, c.Env))
+		return s.fail(c, out, "store_open", err, redactedSpec(c, spec))
 	}
 	return c.Unify(out, ok(storeTerm(st))), nil
 }
@@ -110,7 +110,7 @@ func (s *Session) storeSpecOf(c *prolog.Call, spec engine.Term) (runtime.StoreSp
 	case engine.Compound:
 		f := t.Functor().String()
 		if f != "persist" && f != "postgres" || t.Arity() != 1 && t.Arity() != 2 {
-			return ss, prolog.DomainError("conversation_store_spec", prolog.Resolved(t, c.Env))
+			return ss, prolog.DomainError("conversation_store_spec", redactedSpec(c, t))
 		}
 		where, err := c.Text(t.Arg(0))
 		if err != nil {
@@ -121,6 +121,23 @@ func (s *Session) storeSpecOf(c *prolog.Call, spec engine.Term) (runtime.StoreSp
 		return ss, prolog.TypeError("conversation_store_spec", t)
 	}
 	return ss, nil
+}
+
+// redactedSpec is a store spec as errors and outcomes show it: a
+// postgres(DSN, ...) spec's DSN without its password (store.RedactDSN).
+func redactedSpec(c *prolog.Call, spec engine.Term) engine.Term {
+	t, isCompound := prolog.Resolved(spec, c.Env).(engine.Compound)
+	if !isCompound || t.Functor().String() != "postgres" {
+		return prolog.Resolved(spec, c.Env)
+	}
+	args := make([]engine.Term, t.Arity())
+	for i := range args {
+		args[i] = t.Arg(i)
+	}
+	if dsn, err := c.Text(args[0]); err == nil {
+		args[0] = engine.NewAtom(store.RedactDSN(dsn))
+	}
+	return t.Functor().Apply(args...)
 }
 
 // storeSpec is the spec of persist(Dir[, Options]) or postgres(DSN[,
@@ -176,6 +193,11 @@ func (s *Session) conversationCreate(c *prolog.Call, st, options, out engine.Ter
 	meta, err := metadataFrom(c, op["metadata"])
 	if err != nil {
 		return false, err
+	}
+	if op.has("id") && op.text("id") == "" {
+		// Create("") means a fresh id: id('') is not a request for one.
+		return s.fail(c, out, "create", &store.ValidationError{Kind: store.ErrInvalid, Field: "id",
+			Reason: "must not be empty (leave id(_) out for a fresh one)"})
 	}
 	conv, err := o.Create(op.text("id"), meta)
 	if err != nil {
@@ -510,7 +532,7 @@ func (s *Session) conversationSearch(c *prolog.Call, conv, query, options, out e
 	if err != nil {
 		return s.fail(c, out, "search", err)
 	}
-	q, err := c.Text(query)
+	q, err := textArg(c, query)
 	if err != nil {
 		return false, err
 	}
@@ -656,7 +678,7 @@ func convTerm(st *runtime.Store, c store.Conversation) engine.Term {
 // metadataFrom reads metadata as [key(V), ...], [Key-V, ...] or a record
 // metadata([...]); values must be ground JSON-like data.
 func metadataFrom(c *prolog.Call, t engine.Term) ([]store.KV, error) {
-	elems, err := c.List(optionList(c, t))
+	elems, err := c.List(optionList(c, t, "metadata"))
 	if err != nil {
 		return nil, err
 	}

@@ -32,7 +32,7 @@ import (
 // are checked by the schema (thrown errors); the cross-field rules of
 // pack.Policy.Validate give a *pack.FieldError (an outcome).
 func (s *Session) policyOf(c *prolog.Call, t engine.Term) (pack.Policy, error) {
-	op, err := s.options(c, "context_policy/2", optionList(c, t))
+	op, err := s.options(c, "context_policy/2", optionList(c, t, "context_policy"))
 	if err != nil {
 		return pack.Policy{}, err
 	}

@@ -143,13 +143,29 @@ func (s *Session) capabilityList(c *prolog.Call, t engine.Term) ([]plan.Capabili
 		if !prolog.Acyclic(r, c.Env) {
 			return nil, prolog.TypeError("acyclic_term", engine.NewAtom("<cyclic>"))
 		}
-		cp, err := plan.ParseCapability(s.in.WriteQ(prolog.Resolved(r, c.Env), nil))
+		cp, err := plan.ParseCapability(s.capabilityText(c, r))
 		if err != nil {
 			return nil, err
 		}
 		caps = append(caps, cp)
 	}
 	return plan.NormalizeCapabilities(caps)
+}
+
+// capabilityText is a capability term as plan.ParseCapability reads it,
+// Kind or Kind(Name) written with writeq. A term nested deeper is no
+// capability and is described capped (Describe), never written whole: its
+// text would be the error's culprit, as long as the term (and the
+// engine's writer was quadratic in depth, 11 s for 10,000 levels).
+func (s *Session) capabilityText(c *prolog.Call, t engine.Term) string {
+	if cp, isCompound := c.Resolve(t).(engine.Compound); isCompound {
+		for i := range cp.Arity() {
+			if _, nested := c.Resolve(cp.Arg(i)).(engine.Compound); nested {
+				return s.in.Describe(t, c.Env)
+			}
+		}
+	}
+	return s.in.WriteQ(prolog.Resolved(t, c.Env), nil)
 }
 
 // planBudgetKeys are upstream's plan_budget fields; the completion budget's
@@ -181,7 +197,7 @@ func planBudgetOf(c *prolog.Call, t engine.Term) (plan.Budget, error) {
 	if a, isAtom := r.(engine.Atom); isAtom && a.String() == "default" {
 		return b, nil
 	}
-	props, err := c.Props(optionList(c, r))
+	props, err := c.Props(optionList(c, r, "plan_budget", "completion_budget"))
 	if err != nil {
 		return b, err
 	}

@@ -39,7 +39,7 @@ func countTerm(c tokenizer.Count) engine.Term {
 // model is counted by the estimator and says so (model_known(false)); an
 // unknown encoding is an outcome.
 func (s *Session) tokenCountText(c *prolog.Call, text, options, out engine.Term) (bool, error) {
-	t, err := c.Text(text)
+	t, err := textArg(c, text)
 	if err != nil {
 		return false, err
 	}

@@ -31,7 +31,9 @@ func (s *Session) conversationTurn(c *prolog.Call, conv, msg, options, out engin
 	}
 	ctx, unwatch := s.tokens.watch(withCallbacks(c.Ctx, t.sp.cb), t.sp.token)
 	defer unwatch()
+	stop := s.turns.serveDuring(t.sp.cb)
 	r, err := t.cv.Turn(ctx, t.msg, t.opts)
+	stop()
 	t.sp.cb.close()
 	if c.Ctx.Err() != nil {
 		return false, c.Ctx.Err() // the query itself was cancelled: stop, do not report

@@ -63,9 +63,12 @@ func (t *turnTask) term() engine.Term {
 	return atomTurnTask.Apply(engine.NewAtom(t.n), engine.NewAtom(t.turnID))
 }
 
-// conversationTurnAsync checks the message and options as
-// conversation_turn/4 does, then starts the turn and returns
-// ok(turn_task(N, TurnId)).
+// conversationTurnAsync checks the conversation, message and options as
+// conversation_turn/4 would, and unifies Outcome with
+// ok(turn_task(N, TurnId)); only then does it start the turn, so a turn
+// that runs is one its caller can await and cancel. What conversation_turn/4
+// would report before running (a message that is not a user's, an unknown
+// conversation) is this predicate's outcome, and nothing starts.
 func (s *Session) conversationTurnAsync(c *prolog.Call, conv, msg, options, out engine.Term) (bool, error) {
 	t, cont, res, err := s.turnArgs(c, "conversation_turn_async/4", conv, msg, options, out)
 	if !cont {
@@ -74,13 +77,24 @@ func (s *Session) conversationTurnAsync(c *prolog.Call, conv, msg, options, out 
 	if t.opts.TurnID == "" {
 		t.opts.TurnID = runtime.NewTurnID()
 	}
+	if err := t.cv.CheckTurn(t.msg, t.opts); err != nil {
+		return s.turnFailure(c, out, err)
+	}
+	if _, err := t.cv.Info(); err != nil {
+		return s.turnFailure(c, out, err)
+	}
+	n := s.turns.number()
+	task := &turnTask{n: fmt.Sprintf("task_%d", n), turnID: t.opts.TurnID, key: convKey{t.cv.Store(), t.cv.ID()}, done: make(chan struct{}), withReceipt: t.op.bool("receipt")}
+	if !c.Unify(out, ok(task.term())) {
+		return false, nil
+	}
 	t.sp.cb.q = s.turns.queue()
 	// The turn outlives the query that started it: its context is the
 	// session's, cancelled by conversation_turn_cancel/1 or Close.
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ctx, unwatch := s.tokens.watch(withCallbacks(ctx, t.sp.cb), t.sp.token)
-	task := &turnTask{turnID: t.opts.TurnID, key: convKey{t.cv.Store(), t.cv.ID()}, cancel: cancel, done: make(chan struct{}), withReceipt: t.op.bool("receipt")}
-	prev := s.turns.add(task)
+	task.cancel = cancel
+	prev := s.turns.add(n, task)
 	go func() {
 		defer close(task.done)
 		defer unwatch()
@@ -93,7 +107,7 @@ func (s *Session) conversationTurnAsync(c *prolog.Call, conv, msg, options, out 
 		}
 		task.res, task.err = t.cv.Turn(ctx, t.msg, t.opts)
 	}()
-	return c.Unify(out, ok(task.term())), nil
+	return true, nil
 }
 
 // queue is the queue of every async turn's calls into Prolog.
@@ -106,17 +120,52 @@ func (ts *turnTasks) queue() *callQueue {
 	return ts.q
 }
 
-// add registers task as the latest of its conversation and returns the
-// one it must wait for, if any.
-func (ts *turnTasks) add(task *turnTask) *turnTask {
+// number is the number of a new task (its name is task_N).
+func (ts *turnTasks) number() int {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.next++
+	return ts.next
+}
+
+// serveDuring serves the async turns' calls into Prolog on cb (a call in
+// progress, which holds the interpreter), under its lock, until stop is
+// called. A synchronous turn does: it may wait for the turn lock an async
+// turn of its conversation holds, which may itself wait for a handler
+// that nothing else can run until the synchronous turn returns.
+func (ts *turnTasks) serveDuring(cb *callbacks) (stop func()) {
+	ts.mu.Lock()
+	q := ts.q
+	ts.mu.Unlock()
+	if q == nil {
+		return func() {}
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-q.ready:
+				cb.mu.Lock()
+				q.serve(cb.c)
+				cb.mu.Unlock()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
+}
+
+// add registers task number n as the latest of its conversation and
+// returns the one it must wait for, if any.
+func (ts *turnTasks) add(n int, task *turnTask) *turnTask {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if ts.tasks == nil {
 		ts.tasks, ts.last = map[int]*turnTask{}, map[convKey]*turnTask{}
 	}
-	ts.next++
-	task.n = fmt.Sprintf("task_%d", ts.next)
-	ts.tasks[ts.next] = task
+	ts.tasks[n] = task
 	prev := ts.last[task.key]
 	ts.last[task.key] = task
 	return prev

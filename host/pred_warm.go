@@ -99,7 +99,7 @@ func (s *Session) artifactStoreOpen(c *prolog.Call, spec, out engine.Term) (bool
 	}
 	st, err := s.host.rt.OpenStore(ss)
 	if err != nil {
-		return s.fail(c, out, "store_open", err, prolog.Resolved(spec, c.Env))
+		return s.fail(c, out, "store_open", err, redactedSpec(c, spec))
 	}
 	return c.Unify(out, ok(atomArtifactStore.Apply(engine.NewAtom(st.ID())))), nil
 }

@@ -232,3 +232,79 @@ func TestSessionsInParallel(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// plannerSession is a session with a memory store, conversation a and a
+// Prolog planner (its calls go through the async turns' queue).
+func plannerSession(t *testing.T) *host.Session {
+	t.Helper()
+	s := newSession(t, nil)
+	err := s.Consult(context.Background(), "planner.pl", `
+:- dynamic(conv_/1).
+planner_(_, plan([final(literal("done"))])).
+opts_([completion_options([planner_handler(planner_)])]).
+setup_ :- conversation_store_open(memory, ok(S)), conversation_create(S, [id(a)], ok(C)), assertz(conv_(C)).
+texts_(C, Texts) :- conversation_messages(C, all, [], ok(Ms)), findall(T, (member(M, Ms), record_get(M, content, T)), Texts).
+% The async turn holds the turn lock once its user message is stored.
+stored_(C) :- repeat, conversation_stats(C, ok(St)), record_get(St, messages, N), N >= 1, !.
+`)
+	if err == nil {
+		_, err = s.Once(context.Background(), "setup_")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestAsyncTurnChecksBeforeStarting: what conversation_turn/4 would
+// refuse before running (a message that is not a user's, an unknown
+// conversation) is conversation_turn_async/4's own outcome, and an
+// Outcome that does not unify fails the call: in every case no turn
+// starts (a turn nobody could await or cancel).
+func TestAsyncTurnChecksBeforeStarting(t *testing.T) {
+	s := plannerSession(t)
+	ctx := context.Background()
+	for _, args := range []string{
+		`C, message(assistant, "x")`,
+		`C, message([role(tool), content("x"), tool_call_id(c1)])`,
+		`conversation_ref([id(nope), store(S)]), message(user, "x")`,
+	} {
+		call := func(pred string) string {
+			t.Helper()
+			got, err := s.Once(ctx, `conv_(C), record_get(C, store, S), opts_(O), `+pred+`(`+args+`, [turn_id(t1)|O], Out)`)
+			if err != nil {
+				t.Fatalf("%s(%s): %v", pred, args, err)
+			}
+			return got["Out"]
+		}
+		sync, async := call("conversation_turn"), call("conversation_turn_async")
+		if async != sync || !strings.HasPrefix(async, "error(conversation_error(") {
+			t.Errorf("conversation_turn_async(%s) = %s, want conversation_turn/4's error outcome %s", args, async, sync)
+		}
+	}
+	if _, err := s.Once(ctx, `conv_(C), opts_(O), \+ conversation_turn_async(C, message(user, "lost"), O, not_an_outcome)`); err != nil {
+		t.Errorf("an async turn whose outcome does not unify: %v, want failure", err)
+	}
+	// Turns of a conversation run in the order started: once a later one
+	// has ended, any turn started before it has too.
+	got, err := s.Once(ctx, `conv_(C), opts_(O), conversation_turn_async(C, message(user, "kept"), O, ok(T)),
+		conversation_turn_await(T, infinite, ok(_)), texts_(C, Texts)`)
+	if err != nil || got["Texts"] != `["kept","done"]` {
+		t.Errorf("the conversation after the refused async turns: %v, %v; want only the awaited turn", got["Texts"], err)
+	}
+}
+
+// TestTurnServesAnUnawaitedAsyncTurn: a synchronous turn on a
+// conversation whose async turn (not yet awaited) holds the turn lock and
+// waits for its Prolog planner serves that planner while it waits: both
+// turns complete, in the order started, with no time-out between them.
+func TestTurnServesAnUnawaitedAsyncTurn(t *testing.T) {
+	s := plannerSession(t)
+	got, err := s.Once(context.Background(), `conv_(C), opts_(O),
+		conversation_turn_async(C, message(user, "one"), O, ok(T)), stored_(C),
+		conversation_turn(C, message(user, "two"), O, ok(_)),
+		conversation_turn_await(T, infinite, First), texts_(C, Texts)`)
+	if err != nil || !strings.HasPrefix(got["First"], "ok(") || got["Texts"] != `["one","done","two","done"]` {
+		t.Errorf("a turn after an unawaited async turn: %v, %v, %v; want both completed in order", got["First"], got["Texts"], err)
+	}
+}

@@ -185,12 +185,17 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %   Starts the turn conversation_turn/4 would run, with the same options,
 %   and returns at once: Outcome is ok(turn_task(N, TurnId)) (the turn id
 %   is turn_id(Id)'s, or a fresh one), or the error conversation_turn/4
-%   would give for a bad message or conversation. Turns of one conversation
-%   run one at a time, in the order they were started; turns of different
-%   conversations run in parallel. The interpreter runs one goal at a time,
-%   so the turn's calls back into Prolog — on_event, handlers, the pack
-%   hook — run inside conversation_turn_await/3 (of any task): events wait
-%   there without holding the turn up, a handler holds it until then.
+%   would give for a bad message or conversation, and then nothing starts.
+%   The turn starts only once Outcome is unified: when it does not unify
+%   the call fails and no turn runs, so every turn that runs can be awaited
+%   and cancelled. Turns of one conversation run one at a time, in the
+%   order they were started; turns of different conversations run in
+%   parallel. The interpreter runs one goal at a time, so the turn's calls
+%   back into Prolog — on_event, handlers, the pack hook — run inside
+%   conversation_turn_await/3 (of any task), or inside a conversation_turn/4
+%   of the same session while it runs (it may be waiting for that turn):
+%   events wait there without holding the turn up, a handler holds it
+%   until then.
 
 %!  conversation_turn_await(+Task, +Timeout, -Outcome) is det.
 %

@@ -89,6 +89,11 @@ func testEnvelopeErrors(t *testing.T, be backend) {
 	}{
 		{"long session", user("x"), AppendOptions{Session: strings.Repeat("s", maxIDLen+1)}, "session"},
 		{"bad session", user("x"), AppendOptions{Session: "\xff"}, "session"},
+		// PostgreSQL's text cannot hold NUL: refused the same everywhere,
+		// not a storage failure on one backend only.
+		{"NUL in session", user("x"), AppendOptions{Session: "a\x00b"}, "session"},
+		{"U+FFFD in session", user("x"), AppendOptions{Session: "a\uFFFDb"}, "session"},
+		{"NUL in key", user("x"), AppendOptions{IdempotencyKey: "k\x00"}, "idempotency_key"},
 		{"bad metadata", user("x"), AppendOptions{Metadata: []KV{{"k", []byte("{")}}}, "metadata.k"},
 		{"duplicate metadata", user("x"), AppendOptions{Metadata: []KV{{"k", []byte("1")}, {"k", []byte("2")}}}, "metadata[1].key"},
 		{"huge metadata", user("x"), AppendOptions{Metadata: []KV{{"k", []byte(`"` + strings.Repeat("v", maxMessageMetadataBytes) + `"`)}}}, "metadata"},

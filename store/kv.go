@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/dgraph-io/badger/v4"
@@ -81,7 +83,13 @@ func openBadger(dir string, inMemory, sync bool, log *slog.Logger) (*badgerKV, e
 			return nil, err
 		}
 		memtable = memtableSize(dir)
-		space = newDiskGuard(dir, memtable)
+		var err error
+		if space, err = newDiskGuard(dir, memtable); err != nil {
+			return nil, err
+		}
+		if err := removeEmptyValueLogs(dir); err != nil {
+			return nil, err
+		}
 		o = badger.DefaultOptions(dir).WithSyncWrites(sync)
 	}
 	o = o.WithLogger(badgerLogger{log}).
@@ -103,6 +111,29 @@ func openBadger(dir string, inMemory, sync bool, log *slog.Logger) (*badgerKV, e
 		return nil, err
 	}
 	return &badgerKV{db: db, space: space}, nil
+}
+
+// removeEmptyValueLogs removes the value log files in dir that hold no
+// byte. Badger creates a value log file at every open and sizes it right
+// after; a process killed between the two (kill -9 at startup, about one
+// kill in 280 in the kill test) leaves it empty, and badger's next open
+// fails on it ("Open existing file: ….vlog … Create a new file": it
+// sizes the file, then reports the z.NewFile its own code returns as an
+// error), the open after that succeeding. An empty file holds no value a
+// key can point to.
+func removeEmptyValueLogs(dir string) error {
+	logs, err := filepath.Glob(filepath.Join(dir, "*.vlog"))
+	if err != nil {
+		return err
+	}
+	for _, p := range logs {
+		if fi, err := os.Stat(p); err == nil && fi.Size() == 0 {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (b *badgerKV) View(fn func(kvTxn) error) error {
@@ -142,7 +173,44 @@ func (b *badgerKV) update(fn func(kvTxn) error) error {
 	return t.Commit()
 }
 
-func (b *badgerKV) Close() error { return b.db.Close() }
+// Close closes badger. NB: badger flushes its memtable at Close and
+// retries a flush that fails forever, so in a directory that is gone it
+// would never return. A removed directory is made again for the flush and
+// removed after it; one replaced by another directory is not written to
+// (the flush could overwrite its files): badger is left open, its files
+// closed when the process ends. Either way Close returns [ErrStoreGone].
+func (b *badgerKV) Close() error {
+	if !b.space.gone() {
+		return b.db.Close()
+	}
+	gone := fmt.Errorf("%w: %s", ErrStoreGone, b.space.dir)
+	made, err := mkdirMissing(b.space.dir)
+	if err != nil {
+		return fmt.Errorf("%w (left open: %v)", gone, err)
+	}
+	err = b.db.Close()
+	return errors.Join(gone, err, os.RemoveAll(made))
+}
+
+// mkdirMissing makes dir, which does not exist, and the ancestors it
+// lacks; it returns the outermost directory it made.
+func mkdirMissing(dir string) (string, error) {
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%s exists", dir)
+	}
+	top := dir
+	for {
+		parent := filepath.Dir(top)
+		if _, err := os.Lstat(parent); err == nil || parent == top {
+			break
+		}
+		top = parent
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return top, err
+	}
+	return top, os.Mkdir(dir, 0o755) // fails if another made it meanwhile
+}
 
 type badgerTxn struct {
 	t       *badger.Txn

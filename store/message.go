@@ -260,6 +260,11 @@ func (m Message) Validate() error {
 	return err
 }
 
+// checkID checks an identifier (a conversation id, session, key, ...),
+// the same way for every backend. NUL is refused because PostgreSQL's text
+// cannot hold it; U+FFFD because it is what an unpaired UTF-16 surrogate
+// becomes on its way in (Prolog's atom_codes/2, JSON's \ud800), so two
+// different ids would name one conversation.
 func checkID(field, id string) error {
 	switch {
 	case id == "":
@@ -268,6 +273,10 @@ func checkID(field, id string) error {
 		return invalid(field, "longer than %d bytes", maxIDLen)
 	case !utf8.ValidString(id):
 		return invalid(field, "not valid UTF-8")
+	case strings.ContainsRune(id, 0):
+		return invalid(field, "must not contain NUL")
+	case strings.ContainsRune(id, utf8.RuneError):
+		return invalid(field, "must not contain U+FFFD (what an unpaired surrogate becomes: two ids would collide)")
 	}
 	return nil
 }

@@ -115,3 +115,45 @@ func BenchmarkSearchBackends(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLongQueries: ranked search with queries of 16, 64 and
+// MaxQueryTerms distinct words (the longest accepted) in a conversation of
+// 2,000 messages and one of 10 MB holding every word, on badger on disk
+// and on PostgreSQL in one run: what bounds a query's cost is its terms,
+// and a huge message is read once per search, not once per term.
+func BenchmarkLongQueries(b *testing.B) {
+	c := newCorpus(5)
+	words := c.words[len(stopWords):]
+	var huge strings.Builder
+	for huge.Len() < 10<<20 {
+		huge.WriteString(words[c.rng.Intn(len(words))] + " ")
+	}
+	for _, be := range backends {
+		if be.name == "badger-memory" {
+			continue
+		}
+		b.Run(be.name, func(b *testing.B) {
+			o := be.fresh(b)
+			o.NoSync = true
+			db := openWith(b, &o)
+			mustCreate(b, db, "c")
+			if _, err := db.Import("c", strings.NewReader(c.jsonl(2000)), ImportOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			mustAppend(b, db, "c", user(huge.String()))
+			if err := db.WaitIndexed(time.Hour); err != nil {
+				b.Fatal(err)
+			}
+			for _, n := range []int{16, 64, MaxQueryTerms} {
+				q := strings.Join(words[:n], " ")
+				b.Run(fmt.Sprintf("terms=%d", n), func(b *testing.B) {
+					for b.Loop() {
+						if _, err := db.Find("c", q, SearchOptions{MaxResults: 10}); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		})
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,9 +29,15 @@ type PostgresOptions struct {
 	DSN string
 	// MaxConns is the size of the connection pool. Zero means 4.
 	MaxConns int32
-	// StatementTimeout bounds each statement on the server. Zero means 30s.
+	// StatementTimeout bounds each statement on the server. The client
+	// waits for a statement's reply at most StatementTimeout +
+	// ConnectTimeout (a frozen connection: the server never saw it, or its
+	// answer never came) before it drops the connection. Zero means 30s.
 	StatementTimeout time.Duration
-	// ConnectTimeout bounds establishing a connection. Zero means 10s.
+	// ConnectTimeout bounds establishing a connection, a pooled
+	// connection's health check, the network's share of a statement's
+	// wait (above) and the retries of a call whose connection was lost.
+	// Zero means 10s.
 	ConnectTimeout time.Duration
 }
 
@@ -72,8 +80,11 @@ type pgKV struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	// retryFor bounds the retries of a transaction that lost its
-	// connection (PostgresOptions.ConnectTimeout).
+	// connection, and a ping (PostgresOptions.ConnectTimeout).
 	retryFor time.Duration
+	// silence is how long the listening connection may stay silent before
+	// it is pinged (PostgresOptions.StatementTimeout).
+	silence time.Duration
 	// channel is the NOTIFY channel of the store's schema: rlmpl_ and the
 	// md5 of the schema's name.
 	channel string
@@ -106,6 +117,19 @@ func poolConfig(o PostgresOptions) (*pgxpool.Config, error) {
 	}
 	cfg.MaxConns = o.MaxConns
 	cfg.ConnConfig.ConnectTimeout = o.ConnectTimeout
+	// A connection that stops answering (a partition without a reset, a
+	// stalled server) must not hold a call: every statement waits at most
+	// the statement timeout plus the connect timeout for its reply, a
+	// pooled connection idle for a second is pinged before use and dropped
+	// when it does not answer within the connect timeout, and an idle
+	// connection whose peer is gone is found by TCP keepalive (probes
+	// after 15s of silence, 5s apart, 3 unanswered end it).
+	cfg.ConnConfig.Tracer = replyDeadline(o.StatementTimeout + o.ConnectTimeout)
+	cfg.PingTimeout = o.ConnectTimeout
+	cfg.ConnConfig.DialFunc = (&net.Dialer{KeepAliveConfig: net.KeepAliveConfig{
+		Enable: true, Idle: 15 * time.Second, Interval: 5 * time.Second, Count: 3,
+	}}).DialContext
+	cfg.BeforeClose = closeConn
 	rp := cfg.ConnConfig.RuntimeParams
 	// An acknowledged write is on disk whatever the server's default.
 	rp["synchronous_commit"] = "on"
@@ -131,7 +155,7 @@ func openPostgres(o PostgresOptions) (*pgKV, error) {
 		cancel()
 		return nil, err
 	}
-	kv := &pgKV{pool: pool, ctx: ctx, cancel: cancel, retryFor: o.ConnectTimeout, idleLocks: make(chan *pgx.Conn, maxIdleLockConns)}
+	kv := &pgKV{pool: pool, ctx: ctx, cancel: cancel, retryFor: o.ConnectTimeout, silence: o.StatementTimeout, idleLocks: make(chan *pgx.Conn, maxIdleLockConns)}
 	if err := kv.migrate(); err != nil {
 		kv.Close()
 		if errors.Is(err, ErrNoSchema) {
@@ -159,7 +183,8 @@ func (p *pgKV) Update(fn func(kvTxn) error) error {
 //   - a serialization failure or deadlock (PostgreSQL aborted the
 //     transaction; up to maxSerializationRetries times, 1ms to 64ms apart);
 //   - a lost connection (the server restarting, a terminated backend, a
-//     network fault) before COMMIT was sent, or at COMMIT when pgx knows
+//     network fault, a statement whose reply did not come in time: see
+//     replyDeadline) before COMMIT was sent, or at COMMIT when pgx knows
 //     the COMMIT never reached the server (pgconn.SafeToRetry), or in a
 //     read-only transaction: the transaction did not commit, so running
 //     it again writes nothing twice. Retries back off from 50ms to 1s and
@@ -171,9 +196,13 @@ func (p *pgKV) Update(fn func(kvTxn) error) error {
 // makes its own retry safe.
 func (p *pgKV) do(o pgx.TxOptions, fn func(kvTxn) error) error {
 	backoff, connBackoff := time.Millisecond, 50*time.Millisecond
+	ctx := p.ctx
 	var lostAt time.Time
 	for i := 0; ; i++ {
-		committing, err := p.run(o, fn)
+		committing, err := p.run(ctx, o, fn)
+		if pgconn.Timeout(err) && p.ctx.Err() == nil {
+			p.reset()
+		}
 		switch {
 		case err == nil:
 			return nil
@@ -184,7 +213,12 @@ func (p *pgKV) do(o pgx.TxOptions, fn func(kvTxn) error) error {
 			backoff = min(2*backoff, 64*time.Millisecond)
 		case connLost(err) && (!committing || o.AccessMode == pgx.ReadOnly || pgconn.SafeToRetry(err)):
 			if lostAt.IsZero() {
+				// Retries run under the retry bound, however many
+				// connections they try.
 				lostAt = time.Now()
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithDeadline(p.ctx, lostAt.Add(p.retryFor))
+				defer cancel()
 			}
 			left := p.retryFor - time.Since(lostAt)
 			if left <= 0 {
@@ -219,21 +253,21 @@ func retryable(err error) bool {
 // back otherwise (fn's error is returned as is, so sentinels survive).
 // committing is true when the error came from COMMIT, whose outcome a
 // lost connection leaves unknown.
-func (p *pgKV) run(o pgx.TxOptions, fn func(kvTxn) error) (committing bool, err error) {
-	tx, err := p.pool.BeginTx(p.ctx, o)
+func (p *pgKV) run(ctx context.Context, o pgx.TxOptions, fn func(kvTxn) error) (committing bool, err error) {
+	tx, err := p.pool.BeginTx(ctx, o)
 	if err != nil {
 		return false, err
 	}
-	t := &pgTxn{ctx: p.ctx, tx: tx, channel: p.channel}
+	t := &pgTxn{ctx: ctx, tx: tx, channel: p.channel}
 	if err := fn(t); err != nil {
-		_ = tx.Rollback(p.ctx)
+		_ = tx.Rollback(ctx)
 		return false, err
 	}
 	if err := t.flush(); err != nil {
-		_ = tx.Rollback(p.ctx)
+		_ = tx.Rollback(ctx)
 		return false, err
 	}
-	if err := tx.Commit(p.ctx); err != nil {
+	if err := tx.Commit(ctx); err != nil {
 		return true, err
 	}
 	p.announce(t.moved)
@@ -261,6 +295,68 @@ func (p *pgKV) announce(nums []uint64) {
 	sb.WriteString(" COMMIT")
 	_, _ = p.pool.Exec(p.ctx, sb.String(), pgx.QueryExecModeSimpleProtocol)
 }
+
+// reset drops every connection of the store, pooled or kept for turn
+// locks, once one has stopped answering: the others were opened over the
+// same path and are as suspect (those in use are dropped when released),
+// and waiting for each to fail in turn would multiply the wait.
+func (p *pgKV) reset() {
+	p.pool.Reset()
+	p.closeLockConns()
+}
+
+// closeConn closes conn and its socket at once. When pgx gives up on a
+// connection (a statement or ping past its deadline) it drains the socket
+// for up to 15s before closing it, and the pool waits for that when it
+// closes or resets: a frozen connection would hold Close that long.
+func closeConn(conn *pgx.Conn) {
+	conn.Close(context.Background())
+	conn.PgConn().Conn().Close()
+}
+
+// replyDeadline is how long the client waits for the reply to one
+// statement, batch or COMMIT (the statement timeout plus the connect
+// timeout), enforced as a pgx tracer: pgx runs each statement under the
+// context its start hook returns, and ends a connection whose context
+// ends mid-statement. The server's statement_timeout cannot do this: it
+// never sees a statement sent into a frozen connection.
+type replyDeadline time.Duration
+
+type replyCancelKey struct{}
+
+func (d replyDeadline) start(ctx context.Context) context.Context {
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(d))
+	return context.WithValue(ctx, replyCancelKey{}, cancel)
+}
+
+func (d replyDeadline) end(ctx context.Context) {
+	if cancel, ok := ctx.Value(replyCancelKey{}).(context.CancelFunc); ok {
+		cancel()
+	}
+}
+
+func (d replyDeadline) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	return d.start(ctx)
+}
+
+func (d replyDeadline) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
+	d.end(ctx)
+}
+
+func (d replyDeadline) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return d.start(ctx)
+}
+
+func (d replyDeadline) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (d replyDeadline) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchEndData) {
+	d.end(ctx)
+}
+
+var (
+	_ pgx.QueryTracer = replyDeadline(0)
+	_ pgx.BatchTracer = replyDeadline(0)
+)
 
 func (p *pgKV) Close() error {
 	p.cancel()
@@ -295,15 +391,18 @@ func (p *pgKV) listen(changed func(num uint64), lost func()) error {
 		backoff := 50 * time.Millisecond
 		for {
 			for {
-				n, err := conn.WaitForNotification(p.ctx)
+				n, err := p.notification(conn)
 				if err != nil {
 					break
+				}
+				if n == nil {
+					continue
 				}
 				if num, err := strconv.ParseUint(n.Payload, 10, 64); err == nil {
 					changed(num)
 				}
 			}
-			conn.Close(context.Background())
+			closeConn(conn)
 			for conn = nil; conn == nil; {
 				if p.ctx.Err() != nil {
 					return
@@ -319,6 +418,24 @@ func (p *pgKV) listen(changed func(num uint64), lost func()) error {
 	return nil
 }
 
+// notification waits for the next notification on conn. After a statement
+// timeout of silence it pings the server and returns nil when it answers
+// within the connect timeout, an error (the connection to replace) when
+// it does not: a connection whose peer went silent (a partition without a
+// reset) would otherwise hold the listener, and every waiter wake-up,
+// forever.
+func (p *pgKV) notification(conn *pgx.Conn) (*pgconn.Notification, error) {
+	ctx, cancel := context.WithTimeout(p.ctx, p.silence)
+	n, err := conn.WaitForNotification(ctx)
+	cancel()
+	if err == nil || !pgconn.Timeout(err) || p.ctx.Err() != nil {
+		return n, err
+	}
+	ctx, cancel = context.WithTimeout(p.ctx, p.retryFor)
+	defer cancel()
+	return nil, conn.Ping(ctx)
+}
+
 // listenConn connects as the pool does and LISTENs on the store's
 // channel.
 func (p *pgKV) listenConn() (*pgx.Conn, error) {
@@ -327,7 +444,7 @@ func (p *pgKV) listenConn() (*pgx.Conn, error) {
 		return nil, err
 	}
 	if _, err := conn.Exec(p.ctx, `LISTEN `+pgx.Identifier{p.channel}.Sanitize()); err != nil {
-		conn.Close(context.Background())
+		closeConn(conn)
 		return nil, err
 	}
 	return conn, nil
@@ -530,6 +647,35 @@ func (t *pgTxn) page(lo, hi []byte, reverse bool, n int) (keys, vals [][]byte, e
 	}
 	return keys, vals, rows.Err()
 }
+
+// RedactDSN returns dsn with every password in it replaced by xxxxx: a
+// URL's user password, and the value of any setting whose name ends in
+// password (password=, sslpassword=; in a URL's query or a keyword
+// string). Whatever shows a DSN (outcomes, events, receipts, logs, the
+// CLI) shows it through here. It parses nothing and never fails, so a DSN
+// the driver rejects is redacted too.
+func RedactDSN(dsn string) string {
+	// A URL's authority ends at the first /, ? or #, and its user info at
+	// the last @ before that (as net/url reads it).
+	if i := strings.Index(dsn, "://"); i >= 0 {
+		rest := dsn[i+3:]
+		end := strings.IndexAny(rest, "/?#")
+		if end < 0 {
+			end = len(rest)
+		}
+		if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
+			if colon := strings.Index(rest[:at], ":"); colon >= 0 {
+				dsn = dsn[:i+3] + rest[:colon+1] + "xxxxx" + rest[at:]
+			}
+		}
+	}
+	return passwordSetting.ReplaceAllString(dsn, "${1}xxxxx")
+}
+
+// passwordSetting is a setting whose name ends in password, and its value:
+// quoted (libpq's keyword strings), or up to a space or the next URL
+// query parameter.
+var passwordSetting = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)`)
 
 // String names the store in errors without its DSN (which may carry a
 // password).

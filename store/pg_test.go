@@ -329,6 +329,28 @@ func TestPostgresWaitSeesOtherStores(t *testing.T) {
 	}
 }
 
+// TestRedactDSN: every password a DSN can carry is gone, and the rest is
+// kept to name the store.
+func TestRedactDSN(t *testing.T) {
+	for _, tc := range []struct{ dsn, want string }{
+		{"postgres://u:SECRET@db:5432/x?sslmode=disable", "postgres://u:xxxxx@db:5432/x?sslmode=disable"},
+		{"postgresql://u:SE:C@RET@db/x", "postgresql://u:xxxxx@db/x"},
+		{"postgres://u@db/x?password=SECRET&sslmode=disable", "postgres://u@db/x?password=xxxxx&sslmode=disable"},
+		{"postgres://u:SECRET@db/x?sslpassword=SECRET2", "postgres://u:xxxxx@db/x?sslpassword=xxxxx"},
+		{"postgres://db/x?search_path=a@b", "postgres://db/x?search_path=a@b"},
+		{"host=db user=u password=SECRET dbname=x", "host=db user=u password=xxxxx dbname=x"},
+		{"host=db password = 'SE CR\\'ET' dbname=x", "host=db password = xxxxx dbname=x"},
+		{"host=db PASSWORD=SECRET", "host=db PASSWORD=xxxxx"},
+		{"postgres://u:SECRET@[::1", "postgres://u:xxxxx@[::1"},
+		{"host=db dbname=x", "host=db dbname=x"},
+	} {
+		if got := RedactDSN(tc.dsn); got != tc.want {
+			t.Errorf("RedactDSN(%q) = %q, want %q", tc.dsn, got, tc.want)
+		}
+
+	}
+}
+
 // TestPostgresUnusableSchema: a search_path that names no schema, or a
 // schema the role may use but not create in, fails Open, MigratePostgres
 // and the status with ErrNoSchema saying what to run (never SQLSTATE

@@ -215,8 +215,8 @@ type kvDocs interface {
 var _ kvDocs = (*pgTxn)(nil)
 
 // searchPG is searchRanked on PostgreSQL.
-func (db *DB) searchPG(t *pgTxn, cs *convState, q string, opts SearchOptions) ([]Hit, []string, error) {
-	terms := slices.DeleteFunc(db.an.queryTerms(q), func(t queryTerm) bool { return !pgLexeme(t.term) })
+func (db *DB) searchPG(t *pgTxn, cs *convState, terms []queryTerm, opts SearchOptions) ([]Hit, []string, error) {
+	terms = slices.DeleteFunc(terms, func(t queryTerm) bool { return !pgLexeme(t.term) })
 	if len(terms) == 0 {
 		return []Hit{}, nil, nil // only stop words
 	}
@@ -395,9 +395,14 @@ func (t *pgTxn) rankDocs(p *plan, cs *convState, f filter, match, not []int, n i
 	sql.WriteString("SELECT d.conv, d.seq, d.body_len, d.attach_len")
 	for i := range p.terms {
 		// These bind $1..$len(terms), which tf below names.
-		fmt.Fprintf(&sql, ", coalesce(d.tf -> %s::text, '[0,0,0,0]')", arg(p.terms[i].term))
+		fmt.Fprintf(&sql, ", coalesce(m.tf -> %s::text, '[0,0,0,0]')", arg(p.terms[i].term))
 	}
-	sql.WriteString(" FROM rlmpl_doc d WHERE d.terms @@ " + arg(p.tsquery(match)) + "::tsquery")
+	// m.tf is the document's frequencies read once: each d.tf -> term
+	// would read (detoast) all of them again, which for a message of
+	// megabytes made a query's time grow with its terms times the
+	// message's size. OFFSET 0 keeps the planner from inlining it.
+	sql.WriteString(" FROM rlmpl_doc d CROSS JOIN LATERAL (SELECT d.tf || '{}'::jsonb AS tf OFFSET 0) m")
+	sql.WriteString(" WHERE d.terms @@ " + arg(p.tsquery(match)) + "::tsquery")
 	if len(not) > 0 {
 		sql.WriteString(" AND NOT d.terms @@ " + arg(p.tsquery(not)) + "::tsquery")
 	}
@@ -423,7 +428,7 @@ func (t *pgTxn) rankDocs(p *plan, cs *convState, f filter, match, not []int, n i
 	// ORDER BY the score of rank.go written in SQL: each clause's BM25
 	// term, times the qualifiers' factor.
 	tf := func(term, field int) string {
-		return fmt.Sprintf("coalesce((d.tf -> $%d::text ->> %d)::float8, 0)", term+1, field)
+		return fmt.Sprintf("coalesce((m.tf -> $%d::text ->> %d)::float8, 0)", term+1, field)
 	}
 	var score []string
 	for _, c := range p.clauses {

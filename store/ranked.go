@@ -57,12 +57,11 @@ type scanned struct {
 
 // searchRanked returns the ranked hits: at least Offset+MaxResults+1 of
 // them when there are that many, with the query words dropped as common.
-func (db *DB) searchRanked(t kvTxn, cs *convState, q string, opts SearchOptions) ([]Hit, []string, error) {
+func (db *DB) searchRanked(t kvTxn, cs *convState, terms []queryTerm, opts SearchOptions) ([]Hit, []string, error) {
 	if pt, ok := t.(*pgTxn); ok {
-		return db.searchPG(pt, cs, q, opts)
+		return db.searchPG(pt, cs, terms, opts)
 	}
 	ix := db.ix
-	terms := db.an.queryTerms(q)
 	if len(terms) == 0 {
 		return []Hit{}, nil, nil // only stop words
 	}

@@ -95,6 +95,21 @@ type Result struct {
 	Dropped []string
 }
 
+// Bounds of a search query, the same on every backend. Past them a
+// query is a document pasted as a question: ranking it costs in
+// proportion to its terms (each scored against every message holding it;
+// PostgreSQL orders by one expression per term), and PostgreSQL refuses a
+// statement of more than 1,664 result columns or too deep an expression.
+// BenchmarkLongQueries measures the longest accepted: 9 ms on badger, 75
+// ms on PostgreSQL (a 1,000-term query took 2.2 s there).
+const (
+	// MaxQueryBytes bounds a query's length in bytes (both modes).
+	MaxQueryBytes = 8 << 10
+	// MaxQueryTerms bounds the distinct terms of a ranked query, after
+	// analysis (stop words do not count, a repeated word counts once).
+	MaxQueryTerms = 128
+)
+
 // DefaultMaxResults is the number of hits a search returns when
 // SearchOptions.MaxResults is zero (the upstream default).
 const DefaultMaxResults = 32
@@ -185,16 +200,29 @@ func (db *DB) Search(conv, q string, opts SearchOptions) ([]Hit, int, error) {
 // returned before it started (read-your-writes) and scores it as it will
 // once indexed.
 //
+// A query is at most [MaxQueryBytes] long, and in ranked mode holds at
+// most [MaxQueryTerms] distinct terms, on every backend: a longer one is
+// refused, not cut, so the caller knows what was searched.
+//
 // It returns an error wrapping [ErrNotFound] for an unknown conversation
 // and [ErrInvalid] (a *[ValidationError] naming the field) for an empty
-// query or bad options.
+// or too long query or bad options.
 func (db *DB) Find(conv, q string, opts SearchOptions) (Result, error) {
 	if strings.TrimSpace(q) == "" {
 		return Result{}, invalid("query", "must not be empty")
 	}
+	if len(q) > MaxQueryBytes {
+		return Result{}, invalid("query", "must be at most %d bytes (got %d)", MaxQueryBytes, len(q))
+	}
 	opts, err := opts.validate()
 	if err != nil {
 		return Result{}, err
+	}
+	var terms []queryTerm
+	if !opts.Exact {
+		if terms = db.an.queryTerms(q); len(terms) > MaxQueryTerms {
+			return Result{}, invalid("query", "must hold at most %d distinct terms (got %d)", MaxQueryTerms, len(terms))
+		}
 	}
 	if err := db.enter(); err != nil {
 		return Result{}, err
@@ -216,7 +244,7 @@ func (db *DB) Find(conv, q string, opts SearchOptions) (Result, error) {
 		if opts.Exact {
 			hits, err = db.searchExact(t, cs, q, opts)
 		} else {
-			hits, res.Dropped, err = db.searchRanked(t, cs, q, opts)
+			hits, res.Dropped, err = db.searchRanked(t, cs, terms, opts)
 		}
 		if err != nil {
 			return err

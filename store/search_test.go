@@ -150,6 +150,53 @@ func testSearchErrors(t *testing.T, be backend) {
 	}
 }
 
+// TestQueryBounds: every backend accepts a query up to MaxQueryBytes and
+// MaxQueryTerms distinct terms (stop words and repeats not counted) and
+// refuses a longer one as ErrInvalid naming the query, before reading
+// anything; PostgreSQL once failed such a query with storage errors
+// ("target lists can have at most 1664 entries", "stack depth limit
+// exceeded") where badger answered.
+func TestQueryBounds(t *testing.T) { eachBackend(t, testQueryBounds) }
+
+func testQueryBounds(t *testing.T, be backend) {
+	db := be.open(t)
+	mustCreate(t, db, "a")
+	mustAppend(t, db, "a", user("w1 w2 w3 alpha"))
+	words := func(n int) string {
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = fmt.Sprint("w", i+1)
+		}
+		return strings.Join(ws, " ")
+	}
+	for _, tc := range []struct {
+		name string
+		q    string
+		o    SearchOptions
+		ok   bool
+	}{
+		{"MaxQueryTerms terms", words(MaxQueryTerms), SearchOptions{}, true},
+		{"one term more", words(MaxQueryTerms + 1), SearchOptions{}, false},
+		{"2,000 terms", words(2000), SearchOptions{}, false},
+		{"stop words and repeats", strings.Repeat("the w1 ", 500) + "alpha", SearchOptions{}, true},
+		{"MaxQueryBytes bytes", strings.Repeat("w", MaxQueryBytes-5) + " w1 w", SearchOptions{}, true},
+		{"one byte more", strings.Repeat("w", MaxQueryBytes-4) + " w1 w", SearchOptions{}, false},
+		{"exact, one byte more", strings.Repeat("w", MaxQueryBytes+1), SearchOptions{Exact: true}, false},
+		{"exact, many words", words(2000)[:MaxQueryBytes], SearchOptions{Exact: true}, true},
+	} {
+		hits, _, err := db.Search("a", tc.q, tc.o)
+		var ve *ValidationError
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("%s: %v, want hits", tc.name, err)
+		case tc.ok && !tc.o.Exact && len(hits) != 1:
+			t.Errorf("%s: %d hits, want the one message", tc.name, len(hits))
+		case !tc.ok && (!errors.As(err, &ve) || ve.Field != "query"):
+			t.Errorf("%s: %v, want ErrInvalid naming the query", tc.name, err)
+		}
+	}
+}
+
 func TestReadYourWrites(t *testing.T) { eachBackend(t, testReadYourWrites) }
 
 func testReadYourWrites(t *testing.T, be backend) {

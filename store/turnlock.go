@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // kvLocker is implemented by a kvStore shared with other processes
@@ -93,30 +95,52 @@ func (db *DB) TryLockConversation(ctx context.Context, conv string) (unlock func
 }
 
 // lockConversation takes the conversation's advisory lock on a
-// connection of its own: with no statement timeout while it waits (a
-// turn may wait for another's whole model call), context cancellation
-// still ends the wait. Unlocked connections are kept for the next lock
-// (up to maxIdleLockConns): a new session costs tens of milliseconds.
+// connection of its own, with no statement timeout (a turn may wait for
+// another's whole model call): the wait is made of lock statements of at
+// most lock_timeout (the statement timeout) each, so that the client's
+// deadline for a statement's reply (replyDeadline) still finds a frozen
+// connection, and context cancellation or Close end it. Unlocked
+// connections are kept for the next lock (up to maxIdleLockConns): a new
+// session costs tens of milliseconds.
 func (p *pgKV) lockConversation(ctx context.Context, id string) (func(), error) {
 	const lock = `SELECT pg_advisory_lock($1, hashtext(current_schema() || '/' || $2))`
 	conn, err := p.lockConn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store: turn lock: %w", unavailable(err))
 	}
-	_, err = conn.Exec(ctx, lock, turnLockKey, id)
+	wait := func() error {
+		for {
+			_, err := conn.Exec(ctx, lock, turnLockKey, id)
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Code != "55P03" { // lock_not_available: lock_timeout passed
+				return err
+			}
+			if p.ctx.Err() != nil {
+				return ErrClosed
+			}
+		}
+	}
+	err = wait()
 	if err != nil && ctx.Err() == nil && connLost(err) {
-		// A kept connection the server has dropped: once more, on a new one.
-		conn.Close(context.Background())
+		// A kept connection the server has dropped, or one that stopped
+		// answering: once more, on a new one.
+		if pgconn.Timeout(err) {
+			p.reset()
+		}
+		closeConn(conn)
 		if conn, err = p.newLockConn(ctx); err == nil {
-			_, err = conn.Exec(ctx, lock, turnLockKey, id)
+			err = wait()
 		}
 	}
 	if err != nil {
 		if conn != nil {
-			conn.Close(context.Background())
+			closeConn(conn)
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if errors.Is(err, ErrClosed) {
+			return nil, err
 		}
 		return nil, fmt.Errorf("store: turn lock: %w", unavailable(err))
 	}
@@ -142,7 +166,7 @@ func (p *pgKV) keepLockConn(conn *pgx.Conn, err error) {
 		default:
 		}
 	}
-	conn.Close(context.Background())
+	closeConn(conn)
 }
 
 // tryLockConversation takes the conversation's advisory lock if no
@@ -183,6 +207,7 @@ func (p *pgKV) lockConn(ctx context.Context) (*pgx.Conn, error) {
 
 func (p *pgKV) newLockConn(ctx context.Context) (*pgx.Conn, error) {
 	cfg := p.pool.Config().ConnConfig.Copy()
+	cfg.RuntimeParams["lock_timeout"] = cfg.RuntimeParams["statement_timeout"]
 	cfg.RuntimeParams["statement_timeout"] = "0"
 	cfg.RuntimeParams["application_name"] += " turn lock"
 	return pgx.ConnectConfig(ctx, cfg)
@@ -193,7 +218,7 @@ func (p *pgKV) closeLockConns() {
 	for {
 		select {
 		case c := <-p.idleLocks:
-			c.Close(context.Background())
+			closeConn(c)
 		default:
 			return
 		}

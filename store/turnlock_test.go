@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/rlmpl/rlmpl/store/pgtest"
 )
 
 // lockStores opens a fresh store of b holding conversation c, and the
@@ -68,6 +70,39 @@ func TestLockConversation(t *testing.T) {
 			t.Errorf("lock of an unknown conversation = %v", err)
 		}
 	})
+}
+
+// TestLockConversationOutwaitsStatementTimeout: on PostgreSQL a turn
+// waits for the lock in statements of at most the statement timeout each
+// (so that a frozen connection is found), and still gets it after a wait
+// many times longer.
+func TestLockConversationOutwaitsStatementTimeout(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	o := Options{Postgres: &PostgresOptions{DSN: dsn, StatementTimeout: 100 * time.Millisecond}}
+	db, other := openWith(t, &o), openWith(t, &Options{Postgres: o.Postgres})
+	mustCreate(t, db, "c")
+	unlock, err := db.LockConversation(context.Background(), "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		u, err := other.LockConversation(context.Background(), "c")
+		if err == nil {
+			u()
+		}
+		got <- err
+	}()
+	time.Sleep(time.Second)
+	select {
+	case err := <-got:
+		t.Fatalf("a lock held by another store returned %v before its unlock", err)
+	default:
+	}
+	unlock()
+	if err := <-got; err != nil {
+		t.Errorf("a wait of ten statement timeouts for the turn lock = %v, want the lock", err)
+	}
 }
 
 // TestTryLockConversation: on every backend, a try while a turn of this

@@ -57,7 +57,7 @@ func runStore(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	resolved := *name
 	spec, isURL := runtime.PostgresSpec(resolved)
 	if !isURL {
-		fmt.Fprintf(stderr, "rlmpl store %s: %q is a badger store, whose format needs no migration; name a postgres:// URL\n", cmd, resolved)
+		fmt.Fprintf(stderr, "rlmpl store %s: %q is a badger store, whose format needs no migration; name a postgres:// URL\n", cmd, store.RedactDSN(resolved))
 		return 2
 	}
 	// "applied" lines name what migrate changed; a newer database is

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -56,14 +57,10 @@ func (conversationAdapter) Describe(ctx context.Context, source any) (string, in
 	if err != nil {
 		return "", 0, 0, nil, err
 	}
-	backend := "memory"
-	if c.st.dir != "" {
-		backend = "persist"
-	}
 	return "conversation", st.Messages, -1, []handle.Field{
 		handle.F("conversation_id", c.id),
 		handle.F("source_revision", int(st.Messages)),
-		handle.F("store_backend", backend),
+		handle.F("store_backend", c.st.kind),
 	}, nil
 }
 
@@ -186,6 +183,11 @@ func (conversationAdapter) Do(ctx context.Context, source any, q handle.Request,
 		res, err := c.Find(q.Pattern, store.SearchOptions{MaxResults: lim.MaxResults + 1, Offset: q.Cursor,
 			Exact: q.Exact || q.CaseSensitive, CaseSensitive: q.CaseSensitive,
 			Window: coldWindow, MaxBytes: lim.MaxBytes, Size: hitLineSize})
+		if errors.Is(err, store.ErrInvalid) {
+			// The pattern is the only argument the caller wrote: too long
+			// (store.MaxQueryBytes, store.MaxQueryTerms).
+			return handle.Work{}, &handle.Error{Op: q.Op, Kind: handle.KindInvalidPattern, Message: err.Error()}
+		}
 		if err != nil {
 			return handle.Work{}, err
 		}

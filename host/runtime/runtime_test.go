@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -297,9 +298,15 @@ func testColdSearchBringsTheAnswer(t *testing.T, be backend) {
 		user("which port does the staging database listen on?"), assistant("5433, since the migration."),
 		user("thanks"), assistant("any time"))
 	reg := handle.New(nil)
-	ref, _, err := c.ColdContext(context.Background(), reg, handle.Limits{})
+	ref, meta, err := c.ColdContext(context.Background(), reg, handle.Limits{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The model is told which store it reads (a PostgreSQL store once
+	// said memory).
+	kind := map[string]string{"badger-disk": "persist", "badger-memory": "memory", "postgres": "postgres"}[be.name]
+	if i := slices.IndexFunc(meta.Source, func(f handle.Field) bool { return f.Key == "store_backend" }); i < 0 || meta.Source[i].Value != kind {
+		t.Errorf("cold-history metadata %+v, want store_backend %s", meta.Source, kind)
 	}
 	res, err := reg.Do(context.Background(), ref, handle.Request{Op: handle.OpSearch, Pattern: "staging database port"}, handle.Limits{})
 	if err != nil {
@@ -324,5 +331,12 @@ func testColdSearchBringsTheAnswer(t *testing.T, be backend) {
 	}
 	if ms := res.Value.([]handle.Match); len(ms) == 0 || ms[0].Index != 2 || len(ms[0].Value.(handle.Item).Value.(MessageView).Window) == 2 || !res.Truncated {
 		t.Errorf("small budget: %+v truncated=%v", res.Value, res.Truncated)
+	}
+	// A pattern past the store's query bounds is invalid_pattern, which
+	// a planner can act on, on every backend.
+	long := strings.Repeat("port ", store.MaxQueryBytes/5+1)
+	_, err = reg.Do(context.Background(), ref, handle.Request{Op: handle.OpSearch, Pattern: long}, handle.Limits{})
+	if he := (*handle.Error)(nil); !errors.As(err, &he) || he.Kind != handle.KindInvalidPattern {
+		t.Errorf("a search for %d bytes = %v, want invalid_pattern", len(long), err)
 	}
 }

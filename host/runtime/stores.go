@@ -74,6 +74,7 @@ type Store struct {
 	id   string
 	key  string // what shares it: the directory, "postgres " DSN; "" for a memory store
 	dir  string // "" for a memory or PostgreSQL store
+	kind string // memory, persist or postgres (what a cold-history handle tells the model)
 	db   *store.DB
 	refs int // guarded by rt.mu
 }
@@ -217,13 +218,13 @@ func within(path, root string) bool {
 // [Runtime.CloseStore].
 func (r *Runtime) OpenStore(spec StoreSpec) (*Store, error) {
 	opts := store.Options{Now: r.opts.Now, Logger: r.opts.Logger, Language: spec.Language, Postgres: spec.Postgres}
-	dir, key, name := "", "", `""`
+	dir, key, name, kind := "", "", `""`, "persist"
 	switch {
 	case spec.Postgres != nil:
 		if spec.Memory || spec.Dir != "" {
 			return nil, &store.ValidationError{Kind: store.ErrInvalid, Field: "postgres", Reason: "a PostgreSQL store has no directory and is not in memory"}
 		}
-		key, name = "postgres "+spec.Postgres.DSN, spec.Postgres.String()
+		key, name, kind = "postgres "+spec.Postgres.DSN, spec.Postgres.String(), "postgres"
 		if spec.Existing {
 			if err := checkPostgresStore(*spec.Postgres); err != nil {
 				return nil, err
@@ -233,7 +234,7 @@ func (r *Runtime) OpenStore(spec StoreSpec) (*Store, error) {
 		if spec.Dir != "" {
 			return nil, &store.ValidationError{Kind: store.ErrInvalid, Field: "dir", Reason: "a memory store has no directory"}
 		}
-		opts.InMemory = true
+		opts.InMemory, kind = true, "memory"
 	default:
 		var err error
 		if dir, err = r.Resolve(spec.Dir); err != nil {
@@ -261,7 +262,7 @@ func (r *Runtime) OpenStore(spec StoreSpec) (*Store, error) {
 		return nil, fmt.Errorf("%w %s: %w", ErrStoreOpen, name, err)
 	}
 	r.next++
-	s := &Store{rt: r, id: fmt.Sprintf("store_%d", r.next), key: key, dir: dir, db: db, refs: 1}
+	s := &Store{rt: r, id: fmt.Sprintf("store_%d", r.next), key: key, dir: dir, kind: kind, db: db, refs: 1}
 	r.byID[s.id] = s
 	if key != "" {
 		r.byKey[key] = s

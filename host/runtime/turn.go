@@ -144,34 +144,50 @@ func (c Conversation) Turn(ctx context.Context, msg store.Message, opts TurnOpti
 	return res, err
 }
 
+// CheckTurn returns the error [Conversation.Turn] would return for msg
+// and opts before writing anything (a message that is not a user's, a
+// bad option), and nil when the turn may run. It does no I/O: a caller
+// that runs the turn later (an async turn) checks first.
+func (c Conversation) CheckTurn(msg store.Message, opts TurnOptions) error {
+	_, _, _, err := c.prepareTurn(msg, opts)
+	return err
+}
+
+// prepareTurn checks a turn's message and options and completes them,
+// writing nothing.
+func (c Conversation) prepareTurn(msg store.Message, opts TurnOptions) (_ store.Message, _ TurnOptions, counter tokenizer.Counter, err error) {
+	if opts.TurnID == "" {
+		opts.TurnID = NewTurnID()
+	}
+	if msg, err = msg.Normalize(); err != nil {
+		return msg, opts, counter, err
+	}
+	switch {
+	case msg.Role != store.RoleUser:
+		err = &TurnError{Kind: "turn_requires_user_message", TurnID: opts.TurnID, Cause: fmt.Errorf("%w (got %s)", ErrNotUserMessage, msg.Role)}
+	case opts.Handles == nil:
+		err = errors.New("runtime: TurnOptions.Handles is required")
+	case len(opts.TurnID) > 256 || strings.ContainsAny(opts.TurnID, "\x00\n"):
+		err = &store.ValidationError{Kind: store.ErrInvalid, Field: "turn_id", Reason: "must be at most 256 bytes, one line"}
+	default:
+		err = opts.checkMode()
+	}
+	if err != nil {
+		return msg, opts, counter, err
+	}
+	opts.Pack.Policy.MinRecentTurns = max(1, opts.Pack.Policy.MinRecentTurns) // the new message is hot
+	counter, err = c.st.rt.packCounter(&opts.Pack)
+	return msg, opts, counter, err
+}
+
 func (c Conversation) turn(ctx context.Context, msg store.Message, opts TurnOptions) (TurnResult, error) {
 	now := c.st.rt.opts.Now
 	started := now()
+	msg, opts, counter, err := c.prepareTurn(msg, opts)
+	if err != nil {
+		return TurnResult{}, err
+	}
 	id := opts.TurnID
-	if id == "" {
-		id = NewTurnID()
-	}
-	msg, err := msg.Normalize()
-	if err != nil {
-		return TurnResult{}, err
-	}
-	if msg.Role != store.RoleUser {
-		return TurnResult{}, &TurnError{Kind: "turn_requires_user_message", TurnID: id, Cause: fmt.Errorf("%w (got %s)", ErrNotUserMessage, msg.Role)}
-	}
-	if opts.Handles == nil {
-		return TurnResult{}, errors.New("runtime: TurnOptions.Handles is required")
-	}
-	if err := opts.checkMode(); err != nil {
-		return TurnResult{}, err
-	}
-	opts.Pack.Policy.MinRecentTurns = max(1, opts.Pack.Policy.MinRecentTurns) // the new message is hot
-	counter, err := c.st.rt.packCounter(&opts.Pack)
-	if err != nil {
-		return TurnResult{}, err
-	}
-	if len(id) > 256 || strings.ContainsAny(id, "\x00\n") {
-		return TurnResult{}, &store.ValidationError{Kind: store.ErrInvalid, Field: "turn_id", Reason: "must be at most 256 bytes, one line"}
-	}
 	// Turns on one conversation run one at a time, across processes on a
 	// shared store: each sees the one before it whole (its user message,
 	// its answer), and its own messages are adjacent. Even when cancelled

@@ -207,3 +207,43 @@ test(unsupported_completion_context_is_an_outcome,
      (   rlm_completion("q", file('/etc/passwd'), [planner_handler(p)], error(E)),
          record_get(E, kind, completion_fault)
      )).
+
+% Nonsense that once succeeded silently (issue 36).
+adapter_meta_(_, _).
+adapter_op_(_, _, _, _).
+test(policy_of_another_record, [throws(error(type_error(list, conversation_ref([])), context_policy/2))],
+     context_policy(conversation_ref([]), _)).
+test(policy_record_still_accepted,
+     (   context_policy(context_policy([max_context_tokens(9000)]), ok(P)),
+         record_get(P, max_context_tokens, 9000)
+     )).
+test(plan_budget_of_another_record, [throws(error(type_error(list, conversation_ref([])), plan_validate/4))],
+     plan_validate(plan([final(literal("x"))]), [], conversation_ref([]), _)).
+test(search_number_query, [throws(error(type_error(text, 0), conversation_search/4))],
+     (   conv_(C), conversation_search(C, 0, [], _) )).
+test(token_count_number_text, [throws(error(type_error(text, -1.0e308), token_count_text/3))],
+     token_count_text(-1.0e308, [], _)).
+test(adapter_handler_not_a_procedure, [throws(error(existence_error(procedure, message/4), context_adapter_register/5))],
+     context_adapter_register(nonsense_a, [operations([peek])], message(user, 42), adapter_op_, _)).
+test(adapter_handler_a_list, [throws(error(type_error(callable, [1,2,3]), context_adapter_register/5))],
+     context_adapter_register(nonsense_b, [operations([peek])], adapter_meta_, [1,2,3], _)).
+test(empty_id_is_no_fresh_id,
+     (   store_(S), conversation_create(S, [id('')], error(E)), record_get(E, detail, invalid_argument(id)),
+         conversation_list(S, [], ok([]))
+     )).
+test(unpaired_surrogates_do_not_collide,
+     (   store_(S), atom_codes(A, [0'a, 0xD800]), atom_codes(B, [0'a, 0xDFFF]),
+         conversation_create(S, [id(A)], error(E1)), record_get(E1, detail, invalid_argument(id)),
+         conversation_create(S, [id(B)], error(E2)), record_get(E2, detail, invalid_argument(id))
+     )).
+test(metadata_record_of_another_tag, [throws(error(type_error(json, [a([b([c])])]), conversation_create/3))],
+     (   store_(S), conversation_create(S, [metadata([k([a([b([c])])])])], _) )).
+test(metadata_json_object_round_trips,
+     (   store_(S), conversation_create(S, [metadata([k(json([a(1)]))])], ok(C)),
+         record_get(C, metadata, metadata([k(json([a(1)]))]))
+     )).
+test(session_with_nul_is_invalid_everywhere,
+     (   conv_(C), atom_codes(X, [0'a, 0, 0'b]),
+         conversation_append(C, message(user, "hi"), [session(X)], error(E)),
+         record_get(E, detail, invalid_message(session))
+     )).
