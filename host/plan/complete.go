@@ -18,6 +18,10 @@ type ContextRef struct {
 	Metadata handle.Metadata
 }
 
+// none reports a context that was not given (a trusted plan may run
+// without one).
+func (c ContextRef) none() bool { return c.Ref == handle.Ref{} }
+
 // Input is one completion request. The zero value of each optional field
 // means its default, documented where it is declared.
 type Input struct {
@@ -128,7 +132,7 @@ func (in *Input) withDefaults() (Budget, error) {
 	if err := b.Validate(); err != nil {
 		return b, err
 	}
-	if (in.Context.Ref.ID == "" || in.Context.Ref.Version < 1) && (in.Plan == nil || in.Context.Ref != handle.Ref{}) {
+	if ref := in.Context.Ref; (in.Plan == nil || !in.Context.none()) && (ref.ID == "" || ref.Version < 1) {
 		return b, complFault(D("invalid_context", in.Context.Ref.String()), "the completion needs a context handle")
 	}
 	if in.PlannerAttempts == 0 {
@@ -279,7 +283,7 @@ func Complete(ctx context.Context, in Input, deps Deps) (out *Outcome, err error
 	defer cancel()
 
 	inputs, names := map[string]any{"query": in.Query}, []string{"query"}
-	if in.Context.Ref != (handle.Ref{}) {
+	if !in.Context.none() {
 		inputs["context"], names = in.Context.Ref, append(names, "context")
 	}
 	root := &frame{vars: map[string]any{}, depth: 0, reason: "direct_plan_model", events: &events,

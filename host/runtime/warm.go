@@ -303,7 +303,7 @@ func (c Conversation) WithWarmStore(st *Store) Conversation {
 
 // warmHome is the conversation as the store of its artifacts holds it.
 func (c Conversation) warmHome() Conversation {
-	if c.warm == nil || c.warm == c.st {
+	if c.warm == nil {
 		return Conversation{st: c.st, id: c.id}
 	}
 	return Conversation{st: c.warm, id: c.id}
