@@ -396,6 +396,10 @@ func (s *Session) providerSettings(c *prolog.Call, name string, list engine.Term
 	if op.has("structured_output") {
 		st.StructuredOutput = new(op.bool("structured_output"))
 	}
+	if op.has("api") {
+		st.API = op.atom("api")
+	}
+	st.CacheTTL = op.text("cache_ttl")
 	if op.has("headers") {
 		st.Headers = map[string]string{}
 		elems, _ := c.List(op["headers"])

@@ -50,14 +50,19 @@ domain_error(Pred_option, O), a wrong value the error must_be/2 would):
     that fails or throws stops the stream. rlm_query/4 takes depth(N).
 
 Providers. A provider is a name or provider(Name, Settings), Settings a
-list of base_url(URL) or endpoint(URL) (the API root, or the full
-.../chat/completions URL), credential(env(Variable)) or credential(none),
-model(M), timeout(Seconds), headers([Name-Value, ...]) and
-structured_output(Bool). Each setting is looked up, in order, in the call
+list of api(openai) or api(anthropic) (the wire format: chat completions,
+the default, or Anthropic's Messages API), base_url(URL) or
+endpoint(URL) (the API root, or the full .../chat/completions or
+.../messages URL), credential(env(Variable)) or credential(none),
+model(M), timeout(Seconds), headers([Name-Value, ...]),
+structured_output(Bool) and cache_ttl(T) ("5m" or "1h": how long the
+prefixes a turn marks for Anthropic's cache are kept). Each setting is looked up, in order, in the call
 (the provider term, model(M)), the configuration file
 ($XDG_CONFIG_HOME/rlmpl/providers.toml, which the CLI reads), the
-environment's conventions (OPENAI_BASE_URL for openai, OLLAMA_HOST for
-ollama) and the preset of that name: openai, openrouter (model
+environment's conventions (OPENAI_BASE_URL for openai,
+ANTHROPIC_BASE_URL for anthropic, OLLAMA_HOST for ollama) and the preset
+of that name: openai, anthropic (api(anthropic), model
+claude-sonnet-4-5, ANTHROPIC_API_KEY), openrouter (model
 openrouter/free), deepseek (deepseek-chat), ollama, vllm and llamacpp
 (the last three local, with no key). Keys are read from the environment
 when each request is made and appear in no outcome, trace or recording
@@ -74,8 +79,10 @@ message(M), provider(P)])) for configuration; error(provider_error([
 attempts(N), kind(K), message(M), phase(P), retryable(B), status(S), ...]))
 when a call fails (K one of http_status, provider_error, transport,
 timeout, malformed_response, missing_credential (with
-credential(env(V))), invalid_request); completion_error and plan_error
-records otherwise (upstream's catalogue). rlm_error_message/2 reads any
+credential(env(V))), invalid_request, context_length_exceeded (the
+provider refused the prompt as longer than the model's window));
+completion_error and plan_error records otherwise (upstream's
+catalogue). rlm_error_message/2 reads any
 of them, and a turn's conversation_error, as one line of cause for
 people; the term itself holds the detail.
 
@@ -189,6 +196,7 @@ Exports:
 default_provider(openrouter).
 default_provider(openai).
 default_provider(deepseek).
+default_provider(anthropic).
 
 /* --- Error messages --- */
 

@@ -165,6 +165,8 @@ rlm_option(provider/2, model, text, optional).
 rlm_option(provider/2, timeout, positive_number, optional).
 rlm_option(provider/2, headers, list, optional).
 rlm_option(provider/2, structured_output, boolean, optional).
+rlm_option(provider/2, api, oneof([openai, anthropic]), optional).
+rlm_option(provider/2, cache_ttl, text, optional).
 
 rlm_option(context_adapter_register/5, description, text, optional).
 rlm_option(plan_run/5, provider, provider, optional).

@@ -98,14 +98,20 @@ persist(Name) under it, and a directory outside it only when --grant DIR
 
 Providers are named once for every command and script: in
 $XDG_CONFIG_HOME/rlmpl/providers.toml (~/.config/rlmpl/providers.toml) and
-in the environment (OPENAI_API_KEY, OPENAI_BASE_URL, OPENROUTER_API_KEY,
-DEEPSEEK_API_KEY, OLLAMA_HOST). Flags and a program's own provider settings
-win over the file, the file over the environment, the environment over the
-presets (openai, openrouter, deepseek, ollama, vllm, llamacpp). Keys are
-read from the environment when each request is made, never from the file.
-A [prices."MODEL"] table there (input, cached_input, output: US dollars per
-million tokens; a "prefix-*" key covers a family) gives receipts a cost;
-there is no default table.
+in the environment (OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY,
+ANTHROPIC_BASE_URL, OPENROUTER_API_KEY, DEEPSEEK_API_KEY, OLLAMA_HOST).
+Flags and a program's own provider settings win over the file, the file
+over the environment, the environment over the presets (openai, anthropic,
+openrouter, deepseek, ollama, vllm, llamacpp). A provider speaks OpenAI's
+chat completions unless api = "anthropic" (the anthropic preset's):
+Anthropic's Messages API, with cache breakpoints where each request's
+stable prefix ends (cache_ttl = "1h" keeps them an hour). Keys are read
+from the environment when each request is made, never from the file. A
+[prices."MODEL"] table there (input, cached_input, cache_write, output: US
+dollars per million tokens; a "prefix-*" key covers a family) gives
+receipts a cost; there is no default table. Where a model has no known
+tokenizer, its counts are estimated, and calibrated by the prompt tokens
+its provider reports (kept in the state directory).
 
 Traces: run, repl and chat send OpenTelemetry spans of every managed turn
 when the standard environment asks: OTEL_TRACES_EXPORTER=otlp (to

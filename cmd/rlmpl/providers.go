@@ -101,10 +101,10 @@ func runProviders(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stdout, "configuration: none (%s)\n", providerConfigPath())
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tBASE URL\tMODEL\tKEY\tSTRUCTURED")
+	fmt.Fprintln(tw, "NAME\tBASE URL\tMODEL\tKEY\tSTRUCTURED\tAPI")
 	for _, r := range rows {
 		if r.Error != "" {
-			fmt.Fprintf(tw, "%s\t(%s)\t\t\t\n", r.Name, r.Error)
+			fmt.Fprintf(tw, "%s\t(%s)\t\t\t\t\n", r.Name, r.Error)
 			continue
 		}
 		model, key := "-", "none"
@@ -121,7 +121,7 @@ func runProviders(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			}
 			key = r.Credential + " (" + state + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\n", r.Name, r.BaseURL+" ("+r.From["base_url"]+")", model, key, r.StructuredOutput)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\n", r.Name, r.BaseURL+" ("+r.From["base_url"]+")", model, key, r.StructuredOutput, r.API)
 	}
 	tw.Flush()
 	if defErr == nil {
@@ -138,6 +138,7 @@ func runProviders(ctx context.Context, args []string, stdout, stderr io.Writer) 
 type providerJSON struct {
 	Name             string            `json:"name"`
 	Default          bool              `json:"default,omitempty"`
+	API              string            `json:"api,omitempty"` // the wire format: openai or anthropic
 	BaseURL          string            `json:"base_url,omitempty"`
 	Model            string            `json:"model,omitempty"`
 	NeedsModel       bool              `json:"needs_model,omitempty"` // a call must give one
@@ -177,6 +178,10 @@ func providerRows(opts *host.Options, def string) []providerJSON {
 		default:
 			o := r.Options
 			row.BaseURL, row.Credential, row.StructuredOutput, row.From = o.BaseURL, o.Credential, r.StructuredOutput, r.From
+			row.API = o.API
+			if row.API == "" {
+				row.API = provider.APIOpenAI
+			}
 			if !row.NeedsModel {
 				row.Model = o.Model
 			}

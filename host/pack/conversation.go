@@ -68,6 +68,9 @@ type TextSection struct {
 	// so each call stays with its result or the request does not fit.
 	ToolCalls  []tokenizer.ToolCall
 	ToolCallID string
+	// Reasoning and ReasoningSignature are an assistant's signed reasoning
+	// before its tool calls, sent back with them (Anthropic's thinking).
+	Reasoning, ReasoningSignature string
 }
 
 // Message is the section as it renders.
@@ -76,7 +79,8 @@ func (s TextSection) Message() tokenizer.Message {
 	if role == "" {
 		role = tokenizer.RoleSystem
 	}
-	return tokenizer.Message{Role: role, Content: s.Text, ToolCalls: s.ToolCalls, ToolCallID: s.ToolCallID}
+	return tokenizer.Message{Role: role, Content: s.Text, ToolCalls: s.ToolCalls, ToolCallID: s.ToolCallID,
+		Reasoning: s.Reasoning, ReasoningSignature: s.ReasoningSignature}
 }
 
 // ConversationInput is one conversation pack.

@@ -73,7 +73,10 @@ func promptBytes(req *tokenizer.Request) int {
 type ModelResult struct {
 	Text      string
 	Reasoning string
-	Model     string // the model that answered, "" when unknown
+	// ReasoningSignature signs Reasoning (Anthropic's thinking): a respond
+	// round sends it back with the tool calls it led to.
+	ReasoningSignature string
+	Model              string // the model that answered, "" when unknown
 	// ToolCalls are the tools the model called (a respond round offering
 	// tools), in the order it called them.
 	ToolCalls []tokenizer.ToolCall

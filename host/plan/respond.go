@@ -194,7 +194,8 @@ func (r *run) respond(ctx context.Context, s *RespondStep, f *frame, ev *Event) 
 			r.bind(f, s.Bind, res, ev)
 			return res, nil
 		}
-		msgs = append(msgs, tokenizer.Message{Role: tokenizer.RoleAssistant, Content: res.Text, ToolCalls: res.ToolCalls})
+		msgs = append(msgs, tokenizer.Message{Role: tokenizer.RoleAssistant, Content: res.Text, ToolCalls: res.ToolCalls,
+			Reasoning: res.Reasoning, ReasoningSignature: res.ReasoningSignature})
 		for _, tc := range res.ToolCalls {
 			out, err := r.respondCall(ctx, f, tools, tc)
 			if err != nil {

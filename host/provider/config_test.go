@@ -92,8 +92,8 @@ func TestResolvePrecedence(t *testing.T) {
 					t.Errorf("From[%s] = %q, want %q (all: %v)", f, r.From[f], src, r.From)
 				}
 			}
-			if _, err := provider.NewOpenAI(&o); err != nil {
-				t.Errorf("NewOpenAI(resolved): %v", err)
+			if _, err := provider.NewClient(&o); err != nil {
+				t.Errorf("NewClient(resolved): %v", err)
 			}
 		})
 	}
@@ -196,7 +196,7 @@ func TestNoModelIsSentWithoutOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := provider.NewOpenAI(&r.Options)
+	c, err := provider.NewClient(&r.Options)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,6 +59,9 @@ func stepTrailer(call plan.ModelCall) ([]pack.TextSection, tokenizer.Request) {
 		s := pack.TextSection{Name: "step_" + m.Role, Visibility: pack.Model, Role: m.Role, Text: m.Text()}
 		if call.Respond {
 			s.Name, s.ToolCalls, s.ToolCallID = "tool_round_"+m.Role, m.ToolCalls, m.ToolCallID
+			if m.ReasoningSignature != "" {
+				s.Reasoning, s.ReasoningSignature = m.Reasoning, m.ReasoningSignature
+			}
 		}
 		trailer = append(trailer, s)
 	}

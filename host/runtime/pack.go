@@ -60,6 +60,11 @@ type PackOptions struct {
 	// previous request's window (0: none; a managed turn sets it from the
 	// previous turn's receipt).
 	StableStart int64
+	// Calibration, when set, scales the estimator's counts by a ratio
+	// learnt from a provider's reported usage (see calibration.go; a
+	// managed turn sets it from its provider's). An exact counter or a
+	// caller's is not calibrated.
+	Calibration *Calibration
 }
 
 // HookUnit is one candidate message as a pack hook sees it.
@@ -130,6 +135,9 @@ func (r *Runtime) packCounter(opts *PackOptions) (tokenizer.Counter, error) {
 	}
 	if opts.FormatFree {
 		c = c.WithSchemaFree()
+	}
+	if k := opts.Calibration; k != nil {
+		c = c.Calibrated(k.Ratio, k.SafetyPercent)
 	}
 	return c, err
 }

@@ -34,7 +34,8 @@ import (
 // export, and rlmpl's own.
 const (
 	attrCacheRead      = attribute.Key("gen_ai.usage.cache_read.input_tokens")
-	attrCacheCreation  = attribute.Key("gen_ai.usage.cache_creation.input_tokens")
+	attrCacheWrite     = attribute.Key("gen_ai.usage.cache_write.input_tokens")
+	attrCacheCreation  = attribute.Key("gen_ai.usage.cache_creation.input_tokens") // the same count, by the name of semconv's registry
 	attrReasoning      = attribute.Key("gen_ai.usage.reasoning.output_tokens")
 	attrTurnID         = attribute.Key("rlmpl.turn.id")
 	attrTurnStatus     = attribute.Key("rlmpl.turn.status")
@@ -121,6 +122,9 @@ func endTurnSpan(span trace.Span, res TurnResult, err error) {
 	if n, ok := r.CachedTokens(); ok {
 		span.SetAttributes(attrCacheRead.Int(n))
 	}
+	if n, ok := r.CacheWriteTokens(); ok {
+		span.SetAttributes(attrCacheWrite.Int(n), attrCacheCreation.Int(n))
+	}
 	if usd, unpriced := r.Cost(); unpriced == 0 && len(r.Calls) > 0 {
 		span.SetAttributes(attrCostUSD.Float64(usd))
 	}
@@ -176,13 +180,13 @@ type callOutcome struct {
 }
 
 // startCallSpan starts the span of one provider call (nil when off).
-func (t *turn) startCallSpan(ctx context.Context, kind, providerName string, depth int, req tokenizer.Request, local tokenizer.Count) (context.Context, trace.Span) {
+func (t *turn) startCallSpan(ctx context.Context, kind, providerName string, depth int, req tokenizer.Request, cc composedCall) (context.Context, trace.Span) {
 	tr := t.c.st.rt.tracer
 	if tr == nil {
 		return ctx, nil
 	}
 	attrs := []attribute.KeyValue{semconv.GenAIOperationNameChat, attrCallKind.String(kind), attrCallDepth.Int(depth),
-		attrLocalTokens.Int(local.Tokens), attrCountMethod.String(local.Method.String())}
+		attrLocalTokens.Int(cc.count.Tokens), attrCountMethod.String(countMethod(cc.count, cc.calib))}
 	if providerName != "" {
 		attrs = append(attrs, semconv.GenAIProviderNameKey.String(providerName))
 	}
@@ -244,7 +248,7 @@ func (t *turn) endCallSpan(span trace.Span, out callOutcome, calls []ReceiptCall
 		span.SetAttributes(attrCacheRead.Int(u.CachedTokens))
 	}
 	if u.CacheWriteKnown {
-		span.SetAttributes(attrCacheCreation.Int(u.CacheWriteTokens))
+		span.SetAttributes(attrCacheWrite.Int(u.CacheWriteTokens), attrCacheCreation.Int(u.CacheWriteTokens))
 	}
 	if u.ReasoningKnown {
 		span.SetAttributes(attrReasoning.Int(u.ReasoningTokens))
