@@ -84,35 +84,43 @@ func (s *Session) convArg(c *prolog.Call, t engine.Term) (runtime.Conversation, 
 }
 
 func (s *Session) conversationStoreOpen(c *prolog.Call, spec, out engine.Term) (bool, error) {
-	var ss runtime.StoreSpec
-	switch t := c.Resolve(spec).(type) {
-	case engine.Variable:
-		return false, prolog.InstantiationError()
-	case engine.Atom:
-		if t.String() != "memory" {
-			return false, prolog.DomainError("conversation_store_spec", t)
-		}
-		ss.Memory = true
-	case engine.Compound:
-		f := t.Functor().String()
-		if f != "persist" && f != "postgres" || t.Arity() != 1 && t.Arity() != 2 {
-			return false, prolog.DomainError("conversation_store_spec", redactedSpec(c, t))
-		}
-		where, err := c.Text(t.Arg(0))
-		if err != nil {
-			return false, err
-		}
-		if ss, err = s.storeSpec(c, f, where, t); err != nil {
-			return false, err
-		}
-	default:
-		return false, prolog.TypeError("conversation_store_spec", t)
+	ss, err := s.storeSpecOf(c, spec)
+	if err != nil {
+		return false, err
 	}
 	st, err := s.host.rt.OpenStore(ss)
 	if err != nil {
 		return s.fail(c, out, "store_open", err, redactedSpec(c, spec))
 	}
 	return c.Unify(out, ok(storeTerm(st))), nil
+}
+
+// storeSpecOf reads a store spec: memory, persist(Dir[, Options]) or
+// postgres(DSN[, Options]); anything else throws.
+func (s *Session) storeSpecOf(c *prolog.Call, spec engine.Term) (runtime.StoreSpec, error) {
+	var ss runtime.StoreSpec
+	switch t := c.Resolve(spec).(type) {
+	case engine.Variable:
+		return ss, prolog.InstantiationError()
+	case engine.Atom:
+		if t.String() != "memory" {
+			return ss, prolog.DomainError("conversation_store_spec", t)
+		}
+		ss.Memory = true
+	case engine.Compound:
+		f := t.Functor().String()
+		if f != "persist" && f != "postgres" || t.Arity() != 1 && t.Arity() != 2 {
+			return ss, prolog.DomainError("conversation_store_spec", redactedSpec(c, t))
+		}
+		where, err := c.Text(t.Arg(0))
+		if err != nil {
+			return ss, err
+		}
+		return s.storeSpec(c, f, where, t)
+	default:
+		return ss, prolog.TypeError("conversation_store_spec", t)
+	}
+	return ss, nil
 }
 
 // redactedSpec is a store spec as errors and outcomes show it: a

@@ -95,6 +95,7 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred5("conversation_warm_context_units", "conversation_warm_context_units(+Conversation, +Store, +Signals, +Options, -Outcome) is det", s.conversationWarmContextUnits),
 
 		prolog.Pred2("artifact_store_open", "artifact_store_open(+Spec, -Outcome) is det", s.artifactStoreOpen),
+		prolog.Pred2("artifact_store_close", "artifact_store_close(+Store, -Outcome) is det", s.artifactStoreClose),
 
 		// Packs (pred_pack.go)
 		prolog.Pred2("context_policy", "context_policy(+Overlay, -Outcome) is det", s.contextPolicy),

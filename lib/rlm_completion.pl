@@ -19,9 +19,13 @@ domain_error(Pred_option, O), a wrong value the error must_be/2 would):
     request, [message([content(C), role(R)]), ...], and P the text of its
     last user message; Reply a plan term, plan text,
     planner_output([plan(P), usage(U)]) (upstream's reply: counts U leaves
-    out are 0), reply(PlanOrText, usage([total_tokens(N), ...])) (counts it
-    leaves out are unknown, and charged a conservative estimate), ok(Reply)
-    or error(E). Default: the provider's model plans.
+    out are 0), model_response([text(T), usage(U), ...]) (upstream's real
+    model reply: T is the plan text), reply(PlanOrText, usage([total_tokens(N),
+    ...])) (counts it leaves out are unknown, and charged a conservative
+    estimate), ok(Reply) or error(E). A plan term runs upstream's
+    recursive check first: cyclic, or holding a variable, it is
+    recursive_plan_rejected in phase validate (fed back and retried like
+    a plan that does not parse). Default: the provider's model plans.
   - model_handler(H): call(H, model_call([depth, max_tokens, messages,
     prompt, provider, reason]), Reply) answers llm_query/3, rlm_query/4 and
     every model step of a plan; Reply is text or model_response([text(T),
@@ -103,15 +107,20 @@ Exports:
 %
 %   Context is text(T), terms(L) (registered for the call and deleted
 %   after), a context_handle(Id, V) or a context_ref record (the caller's,
-%   kept). Outcome is ok(completion_result([checkpoints, child_capabilities,
-%   plan, planner_attempts, recursion, remaining, trajectory, usage, used,
-%   value(V), vars])) or error(E) with E a completion_error, plan_error or
-%   provider_error record. recursion([calls(N), children(K), depth(D),
-%   fingerprints(Fs), max_depth(M)]) says what recursion the completion
-%   did: the rlm steps its plan holds (calls), the child completions it
-%   ran (children), the deepest nesting reached (depth) and planned
-%   (max_depth); vars(bindings([Name(V), ...])) are the root plan's
-%   bindings. Capabilities, here and in every error detail
+%   kept). Outcome is ok(completion_result([budget_remaining,
+%   checkpoints, child_capabilities, plan, planner_attempts, recursion,
+%   remaining, trajectory, transitions, usage, used, value(V), vars])) or
+%   error(E) with E a completion_error, plan_error or provider_error
+%   record. recursion([calls(N), children(K), depth(D), fingerprints(Fs),
+%   max_depth(M), recursive_calls(N)]) says what recursion the completion
+%   did: the rlm steps its plan holds (calls, and upstream's name
+%   recursive_calls), the child completions it ran (children), the
+%   deepest nesting reached (depth) and planned (max_depth);
+%   vars(bindings([Name(V), ...])) are the root plan's bindings;
+%   budget_remaining is remaining under upstream's name; transitions are
+%   upstream's plan_transition([bind(B), operation(Op), sequence(N),
+%   status(ok)]) records, one per finished plan step in the trajectory's
+%   order (Op a term: context(search), tool(t), rlm, final, ...). Capabilities, here and in every error detail
 %   (child_capability_denied(C), widening_denied's lists), are terms such
 %   as tool(search), never quoted text.
 %

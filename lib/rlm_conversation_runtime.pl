@@ -91,7 +91,12 @@ rlm_ready :-
 %   not be sent whatever the room, as left_out(Seq, Reason): a tool result
 %   whose call is not in the pack (an older store, a lenient import) is
 %   left out with orphan_tool_result rather than failing every turn; turn
-%   receipts say the same (boundary left_out).
+%   receipts say the same (boundary left_out). Each selection is
+%   context_selection([id, kind, section, tokens, utility, ...]) with the
+%   message's sequence(N) or the unit's text(T), and upstream's value(V),
+%   context_value([sequence(N)]) or context_value([text(T)]); the pack
+%   also says warm_context_status(W) (and, upstream's name, warm(W)):
+%   configured, available, stale and loaded_units.
 
 %!  conversation_token_ledger(+Conversation, +Options, -Outcome) is det.
 %

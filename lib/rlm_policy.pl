@@ -15,6 +15,7 @@ a name wins and an absent one takes its default, as option/3 does.
 
 Types: atom, text (atom, chars or codes), boolean, integer, nonneg,
 positive_integer, number, positive_number, oneof(List), list, list(Type),
+properties (a property list, or a record Tag(List): upstream's dict),
 callable, limit (a positive integer or all), options(Pred) (an option list,
 or a record Tag(List), checked against Pred's schema), provider (a
 provider name, or provider(Name, Settings) with Settings checked against
@@ -64,7 +65,7 @@ Hooks a program may define:
 %   ?- rlm_option(conversation_search/4, max_results, T, D).
 %   T = positive_integer, D = default(32).
 rlm_option(conversation_create/3, id, text, optional).
-rlm_option(conversation_create/3, metadata, list, default([])).
+rlm_option(conversation_create/3, metadata, properties, default([])).
 rlm_option(conversation_list/3, order, oneof([asc, desc]), default(desc)).
 rlm_option(conversation_list/3, limit, limit, default(all)).
 rlm_option(conversation_store_open/2, language, oneof([en, none]), default(en)).
@@ -75,7 +76,7 @@ rlm_option(postgres/2, connect_timeout, positive_number, optional).
 rlm_option(conversation_append/4, idempotency_key, text, optional).
 rlm_option(conversation_append/4, time, any, optional).
 rlm_option(conversation_append/4, session, text, optional).
-rlm_option(conversation_append/4, metadata, list, default([])).
+rlm_option(conversation_append/4, metadata, properties, default([])).
 rlm_option(conversation_messages/4, limit, limit, default(all)).
 rlm_option(conversation_wait/4, timeout, positive_number, optional).
 rlm_option(conversation_wait/4, limit, limit, default(all)).
@@ -243,6 +244,7 @@ context_operation_(context_reduce/4).
 
 warm_generation_option_(generator, callable, default(rlm)).
 warm_generation_option_(completion_options, list, default([])).
+warm_generation_option_(token_options, options(token_count_text/3), default([])).
 
 context_limit_option_(max_results, positive_integer, default(32)).
 context_limit_option_(max_bytes, positive_integer, default(16384)).

@@ -168,6 +168,11 @@ type PlannerReply struct {
 	Text  string
 	Plan  *Plan
 	Usage Usage
+	// Invalid, when set, says why the answer is not a plan (a handler's
+	// plan term that does not convert): like text that does not parse, it
+	// is fed back and retried, and the last one is the completion's error
+	// when no attempt is left.
+	Invalid error
 	// Model and FinishReason are the answering model and why it stopped,
 	// when a provider said.
 	Model        string

@@ -207,6 +207,7 @@ func (c Conversation) Pack(ctx context.Context, opts PackOptions) (Packed, error
 			return Packed{}, err
 		}
 		in.Extra, in.Constraints, out.Warm = append(units, in.Extra...), append(in.Constraints, cons...), st
+		out.WarmElsewhere = opts.Warm.Store != nil && opts.Warm.Store != c.st
 		out.WarmVersions = make(map[string]int, len(arts))
 		for _, a := range arts {
 			out.WarmVersions[a.Key] = a.Version
@@ -241,6 +242,9 @@ type Packed struct {
 	pack.ConversationPack
 	Warm         WarmStatus
 	WarmVersions map[string]int // the version of each warm unit offered, by key
+	// WarmElsewhere: the warm units came from a separate artifact store,
+	// which a receipt's recipe cannot name, so it copies their text.
+	WarmElsewhere bool
 }
 
 // candidates reads the hot tail and at most p.MaxCandidates older messages

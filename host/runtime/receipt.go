@@ -451,15 +451,15 @@ func recipeOf(cp Packed, sections, trailer []pack.TextSection) []RecipeMessage {
 	for _, s := range cp.Selected {
 		u := cp.Units[s.Unit]
 		v := u.Variants[s.Variant]
-		switch u.Section {
-		case "conversation", pack.PinnedSection:
+		switch {
+		case u.Section == "conversation" || u.Section == pack.PinnedSection:
 			if v.Kind == "verbatim" {
 				out = append(out, RecipeMessage{Seq: u.Order})
 			} else { // an excerpt: rendered by the pack, not stored
 				m := v.Value.(tokenizer.Message)
 				out = append(out, RecipeMessage{Message: &m})
 			}
-		case "warm":
+		case u.Section == "warm" && !cp.WarmElsewhere:
 			out = append(out, RecipeMessage{Warm: &WarmRef{Key: u.ID, Version: cp.WarmVersions[u.ID], Kind: v.Kind}})
 		default:
 			m := v.Value.(tokenizer.Message)
