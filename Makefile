@@ -7,7 +7,7 @@ FUZZTIME ?= 50000x
 FUZZTIME_QUERY ?= 2000x
 BENCHTIME ?= 1s
 
-.PHONY: all check build run test race vet fmt-check tidy-check bench bench-engine fuzz rewrite e2e eval-retrieval
+.PHONY: all check build run test race vet fmt-check tidy-check bench bench-engine fuzz rewrite e2e eval-retrieval upstream-tests
 
 all: check                      # `make` = what CI runs
 
@@ -49,6 +49,25 @@ bench-engine: build
 # fetch it yourself), on LoCoMo. Fails if a target gain is missed.
 eval-retrieval:
 	$(GO) test ./store -run '^TestRetrievalEval$$' -count=1 -v
+
+# Upstream's own plunit files (github.com/lost-rob0t/prolog-rlm, test/),
+# translated mechanically (dicts to records: host/swisyntax_test.go) and run
+# under rlmpl's plunit; prints each test as passed, differs (documented in
+# docs/upstream.md) or not applicable, and fails on any other failure. It
+# needs a copy of upstream in UPSTREAM, a folder git ignores:
+#   git clone https://github.com/lost-rob0t/prolog-rlm .upstream/prolog-rlm
+#   git -C .upstream/prolog-rlm checkout e32dd14   # the commit measured
+# The translated files are kept beside it, in .upstream/translated.
+UPSTREAM ?= .upstream/prolog-rlm
+upstream-tests:
+	@if [ -d "$(UPSTREAM)/test" ]; then \
+		RLMPL_UPSTREAM="$(abspath $(UPSTREAM))" RLMPL_UPSTREAM_OUT="$(abspath $(UPSTREAM))/../translated" \
+			$(GO) test ./host -run '^TestUpstreamSuites$$' -count=1 -v; \
+	else \
+		echo "upstream-tests: skipped: no copy of upstream in $(UPSTREAM);"; \
+		echo "  git clone https://github.com/lost-rob0t/prolog-rlm $(UPSTREAM)"; \
+		echo "  git -C $(UPSTREAM) checkout e32dd14"; \
+	fi
 
 # Go fuzzes one target of one package at a time; FUZZTIME is per target, a
 # count of inputs (Nx): a duration races go1.26's fuzz coordinator, which

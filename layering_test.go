@@ -45,6 +45,7 @@ var prologFree = map[string]string{
 	"host/handle":   "host/handle must stay Prolog-free: decode terms in the host adapter (host/pred_context.go) and pass Go values",
 	"host/provider": "host/provider must stay Prolog-free: it sends tokenizer.Request values; the host converts terms",
 	"host/runtime":  "host/runtime must stay Prolog-free: it is the typed Go API under the predicates; adapters decode terms and call it",
+	"host/mcp":      "host/mcp must stay Prolog-free: it is the MCP client; the host decodes grants and server options and passes Go values",
 }
 
 // prologFreeDeps are the project packages a Prolog-free host package may

@@ -66,7 +66,7 @@ func (h *Host) resolve(name string, call provider.Settings) (Resolved, error) {
 	}
 	// A client per call is cheap (no I/O); connections are pooled by the
 	// shared transport.
-	c, err := provider.NewOpenAI(&r.Options)
+	c, err := provider.NewClient(&r.Options)
 	if err != nil {
 		return Resolved{}, fmt.Errorf("host: provider %s: %w", name, err) // Resolve validated: a bug
 	}
@@ -149,7 +149,7 @@ func (m providerModels) Complete(ctx context.Context, call plan.ModelCall) (plan
 	if err != nil {
 		return plan.ModelResult{}, err
 	}
-	return plan.ModelResult{Text: resp.Content, Reasoning: resp.Reasoning, Model: resp.Model, ToolCalls: resp.ToolCalls,
+	return plan.ModelResult{Text: resp.Content, Reasoning: resp.Reasoning, ReasoningSignature: resp.ReasoningSignature, Model: resp.Model, ToolCalls: resp.ToolCalls,
 		Usage: plan.Usage(resp.Usage), FinishReason: resp.FinishReason, RequestBody: resp.RequestBody}, nil
 }
 

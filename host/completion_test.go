@@ -24,7 +24,7 @@ func TestCompletionOverHTTP(t *testing.T) {
 		providertest.Completion("a summary", 7, 3),
 	)
 	defer srv.Close()
-	p, err := provider.NewOpenAI(&provider.Options{BaseURL: srv.BaseURL(), Model: "tiny", Credential: "RLMPL_TEST_KEY",
+	p, err := provider.NewClient(&provider.Options{BaseURL: srv.BaseURL(), Model: "tiny", Credential: "RLMPL_TEST_KEY",
 		Getenv: func(k string) string {
 			if k == "RLMPL_TEST_KEY" {
 				return "sk-secret-value"
@@ -63,7 +63,7 @@ func TestCompletionOverHTTP(t *testing.T) {
 func TestCompletionProviderErrorIsStructured(t *testing.T) {
 	srv := providertest.NewServer(providertest.Reply(401, `{"error":{"message":"bad key sk-secret-value","type":"auth","code":"invalid_api_key"}}`))
 	defer srv.Close()
-	p, _ := provider.NewOpenAI(&provider.Options{BaseURL: srv.BaseURL(), Model: "tiny", Credential: "K",
+	p, _ := provider.NewClient(&provider.Options{BaseURL: srv.BaseURL(), Model: "tiny", Credential: "K",
 		Getenv: func(string) string { return "sk-secret-value" }})
 	s := newSession(t, &host.Options{Providers: map[string]provider.Provider{"local": p}})
 	ctx := context.Background()

@@ -7,16 +7,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/rlmpl/rlmpl/host"
+	"github.com/rlmpl/rlmpl/host/runtime"
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
@@ -187,11 +190,14 @@ func between(s, from, to string) string {
 }
 
 // recorder is a reverse proxy that keeps each request body and the
-// prompt_tokens of its answer (the last usage of a stream).
+// prompt_tokens of its answer (the last usage of a stream). rewrite, when
+// set, may replace an answer (given the request's body) before the
+// client gets it; what is recorded is the server's usage.
 type recorder struct {
 	*httptest.Server
-	mu   sync.Mutex
-	logs []call
+	mu      sync.Mutex
+	logs    []call
+	rewrite func(body, resp []byte) []byte
 }
 
 type call struct {
@@ -221,8 +227,13 @@ func newRecorder(t *testing.T, base string) *recorder {
 		for k, v := range res.Header {
 			w.Header()[k] = v
 		}
+		answer := resp
+		if r.rewrite != nil {
+			answer = r.rewrite(body, resp)
+			w.Header().Del("Content-Length")
+		}
 		w.WriteHeader(res.StatusCode)
-		w.Write(resp)
+		w.Write(answer)
 		kind := "model"
 		switch {
 		case bytes.Contains(body, []byte(`"response_format"`)) && bytes.Contains(body, []byte("Earlier answer")):
@@ -276,4 +287,190 @@ func promptTokens(body []byte) int {
 		}
 	}
 	return n
+}
+
+// TestE2EMCPServer runs a real MCP server from npm over stdio
+// (@modelcontextprotocol/server-everything, installed by `make e2e`:
+// RLMPL_E2E_MCP is its command) in a direct turn against the real model
+// server: the tool definitions are counted (exactly, with the model's
+// tokenizer, and the server's usage agrees), a granted call reaches the
+// MCP server, its result is stored and the turn replays — by its id, and
+// byte for byte from its receipt. The tiny model's weights are random, so
+// it cannot choose a tool: the proxy stands in for that choice only. The
+// first round's request goes to llama-server as sent (it counts and
+// answers it), and its answer is replaced by a call of the granted tool;
+// everything else is real.
+func TestE2EMCPServer(t *testing.T) {
+	base, dir, bin := os.Getenv("RLMPL_E2E_URL"), os.Getenv("RLMPL_E2E_DIR"), os.Getenv("RLMPL_E2E_MCP")
+	if base == "" || dir == "" || bin == "" {
+		t.Skip("RLMPL_E2E_URL, RLMPL_E2E_DIR and RLMPL_E2E_MCP not set (make e2e sets them)")
+	}
+	const args = `{"message":"hello from rlmpl"}`
+	rec := newRecorder(t, base)
+	rec.rewrite = func(body, resp []byte) []byte {
+		if !bytes.Contains(body, []byte(`"name":"everything__echo"`)) || bytes.Contains(body, []byte(`"tool_call_id"`)) {
+			return resp
+		}
+		return toolCallAnswer(t, body, resp, "everything__echo", args)
+	}
+	logs := &records{}
+	h, err := host.New(&host.Options{FS: os.DirFS(dir), StateDir: t.TempDir(), Environ: os.Environ(),
+		Getenv: func(string) string { return "" }, Logger: slog.New(logs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	s, err := h.NewSession(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	specials := readSpecials(t, filepath.Join(dir, "llama3.specials"))
+	if _, err := s.Once(ctx, fmt.Sprintf(`token_register_encoding(llama3, 'llama3.tiktoken', [pattern(cl100k), specials(%s), chat_format(llama3)], ok(_))`, specials)); err != nil {
+		t.Fatalf("register: %v", err)
+	}
+	if _, err := s.Once(ctx, fmt.Sprintf(`mcp_server(everything, [command(%q), args([stdio]), start_timeout(120)], ok(_))`, bin)); err != nil {
+		t.Fatal(err)
+	}
+	// What the definitions cost: nothing under llama.cpp's Llama 3
+	// template (it renders no tools; the server's usage below agrees),
+	// and this much for an OpenAI model (estimated: OpenAI does not
+	// publish its rendering).
+	got, err := s.Once(ctx, `mcp_tools(everything, [encoding(llama3)], ok(L)), mcp_tools(everything, [model('gpt-4o')], ok(O)),
+		findall(N-T, (member(mcp_tool(F), O), memberchk(name(N), F), memberchk(tokens(token_count(C)), F), memberchk(tokens(T), C)), Costs),
+		findall(T, (member(mcp_tool(F), L), memberchk(tokens(token_count(C)), F), memberchk(tokens(T), C)), Zeros)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("server-everything's tools, tokens of each definition for gpt-4o: %s; for the Llama 3 template: %s", got["Costs"], got["Zeros"])
+	if !strings.Contains(got["Costs"], "echo-") || strings.Trim(got["Zeros"], "[0,]") != "" {
+		t.Fatalf("costs %s, llama3 %s", got["Costs"], got["Zeros"])
+	}
+	prov := fmt.Sprintf(`provider(llamacpp, [base_url(%q), model(tiny), timeout(120)])`, rec.URL+"/v1")
+	turn := `conversation_turn(C, message(user, "Echo a greeting through the tool."), [mode(direct), turn_id(mcp1), mcp([everything-[echo]]),
+			context_options([token_options([encoding(llama3)])]), completion_options([provider(` + prov + `), planner_max_tokens(48)])], O)`
+	got, err = s.Once(ctx, `conversation_store_open(persist(e2e), ok(S)), conversation_create(S, [id(mcp)], ok(C)), `+turn+`,
+		O = ok(conversation_turn_result(F)), memberchk(receipt(turn_receipt(R)), F), memberchk(mcp(M), R),
+		conversation_messages(C, all, [], ok(Ms)), findall(Role-Text, (member(conversation_message(MF), Ms), memberchk(role(Role), MF), memberchk(content(Text), MF)), Stored)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := got["M"]
+	t.Logf("receipt mcp: %s", m)
+	if !strings.Contains(m, `server("everything")`) || !strings.Contains(m, `tools(["echo"])`) || !strings.Contains(m, `definition_tokens(0),method("exact")`) ||
+		!strings.Contains(m, `tool("echo")`) || !strings.Contains(m, `status("ok")`) {
+		t.Fatalf("receipt mcp = %s", m)
+	}
+	if !strings.Contains(got["Stored"], `tool-"Echo: hello from rlmpl"`) {
+		t.Fatalf("stored = %s", got["Stored"])
+	}
+	calls := rec.calls()
+	if len(calls) != 2 || !bytes.Contains(calls[1].body, []byte(`"content":"Echo: hello from rlmpl"`)) {
+		t.Fatalf("%d requests; the second should carry the MCP server's answer", len(calls))
+	}
+	counter := llama3Counter(t, dir)
+	for i, c := range calls {
+		var req tokenizer.Request
+		if err := json.Unmarshal(c.body, &req); err != nil {
+			t.Fatal(err)
+		}
+		b := counter.CountRequest(&req)
+		t.Logf("round %d: %d tools offered, local %d %s, server usage.prompt_tokens %d", i+1, len(req.Tools), b.Total.Tokens, b.Total.Method, c.promptTokens)
+		if b.Total.Method != tokenizer.Exact || b.Total.Tokens != c.promptTokens {
+			t.Errorf("round %d: local %v, server %d", i+1, b.Total, c.promptTokens)
+		}
+	}
+	// The same turn id replays the stored result without a request; the
+	// receipt renders both requests again byte for byte.
+	got, err = s.Once(ctx, `conversation_store_open(persist(e2e), ok(S)), conversation_open(S, mcp, ok(C)), `+turn+`,
+		O = ok(conversation_turn_result(F)), memberchk(replayed(Replayed), F)`)
+	if err != nil || got["Replayed"] != "true" || len(rec.calls()) != 2 {
+		t.Fatalf("replay by id: %v %v, %d requests", got, err, len(rec.calls()))
+	}
+	st, err := h.Runtime().OpenStore(runtime.StoreSpec{Dir: "e2e"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies, err := st.Conversation("mcp").Replay(ctx, "mcp1")
+	if err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	for i, b := range bodies {
+		if !slices.ContainsFunc(calls, func(c call) bool { return bytes.Equal(c.body, b) }) {
+			t.Errorf("replayed request %d is none the server received", i+1)
+		}
+	}
+	if !logs.has("mcp server stderr", "everything") {
+		t.Errorf("the server's stderr did not reach the log: %v", logs.all())
+	}
+}
+
+// toolCallAnswer is the server's answer to a chat request (a stream or
+// not) with its text replaced by one call of fn: the usage the server
+// reported is kept.
+func toolCallAnswer(t *testing.T, body, resp []byte, fn, args string) []byte {
+	usage := fmt.Sprintf(`{"prompt_tokens":%d,"completion_tokens":1,"total_tokens":%d}`, promptTokens(resp), promptTokens(resp)+1)
+	call := fmt.Sprintf(`{"index":0,"id":"e2e_call_1","type":"function","function":{"name":%q,"arguments":%q}}`, fn, args)
+	if !bytes.Contains(body, []byte(`"stream":true`)) {
+		return []byte(`{"id":"e2e","object":"chat.completion","model":"tiny","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[` +
+			call + `]}}],"usage":` + usage + `}`)
+	}
+	return []byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":[" + call + "]}}]}\n\n" +
+		"data: {\"choices\":[{\"index\":0,\"finish_reason\":\"tool_calls\",\"delta\":{}}],\"usage\":" + usage + "}\n\ndata: [DONE]\n\n")
+}
+
+// llama3Counter counts with the Llama 3 encoding and chat format.
+func llama3Counter(t *testing.T, dir string) tokenizer.Counter {
+	reg, err := tokenizer.New(&tokenizer.Options{Encodings: []*tokenizer.Encoding{llama3(t, dir)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := reg.CounterForEncoding("llama3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// records keeps log records as text.
+type records struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (r *records) Enabled(context.Context, slog.Level) bool { return true }
+func (r *records) Handle(_ context.Context, rec slog.Record) error {
+	line := rec.Message
+	rec.Attrs(func(a slog.Attr) bool {
+		line += " " + a.Key + "=" + a.Value.String()
+		return true
+	})
+	r.mu.Lock()
+	r.lines = append(r.lines, line)
+	r.mu.Unlock()
+	return nil
+}
+func (r *records) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r *records) WithGroup(string) slog.Handler      { return r }
+
+func (r *records) has(subs ...string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, l := range r.lines {
+		ok := true
+		for _, s := range subs {
+			ok = ok && strings.Contains(l, s)
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *records) all() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.lines...)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/ichiban/prolog/engine"
 
 	"github.com/rlmpl/rlmpl/host/handle"
+	"github.com/rlmpl/rlmpl/host/mcp"
 	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/host/plan"
 	"github.com/rlmpl/rlmpl/host/planterm"
@@ -192,6 +193,8 @@ func (s *Session) reason(phase string, err error, subject []engine.Term) (engine
 		return warmReason(phase, "warm_store_mismatch", err), true
 	case errors.Is(err, ErrHookFailed):
 		return budgetReason("hook", "pack_hook_failed", fld("message", prolog.Chars(err.Error()))), true
+	case isMCPError(err):
+		return mcpReason(err), true
 	case phase != "" && slices.Contains(storePhases, phase):
 		return conv(engine.NewAtom("storage_failure"))
 	}
@@ -275,6 +278,45 @@ func completionReason(e *plan.Error, subject []engine.Term) (engine.Term, bool) 
 		t = withField(t, fld("token", subject[0]))
 	}
 	return t, true
+}
+
+func isMCPError(err error) bool {
+	var (
+		me *mcp.Error
+		ce *mcp.CeilingError
+		fe *mcp.ConfigError
+	)
+	return errors.As(err, &me) || errors.As(err, &ce) || errors.As(err, &fe) || errors.Is(err, mcp.ErrClosed)
+}
+
+// mcpReason is mcp_error([kind(K), message(M), server(S), ...]): tool(T)
+// when a tool is named; field(F) for a configuration_error; limit(L),
+// tokens(N) and tools(K) for ceiling_exceeded. Messages never show a
+// header value or a token.
+func mcpReason(err error) engine.Term {
+	var (
+		me *mcp.Error
+		ce *mcp.CeilingError
+		fe *mcp.ConfigError
+		fs []prolog.Field
+	)
+	switch {
+	case errors.As(err, &ce):
+		fs = []prolog.Field{fld("kind", engine.NewAtom("ceiling_exceeded")), fld("limit", engine.Integer(ce.Limit)),
+			fld("message", prolog.Chars(ce.Error())), fld("server", engine.NewAtom(ce.Server)),
+			fld("tokens", engine.Integer(ce.Tokens)), fld("tools", engine.Integer(ce.Tools))}
+	case errors.As(err, &fe):
+		fs = []prolog.Field{fld("field", engine.NewAtom(fe.Field)), fld("kind", engine.NewAtom("configuration_error")),
+			fld("message", prolog.Chars(fe.Message)), fld("server", engine.NewAtom(fe.Server))}
+	case errors.As(err, &me):
+		fs = []prolog.Field{fld("kind", engine.NewAtom(me.Kind)), fld("message", prolog.Chars(me.Message)), fld("server", engine.NewAtom(me.Server))}
+		if me.Tool != "" {
+			fs = append(fs, fld("tool", engine.NewAtom(me.Tool)))
+		}
+	default:
+		fs = []prolog.Field{fld("kind", engine.NewAtom("closed")), fld("message", prolog.Chars(err.Error()))}
+	}
+	return record("mcp_error", fs...)
 }
 
 func isProviderError(err error) bool {

@@ -7,6 +7,8 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/rlmpl/rlmpl/host/handle"
+	"github.com/rlmpl/rlmpl/host/mcp"
 	"github.com/rlmpl/rlmpl/host/provider"
 	"github.com/rlmpl/rlmpl/host/runtime"
 	"github.com/rlmpl/rlmpl/lib"
@@ -60,6 +63,14 @@ type Options struct {
 	// ProviderConfig is the configuration file's providers and default
 	// (provider.ParseConfig). Nil means none.
 	ProviderConfig *provider.Config
+	// MCPServers are the MCP servers every session knows, by name (the
+	// configuration file's, mcp.ParseConfig); mcp_server/3 adds more to a
+	// session. Each session starts its own, at first use or with the
+	// session (StartWithSession), and stops them when it closes.
+	MCPServers map[string]mcp.Server
+	// Environ is the environment of stdio MCP servers (under their own
+	// env). Nil means none: the CLI passes os.Environ().
+	Environ []string
 	// Getenv reads the environment: credentials at request time (a
 	// provider's credential is an environment variable name, never a key)
 	// and the conventions that configure providers (OPENAI_BASE_URL, ...).
@@ -179,9 +190,10 @@ type Session struct {
 	handles  *handle.Registry
 	adapters adapters // Prolog-defined context adapters (pred_adapter.go)
 	tokens   cancelTokens
-	turns    turnTasks // async turns
-	pol      *policy   // lib's policy facts, read at first use
-	defaults Defaults  // what '$rlm_defaults' read (Host.Defaults)
+	turns    turnTasks    // async turns
+	pol      *policy      // lib's policy facts, read at first use
+	mcp      *mcp.Servers // MCP servers, made at first use (pred_mcp.go)
+	defaults Defaults     // what '$rlm_defaults' read (Host.Defaults)
 	closed   bool
 }
 
@@ -199,6 +211,13 @@ func (h *Host) NewSession(ctx context.Context) (*Session, error) {
 		MapError: mapError,
 	})
 	s := &Session{host: h, in: in, handles: handle.New(&handle.Options{Now: h.opts.Now})}
+	if slices.ContainsFunc(slices.Collect(maps.Values(h.opts.MCPServers)), func(srv mcp.Server) bool { return srv.StartWithSession }) {
+		servers, err := s.mcpServers()
+		if err != nil {
+			return nil, err
+		}
+		servers.Start()
+	}
 	in.Install(s.predicates()...)
 	texts, err := libTexts()
 	if err == nil {
@@ -316,9 +335,13 @@ var libTexts = sync.OnceValues(func() ([]prolog.Text, error) {
 })
 
 // Close releases the session: async turns still running are cancelled
-// (their cleanup runs) and waited for. Further use returns [ErrClosed].
+// (their cleanup runs) and waited for, then its MCP servers are stopped.
+// Further use returns [ErrClosed].
 func (s *Session) Close() error {
 	s.turns.closeAll()
 	s.closed = true
+	if s.mcp != nil {
+		return s.mcp.Close() // after the turns that could call them
+	}
 	return nil
 }

@@ -223,6 +223,9 @@ func (s *Session) mustBe(c *prolog.Call, typ, v engine.Term) error {
 		}
 		_, err := s.options(c, "provider/2", p.Arg(1))
 		return err
+	case name == "properties":
+		_, err := c.List(optionList(c, v))
+		return err
 	case name == "callable":
 		_, err := c.Callable(v)
 		return err
@@ -238,11 +241,12 @@ func (s *Session) mustBe(c *prolog.Call, typ, v engine.Term) error {
 // optionList accepts an option list or a record Tag(List) of one: of any
 // tag, or of one of tags when some are given (a record of another kind,
 // conversation_ref([]) for a policy, is then not a list and the caller's
-// type error names it).
+// type error names it), or an anonymous one, dict(List): upstream's
+// anonymous dict _{k:V} (docs/upstream.md).
 func optionList(c *prolog.Call, t engine.Term, tags ...string) engine.Term {
 	r, isCompound := c.Resolve(t).(engine.Compound)
 	if isCompound && r.Arity() == 1 && r.Functor().String() != "." &&
-		(len(tags) == 0 || slices.Contains(tags, r.Functor().String())) {
+		(len(tags) == 0 || r.Functor().String() == "dict" || slices.Contains(tags, r.Functor().String())) {
 		return r.Arg(0)
 	}
 	return t

@@ -97,6 +97,20 @@ func (s *Session) policy(c *prolog.Call) (*policy, error) {
 	if err == nil && bad != nil {
 		err = prolog.DomainError("context_excerpt", bad)
 	}
+	if err == nil {
+		err = callAll(c, engine.NewAtom("context_tool_excerpt").Apply(size, note), func(env *engine.Env) {
+			n, isInt := env.Resolve(size).(engine.Integer)
+			text, terr := prolog.TextOf(note, env)
+			if !isInt || n < 1 || n > 100 || terr != nil {
+				bad = prolog.Resolved(engine.NewAtom("context_tool_excerpt").Apply(size, note), env)
+			} else if p.utilities.ToolExcerptPercent == 0 {
+				p.utilities.ToolExcerptPercent, p.utilities.ToolExcerptTemplate = int(n), text
+			}
+		})
+	}
+	if err == nil && bad != nil {
+		err = prolog.DomainError("context_tool_excerpt", bad)
+	}
 	tmpl := engine.NewVariable()
 	if err == nil {
 		err = callAll(c, engine.NewAtom("context_boundary_template").Apply(tmpl), func(env *engine.Env) {

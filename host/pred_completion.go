@@ -87,18 +87,43 @@ func plannerReplyOf(c *prolog.Call, reply engine.Term) (plan.PlannerReply, error
 			reply, usage = f["plan"], usageOf(f["usage"], true)
 		}
 	}
-	if r, isCompound := reply.(engine.Compound); isCompound && r.Functor().String() == "plan" && r.Arity() == 1 {
-		pl, err := plan.FromTerm(planterm.Tree(reply, nil))
-		if err != nil {
-			return plan.PlannerReply{}, err
+	if r, isCompound := reply.(engine.Compound); isCompound && r.Arity() == 1 {
+		switch r.Functor().String() {
+		case "plan":
+			out := plannerPlan(reply)
+			out.Usage = usage
+			return out, nil
+		case "model_response": // upstream's reply of a real model: its text is the plan
+			res, err := modelReplyOf(c, reply)
+			return plan.PlannerReply{Text: res.Text, Usage: res.Usage, Model: res.Model}, err
 		}
-		return plan.PlannerReply{Plan: pl, Usage: usage}, nil
 	}
 	text, err := prolog.TextOf(reply, nil)
 	if err != nil {
 		return plan.PlannerReply{}, &handlerError{kind: "invalid_handler_reply", text: c.In.Describe(reply, nil)}
 	}
 	return plan.PlannerReply{Text: text, Usage: usage}, nil
+}
+
+// plannerPlan converts a planner_handler's plan term. Upstream's recursive
+// check comes first there, so a cyclic plan (recursive_cycle(cyclic_term))
+// and a plan with a variable (non_ground_recursive_plan) are
+// recursive_plan_rejected in phase validate, as plan_parse/2 rejects a
+// cyclic one; another shape error is the parser's. Either is the reply's
+// Invalid: fed back to the planner and retried like unparsable text.
+func plannerPlan(t engine.Term) plan.PlannerReply {
+	if !prolog.Acyclic(t, nil) {
+		return plan.PlannerReply{Invalid: cyclicPlanErr()}
+	}
+	p, err := plan.FromTerm(planterm.Tree(t, nil))
+	var pe *plan.ParseError
+	if errors.As(err, &pe) && pe.Detail.String() == "non_ground_recursive_plan" {
+		return plan.PlannerReply{Invalid: recursivePlanErr(pe.Detail, "the plan contains a variable")}
+	}
+	if err != nil {
+		return plan.PlannerReply{Invalid: err}
+	}
+	return plan.PlannerReply{Plan: p}
 }
 
 // unwrapOK accepts ok(X) and X; error(E) becomes a handler error.
@@ -371,24 +396,12 @@ func (s *Session) providerSettings(c *prolog.Call, name string, list engine.Term
 	if op.has("structured_output") {
 		st.StructuredOutput = new(op.bool("structured_output"))
 	}
-	if op.has("headers") {
-		st.Headers = map[string]string{}
-		elems, _ := c.List(op["headers"])
-		for _, e := range elems {
-			pair, isPair := c.Resolve(e).(engine.Compound)
-			if !isPair || pair.Functor().String() != "-" || pair.Arity() != 2 {
-				return st, prolog.TypeError("pair", prolog.Resolved(e, c.Env))
-			}
-			k, err := c.Text(pair.Arg(0))
-			if err != nil {
-				return st, err
-			}
-			v, err := c.Text(pair.Arg(1))
-			if err != nil {
-				return st, err
-			}
-			st.Headers[k] = v
-		}
+	if op.has("api") {
+		st.API = op.atom("api")
+	}
+	st.CacheTTL = op.text("cache_ttl")
+	if st.Headers, err = textPairs(c, op, "headers"); err != nil {
+		return st, err
 	}
 	if op.has("credential") {
 		cred, ok := credentialOf(c, op["credential"])

@@ -189,19 +189,24 @@ func (s *Session) contextTrace(c *prolog.Call, h, limit, out engine.Term) (bool,
 	}
 	ts := make([]engine.Term, len(evs))
 	for i, e := range evs {
-		ts[i] = record("context_trace",
-			fld("bytes_inspected", engine.Integer(e.BytesInspected)),
-			fld("bytes_returned", engine.Integer(e.BytesReturned)),
-			fld("elapsed_ms", engine.Float(float64(e.Elapsed.Microseconds())/1000)),
-			fld("handle", refTerm(e.Ref)),
-			fld("items_inspected", engine.Integer(e.ItemsInspected)),
-			fld("operation", engine.NewAtom(string(e.Op))),
-			fld("sequence", engine.Integer(e.Seq)),
-			fld("timestamp", engine.Integer(e.At.UnixMilli())),
-			fld("truncated", boolTerm(e.Truncated)),
-		)
+		ts[i] = traceEventTerm(e)
 	}
 	return c.Unify(out, ok(engine.List(ts...))), nil
+}
+
+// traceEventTerm is a context_trace record: one operation on a handle.
+func traceEventTerm(e handle.Event) engine.Term {
+	return record("context_trace",
+		fld("bytes_inspected", engine.Integer(e.BytesInspected)),
+		fld("bytes_returned", engine.Integer(e.BytesReturned)),
+		fld("elapsed_ms", engine.Float(float64(e.Elapsed.Microseconds())/1000)),
+		fld("handle", refTerm(e.Ref)),
+		fld("items_inspected", engine.Integer(e.ItemsInspected)),
+		fld("operation", engine.NewAtom(string(e.Op))),
+		fld("sequence", engine.Integer(e.Seq)),
+		fld("timestamp", engine.Integer(e.At.UnixMilli())),
+		fld("truncated", boolTerm(e.Truncated)),
+	)
 }
 
 // The operations: each reads its arguments, then runs through contextDo.
@@ -253,6 +258,7 @@ func (s *Session) contextDo(c *prolog.Call, pred string, op handle.Op, h engine.
 	fields := []prolog.Field{
 		fld("handle", refTerm(res.Ref)),
 		fld("operation", engine.NewAtom(string(op))),
+		fld("trace", traceEventTerm(res.Trace)),
 		fld("truncated", boolTerm(res.Truncated)),
 		fld("value", s.valueTerm(res.Value)),
 	}

@@ -85,7 +85,7 @@ func (s *Session) convArg(c *prolog.Call, t engine.Term) (runtime.Conversation, 
 }
 
 func (s *Session) conversationStoreOpen(c *prolog.Call, spec, out engine.Term) (bool, error) {
-	ss, err := s.storeSpec(c, spec)
+	ss, err := s.storeSpecOf(c, spec)
 	if err != nil {
 		return false, err
 	}
@@ -96,14 +96,14 @@ func (s *Session) conversationStoreOpen(c *prolog.Call, spec, out engine.Term) (
 	return c.Unify(out, ok(storeTerm(st))), nil
 }
 
-// storeSpec reads a store spec: the text of one (store.ParseSpec: memory,
+// storeSpecOf reads a store spec: the text of one (store.ParseSpec: memory,
 // sqlite:PATH, postgres://…, badger:PATH; a bare name is persist(Name)),
 // or Scheme(Target) and Scheme(Target, Options) for a registered scheme
 // (sqlite, postgres, badger) or persist, the badger directory of
 // runtime.Resolve's rule. Options are those of Scheme/2 in lib's
 // rlm_option/4 when it has any (postgres/2: the pool and timeouts), else
 // conversation_store_open/2's.
-func (s *Session) storeSpec(c *prolog.Call, spec engine.Term) (runtime.StoreSpec, error) {
+func (s *Session) storeSpecOf(c *prolog.Call, spec engine.Term) (runtime.StoreSpec, error) {
 	var ss runtime.StoreSpec
 	bad := func() error { return prolog.DomainError("conversation_store_spec", redactedSpec(c, spec)) }
 	t := c.Resolve(spec)

@@ -119,6 +119,9 @@ func (s *Session) contextPack(c *prolog.Call, units, sections, policy, out engin
 		name, _ := f["name"].(engine.Atom)
 		vis, _ := f["visibility"].(engine.Atom)
 		tc, has := f["token_count"]
+		if !has { // upstream's sections may declare a bare count
+			tc, has = f["tokens"]
+		}
 		if !has {
 			return false, prolog.DomainError("context_section", st)
 		}
@@ -340,13 +343,15 @@ func (s *Session) packOptions(c *prolog.Call, cv runtime.Conversation, op opts, 
 		return po, err
 	}
 	if op.has("warm_store") {
-		if err := s.warmStoreArg(c, cv, op["warm_store"]); err != nil {
+		ws, err := s.warmStoreArg(c, cv, op["warm_store"])
+		if err != nil {
 			return po, err
 		}
 		w, err := s.warmOptions(c, op["warm_signals"], op["warm_options"])
 		if err != nil {
 			return po, err
 		}
+		w.Store = ws
 		po.Warm = &w
 	}
 	if hasClauses(c, atomHook.Apply(engine.NewVariable(), engine.NewVariable())) {
@@ -461,7 +466,15 @@ func (s *Session) convPackTerm(id string, p pack.Policy, cp runtime.Packed) engi
 		if m, isMsg := v.Value.(tokenizer.Message); isMsg && (!stored || v.Kind != "verbatim") { // an excerpt is not the stored text
 			fs = append(fs, fld("text", prolog.Chars(m.Content)))
 		}
-		sel[i] = record("context_selection", fs...)
+		// Upstream's value(V), what the unit stands for: the same
+		// sequence and text as a record (docs/upstream.md, field names).
+		vfs := make([]prolog.Field, 0, 2)
+		for _, f := range fs {
+			if f.Key == "sequence" || f.Key == "text" {
+				vfs = append(vfs, f)
+			}
+		}
+		sel[i] = record("context_selection", append(fs, fld("value", record("context_value", vfs...)))...)
 	}
 	msgs := make([]engine.Term, len(cp.Request.Messages))
 	for i, m := range cp.Request.Messages {

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ichiban/prolog/engine"
@@ -31,31 +32,44 @@ import (
 // canonical rendering of a plan that was itself read under bounds).
 var planLimits = prolog.ReadLimits{MaxBytes: 4 << 20, MaxDepth: 256, MaxTerms: 1 << 20}
 
-// errCyclicPlan is a plan term that contains itself.
-var errCyclicPlan = &plan.Error{Scope: plan.ScopeCompletion, Phase: plan.PhaseValidate, Kind: plan.KindRecursivePlanRejected,
-	Detail: plan.D("recursive_cycle", plan.Atom("cyclic_term")), Message: "the plan is a cyclic term"}
+// recursivePlanErr is upstream's recursive check refusing a plan term
+// before anything else looks at it: recursive_plan_rejected in phase
+// validate (a new value each time: a completion adds fields to its error).
+func recursivePlanErr(detail *plan.Detail, msg string) *plan.Error {
+	return &plan.Error{Scope: plan.ScopeCompletion, Phase: plan.PhaseValidate, Kind: plan.KindRecursivePlanRejected,
+		Detail: detail, Message: msg}
+}
+
+// cyclicPlanErr is a plan term that contains itself.
+func cyclicPlanErr() *plan.Error {
+	return recursivePlanErr(plan.D("recursive_cycle", plan.Atom("cyclic_term")), "the plan is a cyclic term")
+}
 
 // planOf reads a plan given as a plan([...]) term, a validated_plan record
 // (plan_validate/4's), or text (JSON or a term plan, as a planner writes
 // it). An unbound input throws; anything else that is not a plan is a
 // plan_error outcome (unsupported_input with value_shape, or the parser's
-// error).
-func planOf(c *prolog.Call, t engine.Term) (*plan.Plan, error) {
+// error, a plan term's in termPhase).
+func planOf(c *prolog.Call, t engine.Term, termPhase plan.Phase) (*plan.Plan, error) {
 	r := c.Resolve(t)
 	if _, isVar := r.(engine.Variable); isVar {
 		return nil, prolog.InstantiationError()
 	}
 	if !prolog.Acyclic(r, c.Env) {
-		return nil, errCyclicPlan
+		return nil, cyclicPlanErr()
 	}
 	if cp, isCompound := r.(engine.Compound); isCompound && cp.Arity() == 1 {
 		switch cp.Functor().String() {
 		case "plan":
 			p, err := plan.FromTerm(planterm.Tree(r, c.Env))
+			var pe *plan.ParseError
+			if errors.As(err, &pe) {
+				pe.Phase = termPhase
+			}
 			return p, parseErr(err)
 		case "validated_plan":
 			if f, err := fieldsOf(c, cp.Arg(0)); err == nil && f["plan"] != nil {
-				return planOf(c, f["plan"])
+				return planOf(c, f["plan"], termPhase)
 			}
 		}
 	}
@@ -101,7 +115,7 @@ func planTerm(p *plan.Plan) (engine.Term, error) {
 }
 
 func (s *Session) planParse(c *prolog.Call, input, out engine.Term) (bool, error) {
-	p, err := planOf(c, input)
+	p, err := planOf(c, input, plan.PhaseNormalize)
 	if err != nil {
 		return s.fail(c, out, "plan", err)
 	}
@@ -275,7 +289,9 @@ func recursionTerm(st plan.Stats) engine.Term {
 }
 
 func (s *Session) planValidate(c *prolog.Call, planArg, capsArg, budgetArg, out engine.Term) (bool, error) {
-	p, err := planOf(c, planArg)
+	// Upstream validates a plan term as it is: a step of no known shape is
+	// a validation error there, not a normalization one.
+	p, err := planOf(c, planArg, plan.PhaseValidate)
 	if err != nil {
 		return s.fail(c, out, "plan", err)
 	}
@@ -287,7 +303,7 @@ func (s *Session) planValidate(c *prolog.Call, planArg, capsArg, budgetArg, out 
 	if err != nil {
 		return s.fail(c, out, "plan", err)
 	}
-	st, err := plan.Validate(p, plan.Policy{Capabilities: caps, ChildCapabilities: caps, Budget: b, NoPreflight: true})
+	st, err := plan.Validate(p, plan.Policy{Capabilities: caps, ChildCapabilities: caps, Budget: b, NoPreflight: true, DepthIsBudget: true})
 	if err != nil {
 		return s.fail(c, out, "plan", err)
 	}
@@ -304,16 +320,14 @@ func (s *Session) planRun(c *prolog.Call, a1, a2, a3, a4, out engine.Term) (bool
 	var ctxArg, capsArg, optsArg, query engine.Term
 	if isListTerm(c, a2) || c.Resolve(a2) == engine.NewAtom("[]") {
 		// Upstream: plan_run(Plan, Capabilities, Options, Inputs, Outcome),
-		// Inputs a record of context(C) and query(Q).
+		// Inputs a record of context(C) and query(Q), both optional (a
+		// plan that reads a missing one is refused before it runs).
 		capsArg, optsArg = a2, a3
 		f, err := fieldsOf(c, optionList(c, a4))
 		if err != nil {
 			return false, err
 		}
-		if ctxArg = f["context"]; ctxArg == nil {
-			return false, prolog.DomainError("plan_inputs", prolog.Resolved(a4, c.Env))
-		}
-		query = f["query"]
+		ctxArg, query = f["context"], f["query"]
 	} else {
 		ctxArg, capsArg, optsArg = a2, a3, a4
 	}
@@ -353,15 +367,15 @@ func (s *Session) planRun(c *prolog.Call, a1, a2, a3, a4, out engine.Term) (bool
 			return s.done(c, out, "plan", err, sp)
 		}
 	}
-	sp.in.Budget = &b
-	if sp.in.Plan, err = planOf(c, planArg); err != nil {
+	sp.in.Budget, sp.in.DepthIsBudget = &b, true
+	if sp.in.Plan, err = planOf(c, planArg, plan.PhaseNormalize); err != nil {
 		return s.done(c, out, "plan", err, sp)
 	}
-	cref, err := s.contextOf(c, ctxArg, sp)
-	if err != nil {
-		return s.done(c, out, "plan", err, sp)
+	if ctxArg != nil {
+		if sp.in.Context, err = s.contextOf(c, ctxArg, sp); err != nil {
+			return s.done(c, out, "plan", err, sp)
+		}
 	}
-	sp.in.Context = cref
 	return s.complete(c, out, "plan", sp)
 }
 
@@ -442,11 +456,37 @@ func completionResultTerm(res *plan.Outcome) (engine.Term, error) {
 		fld("recursion", recursionStatsTerm(res)),
 		fld("remaining", countersTerm(res.Remaining)),
 		fld("trajectory", trajectoryTerm(res.Trajectory)),
+		fld("transitions", transitionsTerm(res.Trajectory)),
 		fld("usage", usageTerm(res.Usage)),
 		fld("used", countersTerm(res.Used)),
 		fld("value", value),
 		fld("vars", record("bindings", vars...)),
 	), nil
+}
+
+// transitionsTerm is upstream's transitions: the plan steps that finished,
+// in the trajectory's order (nested steps before the step holding them),
+// each plan_transition([bind(B), operation(Op), sequence(N), status(ok)])
+// with Op a term (context(search), tool(count_items), final, ...) and B
+// none for a step that binds nothing. The planner's calls are not steps.
+func transitionsTerm(t plan.Trajectory) engine.Term {
+	var ts []engine.Term
+	for _, ev := range t.Events {
+		if ev.Op == "planner" || ev.Status != "ok" {
+			continue
+		}
+		var op engine.Term = engine.NewAtom(ev.Op)
+		if name, arg, isCompound := strings.Cut(ev.Op, "("); isCompound {
+			op = engine.NewAtom(name).Apply(engine.NewAtom(strings.TrimSuffix(arg, ")")))
+		}
+		bind := "none"
+		if ev.Bind != "" {
+			bind = ev.Bind
+		}
+		ts = append(ts, record("plan_transition", fld("bind", engine.NewAtom(bind)), fld("operation", op),
+			fld("sequence", engine.Integer(len(ts)+1)), fld("status", engine.NewAtom("ok"))))
+	}
+	return engine.List(ts...)
 }
 
 // recursionStatsTerm is recursion([calls(N), children(K), depth(D),

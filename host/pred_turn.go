@@ -116,6 +116,17 @@ func (s *Session) turnOptions(c *prolog.Call, cv runtime.Conversation, op opts) 
 	to := runtime.TurnOptions{TurnID: op.text("turn_id"), Mode: op.atom("mode"), Pack: po, Encodings: pol.encodings,
 		Completion: sp.in, Deps: sp.deps, Handles: s.handles, Cold: lim}
 	to.Completion.MaxToolRounds = int(op.int("max_tool_rounds"))
+	if op.has("mcp") {
+		grants, err := mcpGrants(c, op["mcp"])
+		if err != nil {
+			return runtime.TurnOptions{}, nil, err
+		}
+		servers, err := s.mcpServers()
+		if err != nil {
+			return runtime.TurnOptions{}, nil, err
+		}
+		to.MCP = &runtime.MCPTools{Servers: servers, Grants: grants}
+	}
 	if to.Mode == runtime.ModeDirect {
 		to.Pack.BoundaryTemplate = pol.directBoundary
 	}

@@ -9,48 +9,79 @@ package host
 //	conversation_warm_context_units(+Conversation, +Store, +Signals, +Options, -Outcome) is det.
 //	conversation_warm_retire(+Conversation, +Store, +Range, -Outcome) is det.
 //	artifact_store_open(+Spec, -Outcome) is det.
+//	artifact_store_close(+Store, -Outcome) is det.
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/ichiban/prolog/engine"
 
 	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/host/runtime"
 	"github.com/rlmpl/rlmpl/prolog"
+	"github.com/rlmpl/rlmpl/store"
 	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
-// ErrWarmStoreMismatch: artifacts live in the store of the conversation
-// they summarize, in its transactions and backups.
-var ErrWarmStoreMismatch = errors.New("host: the warm store is not the conversation's store")
+// ErrWarmStoreMismatch: a conversation store holds the warm artifacts of
+// its own conversations only (in their transactions and backups); a store
+// for those of any conversation is opened by artifact_store_open/2.
+var ErrWarmStoreMismatch = errors.New("host: a conversation store is the warm store of its own conversations only (artifact_store_open/2 opens a separate one)")
 
-// warmStoreArg reads the artifact store argument, which must be the
-// conversation's own store.
-func (s *Session) warmStoreArg(c *prolog.Call, cv runtime.Conversation, t engine.Term) error {
+var atomArtifactStore = engine.NewAtom("artifact_store")
+
+// warmStoreArg reads the artifact store argument of cv's warm predicates
+// and returns the store its artifacts live in: cv's own store, or an
+// artifact_store(Id) that artifact_store_open/2 opened from a spec, which
+// holds the artifacts of any conversation published to it (upstream's
+// separate artifact store).
+func (s *Session) warmStoreArg(c *prolog.Call, cv runtime.Conversation, t engine.Term) (*runtime.Store, error) {
+	if a, isCompound := c.Resolve(t).(engine.Compound); isCompound && a.Functor() == atomArtifactStore && a.Arity() == 1 {
+		return s.artifactStoreArg(c, a)
+	}
 	st, err := s.storeArg(c, t)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if st != cv.Store() {
-		return ErrWarmStoreMismatch
+		return nil, ErrWarmStoreMismatch
 	}
-	return nil
+	return st, nil
 }
 
-// artifactStoreOpen opens the store warm artifacts live in, by name:
-// artifacts are kept in the store of the conversation they summarize (its
-// transactions and backups), so Spec is that store (an open store, or a
-// conversation_ref: its store), or a store spec as conversation_store_open/2
-// takes (memory, persist(Dir), postgres(...)), opened as a store that holds
-// conversations and their artifacts alike.
+// artifactStoreArg reads artifact_store(Id); a store closed since is an
+// outcome (store.ErrClosed).
+func (s *Session) artifactStoreArg(c *prolog.Call, t engine.Compound) (*runtime.Store, error) {
+	id, err := c.Atom(t.Arg(0))
+	if err != nil {
+		return nil, prolog.TypeError("artifact_store", prolog.Resolved(t, c.Env))
+	}
+	st, open := s.host.rt.Store(id)
+	if !open {
+		return nil, store.ErrClosed
+	}
+	return st, nil
+}
+
+// artifactStoreOpen opens the store warm artifacts live in, by name. Spec
+// is a conversation's store (an open store, or a conversation_ref: its
+// store), which holds its own conversations' artifacts in their
+// transactions and backups; or a store spec as conversation_store_open/2
+// takes (memory, persist(Dir), postgres(...)), opened as artifact_store(Id),
+// a separate store for the artifacts of any conversation. Either way the
+// outcome holds a reference that artifact_store_close/2 releases.
 func (s *Session) artifactStoreOpen(c *prolog.Call, spec, out engine.Term) (bool, error) {
 	if t, isCompound := c.Resolve(spec).(engine.Compound); isCompound && t.Arity() == 1 {
 		switch {
-		case t.Functor() == atomStore:
-			if _, err := s.storeArg(c, t); err != nil {
+		case t.Functor() == atomStore || t.Functor() == atomArtifactStore:
+			st, err := s.storeArg(c, atomStore.Apply(t.Arg(0)))
+			if err == nil {
+				_, err = s.host.rt.ShareStore(st.ID())
+			}
+			if err != nil {
 				return s.fail(c, out, "artifact_store", err)
 			}
 			return c.Unify(out, ok(prolog.Resolved(t, c.Env))), nil
@@ -62,7 +93,34 @@ func (s *Session) artifactStoreOpen(c *prolog.Call, spec, out engine.Term) (bool
 			return s.artifactStoreOpen(c, f["store"], out)
 		}
 	}
-	return s.conversationStoreOpen(c, spec, out)
+	ss, err := s.storeSpecOf(c, spec)
+	if err != nil {
+		return false, err
+	}
+	st, err := s.host.rt.OpenStore(ss)
+	if err != nil {
+		return s.fail(c, out, "store_open", err, redactedSpec(c, spec))
+	}
+	return c.Unify(out, ok(atomArtifactStore.Apply(engine.NewAtom(st.ID())))), nil
+}
+
+// artifactStoreClose releases the reference artifact_store_open/2 took:
+// the last one closes the store (a memory store's artifacts are then gone).
+func (s *Session) artifactStoreClose(c *prolog.Call, t, out engine.Term) (bool, error) {
+	var st *runtime.Store
+	var err error
+	if a, isCompound := c.Resolve(t).(engine.Compound); isCompound && a.Functor() == atomArtifactStore && a.Arity() == 1 {
+		st, err = s.artifactStoreArg(c, a)
+	} else {
+		st, err = s.storeArg(c, t)
+	}
+	if err == nil {
+		err = s.host.rt.CloseStore(st.ID())
+	}
+	if err != nil {
+		return s.fail(c, out, "store_close", err)
+	}
+	return c.Unify(out, ok(engine.NewAtom("closed"))), nil
 }
 
 // rangeArg reads range(From, To) with positive integers; anything else is
@@ -186,9 +244,11 @@ func (s *Session) warmProduce(c *prolog.Call, pred string, conv, st, rng, option
 		return s.fail(c, out, phase, err)
 	}
 	if st != nil {
-		if err := s.warmStoreArg(c, cv, st); err != nil {
+		ws, err := s.warmStoreArg(c, cv, st)
+		if err != nil {
 			return s.fail(c, out, phase, err)
 		}
+		cv = cv.WithWarmStore(ws)
 	}
 	from, to, err := rangeArg(c, rng)
 	if err != nil {
@@ -210,12 +270,26 @@ func (s *Session) warmProduce(c *prolog.Call, pred string, conv, st, rng, option
 	if err != nil {
 		return s.fail(c, out, phase, err, rangeTerm(from, to))
 	}
-	a, err := produce(c.Ctx, from, to, gen, pol.encodings)
+	encs, err := s.warmEncodings(c, op, pol.encodings)
+	if err != nil {
+		return false, err
+	}
+	a, err := produce(c.Ctx, from, to, gen, encs)
 	if err != nil {
 		return s.fail(c, out, phase, err, rangeTerm(from, to))
 	}
-	var extra []prolog.Field
-	if st != nil {
+	if st == nil {
+		return c.Unify(out, ok(artifactTerm(a))), nil
+	}
+	// Upstream's warm_publication names the stored artifact and the
+	// artifact itself: artifact(rlm_artifact([...])) and warm(W) stand
+	// beside our fields.
+	extra := []prolog.Field{
+		fld("artifact", record("rlm_artifact", fld("key", engine.NewAtom(a.Key)), fld("kind", engine.NewAtom("warm_context")),
+			fld("namespace", artifactNamespace(a)), fld("ref", artifactRef(a)), fld("version", engine.Integer(a.Version)))),
+		fld("warm", artifactTerm(a)),
+	}
+	if len(a.Overlaps) > 0 {
 		keys := make([]engine.Term, len(a.Overlaps))
 		for i, k := range a.Overlaps {
 			keys[i] = engine.NewAtom(k)
@@ -225,13 +299,33 @@ func (s *Session) warmProduce(c *prolog.Call, pred string, conv, st, rng, option
 	return c.Unify(out, ok(artifactTerm(a, extra...))), nil
 }
 
+// warmEncodings are the encodings an artifact's representations are
+// counted in: lib's, and the one token_options names (model(M) or
+// encoding(E), as token_count_text/3 takes them). A token_counter(C) there
+// is accepted and not called: a pack counting with C counts the
+// representations it offers with C.
+func (s *Session) warmEncodings(c *prolog.Call, op opts, lib []string) ([]string, error) {
+	tok, err := s.options(c, "token_count_text/3", optionList(c, op["token_options"]))
+	if err != nil {
+		return nil, err
+	}
+	enc := tok.atom("encoding")
+	if tok.has("model") {
+		counter, err := s.host.tokenizers().Counter(tok.atom("model"))
+		if err == nil && counter.Encoding() != nil {
+			enc = counter.Encoding().Name()
+		}
+	}
+	if enc == "" || slices.Contains(lib, enc) {
+		return lib, nil
+	}
+	return append(slices.Clone(lib), enc), nil
+}
+
 // conversationWarmRetire stops offering an artifact to packs (a new,
 // retired version; idempotent; not undone on backtracking).
 func (s *Session) conversationWarmRetire(c *prolog.Call, conv, st, rng, out engine.Term) (bool, error) {
-	cv, err := s.convArg(c, conv)
-	if err == nil {
-		err = s.warmStoreArg(c, cv, st)
-	}
+	cv, err := s.warmConvArg(c, conv, st)
 	if err != nil {
 		return s.fail(c, out, "retire", err)
 	}
@@ -246,11 +340,19 @@ func (s *Session) conversationWarmRetire(c *prolog.Call, conv, st, rng, out engi
 	return c.Unify(out, ok(artifactTerm(a))), nil
 }
 
-func (s *Session) conversationWarmList(c *prolog.Call, conv, st, options, out engine.Term) (bool, error) {
+// warmConvArg reads a warm predicate's conversation and artifact store:
+// the conversation, its artifacts in that store.
+func (s *Session) warmConvArg(c *prolog.Call, conv, st engine.Term) (runtime.Conversation, error) {
 	cv, err := s.convArg(c, conv)
-	if err == nil {
-		err = s.warmStoreArg(c, cv, st)
+	if err != nil {
+		return cv, err
 	}
+	ws, err := s.warmStoreArg(c, cv, st)
+	return cv.WithWarmStore(ws), err
+}
+
+func (s *Session) conversationWarmList(c *prolog.Call, conv, st, options, out engine.Term) (bool, error) {
+	cv, err := s.warmConvArg(c, conv, st)
 	if err != nil {
 		return s.fail(c, out, "list", err)
 	}
@@ -324,10 +426,7 @@ func overlay(c *prolog.Call, base map[string]int64, t engine.Term) map[string]in
 // conversationWarmContextUnits returns the units a pack would be offered,
 // for programs that pass them explicitly (context_units) or inspect them.
 func (s *Session) conversationWarmContextUnits(c *prolog.Call, conv, st, signals, options, out engine.Term) (bool, error) {
-	cv, err := s.convArg(c, conv)
-	if err == nil {
-		err = s.warmStoreArg(c, cv, st)
-	}
+	cv, err := s.warmConvArg(c, conv, st)
 	if err != nil {
 		return s.fail(c, out, "units", err)
 	}
@@ -340,7 +439,8 @@ func (s *Session) conversationWarmContextUnits(c *prolog.Call, conv, st, signals
 		return false, err
 	}
 	counter := s.host.tokenizers().Estimator()
-	units, arts, status, err := cv.WarmUnits(w, counter, pol.utilities)
+	units, arts, _, err := cv.WarmUnits(w, counter, pol.utilities) // a pack reports the status
+
 	if err != nil {
 		return s.fail(c, out, "units", err)
 	}
@@ -364,12 +464,28 @@ func (s *Session) conversationWarmContextUnits(c *prolog.Call, conv, st, signals
 			fld("mandatory", boolTerm(u.Mandatory)), fld("order", engine.Integer(u.Order)), fld("section", engine.NewAtom(u.Section)),
 			fld("variants", engine.List(vs...)))
 	}
-	return c.Unify(out, ok(record("warm_context_units", fld("status", warmStatusTerm(status)), fld("units", engine.List(ts...))))), nil
+	return c.Unify(out, ok(engine.List(ts...))), nil
 }
 
-// artifactTerm is the warm_context record of a, with extra fields (a
-// publish's overlaps).
+// artifactNamespace is upstream's namespace of a conversation's warm
+// artifacts: [conversation, Id, warm].
+func artifactNamespace(a runtime.WarmArtifact) engine.Term {
+	return engine.List(engine.NewAtom("conversation"), engine.NewAtom(a.Conversation), engine.NewAtom("warm"))
+}
+
+// artifactRef is upstream's artifact_ref([key, namespace, version]) of a
+// stored artifact version.
+func artifactRef(a runtime.WarmArtifact) engine.Term {
+	return record("artifact_ref", fld("key", engine.NewAtom(a.Key)), fld("namespace", artifactNamespace(a)),
+		fld("version", engine.Integer(a.Version)))
+}
+
+// artifactTerm is the warm_context record of a, with its ref when it is
+// stored (version 1 on) and extra fields (a publish's).
 func artifactTerm(a runtime.WarmArtifact, extra ...prolog.Field) engine.Term {
+	if a.Version > 0 {
+		extra = append(extra, fld("ref", artifactRef(a)))
+	}
 	// Upstream's source_refs are message references; the sequence numbers
 	// stay available as source_sequences.
 	refs := make([]engine.Term, len(a.SourceRefs))

@@ -51,6 +51,10 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred4("openai_compatible_provider", "openai_compatible_provider(+Endpoint, +Credential, +Model, -Provider) is det", s.openaiCompatibleProvider),
 		prolog.Pred2("openrouter_provider", "openrouter_provider(?Model, -Provider) is det", s.openrouterProvider),
 
+		// MCP servers (pred_mcp.go)
+		prolog.Pred3("mcp_server", "mcp_server(+Name, +Options, -Outcome) is det", s.mcpServer),
+		prolog.Pred3("mcp_tools", "mcp_tools(+Server, +Options, -Outcome) is det", s.mcpTools),
+
 		// Plans (pred_plan.go)
 		prolog.Pred2("plan_parse", "plan_parse(+Input, -Outcome) is det", s.planParse),
 		prolog.Pred4("plan_validate", "plan_validate(+Plan, +Capabilities, +Budget, -Outcome) is det", s.planValidate),
@@ -91,6 +95,7 @@ func (s *Session) predicates() []prolog.Def {
 		prolog.Pred5("conversation_warm_context_units", "conversation_warm_context_units(+Conversation, +Store, +Signals, +Options, -Outcome) is det", s.conversationWarmContextUnits),
 
 		prolog.Pred2("artifact_store_open", "artifact_store_open(+Spec, -Outcome) is det", s.artifactStoreOpen),
+		prolog.Pred2("artifact_store_close", "artifact_store_close(+Store, -Outcome) is det", s.artifactStoreClose),
 
 		// Packs (pred_pack.go)
 		prolog.Pred2("context_policy", "context_policy(+Overlay, -Outcome) is det", s.contextPolicy),

@@ -6,6 +6,7 @@ package host
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/ichiban/prolog/engine"
 
@@ -20,8 +21,25 @@ var (
 
 func ok(v engine.Term) engine.Term { return atomOK.Apply(v) }
 
-// record builds Tag([key(V), ...]) with keys sorted, the host's record order.
+// upstreamAliases are upstream's names for fields of ours: the one table
+// (docs/upstream.md, "Field names"). record adds Alias(V) beside Field(V)
+// in every record of the tag, so a program written for upstream reads the
+// names it knows.
+var upstreamAliases = map[string][]struct{ field, alias string }{
+	"completion_result":         {{"remaining", "budget_remaining"}}, // rlm_completion/4, plan_run/5
+	"recursion":                 {{"calls", "recursive_calls"}},      // a completion result's recursion
+	"conversation_context_pack": {{"warm_context_status", "warm"}},   // conversation_context_pack/3, a turn's context
+}
+
+// record builds Tag([key(V), ...]) with keys sorted, the host's record
+// order, and upstream's aliases of its fields.
 func record(tag string, fields ...prolog.Field) engine.Term {
+	for _, a := range upstreamAliases[tag] {
+		i := slices.IndexFunc(fields, func(f prolog.Field) bool { return f.Key == a.field })
+		if i >= 0 && !slices.ContainsFunc(fields, func(f prolog.Field) bool { return f.Key == a.alias }) {
+			fields = append(fields, fld(a.alias, fields[i].Value.(engine.Term)))
+		}
+	}
 	prolog.SortFields(fields)
 	ts := make([]engine.Term, len(fields))
 	for i, f := range fields {

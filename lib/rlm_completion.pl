@@ -19,9 +19,13 @@ domain_error(Pred_option, O), a wrong value the error must_be/2 would):
     request, [message([content(C), role(R)]), ...], and P the text of its
     last user message; Reply a plan term, plan text,
     planner_output([plan(P), usage(U)]) (upstream's reply: counts U leaves
-    out are 0), reply(PlanOrText, usage([total_tokens(N), ...])) (counts it
-    leaves out are unknown, and charged a conservative estimate), ok(Reply)
-    or error(E). Default: the provider's model plans.
+    out are 0), model_response([text(T), usage(U), ...]) (upstream's real
+    model reply: T is the plan text), reply(PlanOrText, usage([total_tokens(N),
+    ...])) (counts it leaves out are unknown, and charged a conservative
+    estimate), ok(Reply) or error(E). A plan term runs upstream's
+    recursive check first: cyclic, or holding a variable, it is
+    recursive_plan_rejected in phase validate (fed back and retried like
+    a plan that does not parse). Default: the provider's model plans.
   - model_handler(H): call(H, model_call([depth, max_tokens, messages,
     prompt, provider, reason]), Reply) answers llm_query/3, rlm_query/4 and
     every model step of a plan; Reply is text or model_response([text(T),
@@ -46,14 +50,19 @@ domain_error(Pred_option, O), a wrong value the error must_be/2 would):
     that fails or throws stops the stream. rlm_query/4 takes depth(N).
 
 Providers. A provider is a name or provider(Name, Settings), Settings a
-list of base_url(URL) or endpoint(URL) (the API root, or the full
-.../chat/completions URL), credential(env(Variable)) or credential(none),
-model(M), timeout(Seconds), headers([Name-Value, ...]) and
-structured_output(Bool). Each setting is looked up, in order, in the call
+list of api(openai) or api(anthropic) (the wire format: chat completions,
+the default, or Anthropic's Messages API), base_url(URL) or
+endpoint(URL) (the API root, or the full .../chat/completions or
+.../messages URL), credential(env(Variable)) or credential(none),
+model(M), timeout(Seconds), headers([Name-Value, ...]),
+structured_output(Bool) and cache_ttl(T) ("5m" or "1h": how long the
+prefixes a turn marks for Anthropic's cache are kept). Each setting is looked up, in order, in the call
 (the provider term, model(M)), the configuration file
 ($XDG_CONFIG_HOME/rlmpl/providers.toml, which the CLI reads), the
-environment's conventions (OPENAI_BASE_URL for openai, OLLAMA_HOST for
-ollama) and the preset of that name: openai, openrouter (model
+environment's conventions (OPENAI_BASE_URL for openai,
+ANTHROPIC_BASE_URL for anthropic, OLLAMA_HOST for ollama) and the preset
+of that name: openai, anthropic (api(anthropic), model
+claude-sonnet-4-5, ANTHROPIC_API_KEY), openrouter (model
 openrouter/free), deepseek (deepseek-chat), ollama, vllm and llamacpp
 (the last three local, with no key). Keys are read from the environment
 when each request is made and appear in no outcome, trace or recording
@@ -70,8 +79,10 @@ message(M), provider(P)])) for configuration; error(provider_error([
 attempts(N), kind(K), message(M), phase(P), retryable(B), status(S), ...]))
 when a call fails (K one of http_status, provider_error, transport,
 timeout, malformed_response, missing_credential (with
-credential(env(V))), invalid_request); completion_error and plan_error
-records otherwise (upstream's catalogue). rlm_error_message/2 reads any
+credential(env(V))), invalid_request, context_length_exceeded (the
+provider refused the prompt as longer than the model's window));
+completion_error and plan_error records otherwise (upstream's
+catalogue). rlm_error_message/2 reads any
 of them, and a turn's conversation_error, as one line of cause for
 people; the term itself holds the detail.
 
@@ -96,15 +107,20 @@ Exports:
 %
 %   Context is text(T), terms(L) (registered for the call and deleted
 %   after), a context_handle(Id, V) or a context_ref record (the caller's,
-%   kept). Outcome is ok(completion_result([checkpoints, child_capabilities,
-%   plan, planner_attempts, recursion, remaining, trajectory, usage, used,
-%   value(V), vars])) or error(E) with E a completion_error, plan_error or
-%   provider_error record. recursion([calls(N), children(K), depth(D),
-%   fingerprints(Fs), max_depth(M)]) says what recursion the completion
-%   did: the rlm steps its plan holds (calls), the child completions it
-%   ran (children), the deepest nesting reached (depth) and planned
-%   (max_depth); vars(bindings([Name(V), ...])) are the root plan's
-%   bindings. Capabilities, here and in every error detail
+%   kept). Outcome is ok(completion_result([budget_remaining,
+%   checkpoints, child_capabilities, plan, planner_attempts, recursion,
+%   remaining, trajectory, transitions, usage, used, value(V), vars])) or
+%   error(E) with E a completion_error, plan_error or provider_error
+%   record. recursion([calls(N), children(K), depth(D), fingerprints(Fs),
+%   max_depth(M), recursive_calls(N)]) says what recursion the completion
+%   did: the rlm steps its plan holds (calls, and upstream's name
+%   recursive_calls), the child completions it ran (children), the
+%   deepest nesting reached (depth) and planned (max_depth);
+%   vars(bindings([Name(V), ...])) are the root plan's bindings;
+%   budget_remaining is remaining under upstream's name; transitions are
+%   upstream's plan_transition([bind(B), operation(Op), sequence(N),
+%   status(ok)]) records, one per finished plan step in the trajectory's
+%   order (Op a term: context(search), tool(t), rlm, final, ...). Capabilities, here and in every error detail
 %   (child_capability_denied(C), widening_denied's lists), are terms such
 %   as tool(search), never quoted text.
 %
@@ -180,6 +196,7 @@ Exports:
 default_provider(openrouter).
 default_provider(openai).
 default_provider(deepseek).
+default_provider(anthropic).
 
 /* --- Error messages --- */
 

@@ -13,9 +13,10 @@ domain_error(Pred_option, Opt), and a handle that is not
 context_handle(Id, Version) type_error(context_handle, H). The predicates
 are defined in Go (host/pred_context.go). Results are
 
-    ok(context_result([handle(H), operation(Op), truncated(Bool), value(V)]))
+    ok(context_result([handle(H), operation(Op), trace(T), truncated(Bool), value(V)]))
 
-where truncated(true) means the limits left out something the request asked
+with T the operation's trace event, as context_trace/3 lists it (its
+sequence, bytes_inspected, items_inspected, ...), and where truncated(true) means the limits left out something the request asked
 for — never merely that the request was partial. Errors are
 error(context_error([kind(Kind), message(Text), operation(Op), ...])).
 

@@ -91,7 +91,12 @@ rlm_ready :-
 %   not be sent whatever the room, as left_out(Seq, Reason): a tool result
 %   whose call is not in the pack (an older store, a lenient import) is
 %   left out with orphan_tool_result rather than failing every turn; turn
-%   receipts say the same (boundary left_out).
+%   receipts say the same (boundary left_out). Each selection is
+%   context_selection([id, kind, section, tokens, utility, ...]) with the
+%   message's sequence(N) or the unit's text(T), and upstream's value(V),
+%   context_value([sequence(N)]) or context_value([text(T)]); the pack
+%   also says warm_context_status(W) (and, upstream's name, warm(W)):
+%   configured, available, stale and loaded_units.
 
 %!  conversation_token_ledger(+Conversation, +Options, -Outcome) is det.
 %
@@ -163,7 +168,24 @@ conversation_token_ledger(Conversation, Options, Outcome) :-
 %       text as delta events, and is a call of kind respond in the
 %       receipt;
 %     - max_tool_rounds(N): the tool rounds of a direct turn (default 4);
-%       the request after the last offers no tools, so the model answers.
+%       the request after the last offers no tools, so the model answers;
+%     - mcp(Grants): tools of MCP servers (see mcp_server/3), each grant
+%       Server (every tool it lists) or Server-Tools (names, or patterns
+%       with * and ?, as atoms or text). What a grant allows is fixed the
+%       first time the session resolves it: a tool the server adds later
+%       is not offered. Each turn lists the servers' tools (cached until a
+%       server says its list changed) and grants tool(Server__Name) for
+%       each: a direct turn offers them as functions, charged in the tool
+%       stage as the request renders them; a planner sees their schemas
+%       and may call them in tool steps. A server whose granted
+%       definitions exceed its max_tool_tokens fails the turn
+%       (context_budget_failed(mcp_error([kind(ceiling_exceeded), ...])))
+%       rather than drop some. A call that times out, a server that exits
+%       or sends garbage, and a result marked as an error are tool errors
+%       the model reads; a result larger than context_tool_excerpt/2's
+%       share of the room is sent as an excerpt and stored whole. The
+%       receipt's mcp([...]) names each server, its tools, their tokens
+%       and every call.
 %
 %   Outcome is ok(conversation_turn_result([assistant(Rec), receipt(R),
 %   replayed(B), turn_id(T), user(Rec), value(V)])) or

@@ -17,9 +17,12 @@ parse, normalize, validate (invalid_plan with detail(D), capability_denied
 with capability(C), budget_exceeded with budget, estimated and limit),
 preflight (unknown_provider, unknown_tool) and execute;
 error(completion_error([detail(D), kind(recursive_plan_rejected),
-phase(validate), ...])) for cyclic plans, recursion deeper than the budget,
-repeated or duplicated children and child_capability_denied(Cap) (Cap a
-term such as tool(search), never quoted text).
+phase(validate), ...])) for cyclic plans, repeated or duplicated children
+and child_capability_denied(Cap) (Cap a term such as tool(search), never
+quoted text); recursion deeper than the plan budget is budget_exceeded
+with budget(depth), as upstream's plan API reports it (rlm_completion/4's
+own budget says recursive_plan_rejected, recursion_depth_exceeded(D,
+Max)).
 
 Exports:
     plan_parse/2                 % +Input, -Outcome
@@ -44,10 +47,15 @@ Exports:
 
 %!  plan_validate(+Plan, +Capabilities, +Budget, -Outcome) is det.
 %
-%   Checks the whole plan before any side effect: structure and scopes
+%   Checks the whole plan before any side effect, the plan term as it is
+%   (a step of no known shape is invalid_plan in phase validate, detail
+%   unknown_or_malformed_operation(Name/Arity)): structure and scopes
 %   (detail unbound_variable(N), duplicate_binding(N), final not last,
 %   ...), recursion, the capabilities of every step (children get the same
-%   set), and the static estimate against Budget. Budget is default
+%   set), and the static estimate against Budget, depth included: a plan
+%   nested deeper than max_depth is plan_error budget_exceeded with
+%   budget(depth), estimated(D) and limit(M), counted in upstream's levels
+%   (the root plan is level 1). Budget is default
 %   (upstream's plan_budget: max_steps 64, max_depth 4, max_parallel 8,
 %   max_model_calls 8, max_tool_calls 16, max_context_ops 32,
 %   max_output_bytes 65536, time_limit 10.0), a list of those fields
@@ -73,8 +81,11 @@ Exports:
 %   narrows rlm children), cancellation (cancel_token(T)) and model calls
 %   (provider(P), model(M) or model_handler(H), which also answers every
 %   model step). Inputs is upstream's inputs record, any Tag([context(C),
-%   query(Q)]) with C a context handle, a context_ref record, text(T) or
-%   terms(L) (the last two registered for the run and deleted after).
+%   query(Q)]) or list of those, with C a context handle, a context_ref
+%   record, text(T) or terms(L) (the last two registered for the run and
+%   deleted after); both are optional, and a plan that reads a missing
+%   one is refused before any step runs (invalid_plan, detail
+%   missing_input(Name)).
 %   Options: tools([tool(Name, Handler)]) or rlm_completion/4's
 %   tool(Name, Description, Schema, Handler), context_options(L),
 %   budget(B), child_capabilities(L), provider(P), model(M),
@@ -87,8 +98,11 @@ Exports:
 %   Outcome is ok(completion_result([...])), the record rlm_completion/4
 %   returns (planner_attempts(0): no planner ran), including
 %   recursion([calls(N), children(K), depth(D), fingerprints(Fs),
-%   max_depth(M)]) and vars(bindings([Name(Value), ...])), or error(E)
-%   with E a plan_error, completion_error or provider_error record.
+%   max_depth(M), recursive_calls(N)]), vars(bindings([Name(Value), ...])),
+%   and upstream's transitions and budget_remaining, or error(E) with E a
+%   plan_error, completion_error or provider_error record. A nested plan's
+%   result counts against max_output_bytes again when its parent binds it
+%   (upstream's rule: nested plans share the output budget).
 %
 %   ?- plan_run(plan([context(input(context), search("b"), r), final(var(r))]),
 %   |           [context(search)], [], inputs([context(text("a\nb"))]), O).

@@ -15,6 +15,7 @@ a name wins and an absent one takes its default, as option/3 does.
 
 Types: atom, text (atom, chars or codes), boolean, integer, nonneg,
 positive_integer, number, positive_number, oneof(List), list, list(Type),
+properties (a property list, or a record Tag(List): upstream's dict),
 callable, limit (a positive integer or all), options(Pred) (an option list,
 or a record Tag(List), checked against Pred's schema), provider (a
 provider name, or provider(Name, Settings) with Settings checked against
@@ -28,6 +29,7 @@ Exports:
     context_utility/3             % ?Class, ?Base, ?PerSequence
     context_pinned_role/1         % ?Role
     context_excerpt/2             % -MaxTokens, -NoteTemplate
+    context_tool_excerpt/2        % -Percent, -NoteTemplate
     warm_fidelity/2               % ?Representation, ?Percent
     warm_signal_weight/2          % ?Kind, ?Weight
     context_boundary_template/1   % -Template
@@ -42,6 +44,7 @@ Hooks a program may define:
 :- dynamic(context_utility/3).
 :- dynamic(context_pinned_role/1).
 :- dynamic(context_excerpt/2).
+:- dynamic(context_tool_excerpt/2).
 :- dynamic(context_boundary_template/1).
 :- dynamic(direct_boundary_template/1).
 :- dynamic(context_no_reply_note/1).
@@ -62,7 +65,7 @@ Hooks a program may define:
 %   ?- rlm_option(conversation_search/4, max_results, T, D).
 %   T = positive_integer, D = default(32).
 rlm_option(conversation_create/3, id, text, optional).
-rlm_option(conversation_create/3, metadata, list, default([])).
+rlm_option(conversation_create/3, metadata, properties, default([])).
 rlm_option(conversation_list/3, order, oneof([asc, desc]), default(desc)).
 rlm_option(conversation_list/3, limit, limit, default(all)).
 rlm_option(conversation_store_open/2, language, oneof([en, none]), default(en)).
@@ -73,7 +76,7 @@ rlm_option(postgres/2, connect_timeout, positive_number, optional).
 rlm_option(conversation_append/4, idempotency_key, text, optional).
 rlm_option(conversation_append/4, time, any, optional).
 rlm_option(conversation_append/4, session, text, optional).
-rlm_option(conversation_append/4, metadata, list, default([])).
+rlm_option(conversation_append/4, metadata, properties, default([])).
 rlm_option(conversation_messages/4, limit, limit, default(all)).
 rlm_option(conversation_wait/4, timeout, positive_number, optional).
 rlm_option(conversation_wait/4, limit, limit, default(all)).
@@ -110,6 +113,7 @@ rlm_option(conversation_turn/4, on_event, callable, optional).
 rlm_option(conversation_turn/4, receipt, boolean, default(true)).
 rlm_option(conversation_turn/4, mode, oneof([planner, direct]), default(planner)).
 rlm_option(conversation_turn/4, max_tool_rounds, positive_integer, default(4)).
+rlm_option(conversation_turn/4, mcp, list, optional).
 rlm_option(conversation_turn_async/4, Name, Type, Default) :-
     rlm_option(conversation_turn/4, Name, Type, Default).
 rlm_option(conversation_receipts/3, history, boolean, default(false)).
@@ -157,6 +161,18 @@ rlm_option(Pred, Name, Type, Default) :-
     completion_option_(Pred, Name, Type, Default).
 rlm_option(completion_budget/1, Name, Type, optional) :-
     completion_budget_field_(Name, Type).
+rlm_option(mcp_server/3, command, text, optional).
+rlm_option(mcp_server/3, args, list(text), optional).
+rlm_option(mcp_server/3, env, list, optional).
+rlm_option(mcp_server/3, url, text, optional).
+rlm_option(mcp_server/3, headers, list, optional).
+rlm_option(mcp_server/3, credential, any, optional).
+rlm_option(mcp_server/3, timeout, positive_number, optional).
+rlm_option(mcp_server/3, start_timeout, positive_number, optional).
+rlm_option(mcp_server/3, max_tool_tokens, positive_integer, optional).
+rlm_option(mcp_server/3, start, oneof([first_use, session]), default(first_use)).
+rlm_option(mcp_tools/3, model, atom, optional).
+rlm_option(mcp_tools/3, encoding, atom, optional).
 rlm_option(provider/2, base_url, text, optional).
 rlm_option(provider/2, endpoint, text, optional).
 rlm_option(provider/2, credential, any, optional).
@@ -164,6 +180,8 @@ rlm_option(provider/2, model, text, optional).
 rlm_option(provider/2, timeout, positive_number, optional).
 rlm_option(provider/2, headers, list, optional).
 rlm_option(provider/2, structured_output, boolean, optional).
+rlm_option(provider/2, api, oneof([openai, anthropic]), optional).
+rlm_option(provider/2, cache_ttl, text, optional).
 
 rlm_option(context_adapter_register/5, description, text, optional).
 rlm_option(plan_run/5, provider, provider, optional).
@@ -226,6 +244,7 @@ context_operation_(context_reduce/4).
 
 warm_generation_option_(generator, callable, default(rlm)).
 warm_generation_option_(completion_options, list, default([])).
+warm_generation_option_(token_options, options(token_count_text/3), default([])).
 
 context_limit_option_(max_results, positive_integer, default(32)).
 context_limit_option_(max_bytes, positive_integer, default(16384)).
@@ -293,6 +312,20 @@ context_pinned_role(system).
 %   Dynamic: a program may choose its own size and note.
 context_excerpt(1024,
     "[Excerpt: message {seq} has {total} tokens, too many for this context; the first {shown} are above. The whole message is item {item} of the cold history: read it with context(input(context), peek(item({item})), r), or find a passage with context(input(context), search(\"words\"), r).]").
+
+%!  context_tool_excerpt(-Percent, -NoteTemplate) is det.
+%
+%   A tool result of a direct turn's round (an MCP server's 5 MB answer)
+%   larger than Percent of the room under the request's ceiling (after
+%   the output reserve and the safety margin) is sent to the model as its
+%   first that many tokens, then NoteTemplate; the result is stored whole
+%   with the turn's answer, where later turns read it through the cold
+%   history (and, in their hot tail, as context_excerpt/2 says). In the
+%   template {tool} is the function called, {shown} and {total} the
+%   tokens shown and in the whole result. Dynamic: a program may choose
+%   its own share and note.
+context_tool_excerpt(25,
+    "[Excerpt: the result of {tool} has {total} tokens, too many for this context; the first {shown} are above. Call the tool again with narrower arguments to see another part. The whole result is stored with this turn's answer: later turns can find it in the cold history.]").
 
 %!  context_boundary_template(-Template) is det.
 %

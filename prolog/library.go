@@ -50,59 +50,9 @@ func (in *Interpreter) registerLibrary() {
 	vm := &in.ip.VM
 	vm.Register5(engine.NewAtom("sub_string"), subText(piSubString, TextOf, Chars))
 	vm.Register3(engine.NewAtom("atom_concat"), atomConcat)
-	vm.Register3(engine.NewAtom("between"), between)
 	vm.Register5(engine.NewAtom("sub_atom"), subText(piSubAtom, TextOf, func(s string) engine.Term { return engine.NewAtom(s) }))
 	vm.Register1(engine.NewAtom("current_predicate"), currentPredicate)
 	vm.Register3(engine.NewAtom("record_get"), recordGet)
-}
-
-var piBetween = engine.NewAtom("/").Apply(engine.NewAtom("between"), engine.Integer(3))
-
-// between is between/3 with SWI's open upper bound: High may be inf or
-// infinite. The last value leaves no choice point.
-func between(vm *engine.VM, low, high, value engine.Term, k engine.Cont, env *engine.Env) *engine.Promise {
-	fail := func(err error) *engine.Promise { return raise(err, piBetween, env) }
-	lo, isInt := env.Resolve(low).(engine.Integer)
-	if _, free := env.Resolve(low).(engine.Variable); free {
-		return fail(InstantiationError())
-	} else if !isInt {
-		return fail(TypeError("integer", low))
-	}
-	hi := engine.Integer(math.MaxInt64)
-	switch h := env.Resolve(high).(type) {
-	case engine.Variable:
-		return fail(InstantiationError())
-	case engine.Integer:
-		hi = h
-	case engine.Atom:
-		if h.String() != "inf" && h.String() != "infinite" {
-			return fail(TypeError("integer", high))
-		}
-	default:
-		return fail(TypeError("integer", high))
-	}
-	switch v := env.Resolve(value).(type) {
-	case engine.Integer:
-		if lo <= v && v <= hi {
-			return k(env)
-		}
-		return engine.Bool(false)
-	case engine.Variable:
-	default:
-		return fail(TypeError("integer", value))
-	}
-	var from func(n engine.Integer) *engine.Promise
-	from = func(n engine.Integer) *engine.Promise {
-		if n > hi {
-			return engine.Bool(false)
-		}
-		if n == hi {
-			return engine.Unify(vm, value, n, k, env)
-		}
-		return engine.Delay(func(context.Context) *engine.Promise { return engine.Unify(vm, value, n, k, env) },
-			func(context.Context) *engine.Promise { return from(n + 1) })
-	}
-	return from(lo)
 }
 
 var piRecordGet = engine.NewAtom("/").Apply(engine.NewAtom("record_get"), engine.Integer(3))

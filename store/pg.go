@@ -167,9 +167,11 @@ func (p *pgKV) lockWrites(num uint64) func() {
 }
 
 // maxSerializationRetries bounds the retry of an Update that PostgreSQL
-// aborted as a serialization failure or deadlock; the backoff between
-// attempts grows from 1ms to 64ms with jitter, so a hot conversation's
-// writers spread out instead of colliding again.
+// aborted as a serialization failure or deadlock, with the statement
+// timeout: it retries while either allows (on a loaded machine four
+// processes appending to one conversation could lose 100 races in a row);
+// the backoff between attempts grows from 1ms to 64ms with jitter, so a
+// hot conversation's writers spread out instead of colliding again.
 const maxSerializationRetries = 100
 
 // poolConfig is the connection configuration of the store o names.
@@ -245,7 +247,8 @@ func (p *pgKV) Update(fn func(kvTxn) error) error {
 // do runs fn in a transaction of mode o and retries what is safe to retry:
 //
 //   - a serialization failure or deadlock (PostgreSQL aborted the
-//     transaction; up to maxSerializationRetries times, 1ms to 64ms apart);
+//     transaction; up to maxSerializationRetries times or for the
+//     statement timeout, whichever lasts longer, 1ms to 64ms apart);
 //   - a lost connection (the server restarting, a terminated backend, a
 //     network fault, a statement whose reply did not come in time: see
 //     replyDeadline) before COMMIT was sent, or at COMMIT when pgx knows
@@ -262,6 +265,7 @@ func (p *pgKV) do(o pgx.TxOptions, fn func(kvTxn) error) error {
 	backoff, connBackoff := time.Millisecond, 50*time.Millisecond
 	ctx := p.ctx
 	var lostAt time.Time
+	start := time.Now()
 	for i := 0; ; i++ {
 		committing, err := p.run(ctx, o, fn)
 		if pgconn.Timeout(err) && p.ctx.Err() == nil {
@@ -272,7 +276,7 @@ func (p *pgKV) do(o pgx.TxOptions, fn func(kvTxn) error) error {
 			return nil
 		case p.ctx.Err() != nil:
 			return err
-		case retryable(err) && i < maxSerializationRetries:
+		case retryable(err) && (i < maxSerializationRetries || time.Since(start) < p.silence):
 			sleep(p.ctx, backoff/2+rand.N(backoff))
 			backoff = min(2*backoff, 64*time.Millisecond)
 		case connLost(err) && (!committing || o.AccessMode == pgx.ReadOnly || pgconn.SafeToRetry(err)):

@@ -211,7 +211,8 @@ func (b Breakdown) Message(i int) Count {
 // reads req and keeps no reference to it. The caller owns the returned
 // stages.
 //
-// Text (content, role, name, ids, arguments, schema text) is counted with
+// Text (content, role, name, ids, arguments, schema text, and a signed
+// reasoning, which is sent back) is counted with
 // the counter's encoding — or with the estimator, for [Registry.Estimator]
 // — and the overheads follow [Counter.Framing]. Which stages are Exact:
 // content, when the counter has the model's encoding; framing and reply
@@ -248,6 +249,9 @@ func (c Counter) CountRequestCached(req *Request, cached func(i int) (Count, boo
 		}
 		if !ok {
 			content = c.countContent(f, &m)
+		}
+		if m.ReasoningSignature != "" {
+			content.add(c.Count(m.Reasoning)) // sent back with the message
 		}
 		b.Stages = append(b.Stages, Stage{StageContent, i, content})
 

@@ -355,3 +355,19 @@ func TestBreakdownMessagesIsMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestSignedReasoningIsCounted: a reasoning is counted only when signed,
+// since only then is it sent back (Anthropic's thinking block).
+func TestSignedReasoningIsCounted(t *testing.T) {
+	c, err := newTestRegistry(t).Counter("gpt-4o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := Message{Role: RoleAssistant, Content: "Calling it.", Reasoning: "The user wants the lease time; search first."}
+	plain := c.CountRequest(&Request{Messages: []Message{msg}}).Total.Tokens
+	msg.ReasoningSignature = "sig"
+	signed := c.CountRequest(&Request{Messages: []Message{msg}}).Total.Tokens
+	if want := plain + c.Count(msg.Reasoning).Tokens; signed != want {
+		t.Errorf("signed reasoning: %d tokens, want %d (%d unsigned)", signed, want, plain)
+	}
+}

@@ -84,6 +84,9 @@ const (
 	BasisCaller = "registered_counter"
 	// BasisSum: the total of a [Breakdown]'s stages.
 	BasisSum = "sum"
+	// BasisCalibrated: the estimator scaled by a ratio learnt from the
+	// prompt counts a provider reported (see [Counter.Calibrated]).
+	BasisCalibrated = "calibrated:" + EstimatorVersion
 )
 
 // Count is a token count with its provenance.

@@ -62,3 +62,48 @@ func TestEstimateSmall(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibratedCounter checks the calibrated estimator: each text count
+// is the estimate times ratio and safety, rounded up; a request's stages
+// still sum to its total, which grows with the ratio; a counter with an
+// encoding, or a ratio that is not a ratio, is left alone.
+func TestCalibratedCounter(t *testing.T) {
+	text := "The lease renewal of node-7 took 412 ms; the deploy plan waits for it."
+	est := Estimate(text).Tokens
+	for _, tc := range []struct {
+		ratio float64
+		want  int
+	}{{1.25, (est*125*105 + 9999) / 10000}, {0.5, (est*50*105 + 9999) / 10000}, {1, (est*105 + 99) / 100}} {
+		c := (Counter{}).Calibrated(tc.ratio, 5)
+		got := c.Count(text)
+		if got.Tokens != tc.want || got.Method != Estimated || got.Basis != BasisCalibrated || got.SafetyPercent != 5 {
+			t.Errorf("Calibrated(%v, 5).Count = %v, want %d estimated (%s, +5%%)", tc.ratio, got, tc.want, BasisCalibrated)
+		}
+	}
+	req := fullRequest()
+	req.ResponseFormat = nil
+	req.Messages[1].Parts = req.Messages[1].Parts[:1] // images keep their rule
+	plain := (Counter{}).CountRequest(&req)
+	cal := (Counter{}).Calibrated(1.25, 5).CountRequest(&req)
+	sum := 0
+	for _, s := range cal.Stages {
+		sum += s.Count.Tokens
+	}
+	if sum != cal.Total.Tokens || cal.Total.Method != Estimated {
+		t.Errorf("calibrated stages sum to %d, total %v", sum, cal.Total)
+	}
+	if float64(cal.Total.Tokens) < 1.25*float64(plain.Total.Tokens) {
+		t.Errorf("calibrated total %d < 1.25 × %d", cal.Total.Tokens, plain.Total.Tokens)
+	}
+	r := newTestRegistry(t)
+	exact, err := r.Counter("gpt-4o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := exact.Calibrated(2, 5).Count(text); got != exact.Count(text) {
+		t.Errorf("an exact counter calibrated counts %v, want %v", got, exact.Count(text))
+	}
+	if got := (Counter{}).Calibrated(0, 5).Count(text); got != Estimate(text) {
+		t.Errorf("Calibrated(0, 5).Count = %v, want the plain estimate", got)
+	}
+}

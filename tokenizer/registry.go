@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
@@ -246,6 +247,11 @@ type Counter struct {
 	caller  func(text string) int
 	framing Framing
 	set     bool // framing is set (the zero Counter uses DefaultFraming(""))
+	// scale, when positive, calibrates the estimator: every estimated
+	// text count is multiplied by it (see Calibrated); safety is the
+	// margin, in percent, it includes.
+	scale  float64
+	safety int
 }
 
 // CallerCounter returns a counter whose text counts are count's, labelled
@@ -264,6 +270,38 @@ func (c Counter) WithSchemaFree() Counter {
 	c.framing, c.set = c.Framing(), true
 	c.framing.SchemaFree = true
 	return c
+}
+
+// Calibrated returns the estimator calibrated against a provider: ratio
+// is the provider's reported prompt tokens per token of this counter's
+// estimate (learnt from usage; 1.25 when the provider counts 25% more),
+// and safetyPercent the margin added on top. Every text count becomes
+// ceil(Estimate × ratio × (100+safetyPercent)/100), labelled Estimated
+// with basis [BasisCalibrated] and SafetyPercent safetyPercent, and every
+// framing and tool-schema constant is scaled alike, so a request's stages
+// still sum to its total. Image parts keep the model family's rule.
+// A counter with an encoding or a caller's count is returned unchanged: a
+// count is calibrated only where no tokenizer is known, and never
+// labelled exact. A ratio that is not positive and finite changes
+// nothing.
+func (c Counter) Calibrated(ratio float64, safetyPercent int) Counter {
+	if c.enc != nil || c.caller != nil || !(ratio > 0) || math.IsInf(ratio, 0) {
+		return c
+	}
+	f := c.Framing()
+	c.scale, c.safety = ratio*float64(100+max(0, safetyPercent))/100, max(0, safetyPercent)
+	for _, n := range []*int{&f.PerMessage, &f.PerName, &f.ReplyPriming, &f.FuncInit, &f.PropInit, &f.PropKey,
+		&f.EnumInit, &f.EnumItem, &f.FuncEnd, &f.PerToolCall} {
+		*n = c.scaled(*n)
+	}
+	c.framing, c.set = f, true
+	return c
+}
+
+// scaled is n under the calibration, rounded up (towards zero for a
+// negative constant: the conservative side either way).
+func (c Counter) scaled(n int) int {
+	return int(math.Ceil(float64(n)*c.scale - 1e-9)) // NB: 100 × 1.05 is 105.00000000000001
 }
 
 // Model returns the model name the counter was made for ("" if none).
@@ -294,6 +332,8 @@ func (c Counter) Count(text string) Count {
 	switch {
 	case c.caller != nil:
 		return Count{Tokens: c.caller(text), Method: CallerSupplied, Basis: BasisCaller}
+	case c.enc == nil && c.scale > 0:
+		return Count{Tokens: c.scaled(Estimate(text).Tokens), Method: Estimated, Basis: BasisCalibrated, SafetyPercent: c.safety}
 	case c.enc == nil:
 		return Estimate(text)
 	}

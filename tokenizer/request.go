@@ -35,6 +35,24 @@ type Request struct {
 	// key order. A key must not name a typed field; a sender may restrict
 	// the keys further.
 	Extra map[string]json.RawMessage
+
+	// Cache marks where the request's stable prefix ends, for providers
+	// that cache a prompt only up to positions a request marks
+	// (Anthropic's cache_control). It is not part of the OpenAI body,
+	// whose servers cache every prefix on their own, and costs no tokens.
+	Cache CacheHints
+}
+
+// CacheHints mark the prefixes of a request worth caching.
+type CacheHints struct {
+	// Breakpoints are message indices, ascending and distinct: each is the
+	// last message of a prefix (with the tools and system messages before
+	// it) that the next request will repeat. Providers take a few at most
+	// (Anthropic: 4).
+	Breakpoints []int `json:"breakpoints"`
+	// TTL is how long the provider keeps what is cached: "" its default,
+	// or a duration it names ("5m", "1h").
+	TTL string `json:"ttl,omitempty"`
 }
 
 // Roles of a [Message].
@@ -58,9 +76,14 @@ type Message struct {
 	ToolCallID string     // the call a tool result answers
 
 	// Reasoning is the assistant's reasoning, when a provider returned it.
-	// It is kept in histories but neither sent nor counted: DeepSeek rejects
-	// reasoning_content in input messages.
+	// It is kept in histories but, unsigned, neither sent nor counted:
+	// DeepSeek rejects reasoning_content in input messages.
 	Reasoning string
+	// ReasoningSignature is the provider's signature of Reasoning
+	// (Anthropic's signed thinking block, which the API wants back before
+	// the tool calls it led to). A signed reasoning is counted, and sent by
+	// the dialects that take it back; the OpenAI body never carries it.
+	ReasoningSignature string
 }
 
 // Content part types.
@@ -197,5 +220,6 @@ func (r Request) Clone() Request {
 		c.ResponseFormat = &f
 	}
 	c.Extra = maps.Clone(r.Extra)
+	c.Cache.Breakpoints = slices.Clone(r.Cache.Breakpoints)
 	return c
 }

@@ -26,11 +26,13 @@ func fullRequest() Request {
 		Seed:           new(int64(7)),
 		ResponseFormat: &ResponseFormat{Type: "json_object"},
 		Extra:          map[string]json.RawMessage{"user": json.RawMessage(`"u1"`), "tool_choice": json.RawMessage(`"auto"`)},
+		Cache:          CacheHints{Breakpoints: []int{0, 2}, TTL: "1h"},
 	}
 }
 
 // TestRequestWire pins the wire body: field order, content forms,
-// defaulted types, no reasoning, Extra last in key order.
+// defaulted types, no reasoning and no cache hints, Extra last in key
+// order.
 func TestRequestWire(t *testing.T) {
 	got, err := json.Marshal(fullRequest())
 	if err != nil {
@@ -87,6 +89,7 @@ func TestRequestClone(t *testing.T) {
 	c.Messages[2].ToolCalls[0].ID = "changed"
 	*c.Temperature = 1
 	c.Extra["user"] = nil
+	c.Cache.Breakpoints[0] = 9
 	if !reflect.DeepEqual(fullRequest(), r) {
 		t.Errorf("changing the clone changed the original: %+v", r)
 	}

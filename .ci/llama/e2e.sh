@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make e2e`: the runtime against a real OpenAI-compatible model server.
-# Sets up llama-server and the tiny Llama 3 model (setup.sh), serves it on
+# Sets up llama-server, the tiny Llama 3 model and an MCP server from npm
+# (setup.sh), serves the model on
 # loopback, waits for /health, runs the env-gated end-to-end tests (they
 # skip without RLMPL_E2E_URL), and stops the server however they end.
 set -euo pipefail
@@ -21,4 +22,5 @@ for _ in $(seq 1 120); do
 done
 curl -fsS "$url/health" >/dev/null || { echo "llama-server not healthy:"; tail -20 "$log"; exit 1; }
 RLMPL_E2E_URL="$url/v1" RLMPL_E2E_DIR="$dir" RLMPL_LLAMA_URL="$url/v1" \
+  RLMPL_E2E_MCP="$dir/mcp/node_modules/.bin/mcp-server-everything" \
   "$GO" test -count=1 -v -run 'E2E|Llama' ./host ./host/provider

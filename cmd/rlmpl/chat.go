@@ -36,6 +36,11 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	direct := fs.Bool("direct", false, "answer at once: the conversation goes to the model with history tools, no planner")
 	lf := addLogFlags(fs)
 	window := fs.String("window", "", "how older turns are kept: contiguous, most_turns or stable (default: the policy's)")
+	var mcpFlags []string
+	fs.Func("mcp", "grant an MCP server's tools: `SERVER` or SERVER:TOOL,PATTERN,... of providers.toml's [mcp.SERVER] (repeatable)", func(v string) error {
+		mcpFlags = append(mcpFlags, v)
+		return nil
+	})
 	if _, code, ok := parseCommand(fs, "chat --conv ID [flags]", args, stdout, stderr); !ok {
 		return code
 	}
@@ -79,6 +84,28 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return failed(stderr, "rlmpl chat", err)
 	}
+	var tools *runtime.MCPTools
+	if len(mcpFlags) > 0 {
+		servers, err := h.MCPServers()
+		if err != nil {
+			return failed(stderr, "rlmpl chat", err)
+		}
+		defer servers.Close() // with the chat: its servers stop when it ends
+		grants, err := mcpGrants(servers, mcpFlags)
+		if err != nil {
+			return failed(stderr, "rlmpl chat", err)
+		}
+		// The servers start with the chat, before its first line: one that
+		// does not come up, or a grant of a tool it does not list, ends the
+		// chat here, before anything is written.
+		for _, g := range grants {
+			servers.Start(g.Server) // side by side
+		}
+		if _, err := servers.Grant(ctx, grants); err != nil {
+			return failed(stderr, "rlmpl chat", err)
+		}
+		tools = &runtime.MCPTools{Servers: servers, Grants: grants}
+	}
 	// Configuration is checked above, before the store or the
 	// conversation is created.
 	st, err := storeOn(h, *name, true)
@@ -109,6 +136,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		Completion: plan.Input{Providers: []string{resolved.Name}, StructuredOutput: resolved.StructuredOutput, SchemaFree: resolved.SchemaFree},
 		Deps:       deps,
 		Handles:    handle.New(nil),
+		MCP:        tools,
 	}
 	if *direct {
 		to.Mode, to.Pack.BoundaryTemplate = runtime.ModeDirect, d.DirectBoundaryTemplate

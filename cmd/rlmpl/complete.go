@@ -89,8 +89,8 @@ type providerSettings struct {
 
 func providerFlags(fs *flag.FlagSet) providerSettings {
 	return providerSettings{
-		name:       fs.String("provider", "", "a provider: a preset (openai, openrouter, deepseek, ollama, vllm, llamacpp) or one named in providers.toml (default: the configured default)"),
-		baseURL:    fs.String("base-url", "", "an OpenAI-compatible API root, such as http://127.0.0.1:8080/v1 (alone: a server that takes no key)"),
+		name:       fs.String("provider", "", "a provider: a preset (openai, anthropic, openrouter, deepseek, ollama, vllm, llamacpp) or one named in providers.toml (default: the configured default)"),
+		baseURL:    fs.String("base-url", "", "the provider's API root, such as http://127.0.0.1:8080/v1 (alone: an OpenAI-compatible server that takes no key)"),
 		model:      fs.String("model", "", "model name, for the provider and the tokenizer (default: the provider's)"),
 		credential: fs.String("credential", "", "the environment variable holding the API key, or none"),
 	}

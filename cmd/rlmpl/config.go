@@ -13,6 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/rlmpl/rlmpl/host/mcp"
 	"github.com/rlmpl/rlmpl/host/provider"
 )
 
@@ -116,12 +117,14 @@ func (e *configError) Error() string { return e.msg }
 
 // isConfigError reports whether err is a configuration error: a broken
 // config.toml or providers.toml (unreadable, bad TOML, an unknown key, a
-// key written in it), or a provider that does not resolve (no model, its
-// key missing from the environment).
+// key written in it, an [mcp.NAME] table that does not configure a
+// server), or a provider that does not resolve (no model, its key missing
+// from the environment).
 func isConfigError(err error) bool {
 	var ce *configError
 	var pe *provider.ConfigError
-	return errors.As(err, &ce) || errors.As(err, &pe) || errors.Is(err, provider.ErrMissingCredential)
+	var me *mcp.ConfigError
+	return errors.As(err, &ce) || errors.As(err, &pe) || errors.As(err, &me) || errors.Is(err, provider.ErrMissingCredential)
 }
 
 // failed reports a command's error on stderr after prefix ("rlmpl chat")

@@ -36,6 +36,7 @@ Usage:
 	                           went in, what was left out, tokens per stage
 	rlmpl chat --conv ID [--provider P] [--base-url URL] [--model M]
 	           [--system TEXT] [--max-context N] [--direct] [--json]
+	           [--mcp SERVER[:TOOL,PATTERN,...]]...
 	                           talk over a managed conversation: each line is
 	                           a turn, streamed; /ledger, /receipt, /search
 	                           TEXT, /quit; Ctrl-C cancels the running turn
@@ -44,7 +45,16 @@ Usage:
 	                           instead); while it waits for a line it
 	                           shows what other workers append to the
 	                           conversation (a postgres:// store), marked
-	                           "from elsewhere", above the line being typed
+	                           "from elsewhere", above the line being typed;
+	                           --mcp grants an MCP server's tools (all, or
+	                           those named; repeatable): the servers start
+	                           with the chat and stop with it
+	rlmpl mcp list [SERVER...] [--model M] [--json]
+	                           each MCP server of providers.toml, started
+	                           for the occasion, with its tools and the
+	                           tokens each definition costs in a request
+	                           (counted for --model, else the default
+	                           provider's model), its total and ceiling
 	rlmpl receipt list|show TURN|diff TURN_A TURN_B|stats|chart --conv ID
 	                           what each turn sent: units, tokens per stage,
 	                           request hashes, usage, cached tokens, cost;
@@ -98,14 +108,24 @@ persist(Name) under it, and a directory outside it only when --grant DIR
 
 Providers are named once for every command and script: in
 $XDG_CONFIG_HOME/rlmpl/providers.toml (~/.config/rlmpl/providers.toml) and
-in the environment (OPENAI_API_KEY, OPENAI_BASE_URL, OPENROUTER_API_KEY,
-DEEPSEEK_API_KEY, OLLAMA_HOST). Flags and a program's own provider settings
-win over the file, the file over the environment, the environment over the
-presets (openai, openrouter, deepseek, ollama, vllm, llamacpp). Keys are
-read from the environment when each request is made, never from the file.
-A [prices."MODEL"] table there (input, cached_input, output: US dollars per
-million tokens; a "prefix-*" key covers a family) gives receipts a cost;
-there is no default table.
+in the environment (OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY,
+ANTHROPIC_BASE_URL, OPENROUTER_API_KEY, DEEPSEEK_API_KEY, OLLAMA_HOST).
+Flags and a program's own provider settings win over the file, the file
+over the environment, the environment over the presets (openai, anthropic,
+openrouter, deepseek, ollama, vllm, llamacpp). A provider speaks OpenAI's
+chat completions unless api = "anthropic" (the anthropic preset's):
+Anthropic's Messages API, with cache breakpoints where each request's
+stable prefix ends (cache_ttl = "1h" keeps them an hour). Keys are read
+from the environment when each request is made, never from the file. A
+[prices."MODEL"] table there (input, cached_input, cache_write, output: US
+dollars per million tokens; a "prefix-*" key covers a family) gives
+receipts a cost; there is no default table. Where a model has no known
+tokenizer, its counts are estimated, and calibrated by the prompt tokens
+its provider reports (kept in the state directory). An [mcp.NAME] table there configures an MCP
+server: command, args and env (stdio), or url, headers and credential =
+"env:VARIABLE" (Streamable HTTP); timeout, start_timeout, max_tool_tokens
+and start = "session" (docs/mcp.md). A server's stderr goes to the log
+(--log-format).
 
 Traces: run, repl and chat send OpenTelemetry spans of every managed turn
 when the standard environment asks: OTEL_TRACES_EXPORTER=otlp (to

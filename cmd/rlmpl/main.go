@@ -65,6 +65,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runComplete(ctx, args[1:], stdout, stderr)
 	case "providers":
 		return runProviders(ctx, args[1:], stdout, stderr)
+	case "mcp":
+		return runMCP(ctx, args[1:], stdout, stderr)
 	case "store":
 		return runStore(ctx, args[1:], stdout, stderr)
 	case "bench":

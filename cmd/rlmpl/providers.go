@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/rlmpl/rlmpl/host"
+	"github.com/rlmpl/rlmpl/host/mcp"
 	"github.com/rlmpl/rlmpl/host/provider"
 )
 
@@ -37,13 +38,15 @@ func providerConfigPath() string {
 	return filepath.Join(home, ".config", "rlmpl", "providers.toml")
 }
 
-// providerSetup hands opts its providers: the configuration file, parsed
-// (a missing file is no configuration), and os.Getenv. Every command that
+// providerSetup hands opts its providers and MCP servers: the
+// configuration file, parsed (a missing file is no configuration), the
+// environment and os.Getenv. Every command that
 // runs models calls it (run, repl, complete, chat). A broken file is an
 // error: a script should not silently run against another provider than
 // the one its user configured.
 func providerSetup(opts *host.Options) error {
 	opts.Getenv = os.Getenv
+	opts.Environ = os.Environ() // stdio MCP servers run in it
 	path := providerConfigPath()
 	if path == "" {
 		return nil
@@ -55,7 +58,10 @@ func providerSetup(opts *host.Options) error {
 	if err != nil {
 		return &provider.ConfigError{Field: "config", Message: err.Error()}
 	}
-	opts.ProviderConfig, err = provider.ParseConfig(path, data)
+	if opts.ProviderConfig, err = provider.ParseConfig(path, data); err != nil {
+		return err
+	}
+	opts.MCPServers, err = mcp.ParseConfig(path, data)
 	return err
 }
 
@@ -101,10 +107,10 @@ func runProviders(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stdout, "configuration: none (%s)\n", providerConfigPath())
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tBASE URL\tMODEL\tKEY\tSTRUCTURED")
+	fmt.Fprintln(tw, "NAME\tBASE URL\tMODEL\tKEY\tSTRUCTURED\tAPI")
 	for _, r := range rows {
 		if r.Error != "" {
-			fmt.Fprintf(tw, "%s\t(%s)\t\t\t\n", r.Name, r.Error)
+			fmt.Fprintf(tw, "%s\t(%s)\t\t\t\t\n", r.Name, r.Error)
 			continue
 		}
 		model, key := "-", "none"
@@ -121,7 +127,7 @@ func runProviders(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			}
 			key = r.Credential + " (" + state + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\n", r.Name, r.BaseURL+" ("+r.From["base_url"]+")", model, key, r.StructuredOutput)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\n", r.Name, r.BaseURL+" ("+r.From["base_url"]+")", model, key, r.StructuredOutput, r.API)
 	}
 	tw.Flush()
 	if defErr == nil {
@@ -138,6 +144,7 @@ func runProviders(ctx context.Context, args []string, stdout, stderr io.Writer) 
 type providerJSON struct {
 	Name             string            `json:"name"`
 	Default          bool              `json:"default,omitempty"`
+	API              string            `json:"api,omitempty"` // the wire format: openai or anthropic
 	BaseURL          string            `json:"base_url,omitempty"`
 	Model            string            `json:"model,omitempty"`
 	NeedsModel       bool              `json:"needs_model,omitempty"` // a call must give one
@@ -177,6 +184,10 @@ func providerRows(opts *host.Options, def string) []providerJSON {
 		default:
 			o := r.Options
 			row.BaseURL, row.Credential, row.StructuredOutput, row.From = o.BaseURL, o.Credential, r.StructuredOutput, r.From
+			row.API = o.API
+			if row.API == "" {
+				row.API = provider.APIOpenAI
+			}
 			if !row.NeedsModel {
 				row.Model = o.Model
 			}

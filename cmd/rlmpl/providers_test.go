@@ -22,7 +22,7 @@ func isolate(t *testing.T) string {
 	dir := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", dir)
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	for _, v := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "OLLAMA_HOST", "OPENROUTER_TEST_MODEL"} {
+	for _, v := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "OLLAMA_HOST", "OPENROUTER_TEST_MODEL"} {
 		t.Setenv(v, "")
 	}
 	return dir
@@ -210,7 +210,8 @@ func TestProvidersCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{"http://127.0.0.1:9/v1 (file)", "LOCAL_KEY (unset)", "http://127.0.0.1:7/v1 (environment)",
-		"gpt-file (file)", "OPENAI_API_KEY (set)", "ollama      http://127.0.0.1:11434/v1 (preset)", "default: local\n"} {
+		"gpt-file (file)", "OPENAI_API_KEY (set)", "ollama      http://127.0.0.1:11434/v1 (preset)", "default: local\n",
+		"anthropic   https://api.anthropic.com/v1 (preset)  claude-sonnet-4-5 (preset)  ANTHROPIC_API_KEY (unset)   false       anthropic\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

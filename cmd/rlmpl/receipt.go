@@ -175,6 +175,9 @@ func printReceipt(r runtime.Receipt, w io.Writer) {
 	if r.Counter.Encoding != "" {
 		counter = r.Counter.Encoding + ", " + counter
 	}
+	if k := r.Counter.Calibration; k != nil {
+		counter += fmt.Sprintf(" ×%.3f over %d calls, +%d%%", k.Ratio, k.Samples, k.SafetyPercent)
+	}
 	if c := r.Context; c != nil {
 		fmt.Fprintf(w, "context: %d of %d tokens (%s; counter %s), %d units, solver %s", c.Total, c.Limit, c.Method, counter, len(c.Selected), c.Solver.Status)
 		if c.Boundary.Active {
@@ -196,6 +199,9 @@ func printReceipt(r runtime.Receipt, w io.Writer) {
 			theirs = fmt.Sprintf("%d (%+d)", *c.ProviderPromptTokens, *c.Difference)
 		}
 		kind := c.Kind
+		if c.Dialect != "" {
+			kind += " (" + c.Dialect + ")"
+		}
 		if c.Error != "" { // an HTTP attempt that failed: its status (0 when no response came)
 			kind = fmt.Sprintf("%s #%d failed (%d)", c.Kind, c.Attempt, c.Status)
 		}
@@ -205,6 +211,16 @@ func printReceipt(r runtime.Receipt, w io.Writer) {
 	for _, c := range r.Calls {
 		if c.Error != "" {
 			fmt.Fprintf(w, "%s #%d ended: %s\n", c.Kind, c.Attempt, c.Error)
+		}
+	}
+	for _, m := range r.MCP {
+		fmt.Fprintf(w, "mcp %s: %s (definitions %d tokens, %s)\n", m.Server, strings.Join(m.Tools, ", "), m.DefinitionTokens, m.Method)
+		for _, c := range m.Calls {
+			status := c.Status
+			if c.Error != "" {
+				status += " (" + c.Error + ": " + c.Message + ")"
+			}
+			fmt.Fprintf(w, "  %s %s  %.0f ms\n", c.Tool, status, c.MS)
 		}
 	}
 	var steps []string
@@ -300,7 +316,11 @@ func printSpend(r runtime.Receipt, w io.Writer) {
 				prompt += *c.ProviderPromptTokens
 			}
 		}
-		fmt.Fprintf(w, "cached: %d of %d prompt tokens served from the provider's cache (predicted cacheable prefix %d)\n", n, prompt, r.CachePrefixTokens)
+		written := ""
+		if m, ok := r.CacheWriteTokens(); ok {
+			written = fmt.Sprintf(", %d written to it", m)
+		}
+		fmt.Fprintf(w, "cached: %d of %d prompt tokens served from the provider's cache%s (predicted cacheable prefix %d)\n", n, prompt, written, r.CachePrefixTokens)
 	}
 	priced := slices.ContainsFunc(r.Calls, func(c runtime.ReceiptCall) bool { return c.CostUSD != nil })
 	if usd, unpriced := r.Cost(); priced {

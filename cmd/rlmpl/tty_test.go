@@ -17,12 +17,14 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/rlmpl/rlmpl/host/mcp/mcptest"
 	"github.com/rlmpl/rlmpl/host/provider/providertest"
 	"github.com/rlmpl/rlmpl/host/runtime"
 )
 
 // TestMain lets the test binary stand in for rlmpl in TestREPLTerminal.
 func TestMain(m *testing.M) {
+	mcptest.ServeChild() // the binary is the tests' stdio MCP server too
 	if os.Getenv("RLMPL_TEST_MAIN") == "1" {
 		main()
 	}

@@ -42,6 +42,7 @@ type Result struct {
 	Value     any
 	Truncated bool
 	Next      int
+	Trace     Event // the operation's trace event, as context_trace/3 will list it
 }
 
 // Transforms and reducers: a closed allow-list, never a callable.
@@ -84,9 +85,9 @@ func (r *Registry) Do(ctx context.Context, ref Ref, req Request, lim Limits) (Re
 		}
 		return Result{}, err
 	}
-	r.record(e, Event{Op: req.Op, BytesInspected: w.BytesInspected, ItemsInspected: w.ItemsInspected,
+	ev := r.record(e, Event{Op: req.Op, BytesInspected: w.BytesInspected, ItemsInspected: w.ItemsInspected,
 		BytesReturned: Size(w.Value), Truncated: w.Truncated, Elapsed: time.Since(start)})
-	return Result{Ref: e.ref, Op: req.Op, Value: w.Value, Truncated: w.Truncated, Next: w.Next}, nil
+	return Result{Ref: e.ref, Op: req.Op, Value: w.Value, Truncated: w.Truncated, Next: w.Next, Trace: ev}, nil
 }
 
 func (q Request) validate() error {

@@ -361,7 +361,7 @@ func (r *Registry) Trace(ref Ref, limit int) ([]Event, error) {
 	return slices.Clone(e.trace[len(e.trace)-n:]), nil
 }
 
-func (r *Registry) record(e *entry, ev Event) {
+func (r *Registry) record(e *entry, ev Event) Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e.seq++
@@ -372,4 +372,5 @@ func (r *Registry) record(e *entry, ev Event) {
 	if over := len(e.trace) - r.opts.TraceEvents; over > 0 {
 		e.trace = slices.Delete(e.trace, 0, over)
 	}
+	return ev
 }

@@ -40,6 +40,14 @@ type Utilities struct {
 	// the ceiling never fails every later pack (lib's context_excerpt/2).
 	ExcerptTokens   int
 	ExcerptTemplate string
+	// ToolExcerptPercent, when positive, bounds each tool result of a
+	// direct turn's rounds: one longer than this percent of the room under
+	// the ceiling (after the output reserve and the safety margin) is sent
+	// as its first that many tokens and the note ToolExcerptTemplate (see
+	// [RenderToolExcerptNote]); the stored result stays whole (lib's
+	// context_tool_excerpt/2).
+	ToolExcerptPercent  int
+	ToolExcerptTemplate string
 	// PinnedRoles are the roles whose messages are pinned by default
 	// (lib's context_pinned_role/1): the loader reads them by role and
 	// gives them as ConversationInput.Pinned.
@@ -68,6 +76,9 @@ type TextSection struct {
 	// so each call stays with its result or the request does not fit.
 	ToolCalls  []tokenizer.ToolCall
 	ToolCallID string
+	// Reasoning and ReasoningSignature are an assistant's signed reasoning
+	// before its tool calls, sent back with them (Anthropic's thinking).
+	Reasoning, ReasoningSignature string
 }
 
 // Message is the section as it renders.
@@ -76,7 +87,8 @@ func (s TextSection) Message() tokenizer.Message {
 	if role == "" {
 		role = tokenizer.RoleSystem
 	}
-	return tokenizer.Message{Role: role, Content: s.Text, ToolCalls: s.ToolCalls, ToolCallID: s.ToolCallID}
+	return tokenizer.Message{Role: role, Content: s.Text, ToolCalls: s.ToolCalls, ToolCallID: s.ToolCallID,
+		Reasoning: s.Reasoning, ReasoningSignature: s.ReasoningSignature}
 }
 
 // ConversationInput is one conversation pack.
@@ -241,8 +253,17 @@ func excerpt(c tokenizer.Counter, t Turn, maxTokens int, template string) (token
 	if maxTokens <= 0 || len(m.Parts) > 0 || total <= maxTokens {
 		return m, false
 	}
-	runes := []rune(m.Content)
-	lo, hi := 0, min(len(runes), 32*maxTokens) // the prefix of lo runes fits; none longer than hi is tried
+	prefix, shown := Prefix(c, m.Content, maxTokens)
+	m.Content = prefix + "\n" + RenderExcerptNote(template, t.Seq, shown, total)
+	return m, true
+}
+
+// Prefix is the longest prefix (whole runes) of text of at most
+// maxTokens tokens, and its tokens, found by bisection over at most 32
+// runes a token (so a huge text costs a bounded count).
+func Prefix(c tokenizer.Counter, text string, maxTokens int) (string, int) {
+	runes := []rune(text[:min(len(text), 4*32*maxTokens)]) // a rune is at most 4 bytes
+	lo, hi := 0, min(len(runes), 32*maxTokens)             // the prefix of lo runes fits; none longer than hi is tried
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
 		if c.Count(string(runes[:mid])).Tokens <= maxTokens {
@@ -252,8 +273,14 @@ func excerpt(c tokenizer.Counter, t Turn, maxTokens int, template string) (token
 		}
 	}
 	prefix := string(runes[:lo])
-	m.Content = prefix + "\n" + RenderExcerptNote(template, t.Seq, c.Count(prefix).Tokens, total)
-	return m, true
+	return prefix, c.Count(prefix).Tokens
+}
+
+// RenderToolExcerptNote fills the note after an excerpt of a tool's
+// result in a direct turn's round: {tool} is the function called,
+// {shown} and {total} the tokens of the excerpt and of the whole result.
+func RenderToolExcerptNote(template, tool string, shown, total int) string {
+	return strings.NewReplacer("{tool}", tool, "{shown}", strconv.Itoa(shown), "{total}", strconv.Itoa(total)).Replace(template)
 }
 
 // UnitID is the unit id of the stored message at seq.

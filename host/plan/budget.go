@@ -122,7 +122,7 @@ type Budget struct {
 	MaxContextOps         int           // >= 0 (default 8)
 	MaxTotalTokens        int           // > 0 (default 8192)
 	MaxCostUSD            float64       // >= 0 (default 0.25)
-	MaxOutputBytes        int           // canonical bytes of produced values; > 0 (default 32768)
+	MaxOutputBytes        int           // canonical bytes of produced values (an rlm child's result counts again at its parent); > 0 (default 32768)
 	TimeLimit             time.Duration // wall time of the whole completion; > 0 (default 30s)
 	// UnknownCallCostUSD is charged for each call that reports no cost
 	// (many OpenAI-compatible servers never do). >= 0 (default 0: local

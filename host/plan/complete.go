@@ -18,12 +18,18 @@ type ContextRef struct {
 	Metadata handle.Metadata
 }
 
+// none reports a context that was not given (a trusted plan may run
+// without one).
+func (c ContextRef) none() bool { return c.Ref == handle.Ref{} }
+
 // Input is one completion request. The zero value of each optional field
 // means its default, documented where it is declared.
 type Input struct {
 	// Query is the goal.
 	Query string
-	// Context is the handle the plan reaches as input(context). Required.
+	// Context is the handle the plan reaches as input(context). Required,
+	// unless Plan is set: a trusted plan run without one may not use
+	// input(context) (validation: missing_input(context)).
 	Context ContextRef
 	// Capabilities are the root authority. Nil means rlm, context(Op) for
 	// every operation the context answers, and model(P) for every entry of
@@ -56,6 +62,11 @@ type Input struct {
 	// MaxToolRounds bounds the tool rounds of a respond step; the request
 	// after the last round offers no tools. Zero means 4.
 	MaxToolRounds int
+	// ToolResult, when set, is what a respond step's model reads of a
+	// tool's result (its text, or its canonical JSON) for the call: a
+	// managed turn sends an excerpt of one too large for its ceiling. The
+	// output budget is charged what the model reads. Nil means the whole.
+	ToolResult func(call tokenizer.ToolCall, text string) string
 	// PlannerInstruction is appended to the planner prompt.
 	PlannerInstruction string
 	// Goal, when set, is what the prompt's Goal line says instead of the
@@ -72,6 +83,9 @@ type Input struct {
 	// ContextLimits bound every context step. Zero fields mean upstream's
 	// context_options defaults: 16 results, 4096 bytes, 1s.
 	ContextLimits handle.Limits
+	// DepthIsBudget reports a plan nested deeper than the budget as
+	// Policy.DepthIsBudget says (plan_run/5: upstream's plan budget).
+	DepthIsBudget bool
 	// MaxTrajectory bounds the events recorded. Zero means 256.
 	MaxTrajectory int
 	// StructuredOutput asks every planner call for a plan in the JSON
@@ -123,7 +137,7 @@ func (in *Input) withDefaults() (Budget, error) {
 	if err := b.Validate(); err != nil {
 		return b, err
 	}
-	if in.Context.Ref.ID == "" || in.Context.Ref.Version < 1 {
+	if ref := in.Context.Ref; (in.Plan == nil || !in.Context.none()) && (ref.ID == "" || ref.Version < 1) {
 		return b, complFault(D("invalid_context", in.Context.Ref.String()), "the completion needs a context handle")
 	}
 	if in.PlannerAttempts == 0 {
@@ -273,8 +287,12 @@ func Complete(ctx context.Context, in Input, deps Deps) (out *Outcome, err error
 	ctx, cancel := context.WithTimeoutCause(ctx, b.TimeLimit, ErrTimeLimit)
 	defer cancel()
 
+	inputs, names := map[string]any{"query": in.Query}, []string{"query"}
+	if !in.Context.none() {
+		inputs["context"], names = in.Context.Ref, append(names, "context")
+	}
 	root := &frame{vars: map[string]any{}, depth: 0, reason: "direct_plan_model", events: &events,
-		inputs:    map[string]any{"context": in.Context.Ref, "query": in.Query},
+		inputs:    inputs,
 		caps:      in.Capabilities,
 		childCaps: in.ChildCapabilities,
 	}
@@ -289,8 +307,8 @@ func Complete(ctx context.Context, in Input, deps Deps) (out *Outcome, err error
 	if deps.Tools == nil {
 		in.Tools = nil
 	}
-	pol := Policy{Capabilities: in.Capabilities, ChildCapabilities: in.ChildCapabilities, Budget: b,
-		Providers: in.Providers, Tools: toolNames(in.Tools)}
+	pol := Policy{Capabilities: in.Capabilities, ChildCapabilities: in.ChildCapabilities, Inputs: names, Budget: b,
+		Providers: in.Providers, Tools: toolNames(in.Tools), DepthIsBudget: in.DepthIsBudget}
 	p, stats, attempts, err := r.rootPlan(ctx, pd, pol, root)
 	out.PlannerAttempts = attempts
 	if err != nil {
@@ -365,6 +383,12 @@ func (r *run) planLoop(ctx context.Context, pd PromptData, pol Policy, f *frame)
 			return nil, Stats{}, a, err
 		}
 		p := reply.Plan
+		if reply.Invalid != nil {
+			last = reply.Invalid
+			pd.Feedback = feedback(reply.Invalid)
+			r.recordErr(f, ev, reply.Invalid)
+			continue
+		}
 		if p == nil {
 			p, err = ParseText(reply.Text, r.deps.Terms)
 			if err != nil {

@@ -403,16 +403,19 @@ func TestCompleteBudgets(t *testing.T) {
 	}
 }
 
-func TestOutputBytesChargedOncePerValue(t *testing.T) {
-	// rlm_plan_test 13, done right (§7.1 item 9): a 40-char tool result
-	// passes through a child's final and the parent's final but is charged
-	// once (upstream charged it three times and failed at 50 bytes).
+func TestOutputBytesOfNestedResults(t *testing.T) {
+	// rlm_plan_test 13 (§7.1 item 9): a 40-char tool result passes through
+	// a child's final and the parent's final. Within a plan a value is
+	// charged once, when produced (upstream charged every binding); the
+	// child's result is produced again into the parent, as upstream
+	// charges it, so a nested plan shares the output budget (issue 41):
+	// 84 bytes, where upstream's 50-byte test fails.
 	val := strings.Repeat("x", 40) // 42 canonical bytes
 	plan := fmt.Sprintf(`plan([rlm(plan([tool(echo, literal(%q), s), final(var(s))]), c), final(var(c))])`, val)
 	for _, tc := range []struct {
 		limit int
 		ok    bool
-	}{{40, false}, {50, true}} {
+	}{{50, false}, {83, false}, {84, true}} {
 		e := newEnv(t, needles, plan)
 		e.tools.fns["echo"] = func(_ context.Context, a any) (any, error) { return a, nil }
 		in := e.input("q")
@@ -423,13 +426,14 @@ func TestOutputBytesChargedOncePerValue(t *testing.T) {
 		b.MaxOutputBytes = tc.limit
 		in.Budget = &b
 		out, err := Complete(t.Context(), in, e.deps())
-		// The tool result (42 bytes) is produced once; args and finals of
+		// The tool result (42 bytes) is produced once in the child and
+		// once as the child's result in the parent; args and finals of
 		// vars produce nothing new.
 		if tc.ok != (err == nil) {
 			t.Fatalf("limit %d: err = %v", tc.limit, err)
 		}
-		if tc.ok && out.Used.OutputBytes != 42 {
-			t.Fatalf("output bytes used = %d, want 42 (the tool result, once)", out.Used.OutputBytes)
+		if tc.ok && out.Used.OutputBytes != 84 {
+			t.Fatalf("output bytes used = %d, want 84 (the tool result in the child, and again at the parent)", out.Used.OutputBytes)
 		}
 	}
 }
@@ -679,5 +683,94 @@ func TestCancelCause(t *testing.T) {
 	_, err := Complete(ctx, e.input("q"), e.deps())
 	if kindOf(err) != KindCancelled || !errors.Is(err, token) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestCompleteTrustedPlanWithoutContext(t *testing.T) {
+	// plan_run/5 with no context input: a trusted plan runs without one,
+	// and a plan that reads the context is refused before any step runs.
+	for _, tc := range []struct {
+		name, plan string
+		detail     string // "" for success
+	}{
+		{"no context step", `plan([tool(count_items, literal([1, 2]), n), final(var(n))])`, ""},
+		{"query only", `plan([final(input(query))])`, ""},
+		{"context step refused", `plan([tool(count_items, literal([1]), n), context(input(context), search("a"), h), final(var(h))])`,
+			"missing_input(context)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, needles)
+			in := e.input("q")
+			in.Context = ContextRef{}
+			in.Capabilities = MustCapabilities("tool(count_items)", "context(search)")
+			in.Tools = []ToolSchema{{Name: "count_items"}}
+			in.Plan = mustTerm(tc.plan)
+			out, err := Complete(t.Context(), in, e.deps())
+			if tc.detail == "" {
+				if err != nil || out.Value == nil {
+					t.Fatalf("Complete = %v, %v", out.Value, err)
+				}
+				return
+			}
+			if detailOf(err) != tc.detail || e.tools.count() != 0 {
+				t.Fatalf("Complete error = %v (tool calls %d), want %s before any step", err, e.tools.count(), tc.detail)
+			}
+		})
+	}
+	// A planner still needs a context: it is what the planner is told about.
+	e := newEnv(t, needles, `plan([final(literal(1))])`)
+	in := e.input("q")
+	in.Context = ContextRef{}
+	if _, err := Complete(t.Context(), in, e.deps()); kindOf(err) != KindCompletionFault {
+		t.Fatalf("Complete without a context or a plan = %v, want completion_fault", err)
+	}
+}
+
+// invalidPlanner answers with replies that are not plans, then a plan.
+type invalidPlanner struct {
+	replies []PlannerReply
+	calls   int
+	prompts []string
+}
+
+func (p *invalidPlanner) Plan(_ context.Context, req PlannerRequest) (PlannerReply, error) {
+	p.prompts = append(p.prompts, req.Prompt())
+	r := p.replies[min(p.calls, len(p.replies)-1)]
+	p.calls++
+	return r, nil
+}
+
+func TestCompletePlannerReplyInvalid(t *testing.T) {
+	// A reply whose Invalid is set (a handler's plan term that did not
+	// convert) is fed back and retried like text that does not parse, and
+	// the last one is the completion's error.
+	rejected := rejected(D("non_ground_recursive_plan"), "the plan contains a variable")
+	for _, tc := range []struct {
+		name     string
+		attempts int
+		replies  []PlannerReply
+		kind     Kind
+	}{
+		{"retried, then a plan", 2, []PlannerReply{{Invalid: rejected}, {Plan: mustTerm(`plan([final(literal(ok))])`)}}, ""},
+		{"the last invalid reply is the error", 2, []PlannerReply{{Invalid: rejected}}, KindRecursivePlanRejected},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, needles)
+			p := &invalidPlanner{replies: tc.replies}
+			deps := e.deps()
+			deps.Planner = p
+			in := e.input("q")
+			in.PlannerAttempts = tc.attempts
+			out, err := Complete(t.Context(), in, deps)
+			if kindOf(err) != tc.kind || p.calls != tc.attempts {
+				t.Fatalf("Complete = %v (planner calls %d), want kind %q after %d calls", err, p.calls, tc.kind, tc.attempts)
+			}
+			if !strings.Contains(p.prompts[1], "non_ground_recursive_plan") {
+				t.Fatalf("second prompt does not feed the failure back:\n%s", p.prompts[1])
+			}
+			if tc.kind == "" && out.PlannerAttempts != 2 {
+				t.Fatalf("planner attempts = %d, want 2", out.PlannerAttempts)
+			}
+		})
 	}
 }

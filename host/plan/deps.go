@@ -73,7 +73,10 @@ func promptBytes(req *tokenizer.Request) int {
 type ModelResult struct {
 	Text      string
 	Reasoning string
-	Model     string // the model that answered, "" when unknown
+	// ReasoningSignature signs Reasoning (Anthropic's thinking): a respond
+	// round sends it back with the tool calls it led to.
+	ReasoningSignature string
+	Model              string // the model that answered, "" when unknown
 	// ToolCalls are the tools the model called (a respond round offering
 	// tools), in the order it called them.
 	ToolCalls []tokenizer.ToolCall
@@ -118,6 +121,22 @@ type Tools interface {
 	Call(ctx context.Context, name string, args any) (any, error)
 }
 
+type toolCallKey struct{}
+
+// withToolCallID marks ctx as running the model's tool call id.
+func withToolCallID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, toolCallKey{}, id)
+}
+
+// ToolCallID is the id of the model's tool call that a [Tools] call runs
+// (in a respond step), or "" (a plan's tool step): a Tools implementation
+// that keeps more of a result than the model reads (an image) keys it by
+// this id, which the tool message answering the call carries.
+func ToolCallID(ctx context.Context) string {
+	id, _ := ctx.Value(toolCallKey{}).(string)
+	return id
+}
+
 // Planner asks the planner model for a plan.
 type Planner interface {
 	Plan(ctx context.Context, req PlannerRequest) (PlannerReply, error)
@@ -149,6 +168,11 @@ type PlannerReply struct {
 	Text  string
 	Plan  *Plan
 	Usage Usage
+	// Invalid, when set, says why the answer is not a plan (a handler's
+	// plan term that does not convert): like text that does not parse, it
+	// is fed back and retried, and the last one is the completion's error
+	// when no attempt is left.
+	Invalid error
 	// Model and FinishReason are the answering model and why it stopped,
 	// when a provider said.
 	Model        string

@@ -268,6 +268,12 @@ func (r *run) step(ctx context.Context, s Step, f *frame, ev *Event) (v any, fin
 		if err != nil {
 			return nil, false, err
 		}
+		// The child's result is produced again into this plan's scope, as
+		// upstream charges it: a nested plan cannot pass the shared output
+		// budget twice over.
+		if err := r.meter.output(Size(v)); err != nil {
+			return nil, false, err
+		}
 		r.bind(f, s.Bind, v, ev)
 		return v, false, nil
 

@@ -358,7 +358,12 @@ func (n *termNorm) ground(t Term, path string) error {
 	return nil
 }
 
+// options reads a model step's options: a list of Name(Value), or a
+// record Tag([Name(Value), ...]) (upstream's options are a dict).
 func (n *termNorm) options(t Term, path string) (map[string]any, error) {
+	if c, isRecord := t.(Compound); isRecord && len(c.Args) == 1 && c.Functor != "." {
+		t = c.Args[0]
+	}
 	elems, err := n.list(t, path+" options")
 	if err != nil {
 		return nil, err

@@ -194,7 +194,8 @@ func (r *run) respond(ctx context.Context, s *RespondStep, f *frame, ev *Event) 
 			r.bind(f, s.Bind, res, ev)
 			return res, nil
 		}
-		msgs = append(msgs, tokenizer.Message{Role: tokenizer.RoleAssistant, Content: res.Text, ToolCalls: res.ToolCalls})
+		msgs = append(msgs, tokenizer.Message{Role: tokenizer.RoleAssistant, Content: res.Text, ToolCalls: res.ToolCalls,
+			Reasoning: res.Reasoning, ReasoningSignature: res.ReasoningSignature})
 		for _, tc := range res.ToolCalls {
 			out, err := r.respondCall(ctx, f, tools, tc)
 			if err != nil {
@@ -206,7 +207,9 @@ func (r *run) respond(ctx context.Context, s *RespondStep, f *frame, ev *Event) 
 }
 
 // respondCall runs one tool call of the model and returns what the model
-// reads: the result's canonical JSON, or {"error":Kind,"message":M} for a
+// reads (charged to the output budget): the result's text when it is
+// text, else its canonical JSON, as Input.ToolResult passes it; or
+// {"error":Kind,"message":M} for a
 // call refused (a tool not offered, arguments that break the schema) or
 // failed. The error is the model's to handle; only control signals and
 // an exhausted budget end the step.
@@ -233,19 +236,26 @@ func (r *run) respondCall(ctx context.Context, f *frame, tools []respondTool, tc
 	if err := checkSchema(t.schema, args, "arguments"); err != nil {
 		return refuse("invalid_arguments", err.Error())
 	}
-	out, err := guard(ctx, func(ctx context.Context) (any, error) { return t.run(ctx, args) })
+	out, err := guard(ctx, func(ctx context.Context) (any, error) { return t.run(withToolCallID(ctx, tc.ID), args) })
 	if err != nil {
 		if ctl := control(ctx); ctl != nil {
 			return "", ctl
 		}
 		return refuse("tool_error", err.Error())
 	}
-	if err := r.meter.output(Size(out)); err != nil {
+	text, isText := out.(string) // text reads as text, not as a JSON string
+	if !isText {
+		text = Encode(out)
+	}
+	if r.in.ToolResult != nil {
+		text = r.in.ToolResult(tc, text)
+	}
+	if err := r.meter.output(len(text)); err != nil {
 		return "", err
 	}
 	ev.Status, ev.Output = "ok", summarize(out, summaryBytes)
 	r.record(f, ev)
-	return Encode(out), nil
+	return text, nil
 }
 
 // checkSchema checks v against the subset of JSON Schema tool parameters

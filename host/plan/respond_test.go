@@ -129,6 +129,26 @@ func TestRespondToolGetsPlanValues(t *testing.T) {
 	}
 }
 
+// TestRespondToolText: a tool's text result reads as the text, not as a
+// JSON string of it.
+func TestRespondToolText(t *testing.T) {
+	e := newEnv(t, needles)
+	e.tools.fns["poem"] = func(context.Context, any) (any, error) { return "line one\n\"line two\"", nil }
+	m := &respondScript{replies: []ModelResult{{ToolCalls: []tokenizer.ToolCall{call("c1", "poem", `{}`)}}, {Text: "ok"}}}
+	in := e.input("a poem")
+	in.Plan = DirectPlan("openrouter")
+	in.Capabilities = append(in.Capabilities, MustCapabilities("tool(poem)")...)
+	in.Tools = []ToolSchema{{Name: "poem"}}
+	deps := e.deps()
+	deps.Models, deps.Planner = m, nil
+	if _, err := Complete(t.Context(), in, deps); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.seen[1].Messages[2].Content; got != "line one\n\"line two\"" {
+		t.Fatalf("tool result = %q", got)
+	}
+}
+
 func TestRespondRoundsEnd(t *testing.T) {
 	e := newEnv(t, needles)
 	m := &respondScript{replies: []ModelResult{{Text: "again", ToolCalls: []tokenizer.ToolCall{call("c", "history_peek", `{"sequence":1}`)}}}}

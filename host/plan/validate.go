@@ -32,6 +32,12 @@ type Policy struct {
 	// NoPreflight skips step 5 (plan_validate/4 checks a plan before any
 	// runtime exists; plan_run/5 preflights it against its own).
 	NoPreflight bool
+	// DepthIsBudget reports rlm nesting deeper than MaxRecursionDepth as
+	// upstream's plan API does, a plan_error budget_exceeded with budget
+	// depth and the estimate and limit in its levels (the root plan is
+	// level 1), instead of recursive_plan_rejected: plan_validate/4 and
+	// plan_run/5, whose budget is upstream's plan_budget.
+	DepthIsBudget bool
 }
 
 // Stats are the static facts [Validate] learned about a plan.
@@ -69,6 +75,11 @@ func Validate(p *Plan, pol Policy) (Stats, error) {
 	v := &validator{pol: pol, onPath: map[*Plan]bool{}}
 	if err := v.structure(p, nil, 0); err != nil {
 		return Stats{}, err
+	}
+	if d := pol.Depth + rlmDepth(p); pol.DepthIsBudget && d > pol.Budget.MaxRecursionDepth {
+		return Stats{}, planErr(PhaseValidate, KindBudgetExceeded,
+			fmt.Sprintf("the plan nests %d levels deep but the budget allows %d", d+1, pol.Budget.MaxRecursionDepth+1),
+			Field{"budget", Atom("depth")}, Field{"estimated", int64(d + 1)}, Field{"limit", int64(pol.Budget.MaxRecursionDepth + 1)})
 	}
 	if err := v.recursion(p, pol.Depth, slices.Clone(pol.Ancestors), 1); err != nil {
 		return Stats{}, err
@@ -194,8 +205,12 @@ func (v *validator) structure(p *Plan, parent *scope, nest int) error {
 			case s.Plan != nil:
 				err = v.structure(s.Plan, sc, nest+1)
 			default:
-				if err = v.expr(s.Query, sc, 0); err == nil && s.Context != nil {
-					err = v.expr(s.Context, sc, 0)
+				var cexpr Expr = InputRef{Name: "context"} // a child's context defaults to the input
+				if s.Context != nil {
+					cexpr = s.Context
+				}
+				if err = v.expr(s.Query, sc, 0); err == nil {
+					err = v.expr(cexpr, sc, 0)
 				}
 			}
 			if err == nil {
@@ -473,6 +488,29 @@ func walkSteps(p *Plan, f func(Step) bool) bool {
 		}
 	}
 	return true
+}
+
+// rlmDepth is the deepest rlm nesting of a structurally valid plan (0 for
+// a plan without rlm steps).
+func rlmDepth(p *Plan) int {
+	d := 0
+	for _, s := range p.Steps {
+		switch s := s.(type) {
+		case *RLMStep:
+			if s.Plan != nil {
+				d = max(d, 1+rlmDepth(s.Plan))
+			} else {
+				d = max(d, 1)
+			}
+		case *ParallelStep:
+			for _, b := range s.Plans {
+				d = max(d, rlmDepth(b))
+			}
+		case *RetryStep:
+			d = max(d, rlmDepth(s.Plan))
+		}
+	}
+	return d
 }
 
 type est struct{ steps, model, tool, context, width int }

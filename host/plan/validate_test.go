@@ -55,6 +55,15 @@ func TestValidate(t *testing.T) {
 		// rlm_completion_test (recursive validation)
 		{name: "recursion depth", plan: `plan([rlm(plan([rlm(plan([final(literal(x))]), c), final(var(c))]), r), final(var(r))])`,
 			edit: func(p *Policy) { p.Budget.MaxRecursionDepth = 1 }, scope: ScopeCompletion, kind: KindRecursivePlanRejected, want: "recursion_depth_exceeded(2,1)"},
+		// upstream's plan API (plan_validate/4, plan_run/5): depth is a budget, in levels from 1
+		{name: "depth as a plan budget", plan: `plan([rlm(plan([rlm(plan([final(literal(x))]), c), final(var(c))]), r), final(var(r))])`,
+			edit:  func(p *Policy) { p.Budget.MaxRecursionDepth = 1; p.DepthIsBudget = true },
+			scope: ScopePlan, kind: KindBudgetExceeded, want: "budget=depth estimated=3 limit=2"},
+		{name: "depth as a plan budget inside parallel", plan: `plan([parallel([plan([rlm(plan([final(literal(x))]), c), final(var(c))])], p), final(var(p))])`,
+			edit:  func(p *Policy) { p.Budget.MaxRecursionDepth = 0; p.DepthIsBudget = true },
+			scope: ScopePlan, kind: KindBudgetExceeded, want: "budget=depth estimated=2 limit=1"},
+		{name: "a child completion reads the context input", plan: `plan([rlm(query("sub"), r), final(var(r))])`,
+			edit: func(p *Policy) { p.Inputs = []string{"query"} }, scope: ScopePlan, kind: KindInvalidPlan, want: "missing_input(context)"},
 		{name: "duplicate recursive call", plan: `plan([rlm(plan([final(literal("same-child"))]), a), rlm(plan([final(literal("same-child"))]), b), final(var(b))])`,
 			scope: ScopeCompletion, kind: KindRecursivePlanRejected, want: "duplicate_recursive_call"},
 		{name: "duplicate child completion", plan: `plan([rlm(query("same"), a), rlm(query("same"), b), final(var(b))])`,

@@ -21,7 +21,7 @@ import (
 type benchEnv struct {
 	srv    *httptest.Server
 	hc     *http.Client
-	client *provider.OpenAI
+	client *provider.Client
 	req    tokenizer.Request
 	body   []byte
 }
@@ -41,7 +41,7 @@ func newBenchEnv(b *testing.B) *benchEnv {
 	b.Cleanup(e.srv.Close)
 	e.hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	var err error
-	e.client, err = provider.NewOpenAI(&provider.Options{
+	e.client, err = provider.NewClient(&provider.Options{
 		BaseURL: e.srv.URL + "/v1", Model: "bench", Credential: "K",
 		Getenv: func(string) string { return testKey }, HTTPClient: e.hc,
 	})
@@ -140,7 +140,7 @@ func BenchmarkClientNoNetwork(b *testing.B) {
 		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
 			Body: io.NopCloser(strings.NewReader(okBody)), Request: r}, nil
 	})}
-	c, err := provider.NewOpenAI(&provider.Options{BaseURL: "http://bench/v1", Model: "bench", Credential: "K",
+	c, err := provider.NewClient(&provider.Options{BaseURL: "http://bench/v1", Model: "bench", Credential: "K",
 		Getenv: func(string) string { return testKey }, HTTPClient: hc})
 	if err != nil {
 		b.Fatal(err)
@@ -183,7 +183,7 @@ func BenchmarkResolvedOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 		r.Options.HTTPClient = e.hc
-		c, err := provider.NewOpenAI(&r.Options)
+		c, err := provider.NewClient(&r.Options)
 		if err != nil {
 			b.Fatal(err)
 		}

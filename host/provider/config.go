@@ -23,8 +23,8 @@ import (
 //  2. the configuration file (providers.toml, [ParseConfig]), which names
 //     providers once for every script and command;
 //  3. the environment, in the conventions users already have
-//     (OPENAI_BASE_URL, OLLAMA_HOST; keys such as OPENAI_API_KEY are read
-//     at request time, never here);
+//     (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, OLLAMA_HOST; keys such as
+//     OPENAI_API_KEY are read at request time, never here);
 //  4. the preset of that name ([Preset]).
 //
 // The file wins over the environment because it is rlmpl's own, explicit
@@ -55,6 +55,12 @@ type Settings struct {
 	// json_schema, so that planners are asked for plans that match the plan
 	// schema (structured_output(Bool)); nil says nothing.
 	StructuredOutput *bool
+	// API is the wire format (api(Name), api = "anthropic"): a
+	// [Dialect]'s name.
+	API string
+	// CacheTTL is how long the provider keeps the prefixes a request marks
+	// for caching (cache_ttl(T), cache_ttl = "1h"): "5m" or "1h".
+	CacheTTL string
 }
 
 // Where a layer comes from, as messages name it.
@@ -85,6 +91,8 @@ func merge(layers []layer) (Settings, map[string]string) {
 		take("timeout", l.src, v.Timeout != 0, func() { s.Timeout = v.Timeout })
 		take("headers", l.src, v.Headers != nil, func() { s.Headers = maps.Clone(v.Headers) })
 		take("structured_output", l.src, v.StructuredOutput != nil, func() { s.StructuredOutput = v.StructuredOutput })
+		take("api", l.src, v.API != "", func() { s.API = v.API })
+		take("cache_ttl", l.src, v.CacheTTL != "", func() { s.CacheTTL = v.CacheTTL })
 	}
 	return s, from
 }
@@ -123,6 +131,8 @@ type fileProvider struct {
 	Timeout          float64           `toml:"timeout"`
 	Headers          map[string]string `toml:"headers"`
 	StructuredOutput *bool             `toml:"structured_output"`
+	API              string            `toml:"api"`
+	CacheTTL         string            `toml:"cache_ttl"`
 }
 
 // secretKeys are keys people write when they paste a key into a file.
@@ -139,6 +149,13 @@ var secretKeys = []string{"api_key", "apikey", "key", "token", "secret", "passwo
 //	timeout = 30                              # seconds
 //	structured_output = true                  # ask planners for schema-shaped plans
 //	headers = { "X-Title" = "rlmpl" }
+//
+//	[providers.claude]
+//	api = "anthropic"                         # the wire format: openai (default) or anthropic
+//	base_url = "https://api.anthropic.com/v1"
+//	credential = "env:ANTHROPIC_API_KEY"
+//	model = "claude-sonnet-4-5"
+//	cache_ttl = "1h"                          # how long cache breakpoints live: 5m or 1h
 //
 //	[providers.openai]                        # a preset's name: only what differs
 //	model = "gpt-4.1-mini"
@@ -163,6 +180,9 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 		return nil, &ConfigError{Field: "config", Message: fmt.Sprintf("%s: %v", path, err)}
 	}
 	for _, k := range md.Undecoded() {
+		if k[0] == "mcp" {
+			continue // the MCP servers' tables: host/mcp's ParseConfig reads them
+		}
 		name := k[len(k)-1]
 		field := "config"
 		if len(k) == 3 && k[0] == "providers" {
@@ -176,7 +196,7 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 	}
 	c := &Config{Path: path, Default: f.Default, Providers: map[string]Settings{}}
 	for name, p := range f.Providers {
-		s := Settings{BaseURL: p.BaseURL, Model: p.Model, Headers: p.Headers, StructuredOutput: p.StructuredOutput}
+		s := Settings{BaseURL: p.BaseURL, Model: p.Model, Headers: p.Headers, StructuredOutput: p.StructuredOutput, API: p.API, CacheTTL: p.CacheTTL}
 		if p.BaseURL != "" && p.Endpoint != "" {
 			return nil, &ConfigError{Provider: name, Field: "endpoint", Message: path + ": set base_url or endpoint, not both"}
 		}
@@ -224,9 +244,9 @@ func validName(s string) bool {
 }
 
 // ConfigError is a configuration problem, named in the user's words: the
-// provider, the field (base_url, endpoint, credential, model, timeout,
-// headers, structured_output, provider when none could be chosen, config
-// for the file itself) and a message that says how to fix it. It never
+// provider, the field (api, base_url, endpoint, credential, model,
+// timeout, headers, structured_output, cache_ttl, provider when none
+// could be chosen, config for the file itself) and a message that says how to fix it. It never
 // contains a key.
 type ConfigError struct {
 	Provider string
@@ -245,7 +265,7 @@ func (e *ConfigError) Error() string {
 // its client and where each field came from.
 type Resolved struct {
 	Name string
-	// Options are ready for [NewOpenAI] (Getenv included).
+	// Options are ready for [NewClient] (Getenv included).
 	Options Options
 	// StructuredOutput says whether planners using it are asked for plans
 	// in the plan's JSON schema (response_format json_schema).
@@ -254,8 +274,9 @@ type Resolved struct {
 	// is a preset whose server applies it as a sampling grammar (llamacpp,
 	// vllm, ollama). Elsewhere it is charged, estimated.
 	SchemaFree bool
-	// From maps each field that was set (base_url, model, credential,
-	// timeout, headers, structured_output) to its source: SourceCall,
+	// From maps each field that was set (api, base_url, model,
+	// credential, timeout, headers, structured_output, cache_ttl) to its
+	// source: SourceCall,
 	// SourceFile, SourceEnvironment or SourcePreset.
 	From map[string]string
 }
@@ -280,8 +301,13 @@ func Resolve(name string, call Settings, cfg *Config, getenv func(string) string
 	p, isPreset := presets[name]
 	if getenv != nil && p.baseURLEnv != "" {
 		if v := getenv(p.baseURLEnv); v != "" {
-			if p.baseURLEnv == "OLLAMA_HOST" {
+			switch p.baseURLEnv {
+			case "OLLAMA_HOST":
 				v = ollamaURL(v)
+			case "ANTHROPIC_BASE_URL": // the SDKs' root, without /v1
+				if v = strings.TrimRight(v, "/"); !strings.HasSuffix(v, "/v1") {
+					v += "/v1"
+				}
 			}
 			layers = append(layers, layer{SourceEnvironment, Settings{BaseURL: v}})
 		}
@@ -289,7 +315,7 @@ func Resolve(name string, call Settings, cfg *Config, getenv func(string) string
 	if isPreset {
 		yes := p.structured
 		layers = append(layers, layer{SourcePreset, Settings{BaseURL: p.baseURL, Model: p.model, Credential: p.credential,
-			NoCredential: p.credential == "", StructuredOutput: &yes}})
+			NoCredential: p.credential == "", StructuredOutput: &yes, API: p.api}})
 	}
 	s, from := merge(layers)
 	r := &Resolved{Name: name, From: from, StructuredOutput: s.StructuredOutput != nil && *s.StructuredOutput}
@@ -300,6 +326,12 @@ func Resolve(name string, call Settings, cfg *Config, getenv func(string) string
 			msg += " (from the " + src + ")"
 		}
 		return nil, &ConfigError{Provider: name, Field: field, Message: msg}
+	}
+	if _, ok := DialectNamed(s.API); !ok {
+		return bad("api", "must be one of %s (got %q)", strings.Join(APIs(), ", "), s.API)
+	}
+	if !validTTL(s.CacheTTL) {
+		return bad("cache_ttl", "must be 5m or 1h (got %q)", s.CacheTTL)
 	}
 	if s.BaseURL == "" {
 		return bad("base_url", "unknown provider: give its base_url (provider(%s, [base_url(URL)]), --base-url URL, or base_url under [providers.%s] %s), or use a preset: %s",
@@ -327,7 +359,7 @@ func Resolve(name string, call Settings, cfg *Config, getenv func(string) string
 		return bad("model", "%s needs a model: give model(M) (or provider(%s, [model(M)])), --model M, or model under [providers.%s] %s",
 			name, name, name, where)
 	}
-	r.Options = Options{BaseURL: s.BaseURL, Model: s.Model, Timeout: s.Timeout, Headers: s.Headers, Getenv: getenv}
+	r.Options = Options{API: s.API, BaseURL: s.BaseURL, Model: s.Model, Timeout: s.Timeout, Headers: s.Headers, Getenv: getenv, CacheTTL: s.CacheTTL}
 	if cfg != nil {
 		r.Options.Prices = cfg.Prices
 	}

@@ -92,8 +92,8 @@ func TestResolvePrecedence(t *testing.T) {
 					t.Errorf("From[%s] = %q, want %q (all: %v)", f, r.From[f], src, r.From)
 				}
 			}
-			if _, err := provider.NewOpenAI(&o); err != nil {
-				t.Errorf("NewOpenAI(resolved): %v", err)
+			if _, err := provider.NewClient(&o); err != nil {
+				t.Errorf("NewClient(resolved): %v", err)
 			}
 		})
 	}
@@ -196,7 +196,7 @@ func TestNoModelIsSentWithoutOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := provider.NewOpenAI(&r.Options)
+	c, err := provider.NewClient(&r.Options)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,5 +262,14 @@ output = 0
 		if _, err := provider.ParseConfig("p.toml", []byte(bad)); err == nil {
 			t.Errorf("ParseConfig(%q) accepted it", bad)
 		}
+	}
+}
+
+// TestParseConfigLeavesMCPTables: the file's [mcp.NAME] tables are
+// host/mcp's (mcp.ParseConfig): they are no unknown key here.
+func TestParseConfigLeavesMCPTables(t *testing.T) {
+	cfg, err := provider.ParseConfig("p.toml", []byte("default = \"local\"\n[providers.local]\nbase_url = \"http://127.0.0.1:8080/v1\"\n\n[mcp.fs]\ncommand = \"npx\"\nargs = [\"-y\", \"x\"]\n"))
+	if err != nil || cfg.Default != "local" || len(cfg.Providers) != 1 {
+		t.Fatalf("ParseConfig = %+v, %v", cfg, err)
 	}
 }

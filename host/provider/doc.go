@@ -1,6 +1,7 @@
 // Package provider is the model provider boundary: the [Provider]
-// interface the completion engine calls, responses, an OpenAI-compatible
-// HTTP client ([OpenAI]), and test doubles ([Scripted], [Recorder],
+// interface the completion engine calls, responses, an HTTP client
+// ([Client]) in one of two wire formats ([Dialect]: chat completions and
+// Anthropic's Messages API), and test doubles ([Scripted], [Recorder],
 // [Replayer]). It does not import the Prolog engine; host converts its
 // values to and from terms.
 //
@@ -12,9 +13,16 @@
 //
 //   - Sending a request: its validation ([Validate]), generation options
 //     given as generic values ([ApplyOptions]), and its exact body bytes
-//     ([Body]): the request's wire JSON plus the stream fields. Every
-//     [Response] of a successful call carries the bytes sent in
-//     RequestBody, for a turn receipt to hash.
+//     in the client's dialect ([Dialect.Body]; [Body] is chat
+//     completions': the request's wire JSON plus the stream fields).
+//     Every [Response] of a successful call carries the bytes sent in
+//     RequestBody, and every attempt ([WithAttemptTrace]) the dialect and
+//     the request they encode, for a turn receipt to hash and replay.
+//   - The dialects: [OpenAIChat] and [AnthropicMessages] (system blocks,
+//     content blocks, tool_use and tool_result pairing, input_schema,
+//     images, cache_control at the request's breakpoints, max_tokens
+//     always, its event stream, stop reasons, thinking, its usage with
+//     cache reads and writes, its errors).
 //   - Response normalization across OpenAI-compatible dialects (OpenAI,
 //     OpenRouter, DeepSeek, vLLM, Ollama, llama.cpp's llama-server) into
 //     one [Response]: content as text or parts, reasoning from
@@ -23,10 +31,11 @@
 //     and never read as 0, and OpenRouter's usage.cost.
 //   - Structured failures: every error from a provider is an [*Error] with a
 //     [Kind], the HTTP status, the provider's error code and type, and
-//     whether it is retryable. [ErrMissingCredential] is wrapped by the
+//     whether it is retryable; a prompt refused as too long is
+//     [KindContextLength], with the counts the provider stated. [ErrMissingCredential] is wrapped by the
 //     missing-credential error; a canceled call unwraps to ctx.Err().
-//   - Presets ([Preset]) for the known endpoints (openai, openrouter, deepseek,
-//     ollama, vllm, llamacpp).
+//   - Presets ([Preset]) for the known endpoints (openai, anthropic,
+//     openrouter, deepseek, ollama, vllm, llamacpp).
 //   - Configuration in layers ([Resolve]): a call's [Settings] over a
 //     configuration file ([ParseConfig], TOML) over the environment's
 //     conventions (OPENAI_BASE_URL, OLLAMA_HOST) over the preset, field
@@ -53,7 +62,7 @@
 // a value that is not a variable name is rejected without being echoed. The
 // key is read through the injected Options.Getenv at the start of every
 // call (so a rotated key takes effect without a restart), sent only as the
-// Authorization header, and never kept: it is absent from the client, its
+// Authorization header (anthropic: x-api-key), and never kept: it is absent from the client, its
 // String(), every error text (anything a server echoes back is replaced by
 // "<redacted>") and every recording. An unset or empty variable fails the
 // call before anything is sent. Authorization cannot be set through
@@ -65,7 +74,8 @@
 //
 // Options.Timeout bounds one HTTP attempt (for a stream, the wait for each
 // line, so long generations are not cut). A retryable failure (429, 408,
-// 409, 5xx, a transport error, a timeout) is retried up to
+// 409, 5xx with Anthropic's 529 overloaded_error, a transport error, a
+// timeout) is retried up to
 // Options.MaxRetries times with exponential backoff and jitter, waiting at
 // least the server's Retry-After (or retry-after-ms). The error is returned
 // instead when the server asks for longer than Options.RetryMaxDelay, when
@@ -75,15 +85,14 @@
 //
 // # Concurrency
 //
-// An [OpenAI] client is immutable after [NewOpenAI] and safe for concurrent
-// use; share one per provider configuration. [Scripted], [Recorder] and
+// A [Client] is immutable after [NewClient] and safe for concurrent use; share one per provider configuration. [Scripted], [Recorder] and
 // [Replayer] are safe for concurrent use once configured. Stream callbacks
 // run on the calling goroutine. The package starts no goroutines of its own
 // beyond net/http's.
 //
 // # Usage
 //
-//	p, err := provider.NewOpenAI(&provider.Options{
+//	p, err := provider.NewClient(&provider.Options{
 //		BaseURL:    "https://openrouter.ai/api/v1",
 //		Model:      "openrouter/free",
 //		Credential: "OPENROUTER_API_KEY",

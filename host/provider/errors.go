@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,10 +60,16 @@ const (
 	// KindInvalidRequest: the request failed validation ([Validate]) or
 	// names no model; nothing was sent.
 	KindInvalidRequest
+	// KindContextLength: the provider refused the request as longer than
+	// the model's context window (Anthropic's "prompt is too long",
+	// OpenAI's context_length_exceeded). PromptTokens and ContextLimit
+	// say what it counted, when it said. Not retryable: the same request
+	// fails again.
+	KindContextLength
 )
 
 var kindNames = [...]string{"", "http_status", "provider_error", "transport", "timeout",
-	"malformed_response", "missing_credential", "canceled", "invalid_request"}
+	"malformed_response", "missing_credential", "canceled", "invalid_request", "context_length_exceeded"}
 
 func (k Kind) String() string {
 	if k > 0 && int(k) < len(kindNames) {
@@ -100,7 +107,7 @@ type Error struct {
 	// Message is a human-readable description (error.message, or ours).
 	Message string
 	// Retryable reports whether the same request may succeed later (429,
-	// 408, 409, 5xx, transport errors, timeouts). [*OpenAI] has already
+	// 408, 409, 5xx, transport errors, timeouts). [*Client] has already
 	// retried such errors Options.MaxRetries times before returning one.
 	Retryable bool
 	// RetryAfter is the delay the provider asked for (Retry-After), zero
@@ -111,6 +118,10 @@ type Error struct {
 	// Credential names the environment variable that was unset or empty
 	// ([KindMissingCredential]); "" otherwise.
 	Credential string
+	// PromptTokens is the prompt as the provider counted it when it
+	// refused it as too long ([KindContextLength]), and ContextLimit the
+	// most it takes; 0 when it did not say.
+	PromptTokens, ContextLimit int
 	// Err is the cause, when there is one (a redacted transport error,
 	// ctx.Err(), [ErrMissingCredential]).
 	Err error
@@ -160,6 +171,42 @@ func (e *MismatchError) Error() string {
 
 // Unwrap returns [ErrReplayMismatch].
 func (e *MismatchError) Unwrap() error { return ErrReplayMismatch }
+
+// The ways providers say a prompt is too long, with what they counted.
+var (
+	// Anthropic: "prompt is too long: 208193 tokens > 200000 maximum".
+	tooLongTokens = regexp.MustCompile(`(?i)prompt is too long: (\d+) tokens? > (\d+)`)
+	// Anthropic: "input length and `max_tokens` exceed context limit:
+	// 188240 + 21333 > 200000".
+	tooLongSum = regexp.MustCompile(`(?i)exceed context limit: (\d+) \+ (\d+) > (\d+)`)
+	// OpenAI: "This model's maximum context length is 128000 tokens.
+	// However, your messages resulted in 130516 tokens".
+	tooLongOpenAI = regexp.MustCompile(`(?i)maximum context length is (\d+) tokens.*?(?:messages resulted in|requested) (\d+) tokens(?: \((\d+) in the messages)?`)
+)
+
+// contextLength makes e a [KindContextLength] error when its code or
+// message says the prompt was too long, with the counts it states.
+func contextLength(e *Error) {
+	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
+	switch m := e.Message; {
+	case tooLongTokens.MatchString(m):
+		g := tooLongTokens.FindStringSubmatch(m)
+		e.PromptTokens, e.ContextLimit = atoi(g[1]), atoi(g[2])
+	case tooLongSum.MatchString(m):
+		g := tooLongSum.FindStringSubmatch(m)
+		e.PromptTokens, e.ContextLimit = atoi(g[1]), atoi(g[3])
+	case tooLongOpenAI.MatchString(m):
+		g := tooLongOpenAI.FindStringSubmatch(m)
+		e.ContextLimit, e.PromptTokens = atoi(g[1]), atoi(g[2])
+		if g[3] != "" {
+			e.PromptTokens = atoi(g[3]) // the messages' share of what was requested
+		}
+	case e.Code == "context_length_exceeded" || strings.Contains(strings.ToLower(m), "context length"):
+	default:
+		return
+	}
+	e.Kind, e.Retryable = KindContextLength, false
+}
 
 // retryableStatus is the openai-python policy: request timeout, conflict,
 // rate limit and server errors.

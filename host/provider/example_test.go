@@ -15,14 +15,14 @@ import (
 
 // A client for an OpenAI-compatible server (here an in-process stand-in for
 // llama.cpp's llama-server, which needs no credential).
-func ExampleNewOpenAI() {
+func ExampleNewClient() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"id":"chatcmpl-1","model":"tiny","choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],"usage":{"prompt_tokens":28,"completion_tokens":3,"total_tokens":31}}`)
 	}))
 	defer srv.Close()
 
-	p, err := provider.NewOpenAI(&provider.Options{BaseURL: srv.URL + "/v1", Model: "tiny"})
+	p, err := provider.NewClient(&provider.Options{BaseURL: srv.URL + "/v1", Model: "tiny"})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -45,7 +45,7 @@ func ExampleNewOpenAI() {
 
 // The credential is an environment variable name, read when a call is made.
 func ExampleOptions_credential() {
-	p, _ := provider.NewOpenAI(&provider.Options{
+	p, _ := provider.NewClient(&provider.Options{
 		BaseURL:    "https://openrouter.ai/api/v1",
 		Model:      "openrouter/free",
 		Credential: "OPENROUTER_API_KEY",
@@ -69,7 +69,7 @@ func ExampleError() {
 		io.WriteString(w, `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`)
 	}))
 	defer srv.Close()
-	p, _ := provider.NewOpenAI(&provider.Options{BaseURL: srv.URL, Model: "m", MaxRetries: -1})
+	p, _ := provider.NewClient(&provider.Options{BaseURL: srv.URL, Model: "m", MaxRetries: -1})
 	_, err := p.Complete(context.Background(), tokenizer.Request{
 		Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: "hi"}},
 	})
@@ -104,7 +104,7 @@ func ExampleScripted() {
 
 // Streaming delivers deltas as they arrive and returns the assembled
 // response.
-func ExampleOpenAI_Stream() {
+func ExampleClient_Stream() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		for _, e := range []string{
@@ -117,7 +117,7 @@ func ExampleOpenAI_Stream() {
 		}
 	}))
 	defer srv.Close()
-	p, _ := provider.NewOpenAI(&provider.Options{BaseURL: srv.URL + "/v1", Model: "m"})
+	p, _ := provider.NewClient(&provider.Options{BaseURL: srv.URL + "/v1", Model: "m"})
 	resp, err := p.Stream(context.Background(),
 		tokenizer.Request{Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: "hi"}}},
 		func(d provider.Delta) error {

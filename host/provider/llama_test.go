@@ -24,7 +24,7 @@ func TestLlamaServer(t *testing.T) {
 	if base == "" {
 		t.Skip("RLMPL_LLAMA_URL not set")
 	}
-	c, err := provider.NewOpenAI(&provider.Options{BaseURL: base, Model: "tiny", Timeout: 60 * time.Second})
+	c, err := provider.NewClient(&provider.Options{BaseURL: base, Model: "tiny", Timeout: 60 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestLlamaServer(t *testing.T) {
 
 	// A real provider error body: an unparsable grammar is a 400 with
 	// {"error":{"code":400,"message":...,"type":"invalid_request_error"}}.
-	g, err := provider.NewOpenAI(&provider.Options{BaseURL: base, Model: "tiny", AllowedOptions: []string{"grammar"}})
+	g, err := provider.NewClient(&provider.Options{BaseURL: base, Model: "tiny", AllowedOptions: []string{"grammar"}})
 	if err != nil {
 		t.Fatal(err)
 	}

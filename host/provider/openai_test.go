@@ -234,8 +234,8 @@ func TestAllowedOptions(t *testing.T) {
 	if _, err := c.Complete(context.Background(), req); asError(t, err).Kind != provider.KindInvalidRequest {
 		t.Errorf("Complete with tool_choice = %v, want invalid_request", err)
 	}
-	if _, err := provider.NewOpenAI(&provider.Options{AllowedOptions: []string{"messages"}}); err == nil {
-		t.Error("NewOpenAI accepted AllowedOptions [messages]")
+	if _, err := provider.NewClient(&provider.Options{AllowedOptions: []string{"messages"}}); err == nil {
+		t.Error("NewClient accepted AllowedOptions [messages]")
 	}
 }
 
@@ -552,18 +552,18 @@ func TestOptionsValidation(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := provider.NewOpenAI(&tc.o)
+			_, err := provider.NewClient(&tc.o)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("NewOpenAI = %v, want error containing %q", err, tc.want)
+				t.Fatalf("NewClient = %v, want error containing %q", err, tc.want)
 			}
 			if strings.Contains(err.Error(), testKey) {
-				t.Errorf("NewOpenAI error echoes the key: %v", err)
+				t.Errorf("NewClient error echoes the key: %v", err)
 			}
 		})
 	}
-	c, err := provider.NewOpenAI(nil)
+	c, err := provider.NewClient(nil)
 	if err != nil {
-		t.Fatalf("NewOpenAI(nil): %v", err)
+		t.Fatalf("NewClient(nil): %v", err)
 	}
 	o := c.Options()
 	if o.BaseURL != "https://api.openai.com/v1" || o.Timeout != 60*time.Second || o.MaxRetries != 2 ||
@@ -571,7 +571,7 @@ func TestOptionsValidation(t *testing.T) {
 		!reflect.DeepEqual(o.AllowedOptions, provider.DefaultAllowedOptions()) {
 		t.Errorf("defaults = %v", o)
 	}
-	c, _ = provider.NewOpenAI(&provider.Options{MaxRetries: -1, BaseURL: "http://h/v1/chat/completions/"})
+	c, _ = provider.NewClient(&provider.Options{MaxRetries: -1, BaseURL: "http://h/v1/chat/completions/"})
 	if c.Options().MaxRetries != 0 || !strings.Contains(c.String(), "(http://h/v1/chat/completions,") {
 		t.Errorf("MaxRetries -1 / full endpoint: %v", c)
 	}

@@ -37,6 +37,10 @@ type recordError struct {
 	Message    string `json:"message"`
 	Retryable  bool   `json:"retryable,omitempty"`
 	RetryAfter int64  `json:"retry_after_ns,omitempty"`
+	// PromptTokens and ContextLimit are a context_length_exceeded
+	// error's counts.
+	PromptTokens int `json:"prompt_tokens,omitempty"`
+	ContextLimit int `json:"context_limit,omitempty"`
 }
 
 func toRecordError(err error) *recordError {
@@ -46,7 +50,7 @@ func toRecordError(err error) *recordError {
 	var e *Error
 	if errors.As(err, &e) {
 		return &recordError{Kind: e.Kind, Status: e.Status, Code: e.Code, Type: e.Type, Message: e.Message,
-			Retryable: e.Retryable, RetryAfter: int64(e.RetryAfter)}
+			Retryable: e.Retryable, RetryAfter: int64(e.RetryAfter), PromptTokens: e.PromptTokens, ContextLimit: e.ContextLimit}
 	}
 	return &recordError{Message: err.Error()}
 }
@@ -59,7 +63,7 @@ func (r *recordError) err() error {
 		return errors.New(r.Message)
 	}
 	e := &Error{Kind: r.Kind, Status: r.Status, Code: r.Code, Type: r.Type, Message: r.Message,
-		Retryable: r.Retryable, RetryAfter: time.Duration(r.RetryAfter)}
+		Retryable: r.Retryable, RetryAfter: time.Duration(r.RetryAfter), PromptTokens: r.PromptTokens, ContextLimit: r.ContextLimit}
 	switch r.Kind {
 	case KindCanceled:
 		e.Err = context.Canceled
@@ -87,7 +91,7 @@ func (rec *record) body(req *tokenizer.Request, stream bool) []byte {
 // JSON line (the request in its wire form, and the body bytes sent).
 // Credentials are never written:
 // a request holds none, and the
-// errors of [*OpenAI] are redacted before they are recorded. Lines are
+// errors of [*Client] are redacted before they are recorded. Lines are
 // written in completion order; "call" numbers calls in arrival order.
 //
 // A Recorder is safe for concurrent use if P is. If a line cannot be

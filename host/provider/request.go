@@ -15,7 +15,7 @@ import (
 
 // Body returns the exact body bytes sent for req: its wire JSON
 // ([tokenizer.Request.MarshalJSON]), followed for a stream by
-// "stream":true and "stream_options":{"include_usage":true}. [OpenAI] sends
+// "stream":true and "stream_options":{"include_usage":true}. [Client] sends
 // these bytes (after setting a missing model to Options.Model), and every
 // provider of this package reports them in [Response].RequestBody, so a
 // receipt can hash what was sent. The caller owns the returned slice.
@@ -49,8 +49,8 @@ func extraOwner(key string) string {
 // [KindInvalidRequest], or nil: roles (system, user, assistant, tool),
 // content given once (text or parts), part types and image details, tool
 // calls on assistant messages only and with names, tool names and schemas,
-// max_tokens, the response format and Extra (not a typed or client field,
-// valid JSON). It does not check Extra keys against an allow-list (that is
+// cache breakpoints and their TTL, max_tokens, the response format and
+// Extra (not a typed or client field, valid JSON). It does not check Extra keys against an allow-list (that is
 // the provider's policy) nor require a model.
 func Validate(r *tokenizer.Request) error {
 	if len(r.Messages) == 0 {
@@ -95,6 +95,14 @@ func Validate(r *tokenizer.Request) error {
 		if len(t.Function.Parameters) > 0 && !json.Valid(t.Function.Parameters) {
 			return invalidf(field+".function.parameters", "is not valid JSON")
 		}
+	}
+	for i, bp := range r.Cache.Breakpoints {
+		if bp < 0 || bp >= len(r.Messages) || i > 0 && bp <= r.Cache.Breakpoints[i-1] {
+			return invalidf("cache.breakpoints", "must be ascending indices of messages (got %v)", r.Cache.Breakpoints)
+		}
+	}
+	if !validTTL(r.Cache.TTL) {
+		return invalidf("cache.ttl", "must be 5m or 1h (got %q)", r.Cache.TTL)
 	}
 	if r.MaxTokens < 0 {
 		return invalidf("max_tokens", "must be >= 0 (got %d)", r.MaxTokens)

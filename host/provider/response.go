@@ -12,7 +12,7 @@ import (
 )
 
 // Provider completes chat requests. Implementations in this package are
-// [*OpenAI], [*Scripted], [*Recorder] and [*Replayer].
+// [*Client], [*Scripted], [*Recorder] and [*Replayer].
 //
 // Complete returns the whole response. Stream delivers the response as it is
 // generated, calling fn once per [Delta] in order from the calling
@@ -26,18 +26,21 @@ type Provider interface {
 }
 
 // Response is a normalized chat completion: the first choice's message,
-// whichever OpenAI-compatible dialect produced it.
+// whichever server and dialect produced it.
 type Response struct {
-	Content      string               `json:"content"`
-	ToolCalls    []tokenizer.ToolCall `json:"tool_calls,omitempty"`
-	Reasoning    string               `json:"reasoning,omitempty"`     // reasoning_content (DeepSeek, vLLM, llama.cpp) or reasoning (OpenRouter, Ollama)
-	FinishReason string               `json:"finish_reason,omitempty"` // "" when the provider sent none
-	Model        string               `json:"model,omitempty"`         // the model that answered (body.model), else the requested one
-	ID           string               `json:"id,omitempty"`            // the provider's response id, "" when absent
-	Usage        Usage                `json:"usage"`
+	Content   string               `json:"content"`
+	ToolCalls []tokenizer.ToolCall `json:"tool_calls,omitempty"`
+	Reasoning string               `json:"reasoning,omitempty"` // reasoning_content (DeepSeek, vLLM, llama.cpp) or reasoning (OpenRouter, Ollama), thinking blocks (Anthropic)
+	// ReasoningSignature signs Reasoning (Anthropic's thinking block), so
+	// it can be sent back with the tool calls it led to.
+	ReasoningSignature string `json:"reasoning_signature,omitempty"`
+	FinishReason       string `json:"finish_reason,omitempty"` // "" when the provider sent none
+	Model              string `json:"model,omitempty"`         // the model that answered (body.model), else the requested one
+	ID                 string `json:"id,omitempty"`            // the provider's response id, "" when absent
+	Usage              Usage  `json:"usage"`
 
 	// RequestBody is the exact request body of a successful call ([Body]):
-	// what [OpenAI] sent (every retry sends the same bytes), or what it
+	// what [Client] sent (every retry sends the same bytes), or what it
 	// would have sent for a scripted or replayed call. A turn receipt hashes
 	// it. It is nil with an error, and not recorded: it follows from the
 	// recorded request.
@@ -47,7 +50,8 @@ type Response struct {
 // Message returns the response as an assistant message, ready to append to
 // the next request's history.
 func (r Response) Message() tokenizer.Message {
-	return tokenizer.Message{Role: tokenizer.RoleAssistant, Content: r.Content, ToolCalls: r.ToolCalls, Reasoning: r.Reasoning}
+	return tokenizer.Message{Role: tokenizer.RoleAssistant, Content: r.Content, ToolCalls: r.ToolCalls, Reasoning: r.Reasoning,
+		ReasoningSignature: r.ReasoningSignature}
 }
 
 // toolCall returns a function call as a response carries it.

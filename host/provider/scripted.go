@@ -116,7 +116,7 @@ func (s *Scripted) begin(ctx context.Context, req tokenizer.Request) (int, Step,
 	}
 }
 
-// Complete answers with the next step, with the body an [OpenAI] client
+// Complete answers with the next step, with the body an [Client] client
 // would send for req in RequestBody (without a default model; nil if req
 // cannot be encoded).
 func (s *Scripted) Complete(ctx context.Context, req tokenizer.Request) (Response, error) {
@@ -134,7 +134,7 @@ func (s *Scripted) Complete(ctx context.Context, req tokenizer.Request) (Respons
 			a.add(d)
 		}
 		r = a.response()
-		r.Model, r.ID = st.Response.Model, st.Response.ID
+		r.Model, r.ID, r.ReasoningSignature = st.Response.Model, st.Response.ID, st.Response.ReasoningSignature
 	}
 	r.RequestBody, _ = Body(&req, false)
 	return r, nil
@@ -163,7 +163,7 @@ func playStream(ctx context.Context, st Step, fn func(Delta) error) (Response, e
 		ds = deltasOf(st.Response)
 	}
 	var a assembler
-	a.resp.Model, a.resp.ID = st.Response.Model, st.Response.ID
+	a.resp.Model, a.resp.ID, a.resp.ReasoningSignature = st.Response.Model, st.Response.ID, st.Response.ReasoningSignature
 	for _, d := range ds {
 		if ctx.Err() != nil {
 			return a.response(), canceled(ctx, 0)

@@ -53,7 +53,7 @@ func env(vars map[string]string) func(string) string {
 }
 
 // newClient returns a client for f with fast retries and the test key.
-func newClient(t *testing.T, f *fakeServer, edit func(*provider.Options)) *provider.OpenAI {
+func newClient(t *testing.T, f *fakeServer, edit func(*provider.Options)) *provider.Client {
 	t.Helper()
 	o := provider.Options{
 		BaseURL:        f.url(),
@@ -68,9 +68,9 @@ func newClient(t *testing.T, f *fakeServer, edit func(*provider.Options)) *provi
 	if edit != nil {
 		edit(&o)
 	}
-	c, err := provider.NewOpenAI(&o)
+	c, err := provider.NewClient(&o)
 	if err != nil {
-		t.Fatalf("NewOpenAI: %v", err)
+		t.Fatalf("NewClient: %v", err)
 	}
 	return c
 }

@@ -72,8 +72,8 @@ func TestPreset(t *testing.T) {
 			t.Fatalf("Preset(%q) not found", name)
 		}
 		o.Getenv = func(string) string { return "" }
-		if _, err := provider.NewOpenAI(&o); err != nil {
-			t.Errorf("Preset(%q): NewOpenAI: %v", name, err)
+		if _, err := provider.NewClient(&o); err != nil {
+			t.Errorf("Preset(%q): NewClient: %v", name, err)
 		}
 	}
 	if o, _ := provider.Preset("openrouter"); o.Credential != "OPENROUTER_API_KEY" || o.Model != "openrouter/free" {

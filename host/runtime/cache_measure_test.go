@@ -92,7 +92,7 @@ func TestMeasureCacheShare(t *testing.T) {
 			continue // the 128k runs take a minute: RLMPL_MEASURE=1
 		}
 		srv := prefixCachingServer(t, final("noted"))
-		p, err := provider.NewOpenAI(&provider.Options{BaseURL: srv.URL, Model: "m"})
+		p, err := provider.NewClient(&provider.Options{BaseURL: srv.URL, Model: "m"})
 		if err != nil {
 			t.Fatal(err)
 		}

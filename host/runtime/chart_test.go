@@ -24,7 +24,7 @@ import (
 func TestContextChart(t *testing.T) {
 	srv := providertest.NewServer(providertest.CompletionUsage(final("ok"), `{"prompt_tokens":1000,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":250}}`))
 	defer srv.Close()
-	p, err := provider.NewOpenAI(&provider.Options{BaseURL: srv.BaseURL(), Model: "m"})
+	p, err := provider.NewClient(&provider.Options{BaseURL: srv.BaseURL(), Model: "m"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,9 @@ import (
 // naming it. Every method reads or writes the store; a conversation that
 // does not exist is an error wrapping [store.ErrNotFound].
 type Conversation struct {
-	st *Store
-	id string
+	st   *Store
+	id   string
+	warm *Store // where its warm artifacts live; nil: st (see WithWarmStore)
 }
 
 // ID is the conversation's id.

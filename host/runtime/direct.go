@@ -59,10 +59,39 @@ func stepTrailer(call plan.ModelCall) ([]pack.TextSection, tokenizer.Request) {
 		s := pack.TextSection{Name: "step_" + m.Role, Visibility: pack.Model, Role: m.Role, Text: m.Text()}
 		if call.Respond {
 			s.Name, s.ToolCalls, s.ToolCallID = "tool_round_"+m.Role, m.ToolCalls, m.ToolCallID
+			if m.ReasoningSignature != "" {
+				s.Reasoning, s.ReasoningSignature = m.Reasoning, m.ReasoningSignature
+			}
 		}
 		trailer = append(trailer, s)
 	}
 	return trailer, base
+}
+
+// toolResult is what a direct turn's model reads of a tool's result
+// (plan.Input.ToolResult): the result, or, when it is longer than the
+// policy's share of the room under the ceiling
+// (Utilities.ToolExcerptPercent), its first that many tokens and the
+// note. The tool message stored with the answer keeps the whole result.
+func (t *turn) toolResult(call tokenizer.ToolCall, text string) string {
+	u := t.opts.Pack.Utilities
+	p := t.opts.Pack.Policy
+	limit := int((p.Effective() - p.ReserveOutputTokens - p.SafetyMarginTokens) * int64(u.ToolExcerptPercent) / 100)
+	if limit <= 0 || len(text) <= limit { // a token is at least a byte
+		return text
+	}
+	total := t.counter.Count(text).Tokens
+	if total <= limit {
+		return text
+	}
+	prefix, shown := pack.Prefix(t.counter, text, limit)
+	t.mu.Lock()
+	if t.whole == nil {
+		t.whole = map[string]string{}
+	}
+	t.whole[call.ID] = text
+	t.mu.Unlock()
+	return prefix + "\n" + pack.RenderToolExcerptNote(u.ToolExcerptTemplate, call.Function.Name, shown, total)
 }
 
 // callKind is a model call's kind in the receipt.
@@ -91,7 +120,14 @@ func (t *turn) toolMessages() []store.Message {
 	defer t.mu.Unlock()
 	out := make([]store.Message, len(t.rounds))
 	for i, m := range t.rounds {
-		sm := store.Message{Role: store.RoleTool, ToolCallID: m.ToolCallID, Content: store.TextContent(m.Content)}
+		text, cut := t.whole[m.ToolCallID]
+		if !cut {
+			text = m.Content
+		}
+		sm := store.Message{Role: store.RoleTool, ToolCallID: m.ToolCallID, Content: store.TextContent(text)}
+		if images := t.images[m.ToolCallID]; len(images) > 0 {
+			sm.Content = store.PartsContent(append([]store.Part{store.TextPart(text)}, images...)...)
+		}
 		if m.Role == tokenizer.RoleAssistant {
 			sm = store.Message{Role: store.RoleAssistant, Content: store.TextContent(m.Content)}
 			for _, tc := range m.ToolCalls {

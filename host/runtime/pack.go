@@ -60,6 +60,11 @@ type PackOptions struct {
 	// previous request's window (0: none; a managed turn sets it from the
 	// previous turn's receipt).
 	StableStart int64
+	// Calibration, when set, scales the estimator's counts by a ratio
+	// learnt from a provider's reported usage (see calibration.go; a
+	// managed turn sets it from its provider's). An exact counter or a
+	// caller's is not calibrated.
+	Calibration *Calibration
 }
 
 // HookUnit is one candidate message as a pack hook sees it.
@@ -131,6 +136,9 @@ func (r *Runtime) packCounter(opts *PackOptions) (tokenizer.Counter, error) {
 	if opts.FormatFree {
 		c = c.WithSchemaFree()
 	}
+	if k := opts.Calibration; k != nil {
+		c = c.Calibrated(k.Ratio, k.SafetyPercent)
+	}
 	return c, err
 }
 
@@ -199,6 +207,7 @@ func (c Conversation) Pack(ctx context.Context, opts PackOptions) (Packed, error
 			return Packed{}, err
 		}
 		in.Extra, in.Constraints, out.Warm = append(units, in.Extra...), append(in.Constraints, cons...), st
+		out.WarmElsewhere = opts.Warm.Store != nil && opts.Warm.Store != c.st
 		out.WarmVersions = make(map[string]int, len(arts))
 		for _, a := range arts {
 			out.WarmVersions[a.Key] = a.Version
@@ -233,6 +242,9 @@ type Packed struct {
 	pack.ConversationPack
 	Warm         WarmStatus
 	WarmVersions map[string]int // the version of each warm unit offered, by key
+	// WarmElsewhere: the warm units came from a separate artifact store,
+	// which a receipt's recipe cannot name, so it copies their text.
+	WarmElsewhere bool
 }
 
 // candidates reads the hot tail and at most p.MaxCandidates older messages
@@ -272,9 +284,15 @@ func unanswered(r, next store.Record) bool {
 
 // ChatMessage is a stored message as the provider sees it: text, or
 // content parts, whose images the tokenizer charges by the model's image
-// rule (never as the text of their URL).
+// rule (never as the text of their URL). A tool's result is its text:
+// providers take no image in one (an MCP result's images are stored with
+// it; its text names them).
 func ChatMessage(m store.Message) tokenizer.Message {
 	tm := tokenizer.Message{Role: m.Role.String(), Name: m.Name, ToolCallID: m.ToolCallID, Content: m.Content.Text}
+	if m.Role == store.RoleTool && m.Content.IsParts() {
+		tm.Content = m.Content.PlainText()
+		m.Content.Parts = nil
+	}
 	for _, p := range m.Content.Parts {
 		if p.Type == store.PartText {
 			tm.Parts = append(tm.Parts, tokenizer.TextPart(p.Text))

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/rlmpl/rlmpl/host/pack"
 	"github.com/rlmpl/rlmpl/host/plan"
@@ -48,13 +49,16 @@ type Receipt struct {
 	// CachePrefixTokens are the tokens of the leading messages the
 	// planner's request shares with the previous turn's: what a provider's
 	// prompt cache can reuse.
-	CachePrefixTokens int              `json:"cache_prefix_tokens"`
-	Calls             []ReceiptCall    `json:"calls"`
-	Plan              string           `json:"plan,omitempty"`
-	Trajectory        []ReceiptStep    `json:"trajectory,omitempty"`
-	Usage             plan.UsageTotals `json:"usage"`
-	Timings           ReceiptTimings   `json:"timings"`
-	CreatedAt         int64            `json:"created_at_ms,omitempty"`
+	CachePrefixTokens int           `json:"cache_prefix_tokens"`
+	Calls             []ReceiptCall `json:"calls"`
+	// MCP are the MCP servers whose tools the turn offered: the tools,
+	// what their definitions cost, and each call.
+	MCP        []ReceiptMCP     `json:"mcp,omitempty"`
+	Plan       string           `json:"plan,omitempty"`
+	Trajectory []ReceiptStep    `json:"trajectory,omitempty"`
+	Usage      plan.UsageTotals `json:"usage"`
+	Timings    ReceiptTimings   `json:"timings"`
+	CreatedAt  int64            `json:"created_at_ms,omitempty"`
 }
 
 // ReceiptResponse is what a model answered besides its text.
@@ -70,19 +74,38 @@ type ReceiptError struct {
 }
 
 // CounterID names the counter of a turn: its encoding (empty for the
-// estimator), the model asked for, and whether counts are exact.
+// estimator), the model asked for, and whether counts are exact,
+// estimated or calibrated (the estimator scaled by Calibration, learnt
+// from the provider's reported usage).
 type CounterID struct {
-	Encoding string `json:"encoding,omitempty"`
-	Model    string `json:"model,omitempty"`
-	Method   string `json:"method"`
+	Encoding    string       `json:"encoding,omitempty"`
+	Model       string       `json:"model,omitempty"`
+	Method      string       `json:"method"`
+	Calibration *Calibration `json:"calibration,omitempty"`
 }
 
-func counterID(c tokenizer.Counter, model string) CounterID {
+// MethodCalibrated is the method of a count made by the estimator
+// calibrated against a provider's usage: estimated, never exact.
+const MethodCalibrated = "calibrated"
+
+func counterID(c tokenizer.Counter, model string, k *Calibration) CounterID {
 	id := CounterID{Model: model, Method: tokenizer.Estimated.String()}
-	if e := c.Encoding(); e != nil {
+	switch e := c.Encoding(); {
+	case e != nil:
 		id.Encoding, id.Method = e.Name(), tokenizer.Exact.String()
+	case k != nil:
+		id.Method, id.Calibration = MethodCalibrated, k
 	}
 	return id
+}
+
+// countMethod is a call's count method: exact, estimated, calibrated
+// (the estimator under k) or caller_supplied.
+func countMethod(n tokenizer.Count, k *Calibration) string {
+	if k != nil && n.Method == tokenizer.Estimated {
+		return MethodCalibrated
+	}
+	return n.Method.String()
 }
 
 // ReceiptPack is a pack as a receipt keeps it.
@@ -161,11 +184,18 @@ type ReceiptTimings struct {
 // of its prompt next to the provider's, and the recipe that renders it
 // again from the store (Replay).
 type ReceiptCall struct {
-	Kind              string `json:"kind"` // planner or model
-	Depth             int    `json:"depth,omitempty"`
+	Kind  string `json:"kind"` // planner, model or respond
+	Depth int    `json:"depth,omitempty"`
+	// Dialect is the wire format of the body: openai (also when absent, in
+	// receipts older than dialects) or anthropic.
+	Dialect           string `json:"dialect,omitempty"`
 	RequestSHA256     string `json:"request_sha256"`
 	LocalPromptTokens int    `json:"local_prompt_tokens"`
-	Method            string `json:"method"`
+	// Method is how LocalPromptTokens was counted: exact, estimated,
+	// calibrated (with Calibration, the ratio its pack used) or
+	// caller_supplied.
+	Method      string       `json:"method"`
+	Calibration *Calibration `json:"calibration,omitempty"`
 	// ProviderPromptTokens is usage.prompt_tokens as reported (nil when
 	// not), and Difference provider − local.
 	ProviderPromptTokens *int `json:"provider_prompt_tokens,omitempty"`
@@ -232,6 +262,19 @@ func (r Receipt) CachedTokens() (int, bool) {
 	return n, any
 }
 
+// CacheWriteTokens sums the prompt tokens the provider reported writing
+// to its cache for the receipt's calls, and whether any call reported
+// them.
+func (r Receipt) CacheWriteTokens() (int, bool) {
+	n, any := 0, false
+	for _, c := range r.Calls {
+		if c.CacheWriteTokens != nil {
+			n, any = n+*c.CacheWriteTokens, true
+		}
+	}
+	return n, any
+}
+
 // Recipe renders a call's request from the store: its parameters as sent
 // (model, max_tokens, ...; no messages) and its messages, each a stored
 // message (by sequence), a warm representation (by key, version, kind) or
@@ -240,6 +283,9 @@ type Recipe struct {
 	Params   json.RawMessage `json:"params"`
 	Stream   bool            `json:"stream,omitempty"`
 	Messages []RecipeMessage `json:"messages"`
+	// Cache are the request's cache breakpoints and TTL (nil when none):
+	// the bytes of a dialect that sends them depend on them.
+	Cache *tokenizer.CacheHints `json:"cache,omitempty"`
 }
 
 // RecipeMessage is one message of a Recipe.
@@ -249,8 +295,12 @@ type RecipeMessage struct {
 	Role string   `json:"role,omitempty"`
 	Text string   `json:"text,omitempty"`
 	// Message is a literal message that text cannot carry (tool calls,
-	// parts): a plan step's request as the plan built it.
-	Message *tokenizer.Message `json:"message,omitempty"`
+	// parts): a plan step's request as the plan built it. Its signed
+	// reasoning, which its JSON (the wire form) leaves out, is kept beside
+	// it.
+	Message            *tokenizer.Message `json:"message,omitempty"`
+	Reasoning          string             `json:"reasoning,omitempty"`
+	ReasoningSignature string             `json:"reasoning_signature,omitempty"`
 	// Ref is the SHA-256 of a literal message kept once per conversation
 	// (the planner's instructions, a system prompt: the same in every
 	// turn) instead of in each receipt: see [externalize].
@@ -262,18 +312,29 @@ type RecipeMessage struct {
 // same reports whether two recipe messages render the same message.
 func (m RecipeMessage) same(o RecipeMessage) bool {
 	switch {
-	case m.Message != nil || o.Message != nil:
-		return false // literal messages of plan steps are not compared
 	case m.Warm != nil || o.Warm != nil:
 		return m.Warm != nil && o.Warm != nil && *m.Warm == *o.Warm
-	}
-	if m.Seq != 0 || o.Seq != 0 {
+	case m.Seq != 0 || o.Seq != 0:
 		return m.Seq == o.Seq
 	}
-	// A literal is the same kept inline or by reference.
+	// A literal is the same kept inline or by reference (a large one: by
+	// its hash); small ones compare as they are.
 	a, _, _ := literalRef(m)
 	b, _, _ := literalRef(o)
-	return a == b && (a != "" || m.Role == o.Role && m.Text == o.Text)
+	if a != "" || b != "" {
+		return a == b
+	}
+	return m.Role == o.Role && m.Text == o.Text && m.Reasoning == o.Reasoning && m.ReasoningSignature == o.ReasoningSignature &&
+		(m.Message == nil) == (o.Message == nil) && (m.Message == nil || reflect.DeepEqual(m.literal(), o.literal()))
+}
+
+// literal is a literal message with its signed reasoning.
+func (m RecipeMessage) literal() tokenizer.Message {
+	msg := *m.Message
+	if m.ReasoningSignature != "" {
+		msg.Reasoning, msg.ReasoningSignature = m.Reasoning, m.ReasoningSignature
+	}
+	return msg
 }
 
 // textCollection holds the literal messages recipes refer to by Ref,
@@ -291,8 +352,8 @@ func literalRef(m RecipeMessage) (string, []byte, error) {
 	switch {
 	case m.Ref != "":
 		return m.Ref, nil, nil
-	case m.Seq > 0 || m.Warm != nil:
-		return "", nil, nil
+	case m.Seq > 0 || m.Warm != nil || m.ReasoningSignature != "":
+		return "", nil, nil // a signed reasoning stays with its message
 	}
 	lit := m.Message
 	if lit == nil {
@@ -339,15 +400,6 @@ func externalize(r *Receipt, known func(ref string) bool) ([]store.DocPut, error
 	return puts, nil
 }
 
-// prefixTokens are the tokens of the leading messages a and b share.
-func prefixTokens(a, b []RecipeMessage) int {
-	n := 0
-	for i := 0; i < len(a) && i < len(b) && a[i].same(b[i]); i++ {
-		n += b[i].Tokens
-	}
-	return n
-}
-
 // WarmRef names one representation of one artifact version.
 type WarmRef struct {
 	Key     string `json:"key"`
@@ -389,7 +441,7 @@ func recipeOf(cp Packed, sections, trailer []pack.TextSection) []RecipeMessage {
 			}
 			m := s.Message()
 			if len(m.ToolCalls) > 0 || m.ToolCallID != "" {
-				out = append(out, RecipeMessage{Message: &m}) // a direct turn's tool round
+				out = append(out, RecipeMessage{Message: &m, Reasoning: s.Reasoning, ReasoningSignature: s.ReasoningSignature}) // a direct turn's tool round
 			} else {
 				out = append(out, RecipeMessage{Role: m.Role, Text: m.Content})
 			}
@@ -399,15 +451,15 @@ func recipeOf(cp Packed, sections, trailer []pack.TextSection) []RecipeMessage {
 	for _, s := range cp.Selected {
 		u := cp.Units[s.Unit]
 		v := u.Variants[s.Variant]
-		switch u.Section {
-		case "conversation", pack.PinnedSection:
+		switch {
+		case u.Section == "conversation" || u.Section == pack.PinnedSection:
 			if v.Kind == "verbatim" {
 				out = append(out, RecipeMessage{Seq: u.Order})
 			} else { // an excerpt: rendered by the pack, not stored
 				m := v.Value.(tokenizer.Message)
 				out = append(out, RecipeMessage{Message: &m})
 			}
-		case "warm":
+		case u.Section == "warm" && !cp.WarmElsewhere:
 			out = append(out, RecipeMessage{Warm: &WarmRef{Key: u.ID, Version: cp.WarmVersions[u.ID], Kind: v.Kind}})
 		default:
 			m := v.Value.(tokenizer.Message)
@@ -426,22 +478,33 @@ func literalRecipe(msgs []tokenizer.Message) []RecipeMessage {
 	out := make([]RecipeMessage, len(msgs))
 	for i := range msgs {
 		out[i] = RecipeMessage{Message: &msgs[i]}
+		if m := msgs[i]; m.ReasoningSignature != "" {
+			out[i].Reasoning, out[i].ReasoningSignature = m.Reasoning, m.ReasoningSignature
+		}
 	}
 	return out
 }
 
-// callRecord is a call's receipt entry: body is what was sent (nil when no
-// HTTP provider sent it: then the body a provider would send).
-func callRecord(kind string, depth int, req tokenizer.Request, body []byte, local tokenizer.Count, usage plan.Usage, msgs []RecipeMessage, prices provider.Prices) (ReceiptCall, error) {
-	params, stream := req, false // the parameters as sent (model and all), without messages
+// callRecord is a call's receipt entry for attempt a: its body is what
+// was sent, in its dialect, encoding its request (a body without a
+// dialect is chat completions', of req with the fields read back from
+// it; without a body, no HTTP provider sent it: the body a provider would
+// send).
+func callRecord(kind string, depth int, req tokenizer.Request, a provider.Attempt, cc composedCall, usage plan.Usage, prices provider.Prices) (ReceiptCall, error) {
+	params, stream, body := req, a.Stream, a.Body // the parameters as sent (model and all), without messages
+	if a.Request != nil {
+		params = *a.Request
+	}
 	params.Messages = nil
-	if body == nil {
+	switch {
+	case a.Request != nil: // an HTTP attempt says what its body encodes
+	case body == nil:
 		b, err := provider.Body(&req, false)
 		if err != nil {
 			return ReceiptCall{}, err
 		}
 		body = b
-	} else {
+	default:
 		// Read the fields a provider set (its default model, its options)
 		// from the body, without decoding the messages.
 		var fields map[string]json.RawMessage
@@ -460,8 +523,18 @@ func callRecord(kind string, depth int, req tokenizer.Request, body []byte, loca
 		return ReceiptCall{}, err
 	}
 	sum := sha256.Sum256(body)
+	local := cc.count
 	rc := ReceiptCall{Kind: kind, Depth: depth, RequestSHA256: hex.EncodeToString(sum[:]), LocalPromptTokens: local.Tokens,
-		Method: local.Method.String(), Recipe: Recipe{Params: p, Stream: stream, Messages: msgs}}
+		Method: countMethod(local, cc.calib), Recipe: Recipe{Params: p, Stream: stream, Messages: cc.recipe}}
+	if a.Dialect != provider.APIOpenAI {
+		rc.Dialect = a.Dialect // "" for in-process handlers: the openai body
+	}
+	if rc.Method == MethodCalibrated {
+		rc.Calibration = cc.calib
+	}
+	if len(params.Cache.Breakpoints) > 0 {
+		rc.Recipe.Cache = &tokenizer.CacheHints{Breakpoints: params.Cache.Breakpoints, TTL: params.Cache.TTL}
+	}
 	if usage.PromptKnown {
 		pt, d := usage.PromptTokens, usage.PromptTokens-local.Tokens
 		rc.ProviderPromptTokens, rc.Difference = &pt, &d
@@ -644,8 +717,9 @@ var ErrReplayMismatch = errors.New("runtime: replayed request differs from the o
 
 // Replay renders every call of a turn's receipt again from the store —
 // stored messages by sequence, warm representations by key and version,
-// the recorded literal parts — and checks each body's SHA-256 against the
-// receipt's, byte for byte (I10). It returns the bodies.
+// the recorded literal parts, with the parameters and cache breakpoints
+// sent, in the call's dialect — and checks each body's SHA-256 against
+// the receipt's, byte for byte (I10). It returns the bodies.
 func (c Conversation) Replay(ctx context.Context, turnID string) ([][]byte, error) {
 	r, err := c.Receipt(turnID)
 	if err != nil {
@@ -654,11 +728,18 @@ func (c Conversation) Replay(ctx context.Context, turnID string) ([][]byte, erro
 	warm := map[string]WarmArtifact{}
 	var bodies [][]byte
 	for i, call := range r.Calls {
+		d, ok := provider.DialectNamed(call.Dialect)
+		if !ok {
+			return nil, fmt.Errorf("%w: call %d: unknown dialect %q", ErrReplayMismatch, i+1, call.Dialect)
+		}
 		var req tokenizer.Request
 		if err := json.Unmarshal(call.Recipe.Params, &req); err != nil {
 			return nil, err
 		}
 		req.Messages = nil
+		if c := call.Recipe.Cache; c != nil {
+			req.Cache = *c
+		}
 		for _, m := range call.Recipe.Messages {
 			msg, err := c.recipeMessage(m, warm)
 			if err != nil {
@@ -666,7 +747,7 @@ func (c Conversation) Replay(ctx context.Context, turnID string) ([][]byte, erro
 			}
 			req.Messages = append(req.Messages, msg)
 		}
-		body, err := provider.Body(&req, call.Recipe.Stream)
+		body, err := d.Body(&req, call.Recipe.Stream)
 		if err != nil {
 			return nil, err
 		}
@@ -682,7 +763,7 @@ func (c Conversation) Replay(ctx context.Context, turnID string) ([][]byte, erro
 func (c Conversation) recipeMessage(m RecipeMessage, warm map[string]WarmArtifact) (tokenizer.Message, error) {
 	switch {
 	case m.Message != nil:
-		return *m.Message, nil
+		return m.literal(), nil
 	case m.Ref != "":
 		d, err := c.st.db.GetDoc(c.id, textCollection, m.Ref, 1)
 		if err != nil {

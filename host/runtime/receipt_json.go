@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rlmpl/rlmpl/host/pack"
+	"github.com/rlmpl/rlmpl/tokenizer"
 )
 
 // A receipt's JSON keeps a run of consecutive stored messages — the
@@ -67,16 +68,17 @@ type recipeEntry struct {
 
 // recipeJSON is Recipe without its methods.
 type recipeJSON struct {
-	Params   json.RawMessage `json:"params"`
-	Stream   bool            `json:"stream,omitempty"`
-	Messages []recipeEntry   `json:"messages"`
+	Params   json.RawMessage       `json:"params"`
+	Stream   bool                  `json:"stream,omitempty"`
+	Messages []recipeEntry         `json:"messages"`
+	Cache    *tokenizer.CacheHints `json:"cache,omitempty"`
 }
 
 func recipeSeq(m RecipeMessage) (int64, bool) { return m.Seq, m.Seq > 0 }
 
 // MarshalJSON writes runs of stored messages as one entry each.
 func (r Recipe) MarshalJSON() ([]byte, error) {
-	out := recipeJSON{Params: r.Params, Stream: r.Stream, Messages: []recipeEntry{}}
+	out := recipeJSON{Params: r.Params, Stream: r.Stream, Messages: []recipeEntry{}, Cache: r.Cache}
 	for _, g := range runsOf(r.Messages, recipeSeq, func(a, b RecipeMessage) bool { return true },
 		func(m RecipeMessage) int { return m.Tokens }) {
 		e := recipeEntry{RecipeMessage: r.Messages[g.first]}
@@ -94,7 +96,7 @@ func (r *Recipe) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &in); err != nil {
 		return err
 	}
-	*r = Recipe{Params: in.Params, Stream: in.Stream, Messages: make([]RecipeMessage, 0, len(in.Messages))}
+	*r = Recipe{Params: in.Params, Stream: in.Stream, Messages: make([]RecipeMessage, 0, len(in.Messages)), Cache: in.Cache}
 	for _, e := range in.Messages {
 		if e.Through == 0 {
 			r.Messages = append(r.Messages, e.RecipeMessage)

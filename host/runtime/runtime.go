@@ -19,7 +19,9 @@ import (
 type Options struct {
 	// StateDir is the root of persistent stores: a store directory named by
 	// a relative path lives under it. Empty means no persistent store can be
-	// opened except the Grants.
+	// opened except the Grants. The token calibration of providers whose
+	// models have no known tokenizer is kept there too
+	// (token-calibration.json); with none, in memory.
 	StateDir string
 	// Grants are further directories a program may open as stores, by their
 	// absolute path (the CLI's --grant). Nothing else outside StateDir is
@@ -65,6 +67,7 @@ type Runtime struct {
 	stale         staleCache  // warm artifacts checked against their source
 	sectionCounts countCache  // counts of recurring section texts
 	recipes       recipeCache // the last planner requests of turns, for the next turn's cache prefix
+	calibrations  calibrations
 }
 
 // New validates opts and returns a Runtime.
@@ -100,6 +103,9 @@ func New(opts *Options) (*Runtime, error) {
 		o.Tokenizers = func() *tokenizer.Registry { return reg }
 	}
 	rt := &Runtime{opts: o, byID: map[string]*Store{}, byKey: map[string]*Store{}}
+	if o.StateDir != "" {
+		rt.calibrations.path = filepath.Join(o.StateDir, calibrationFile)
+	}
 	if o.TracerProvider != nil {
 		rt.tracer = o.TracerProvider.Tracer(tracerName)
 	}

@@ -257,6 +257,21 @@ func (r *Runtime) OpenStore(ss StoreSpec) (*Store, error) {
 	return s, nil
 }
 
+// ShareStore takes another reference to the open store with this id (one
+// more [Runtime.CloseStore] closes it): a store named again, such as the
+// conversation's store opened as its artifact store. An unknown id is
+// [store.ErrClosed].
+func (r *Runtime) ShareStore(id string) (*Store, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.byID[id]
+	if !ok {
+		return nil, store.ErrClosed
+	}
+	s.refs++
+	return s, nil
+}
+
 // Store returns the open store with this id.
 func (r *Runtime) Store(id string) (*Store, bool) {
 	r.mu.Lock()

@@ -23,7 +23,8 @@ import (
 //	invoke_agent rlmpl            the turn (gen_ai.conversation.id, rlmpl.turn.id, totals, cost)
 //	├── pack                      each request composed (units, tokens per stage, solver status and work)
 //	├── chat {model}              each provider call (usage as reported, our count and its method, the request's SHA-256)
-//	├── execute_tool {name}       each tool a plan or a direct turn called
+//	├── execute_tool {name}       each tool a plan or a direct turn called (an MCP
+//	│                             tool's: rlmpl.mcp.server, rlmpl.mcp.tool)
 //	└── retrieval                 each cold-history search (hit sequences)
 //
 // Message content (requests, answers, tool arguments and results, search
@@ -34,9 +35,12 @@ import (
 // export, and rlmpl's own.
 const (
 	attrCacheRead      = attribute.Key("gen_ai.usage.cache_read.input_tokens")
-	attrCacheCreation  = attribute.Key("gen_ai.usage.cache_creation.input_tokens")
+	attrCacheWrite     = attribute.Key("gen_ai.usage.cache_write.input_tokens")
+	attrCacheCreation  = attribute.Key("gen_ai.usage.cache_creation.input_tokens") // the same count, by the name of semconv's registry
 	attrReasoning      = attribute.Key("gen_ai.usage.reasoning.output_tokens")
 	attrTurnID         = attribute.Key("rlmpl.turn.id")
+	attrMCPServer      = attribute.Key("rlmpl.mcp.server")
+	attrMCPTool        = attribute.Key("rlmpl.mcp.tool")
 	attrTurnStatus     = attribute.Key("rlmpl.turn.status")
 	attrTurnReplayed   = attribute.Key("rlmpl.turn.replayed")
 	attrTurnMode       = attribute.Key("rlmpl.turn.mode")
@@ -121,6 +125,9 @@ func endTurnSpan(span trace.Span, res TurnResult, err error) {
 	if n, ok := r.CachedTokens(); ok {
 		span.SetAttributes(attrCacheRead.Int(n))
 	}
+	if n, ok := r.CacheWriteTokens(); ok {
+		span.SetAttributes(attrCacheWrite.Int(n), attrCacheCreation.Int(n))
+	}
 	if usd, unpriced := r.Cost(); unpriced == 0 && len(r.Calls) > 0 {
 		span.SetAttributes(attrCostUSD.Float64(usd))
 	}
@@ -176,13 +183,13 @@ type callOutcome struct {
 }
 
 // startCallSpan starts the span of one provider call (nil when off).
-func (t *turn) startCallSpan(ctx context.Context, kind, providerName string, depth int, req tokenizer.Request, local tokenizer.Count) (context.Context, trace.Span) {
+func (t *turn) startCallSpan(ctx context.Context, kind, providerName string, depth int, req tokenizer.Request, cc composedCall) (context.Context, trace.Span) {
 	tr := t.c.st.rt.tracer
 	if tr == nil {
 		return ctx, nil
 	}
 	attrs := []attribute.KeyValue{semconv.GenAIOperationNameChat, attrCallKind.String(kind), attrCallDepth.Int(depth),
-		attrLocalTokens.Int(local.Tokens), attrCountMethod.String(local.Method.String())}
+		attrLocalTokens.Int(cc.count.Tokens), attrCountMethod.String(countMethod(cc.count, cc.calib))}
 	if providerName != "" {
 		attrs = append(attrs, semconv.GenAIProviderNameKey.String(providerName))
 	}
@@ -244,7 +251,7 @@ func (t *turn) endCallSpan(span trace.Span, out callOutcome, calls []ReceiptCall
 		span.SetAttributes(attrCacheRead.Int(u.CachedTokens))
 	}
 	if u.CacheWriteKnown {
-		span.SetAttributes(attrCacheCreation.Int(u.CacheWriteTokens))
+		span.SetAttributes(attrCacheWrite.Int(u.CacheWriteTokens), attrCacheCreation.Int(u.CacheWriteTokens))
 	}
 	if u.ReasoningKnown {
 		span.SetAttributes(attrReasoning.Int(u.ReasoningTokens))
@@ -268,6 +275,14 @@ func (tt tracedTools) Call(ctx context.Context, name string, args any) (any, err
 	ctx, span := rt.tracer.Start(ctx, "execute_tool "+name, trace.WithAttributes(
 		semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolNameKey.String(name), semconv.GenAIToolTypeKey.String("function")))
 	defer span.End()
+	if id := plan.ToolCallID(ctx); id != "" {
+		span.SetAttributes(semconv.GenAIToolCallIDKey.String(id))
+	}
+	if m, ok := tt.inner.(mcpCalls); ok {
+		if server, tool, isMCP := m.origin(name); isMCP {
+			span.SetAttributes(semconv.McpMethodNameKey.String("tools/call"), attrMCPServer.String(server), attrMCPTool.String(tool))
+		}
+	}
 	if rt.opts.TraceContent {
 		span.SetAttributes(semconv.GenAIToolCallArgumentsKey.String(plan.Encode(args)))
 	}

@@ -85,7 +85,7 @@ func TestTurnTracesOverOTLP(t *testing.T) {
 	const secret = "sk-test-do-not-export-7f3a"
 	planText := `{"steps":[{"op":"context","handle":{"ref":"input","name":"context"},"action":{"type":"search","pattern":"needle"},"bind":"hits"},` +
 		`{"op":"tool","name":"count_items","args":{"ref":"var","name":"hits"},"bind":"n"},{"op":"final","value":{"ref":"var","name":"n"}}]}`
-	usage := `{"prompt_tokens":900,"completion_tokens":40,"prompt_tokens_details":{"cached_tokens":512},"completion_tokens_details":{"reasoning_tokens":8}}`
+	usage := `{"prompt_tokens":900,"completion_tokens":40,"prompt_tokens_details":{"cached_tokens":512,"cache_write_tokens":128},"completion_tokens_details":{"reasoning_tokens":8}}`
 	for _, content := range []bool{false, true} {
 		t.Run(map[bool]string{false: "no content", true: "content"}[content], func(t *testing.T) {
 			srv := providertest.NewServer(providertest.CompletionUsage(planText, usage))
@@ -97,7 +97,7 @@ func TestTurnTracesOverOTLP(t *testing.T) {
 				t.Fatal(err)
 			}
 			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp))
-			p, err := provider.NewOpenAI(&provider.Options{BaseURL: srv.BaseURL(), Model: "m-1", Credential: "TEST_KEY",
+			p, err := provider.NewClient(&provider.Options{BaseURL: srv.BaseURL(), Model: "m-1", Credential: "TEST_KEY",
 				Getenv: func(string) string { return secret }})
 			if err != nil {
 				t.Fatal(err)
@@ -136,7 +136,7 @@ func TestTurnTracesOverOTLP(t *testing.T) {
 			ra := attrs(root)
 			if ra["gen_ai.operation.name"].GetStringValue() != "invoke_agent" || ra["gen_ai.conversation.id"].GetStringValue() != c.ID() ||
 				ra["rlmpl.turn.id"].GetStringValue() != "t1" || ra["rlmpl.turn.status"].GetStringValue() != StatusCompleted ||
-				ra["gen_ai.usage.cache_read.input_tokens"].GetIntValue() != 512 {
+				ra["gen_ai.usage.cache_read.input_tokens"].GetIntValue() != 512 || ra["gen_ai.usage.cache_write.input_tokens"].GetIntValue() != 128 {
 				t.Errorf("turn span attributes %v", root.Attributes)
 			}
 			chat := byName["chat m-1"]
@@ -145,6 +145,7 @@ func TestTurnTracesOverOTLP(t *testing.T) {
 				ca["gen_ai.request.model"].GetStringValue() != "m-1" || ca["gen_ai.response.model"].GetStringValue() != "test" ||
 				ca["gen_ai.provider.name"].GetStringValue() != "local" || ca["gen_ai.usage.input_tokens"].GetIntValue() != 900 ||
 				ca["gen_ai.usage.output_tokens"].GetIntValue() != 40 || ca["gen_ai.usage.cache_read.input_tokens"].GetIntValue() != 512 ||
+				ca["gen_ai.usage.cache_write.input_tokens"].GetIntValue() != 128 || ca["gen_ai.usage.cache_creation.input_tokens"].GetIntValue() != 128 ||
 				ca["gen_ai.usage.reasoning.output_tokens"].GetIntValue() != 8 ||
 				ca["gen_ai.response.finish_reasons"].GetArrayValue().GetValues()[0].GetStringValue() != "stop" ||
 				ca["rlmpl.request.local_tokens"].GetIntValue() == 0 || ca["rlmpl.request.count_method"].GetStringValue() == "" ||
@@ -189,7 +190,7 @@ func TestNoTracerNoTraceparent(t *testing.T) {
 	var bodies []string
 	for _, traced := range []bool{false, true} {
 		srv := providertest.NewServer(providertest.Completion(final("hi"), 10, 2))
-		p, err := provider.NewOpenAI(&provider.Options{BaseURL: srv.BaseURL(), Model: "m"})
+		p, err := provider.NewClient(&provider.Options{BaseURL: srv.BaseURL(), Model: "m"})
 		if err != nil {
 			t.Fatal(err)
 		}

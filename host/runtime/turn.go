@@ -62,6 +62,9 @@ type TurnOptions struct {
 	// Cold its limits.
 	Handles *handle.Registry
 	Cold    handle.Limits
+	// MCP, when set, offers the tools of MCP servers its grants allow
+	// (see MCPTools).
+	MCP *MCPTools
 	// OnEvent, when set, sees the turn as it happens (see TurnEvent). It
 	// must not block; plan steps of parallel branches call it concurrently.
 	OnEvent func(TurnEvent)
@@ -218,8 +221,13 @@ func (c Conversation) turn(ctx context.Context, msg store.Message, opts TurnOpti
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return TurnResult{}, err
 	}
-	t := &turn{c: c, opts: opts, id: id, counter: counter, user: user, now: now, started: started, log: c.turnLogger(id),
-		receipt: Receipt{TurnID: id, Attempt: prev.Attempt + 1, UserSeq: user.Seq, Counter: counterID(counter, opts.Pack.Model)}}
+	t := &turn{c: c, opts: opts, id: id, base: counter, counter: counter, user: user, now: now, started: started, log: c.turnLogger(id),
+		estimating: counter.Encoding() == nil && opts.Pack.CountText == nil, sent: map[string][]RecipeMessage{}}
+	k := t.calibration(t.provider())
+	if k != nil {
+		t.counter = counter.Calibrated(k.Ratio, k.SafetyPercent)
+	}
+	t.receipt = Receipt{TurnID: id, Attempt: prev.Attempt + 1, UserSeq: user.Seq, Counter: counterID(counter, opts.Pack.Model, k)}
 	t.emit(TurnEvent{Kind: "started"})
 	res, err := t.run(ctx)
 	if err != nil {
@@ -239,15 +247,25 @@ type turn struct {
 	started time.Time
 	log     *slog.Logger // with the conversation and turn ids
 
+	// base is the counter without calibration; estimating says it is the
+	// estimator, which each call's reported usage calibrates
+	// (calibration.go).
+	base       tokenizer.Counter
+	estimating bool
+
 	mu       sync.Mutex // protects the fields below: plan steps run in parallel
 	receipt  Receipt
 	ledger   *pack.Ledger
-	composed *composedCall       // the root planner request Compose just built
-	stable   int64               // window(stable): the start of this turn's window, once packed
-	rounds   []tokenizer.Message // a direct turn's tool calls and results, as last sent
-	sending  int                 // calls in send
-	idle     chan struct{}       // closed when sending drops to 0
-	ended    bool                // the turn failed: no call starts (settle)
+	composed *composedCall              // the root planner request Compose just built
+	stable   int64                      // window(stable): the start of this turn's window, once packed
+	rounds   []tokenizer.Message        // a direct turn's tool calls and results, as last sent
+	images   map[string][]store.Part    // by tool call id: images of results, stored with them (mcp.go)
+	whole    map[string]string          // by tool call id: a result the model read an excerpt of (direct.go)
+	sent     map[string][]RecipeMessage // the last request of each sequential kind (planner, respond), for its breakpoints
+	previous map[string][]RecipeMessage // the previous turn's first request of each kind; nil until read
+	sending  int                        // calls in send
+	idle     chan struct{}              // closed when sending drops to 0
+	ended    bool                       // the turn failed: no call starts (settle)
 }
 
 func (t *turn) emit(ev TurnEvent) {
@@ -273,7 +291,7 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 			in.Capabilities = append(in.Capabilities, plan.Capability{Kind: "model", Name: p})
 		}
 	}
-	in.Compose = t.composePlanner
+	in.Compose, in.ToolResult = t.composePlanner, t.toolResult
 	if t.opts.Mode == ModeDirect {
 		in.Plan = plan.DirectPlan(in.Providers[0]) // checkMode: there is one
 	}
@@ -296,6 +314,11 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 	deps.Planner = recordingPlanner{t: t, inner: deps.Planner}
 	if deps.Models != nil {
 		deps.Models = turnModels{t: t, inner: deps.Models}
+	}
+	if t.opts.MCP != nil && len(t.opts.MCP.Grants) > 0 {
+		if err := t.offerMCP(ctx, &in, &deps); err != nil {
+			return TurnResult{}, err
+		}
 	}
 	if t.c.st.rt.tracer != nil {
 		deps.Contexts = tracedContexts{t: t, inner: deps.Contexts}
@@ -355,7 +378,7 @@ func (t *turn) run(ctx context.Context) (TurnResult, error) {
 	if c := t.receipt.Context; c != nil {
 		start = c.Boundary.ColdThrough + 1
 	}
-	t.c.st.rt.recipes.put(t.c.st.id+"\x00"+t.c.id+"\x00"+t.id, cachedTurn{plannerRecipe(t.receipt), start})
+	t.c.st.rt.recipes.put(t.c.st.id+"\x00"+t.c.id+"\x00"+t.id, cachedTurn{firstRecipes(t.receipt), start})
 	res := TurnResult{TurnID: t.id, User: t.user, Assistant: rec, Receipt: t.receipt, Value: value}
 	t.mu.Unlock()
 	t.emit(TurnEvent{Kind: "finished"})
@@ -494,17 +517,23 @@ func (t *turn) composePlanner(ctx context.Context, parts []plan.PromptPart, base
 	// completion fixes.
 	n := min(2, len(head)) // instructions, plan_grammar
 	sections := slices.Concat(head[:n], t.opts.Pack.Sections, head[n:])
-	req, recipe, count, err := t.compose(ctx, sections, mergeUser(trailer), base, true)
+	req, cc, err := t.compose(ctx, "planner", t.provider(), sections, mergeUser(trailer), base)
 	if err != nil {
 		return req, err
 	}
 	t.mu.Lock()
-	t.composed = &composedCall{count: count, recipe: recipe}
-	if t.receipt.CachePrefixTokens == 0 {
-		t.receipt.CachePrefixTokens = prefixTokens(t.previousPlannerRecipe(), recipe)
-	}
+	t.composed = &cc
 	t.mu.Unlock()
 	return req, nil
+}
+
+// provider is the turn's provider: the first the completion names ("" for
+// none).
+func (t *turn) provider() string {
+	if ps := t.opts.Completion.Providers; len(ps) > 0 {
+		return ps[0]
+	}
+	return ""
 }
 
 // stableStart is where window(stable) starts this turn's request: where
@@ -535,42 +564,50 @@ func (t *turn) stableStart() int64 {
 	return r.Context.Boundary.ColdThrough + 1
 }
 
-// previousPlannerRecipe is the first planner request of the turn before
-// this one: the turn whose assistant message precedes this user message.
-func (t *turn) previousPlannerRecipe() []RecipeMessage {
-	prev, err := t.c.Message(t.user.Seq - 1)
-	if err != nil {
-		return nil
+// previousRecipes are the first requests of each kind (planner, model,
+// respond) of the turn before this one — the turn whose assistant message
+// precedes this user message —, read once per turn.
+func (t *turn) previousRecipes() map[string][]RecipeMessage {
+	t.mu.Lock()
+	p := t.previous
+	t.mu.Unlock()
+	if p != nil {
+		return p
 	}
-	id, role, _ := turnOf(prev.IdempotencyKey)
-	if role != "assistant" {
-		return nil
-	}
-	key := t.c.st.id + "\x00" + t.c.id + "\x00" + id
-	if ct, ok := t.c.st.rt.recipes.get(key); ok {
-		return ct.recipe
-	}
-	r, err := t.c.Receipt(id)
-	if err != nil {
-		return nil
-	}
-	return plannerRecipe(r)
-}
-
-// plannerRecipe is the recipe of a receipt's first root planner call.
-func plannerRecipe(r Receipt) []RecipeMessage {
-	for _, call := range r.Calls {
-		if call.Kind == "planner" && call.Depth == 0 {
-			return call.Recipe.Messages
+	p = map[string][]RecipeMessage{}
+	if prev, err := t.c.Message(t.user.Seq - 1); err == nil {
+		if id, role, _ := turnOf(prev.IdempotencyKey); role == "assistant" {
+			if ct, ok := t.c.st.rt.recipes.get(t.c.st.id + "\x00" + t.c.id + "\x00" + id); ok {
+				p = ct.recipes
+			} else if r, err := t.c.Receipt(id); err == nil {
+				p = firstRecipes(r)
+			}
 		}
 	}
-	return nil
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.previous == nil {
+		t.previous = p
+	}
+	return t.previous
 }
 
-// recipeCache keeps the planner recipe of the turns that completed in
-// this process, so that the next turn's cache prefix needs no receipt
-// read (a receipt holds every call's recipe: decoding one costs more
-// than the rest of a turn's bookkeeping).
+// firstRecipes are the recipes of a receipt's first root call of each
+// kind.
+func firstRecipes(r Receipt) map[string][]RecipeMessage {
+	out := map[string][]RecipeMessage{}
+	for _, call := range r.Calls {
+		if _, seen := out[call.Kind]; !seen && call.Depth == 0 {
+			out[call.Kind] = call.Recipe.Messages
+		}
+	}
+	return out
+}
+
+// recipeCache keeps the first recipes of the turns that completed in
+// this process, so that the next turn's cache prefix and breakpoints need
+// no receipt read (a receipt holds every call's recipe: decoding one
+// costs more than the rest of a turn's bookkeeping).
 type recipeCache struct {
 	mu sync.Mutex // protects m
 	m  map[string]cachedTurn
@@ -579,10 +616,10 @@ type recipeCache struct {
 const recipeCacheSize = 256
 
 // cachedTurn is what the next turn needs of a completed one: its first
-// planner request's recipe (the cache prefix) and its window's start
-// (window(stable)).
+// request's recipe of each kind (the cache prefix, the breakpoints) and
+// its window's start (window(stable)).
 type cachedTurn struct {
-	recipe      []RecipeMessage
+	recipes     map[string][]RecipeMessage
 	stableStart int64
 }
 
@@ -602,11 +639,13 @@ func (rc *recipeCache) put(key string, ct cachedTurn) {
 	rc.m[key] = ct
 }
 
-// composedCall is what the planner wrapper needs of the request Compose
-// built for the call it is about to send.
+// composedCall is what a call's receipt entry needs of the request it
+// sends: its local count, the recipe that renders it again, and the
+// calibration its pack used (nil when none).
 type composedCall struct {
 	count  tokenizer.Count
 	recipe []RecipeMessage
+	calib  *Calibration
 }
 
 // mergeUser joins consecutive user sections into one message: the goal,
@@ -625,14 +664,18 @@ func mergeUser(ss []pack.TextSection) []pack.TextSection {
 }
 
 // compose packs the conversation between sections and trailer under the
-// turn's ceiling, with base's response format and generation cap: the
-// request and the recipe that renders it again. The planner's pack is the
-// receipt's context (what decided the turn).
-func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection, base tokenizer.Request, planner bool) (tokenizer.Request, []RecipeMessage, tokenizer.Count, error) {
+// turn's ceiling, with base's response format and generation cap, for a
+// call of kind (planner, model or respond) to providerName: the request
+// (its cache breakpoints marked) and what its receipt entry needs. The
+// pack of a planner call or a respond round is the receipt's context
+// (what decided the turn).
+func (t *turn) compose(ctx context.Context, kind, providerName string, sections, trailer []pack.TextSection, base tokenizer.Request) (tokenizer.Request, composedCall, error) {
+	planner := kind != "model"
 	po := t.opts.Pack
 	if po.Policy.Window == pack.Stable {
 		po.StableStart = t.stableStart()
 	}
+	po.Calibration = t.calibration(providerName)
 	// A plan's tools are described to the planner in text (tool_schemas);
 	// only a respond round offers native function calls (base.Tools).
 	po.Sections, po.Trailer, po.Tools = sections, trailer, base.Tools
@@ -659,7 +702,7 @@ func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection
 	}
 	t.mu.Unlock()
 	if err != nil {
-		return tokenizer.Request{}, nil, tokenizer.Count{}, &TurnError{Kind: "context_budget_failed", Cause: err}
+		return tokenizer.Request{}, composedCall{}, &TurnError{Kind: "context_budget_failed", Cause: err}
 	}
 	t.emit(TurnEvent{Kind: "context", Ledger: &cp.Ledger})
 	req := cp.Request
@@ -667,7 +710,9 @@ func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection
 		maxTokens = int(r) // the reply must fit in the reserve the ceiling kept
 	}
 	req.MaxTokens = maxTokens
-	return req, recipeOf(cp, sections, trailer), cp.Counted.Total, nil
+	cc := composedCall{count: cp.Counted.Total, recipe: recipeOf(cp, sections, trailer), calib: po.Calibration}
+	req.Cache.Breakpoints = t.breakpoints(kind, cp, sections, trailer, cc.recipe)
+	return req, cc, nil
 }
 
 // send runs one call through do and adds it to the receipt: each HTTP
@@ -675,8 +720,10 @@ func (t *turn) compose(ctx context.Context, sections, trailer []pack.TextSection
 // failures included, or, when none was sent over HTTP (an in-process
 // handler), the call's success as one entry. body is the body do reports
 // for a success (nil when no HTTP provider sent it); the error of the
-// call, if any, is returned after the receipt has it.
-func (t *turn) send(ctx context.Context, kind, providerName string, depth int, req tokenizer.Request, local tokenizer.Count, recipe []RecipeMessage,
+// call, if any, is returned after the receipt has it. A call over HTTP
+// teaches the provider's calibration (learn); one the provider refused
+// as too long fails the turn as context_length_exceeded.
+func (t *turn) send(ctx context.Context, kind, providerName string, depth int, req tokenizer.Request, cc composedCall,
 	do func(context.Context) (callOutcome, error)) error {
 	end, ok := t.beginCall()
 	if !ok {
@@ -684,7 +731,7 @@ func (t *turn) send(ctx context.Context, kind, providerName string, depth int, r
 	}
 	defer end() // after the attempts are in the receipt
 	var attempts []provider.Attempt
-	ctx, span := t.startCallSpan(ctx, kind, providerName, depth, req, local)
+	ctx, span := t.startCallSpan(ctx, kind, providerName, depth, req, cc)
 	out, err := do(provider.WithAttemptTrace(ctx, func(a provider.Attempt) { attempts = append(attempts, a) }))
 	var calls []ReceiptCall
 	defer func() { t.endCallSpan(span, out, calls, err) }()
@@ -700,7 +747,7 @@ func (t *turn) send(ctx context.Context, kind, providerName string, depth int, r
 		if a.Err == nil {
 			u = out.usage
 		}
-		rc, rerr := callRecord(kind, depth, req, a.Body, local, u, recipe, t.c.st.rt.opts.Prices)
+		rc, rerr := callRecord(kind, depth, req, a, cc, u, t.c.st.rt.opts.Prices)
 		if rerr != nil {
 			err = errors.Join(err, rerr)
 			return err
@@ -719,7 +766,56 @@ func (t *turn) send(ctx context.Context, kind, providerName string, depth int, r
 	for _, rc := range calls {
 		logCall(ctx, t.log, rc)
 	}
+	if traced {
+		t.learn(providerName, req, out.usage, err)
+	}
+	if pe := (*provider.Error)(nil); errors.As(err, &pe) && pe.Kind == provider.KindContextLength {
+		err = &TurnError{Kind: KindContextLengthExceeded, Cause: err}
+	}
 	return err
+}
+
+// KindContextLengthExceeded is the kind of a turn whose request the
+// provider refused as longer than the model's window: its count ran over
+// ours. The refusal calibrates the provider's estimates (when the model
+// has no known tokenizer), so the turn run again packs a request that
+// fits.
+const KindContextLengthExceeded = "context_length_exceeded"
+
+// calibration is the ratio a pack for providerName calibrates the
+// estimator with, or nil: none learnt yet, or counts are exact.
+func (t *turn) calibration(providerName string) *Calibration {
+	if !t.estimating || providerName == "" {
+		return nil
+	}
+	return t.c.st.rt.calibrations.get(providerName, t.opts.Pack.Model)
+}
+
+// learn teaches providerName's calibration what a call over HTTP
+// reported: the prompt tokens of its usage, or the count a refusal as too
+// long stated (at least the limit, when it stated none), against the
+// estimator's count of the request.
+func (t *turn) learn(providerName string, req tokenizer.Request, usage plan.Usage, err error) {
+	if !t.estimating || providerName == "" {
+		return
+	}
+	var reported int
+	var pe *provider.Error
+	switch {
+	case err == nil && usage.PromptKnown:
+		reported = usage.PromptTokens
+	case errors.As(err, &pe) && pe.Kind == provider.KindContextLength:
+		reported = pe.PromptTokens
+		if reported == 0 {
+			reported = max(pe.ContextLimit, int(t.opts.Pack.Policy.Effective())) + 1
+		}
+	default:
+		return
+	}
+	estimated := t.base.CountRequest(&req).Total.Tokens
+	if err := t.c.st.rt.calibrations.observe(providerName, t.opts.Pack.Model, reported, estimated); err != nil {
+		t.log.Warn("token calibration not kept", slog.String("error", err.Error()))
+	}
 }
 
 // checked counts a request composed outside a pack (a child planner's) and
@@ -746,27 +842,22 @@ func (p recordingPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (pl
 	composed := t.composed
 	t.composed = nil
 	t.mu.Unlock()
-	var local tokenizer.Count
-	var recipe []RecipeMessage
+	var cc composedCall
 	if composed != nil && req.Depth == 0 {
-		local, recipe = composed.count, composed.recipe
+		cc = *composed
 	} else {
 		n, err := t.checked(req.Request)
 		if err != nil {
 			return plan.PlannerReply{}, err
 		}
-		local, recipe = n, literalRecipe(req.Request.Messages)
+		cc = composedCall{count: n, recipe: literalRecipe(req.Request.Messages), calib: t.receipt.Counter.Calibration}
 	}
 	if req.Depth == 0 {
 		// A direct answer streams as the planner writes it.
 		req.OnDelta = plan.NewAnswerScanner(func(text string) { t.emit(TurnEvent{Kind: "delta", Text: text}) }).Write
 	}
 	var reply plan.PlannerReply
-	var providerName string
-	if ps := t.opts.Completion.Providers; len(ps) > 0 {
-		providerName = ps[0]
-	}
-	err := t.send(ctx, "planner", providerName, req.Depth, req.Request, local, recipe, func(ctx context.Context) (callOutcome, error) {
+	err := t.send(ctx, "planner", t.provider(), req.Depth, req.Request, cc, func(ctx context.Context) (callOutcome, error) {
 		var err error
 		reply, err = p.inner.Plan(ctx, req)
 		return callOutcome{body: reply.RequestBody, usage: reply.Usage, model: reply.Model, finish: reply.FinishReason, output: reply.Text}, err
@@ -778,7 +869,7 @@ func (p recordingPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (pl
 		// The budget charges our own count of the prompt, not the crude
 		// bytes/3 of an unknown one; the receipt still says the provider
 		// reported nothing.
-		reply.Usage.PromptTokens, reply.Usage.PromptKnown = local.Tokens, true
+		reply.Usage.PromptTokens, reply.Usage.PromptKnown = cc.count.Tokens, true
 	}
 	return reply, nil
 }
@@ -796,12 +887,12 @@ func (m turnModels) Complete(ctx context.Context, call plan.ModelCall) (plan.Mod
 	t := m.t
 	sent := call // as the plan built it
 	trailer, base := stepTrailer(call)
-	req, recipe, local, err := t.compose(ctx, t.opts.Pack.Sections, trailer, base, call.Respond)
+	req, cc, err := t.compose(ctx, callKind(call), call.Provider, t.opts.Pack.Sections, trailer, base)
 	if err != nil {
 		return plan.ModelResult{}, err
 	}
 	gen := call.Request // the step's parameters, with the composed messages
-	gen.Messages, gen.Tools, gen.MaxTokens = req.Messages, req.Tools, req.MaxTokens
+	gen.Messages, gen.Tools, gen.MaxTokens, gen.Cache = req.Messages, req.Tools, req.MaxTokens, req.Cache
 	call.Request = gen
 	streamed := false
 	call.OnDelta = func(text string) {
@@ -809,7 +900,7 @@ func (m turnModels) Complete(ctx context.Context, call plan.ModelCall) (plan.Mod
 		t.emit(TurnEvent{Kind: "delta", Text: text})
 	}
 	var res plan.ModelResult
-	err = t.send(ctx, callKind(call), call.Provider, call.Depth, call.Request, local, recipe, func(ctx context.Context) (callOutcome, error) {
+	err = t.send(ctx, callKind(call), call.Provider, call.Depth, call.Request, cc, func(ctx context.Context) (callOutcome, error) {
 		var err error
 		res, err = m.inner.Complete(ctx, call)
 		return callOutcome{body: res.RequestBody, usage: res.Usage, model: res.Model, finish: res.FinishReason, output: res.Text, calls: res.ToolCalls}, err
@@ -822,7 +913,7 @@ func (m turnModels) Complete(ctx context.Context, call plan.ModelCall) (plan.Mod
 		t.emit(TurnEvent{Kind: "delta", Text: res.Text})
 	}
 	if !res.Usage.PromptKnown {
-		res.Usage.PromptTokens, res.Usage.PromptKnown = local.Tokens, true
+		res.Usage.PromptTokens, res.Usage.PromptKnown = cc.count.Tokens, true
 	}
 	return res, nil
 }

@@ -214,7 +214,7 @@ func TestReceiptTimings(t *testing.T) {
 
 // httpPlanner asks an OpenAI-compatible server for the plan, as the host's
 // provider planner does.
-type httpPlanner struct{ p *provider.OpenAI }
+type httpPlanner struct{ p *provider.Client }
 
 func (h httpPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (plan.PlannerReply, error) {
 	resp, err := h.p.Complete(ctx, req.Request)
@@ -229,7 +229,7 @@ func (h httpPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (plan.Pl
 func TestFailedReceiptListsEveryAttempt(t *testing.T) {
 	srv := providertest.NewServer(providertest.Reply(503, `{"error":{"message":"overloaded"}}`))
 	defer srv.Close()
-	p, err := provider.NewOpenAI(&provider.Options{BaseURL: srv.BaseURL(), Model: "m", MaxRetries: 2, RetryBaseDelay: 1})
+	p, err := provider.NewClient(&provider.Options{BaseURL: srv.BaseURL(), Model: "m", MaxRetries: 2, RetryBaseDelay: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestFailedReceiptListsTheCallInFlight(t *testing.T) {
 			started := make(chan struct{})
 			srv := providertest.NewServer(providertest.Hang(started))
 			defer srv.Close()
-			p, err := provider.NewOpenAI(&provider.Options{BaseURL: srv.BaseURL(), Model: "m"})
+			p, err := provider.NewClient(&provider.Options{BaseURL: srv.BaseURL(), Model: "m"})
 			if err != nil {
 				t.Fatal(err)
 			}

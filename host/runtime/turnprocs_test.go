@@ -55,7 +55,7 @@ func TestTurnProcessesChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := provider.NewOpenAI(&provider.Options{BaseURL: os.Getenv(envTurnProcsURL), Model: "m", MaxRetries: 0})
+	p, err := provider.NewClient(&provider.Options{BaseURL: os.Getenv(envTurnProcsURL), Model: "m", MaxRetries: 0})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func TestReceiptCachedTokensAndCost(t *testing.T) {
 		priced bool
 	}{{"m-1", true}, {"other", false}} {
 		t.Run(tc.model, func(t *testing.T) {
-			p, err := provider.NewOpenAI(&provider.Options{BaseURL: srv.BaseURL(), Model: tc.model})
+			p, err := provider.NewClient(&provider.Options{BaseURL: srv.BaseURL(), Model: tc.model})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +87,7 @@ func TestReceiptStats(t *testing.T) {
 		providertest.CompletionUsage(final("two"), `{"prompt_tokens":1500,"completion_tokens":30,"prompt_tokens_details":{"cached_tokens":1024}}`),
 	)
 	defer srv.Close()
-	p, err := provider.NewOpenAI(&provider.Options{BaseURL: srv.BaseURL(), Model: "m-1"})
+	p, err := provider.NewClient(&provider.Options{BaseURL: srv.BaseURL(), Model: "m-1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -288,6 +288,27 @@ func (c Conversation) WarmDerive(ctx context.Context, from, to int64, gen WarmGe
 	return a, nil
 }
 
+// WithWarmStore is the conversation with its warm artifacts kept in st
+// instead of its own store: upstream's separate artifact store
+// (artifact_store_open/2 from a spec). There they are documents of an
+// empty conversation of the same id, which the first publish creates; the
+// messages they summarize are still read from the conversation's store,
+// so an artifact whose source changed is stale as always. Nil means the
+// conversation's own store, where artifacts share its transactions and
+// backups.
+func (c Conversation) WithWarmStore(st *Store) Conversation {
+	c.warm = st
+	return c
+}
+
+// warmHome is the conversation as the store of its artifacts holds it.
+func (c Conversation) warmHome() Conversation {
+	if c.warm == nil {
+		return Conversation{st: c.st, id: c.id}
+	}
+	return Conversation{st: c.warm, id: c.id}
+}
+
 // WarmPublish derives the artifact of from..to and stores it as the next
 // version of its key. The source messages are untouched.
 func (c Conversation) WarmPublish(ctx context.Context, from, to int64, gen WarmGenerator, encodings []string) (WarmArtifact, error) {
@@ -299,7 +320,13 @@ func (c Conversation) WarmPublish(ctx context.Context, from, to int64, gen WarmG
 	if err != nil {
 		return WarmArtifact{}, err
 	}
-	doc, err := c.st.db.PutDoc(c.id, store.DocPut{Collection: warmCollection, Key: a.Key, Body: body})
+	home := c.warmHome()
+	if home.st != c.st {
+		if _, err := home.st.Create(c.id, nil); err != nil && !errors.Is(err, store.ErrExists) {
+			return WarmArtifact{}, err
+		}
+	}
+	doc, err := home.st.db.PutDoc(c.id, store.DocPut{Collection: warmCollection, Key: a.Key, Body: body})
 	if err != nil {
 		return WarmArtifact{}, err
 	}
@@ -322,7 +349,8 @@ var ErrNoArtifact = errors.New("runtime: no warm artifact of that range")
 // nothing; publishing the range again makes it live.
 func (c Conversation) WarmRetire(from, to int64) (WarmArtifact, error) {
 	key := WarmKey(from, to)
-	doc, err := c.st.db.GetDoc(c.id, warmCollection, key, 0)
+	home := c.warmHome()
+	doc, err := home.st.db.GetDoc(c.id, warmCollection, key, 0)
 	if errors.Is(err, store.ErrNotFound) {
 		if _, err := c.Info(); err != nil {
 			return WarmArtifact{}, err
@@ -341,7 +369,7 @@ func (c Conversation) WarmRetire(from, to int64) (WarmArtifact, error) {
 	if err != nil {
 		return WarmArtifact{}, err
 	}
-	if doc, err = c.st.db.PutDoc(c.id, store.DocPut{Collection: warmCollection, Key: key, Body: body}); err != nil {
+	if doc, err = home.st.db.PutDoc(c.id, store.DocPut{Collection: warmCollection, Key: key, Body: body}); err != nil {
 		return WarmArtifact{}, err
 	}
 	a.Version, a.CreatedAt = doc.Version, doc.CreatedAt.UnixMilli()
@@ -351,7 +379,12 @@ func (c Conversation) WarmRetire(from, to int64) (WarmArtifact, error) {
 // WarmList lists the conversation's artifacts: the latest version of each
 // range, or every version with history, ordered by key then version.
 func (c Conversation) WarmList(history bool) ([]WarmArtifact, error) {
-	return listDocs(c, warmCollection, history, decodeArtifact)
+	home := c.warmHome()
+	arts, err := listDocs(home, warmCollection, history, decodeArtifact)
+	if home.st != c.st && errors.Is(err, store.ErrNotFound) {
+		return nil, nil // nothing published to that store yet
+	}
+	return arts, err
 }
 
 // jsonArtifact is an artifact's stored form.
@@ -376,7 +409,8 @@ type staleCache struct {
 
 // isStale compares an artifact's source hash with the messages it covers.
 func (c Conversation) isStale(a WarmArtifact) (bool, error) {
-	key := fmt.Sprintf("%s\x00%s\x00%s\x00%d", c.st.id, c.id, a.Key, a.Version)
+	// Keyed by both stores: a separate artifact store has versions of its own.
+	key := fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%d", c.st.id, c.warmHome().st.id, c.id, a.Key, a.Version)
 	sc := &c.st.rt.stale
 	sc.mu.Lock()
 	stale, known := sc.checked[key]
@@ -433,6 +467,9 @@ type WarmSignal struct {
 type WarmOptions struct {
 	Policy  WarmPolicy
 	Signals []WarmSignal
+	// Store is where the artifacts live (see Conversation.WithWarmStore);
+	// nil means the conversation's own store.
+	Store *Store
 }
 
 // WarmStatus says what a pack did with warm context.
@@ -475,6 +512,9 @@ func (c Conversation) warmUnitsBefore(w WarmOptions, counter tokenizer.Counter, 
 	st := WarmStatus{Configured: true}
 	if err := w.Policy.validate(); err != nil {
 		return nil, nil, st, err
+	}
+	if w.Store != nil {
+		c = c.WithWarmStore(w.Store)
 	}
 	arts, err := c.WarmList(false)
 	if err != nil {

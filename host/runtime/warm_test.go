@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rlmpl/rlmpl/host/handle"
 	"github.com/rlmpl/rlmpl/store"
 )
 
@@ -255,5 +256,64 @@ func testArtifactsTravelWithTheirConversation(t *testing.T, be backend) {
 		if cp.Warm.Available != 1 || cp.Warm.Stale != tc.stale {
 			t.Errorf("%s: warm status %+v, want %d stale", tc.name, cp.Warm, tc.stale)
 		}
+	}
+}
+
+// TestSeparateWarmStore: upstream's separate artifact store. Artifacts
+// published to it live there (the conversation's own store holds none), a
+// pack naming it offers them, a turn's receipt copies their text (its
+// recipe cannot name a version in another store) and replays byte for
+// byte, and an artifact whose source changed is stale there as anywhere.
+func TestSeparateWarmStore(t *testing.T) {
+	c := memConv(t, user(strings.Repeat("alpha ", 60)), user(strings.Repeat("beta ", 60)), user("current"))
+	ws, err := c.Store().rt.OpenStore(StoreSpec{Memory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc := c.WithWarmStore(ws)
+	if arts, err := wc.WarmList(false); err != nil || len(arts) != 0 {
+		t.Fatalf("a fresh artifact store lists %v, %v; want none", arts, err)
+	}
+	g := &scripted{fields: usefulFields}
+	if _, err := wc.WarmPublish(context.Background(), 1, 2, g.gen, []string{"o200k_base"}); err != nil {
+		t.Fatal(err)
+	}
+	if own, _ := c.WarmList(true); len(own) != 0 {
+		t.Fatalf("the conversation's own store holds %d artifacts, want 0", len(own))
+	}
+	if arts, err := wc.WarmList(false); err != nil || len(arts) != 1 || arts[0].Version != 1 {
+		t.Fatalf("artifact store lists %+v, %v", arts, err)
+	}
+	if _, err := wc.WarmRetire(2, 3); !errors.Is(err, ErrNoArtifact) {
+		t.Fatalf("retire of an unpublished range = %v, want ErrNoArtifact", err)
+	}
+	warm := &WarmOptions{Policy: testWarmPolicy, Store: ws}
+	cp, err := c.Pack(context.Background(), PackOptions{Policy: testPolicy(60, 1, 8), Model: "gpt-4o-2024-08-06",
+		Utilities: testUtilities, Warm: warm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.Warm.Loaded != 1 || !cp.WarmElsewhere {
+		t.Fatalf("pack warm status %+v (elsewhere %v), want the separate store's artifact", cp.Warm, cp.WarmElsewhere)
+	}
+	p := &planner{answers: []string{final("ok")}}
+	opts := turnOpts(p, handle.New(nil))
+	opts.Pack.Policy = testPolicy(1044+60, 1, 8) // the planner's fixed sections, and the same room as the pack's
+	opts.Pack.Policy.ReserveOutputTokens = 0
+	opts.Pack.Warm = warm
+	opts.Pack.Boundary = false
+	res, err := c.Turn(context.Background(), user("go on"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := false
+	for _, m := range p.reqs[0].Messages {
+		sent = sent || strings.Contains(m.Content, "Summary: compact useful summary")
+	}
+	if !sent {
+		t.Fatalf("the separate store's summary was not sent: %+v", p.reqs[0].Messages)
+	}
+	if _, err := c.Replay(context.Background(), res.TurnID); err != nil {
+		t.Fatalf("replay: %v", err)
 	}
 }

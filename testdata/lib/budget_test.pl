@@ -108,14 +108,21 @@ test(estimated_counts_are_marked,
 
 % A section without its token_count is a domain error naming the section
 % (it used to throw a type_error with a nil culprit, which crashed printing).
-test(section_without_token_count_throws,
-     [throws(error(domain_error(context_section, context_section([name(s), tokens(5), visibility(model)])), context_pack/4))],
-     context_pack([], [context_section([name(s), tokens(5), visibility(model)])],
+test(section_without_a_count_throws,
+     [throws(error(domain_error(context_section, context_section([name(s), visibility(model)])), context_pack/4))],
+     context_pack([], [context_section([name(s), visibility(model)])],
                   [max_context_tokens(100), provider_context_tokens(100)], _)).
 test(section_error_prints,
-     (   catch(context_pack([], [context_section([name(s), tokens(5), visibility(model)])],
+     (   catch(context_pack([], [context_section([name(s), visibility(model)])],
                             [max_context_tokens(100), provider_context_tokens(100)], _),
                E, true),
          format(atom(A), "~p", [E]),
          sub_atom(A, _, _, _, context_section)
+     )).
+% Upstream's sections declare a bare count, tokens(N).
+test(section_with_a_bare_count,
+     (   context_pack([], [context_section([name(s), tokens(5), visibility(model)])],
+                      [max_context_tokens(100), provider_context_tokens(100), reserve_output_tokens(10),
+                       safety_margin_tokens(5)], ok(P)),
+         record_get(P, ledger/visible_fixed_tokens, 5), record_get(P, ledger/total_tokens, 20)
      )).

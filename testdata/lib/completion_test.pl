@@ -251,3 +251,42 @@ test(openrouter_builder_default_model,
 
 test(default_provider_order,
      (   findall(N, default_provider(N), Ns), Ns = [openrouter|_] )).
+
+% Upstream's recursive check runs on every plan a planner returns: a
+% cyclic or non-ground nested plan is recursive_plan_rejected in phase
+% validate, as plan_parse/2 and plan_validate/4 reject it, never a
+% planner_error. Each is fed back and retried like a plan that does not
+% parse.
+:- dynamic(planner_calls_/1).
+count_call_ :- ( retract(planner_calls_(N)) -> true ; N = 0 ), N1 is N + 1, assertz(planner_calls_(N1)).
+cyclic_planner_(_, ok(planner_output([plan(P), usage([total_tokens(2)])]))) :-
+    count_call_, C = plan([rlm(C, loop)]), P = plan([rlm(C, child), final(var(child))]).
+nonground_planner_(_, plan([rlm(plan([final(literal(_))]), child), final(var(child))])).
+test(planner_cyclic_plan_is_rejected_in_validate,
+     (   retractall(planner_calls_(_)),
+         rlm_completion("q", text("c"), [planner_handler(cyclic_planner_), planner_attempts(2)], error(E)),
+         E = completion_error(_), record_get(E, kind, recursive_plan_rejected), record_get(E, phase, validate),
+         record_get(E, detail, recursive_cycle(cyclic_term)), record_get(E, attempts, 2),
+         planner_calls_(2)
+     )).
+test(planner_non_ground_plan_is_rejected_in_validate,
+     (   rlm_completion("q", text("c"), [planner_handler(nonground_planner_), planner_attempts(1)], error(E)),
+         record_get(E, kind, recursive_plan_rejected), record_get(E, phase, validate),
+         record_get(E, detail, non_ground_recursive_plan)
+     )).
+
+% A planner may answer as a real model does, upstream's model_response:
+% its text is the plan, its usage is charged.
+response_planner_(_, ok(model_response([provider(fake), text(T), usage(usage([completion_tokens(1), prompt_tokens(2),
+                                                                               total_tokens(3)]))]))) :-
+    T = "{\"steps\":[{\"op\":\"final\",\"value\":\"from a response\"}]}".
+bad_response_planner_(_, ok(model_response([text("not a typed plan"), usage(usage([total_tokens(3)]))]))).
+test(planner_model_response_is_read_for_its_text,
+     (   rlm_completion("q", text("c"), [planner_handler(response_planner_)], ok(R)),
+         record_get(R, value, V), V == "from a response", record_get(R, usage/total_tokens, 3)
+     )).
+test(planner_retry_cannot_exceed_the_model_call_budget,
+     (   rlm_completion("q", text("c"), [planner_handler(bad_response_planner_), planner_attempts(3),
+                                         budget([max_model_calls(1)])], error(E)),
+         record_get(E, phase, planner), record_get(E, kind, model_call_budget_exhausted)
+     )).

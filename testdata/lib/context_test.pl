@@ -124,3 +124,13 @@ test(metadata_has_no_payload,
      )).
 
 memberchk_ok_(X, L) :- once(member(X, L)).
+
+% Upstream's results carry the operation's trace event, the one
+% context_trace/3 lists.
+test(result_carries_its_trace_event,
+     (   handle_(text("alpha\nbeta\ngamma"), H),
+         context_search(H, "beta", [], ok(R)),
+         record_get(R, trace, T), record_get(T, operation, search), record_get(T, sequence, 1),
+         record_get(T, items_inspected, I), I > 0, record_get(T, truncated, false),
+         context_trace(H, 10, ok([T1])), record_get(T1, sequence, 1), record_get(T1, items_inspected, I)
+     )).

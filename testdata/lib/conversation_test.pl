@@ -185,3 +185,11 @@ test(wait_checks_its_arguments, [throws(error(type_error(positive_number, 0), _)
      (   conv_(C),
          conversation_wait(C, 0, [timeout(0)], _)
      )).
+
+% Metadata may be upstream's dict: a record Tag([...]) as well as a list.
+test(metadata_may_be_a_record,
+     (   conversation_store_open(memory, ok(S)),
+         conversation_create(S, [id(rec), metadata(dict([project("one")]))], ok(_)),
+         conversation_open(S, rec, ok(C)), record_get(C, metadata, M), record_get(M, project, "one"),
+         catch(conversation_create(S, [metadata(42)], _), E, true), E = error(type_error(list, 42), _)
+     )).

@@ -141,3 +141,18 @@ test(a_caller_counter_counts_every_text_and_says_so,
          catch((conversation_turn(C, message(user, "hi"), [context_options([token_options([token_counter(char_counter_)])])], _), fail),
                error(domain_error(conversation_context_pack_token_option, _), _), true)
      )).
+
+% Upstream's names in a pack: a selection's value(V) (its sequence or its
+% text as a record) and warm, the warm_context_status.
+test(selections_carry_upstreams_value,
+     (   conv_(c_value, ["old one", "old two", "current"], C),
+         conversation_context_pack(C, [policy([min_recent_turns(1), max_context_tokens(2000),
+                                               provider_context_tokens(2000), reserve_output_tokens(100),
+                                               safety_margin_tokens(10)])], ok(P)),
+         record_get(P, selected, Sel),
+         member(B, Sel), record_get(B, id, managed_cold_history_boundary), !,
+         record_get(B, value/text, Text), record_get(B, text, Text),
+         member(M, Sel), record_get(M, sequence, 3), !,
+         record_get(M, value, context_value([sequence(3)])),
+         record_get(P, warm, W), record_get(P, warm_context_status, W), record_get(W, configured, false)
+     )).

@@ -84,11 +84,18 @@ test(validate_budget_field_unknown,
          plan_validate(P, [context(search)], [max_widgets(3)], error(E)),
          record_get(E, detail, unknown_budget_field(max_widgets))
      )).
-test(validate_too_deep_recursion_is_rejected,
+% A plan deeper than upstream's plan budget is a budget violation, in
+% upstream's levels (the root plan is level 1), as upstream reports it.
+test(validate_too_deep_plan_exceeds_the_depth_budget,
      (   Deep = plan([rlm(plan([rlm(plan([final(literal(1))]), b), final(var(b))]), a), final(var(a))]),
          plan_validate(Deep, [rlm], [max_depth(2)], error(E)),
-         record_get(E, kind, recursive_plan_rejected), record_get(E, phase, validate),
-         record_get(E, detail, recursion_depth_exceeded(2, 1))
+         E = plan_error(_), record_get(E, kind, budget_exceeded), record_get(E, phase, validate),
+         record_get(E, budget, depth), record_get(E, estimated, 3), record_get(E, limit, 2)
+     )).
+test(validate_depth_within_the_budget,
+     (   Deep = plan([rlm(plan([rlm(plan([final(literal(1))]), b), final(var(b))]), a), final(var(a))]),
+         plan_validate(Deep, [rlm], [max_depth(3)], ok(V)),
+         record_get(V, estimate/depth, 3)
      )).
 test(validate_cyclic_plan_is_rejected,
      (   P = plan([rlm(P, r), final(var(r))]),
@@ -155,3 +162,73 @@ test(run_budget_is_enforced,
      )).
 test(run_unknown_option, [throws(error(domain_error(plan_run_option, colour(red)), plan_run/5))],
      plan_run(plan([final(literal(1))]), [], [colour(red)], inputs([context(text("x"))]), _)).
+
+% Upstream's inputs are optional: a plan with no context step needs none,
+% and one that reads a missing input is refused before any step runs.
+:- dynamic(marked_/0).
+mark_(V, V) :- assertz(marked_).
+test(run_without_inputs,
+     (   plan_run(plan([final(literal(done))]), [], [], dict([]), ok(R)), record_get(R, value, done),
+         plan_run(plan([final(literal(done))]), [], [], [], ok(_)),
+         plan_run(plan([final(input(query))]), [], [], inputs([query("q")]), ok(Q)), record_get(Q, value, V), V == "q"
+     )).
+test(run_missing_context_is_refused_before_side_effects,
+     (   retractall(marked_),
+         plan_run(plan([tool(mark, literal(1), m), context(input(context), search("a"), h), final(var(h))]),
+                  [tool(mark), context(search)], [tools([tool(mark, mark_)])], dict([]), error(E)),
+         record_get(E, phase, validate), record_get(E, detail, missing_input(context)),
+         \+ marked_,
+         plan_run(plan([rlm(query("sub"), c), final(var(c))]), [rlm], [], [], error(E2)),
+         record_get(E2, detail, missing_input(context))
+     )).
+
+% Upstream's result fields beside ours: transitions (the finished steps),
+% budget_remaining (= remaining) and the recursion's recursive_calls.
+test(run_result_has_upstreams_fields,
+     (   plan_run(plan([checkpoint(c1), rlm(plan([final(literal(1))]), x), final(var(x))]),
+                  [checkpoint, rlm], [], [], ok(R)),
+         record_get(R, transitions, Ts),
+         findall(S-Op-B, ( member(T, Ts), record_get(T, sequence, S), record_get(T, operation, Op),
+                           record_get(T, bind, B), record_get(T, status, ok) ), Steps),
+         Steps == [1-checkpoint-none, 2-final-none, 3-rlm-x, 4-final-none],
+         record_get(R, remaining, Rem), record_get(R, budget_remaining, Rem),
+         record_get(Rem, steps, 60),
+         record_get(R, recursion/recursive_calls, 1), record_get(R, recursion/calls, 1)
+     )).
+test(run_transition_operations_are_terms,
+     (   plan_run(plan([context(input(context), search("b"), r), tool(double, literal(2), d), final(var(d))]),
+                  [context(search), tool(double)], [tools([tool(double, double_)])],
+                  inputs([context(text("a\nb"))]), ok(R)),
+         record_get(R, transitions, [T1, T2, T3]),
+         record_get(T1, operation, context(search)), record_get(T2, operation, tool(double)),
+         record_get(T3, operation, final)
+     )).
+
+% A nested plan's result is produced again into its parent: the shared
+% output budget counts it there too (upstream's rule).
+payload_(_, "0123456789012345678901234567890123456789").
+test(run_nested_result_counts_at_the_parent,
+     (   Child = plan([tool(payload, literal(go), p), final(var(p))]),
+         Caps = [rlm, tool(payload)], Tools = tools([tool(payload, payload_)]),
+         plan_run(plan([rlm(Child, c), final(var(c))]), Caps, [Tools, budget([max_output_bytes(50)])], [], error(E)),
+         record_get(E, kind, budget_exhausted), record_get(E, budget, output_bytes),
+         plan_run(plan([rlm(Child, c), final(var(c))]), Caps, [Tools, budget([max_output_bytes(84)])], [], ok(R)),
+         record_get(R, used/output_bytes, 84)
+     )).
+
+% plan_validate/4 checks a plan term as it is: a step of no known shape is
+% a validation error (plan_parse/2 says normalize).
+test(validate_raw_call_is_a_validation_error,
+     (   plan_validate(plan([call(shell(id)), final(literal(done))]), [], default, error(E)),
+         record_get(E, phase, validate), record_get(E, kind, invalid_plan),
+         record_get(E, detail, unknown_or_malformed_operation(call/1)),
+         plan_parse(plan([call(shell(id)), final(literal(done))]), error(E2)),
+         record_get(E2, phase, normalize)
+     )).
+
+% A model step's options may be upstream's dict, a record.
+test(run_model_options_may_be_a_record,
+     (   plan_run(plan([model(p, literal("ping"), dict([max_tokens(8)]), r), final(field(var(r), text))]), [model(p)],
+                  [model_handler(echo_model_), provider(p)], [], ok(R)),
+         record_get(R, value, V), V == "echo: ping"
+     )).

@@ -43,7 +43,8 @@ test(child_completions_are_counted,
      )).
 test(flat_plan_has_no_recursion,
      (   rlm_completion("q", text("a"), [planner_handler(flat_planner_)], ok(R)),
-         record_get(R, recursion, recursion([calls(0), children(0), depth(0), fingerprints([]), max_depth(0)]))
+         record_get(R, recursion, recursion([calls(0), children(0), depth(0), fingerprints([]), max_depth(0),
+                                             recursive_calls(0)]))
      )).
 test(child_capability_denied_is_a_term,
      (   rlm_completion("q", text("a"), [planner_handler(secret_planner_), planner_attempts(1),

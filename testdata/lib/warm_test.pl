@@ -88,8 +88,8 @@ test(packs_never_call_the_generator,
 test(explicit_units_select_the_compact_representation,
      (   setup_(w6, S, C),
          conversation_warm_publish(C, S, range(1, 2), [generator(useful_)], ok(_)),
-         conversation_warm_context_units(C, S, [], [policy([max_candidates(8)])], ok(R)),
-         record_get(R, units, Units), Units = [U], record_get(U, excludes, [conversation_message_1, conversation_message_2]),
+         conversation_warm_context_units(C, S, [], [policy([max_candidates(8)])], ok(Units)),
+         Units = [U], record_get(U, excludes, [conversation_message_1, conversation_message_2]),
          tight_(O), conversation_context_pack(C, [context_units(Units)|O], ok(P)),
          selected_(P, Pairs), memberchk(range_1_2-compact_summary, Pairs),
          \+ memberchk(conversation_message_1-_, Pairs)
@@ -100,8 +100,8 @@ test(direct_reference_signal_beats_irrelevant_recency,
          conversation_warm_publish(C, S, range(1, 1), [generator(useful_)], ok(_)),
          conversation_warm_publish(C, S, range(2, 2), [generator(useful_)], ok(_)),
          conversation_warm_context_units(C, S, [warm_signal(range_1_1, direct_reference, 10)],
-                                         [policy([max_candidates(1)])], ok(R)),
-         record_get(R, units, [U]), record_get(U, id, range_1_1)
+                                         [policy([max_candidates(1)])], ok([U])),
+         record_get(U, id, range_1_1)
      )).
 
 test(json_text_from_a_generator,
@@ -170,8 +170,68 @@ test(artifact_store_by_name_is_the_conversations_store,
          artifact_store_open(S, ok(W2)), W2 == S,
          conversation_warm_publish(C, W1, range(1, 2), [generator(useful_)], ok(A)),
          record_get(A, key, range_1_2),
-         artifact_store_open(memory, ok(Other)), Other \== S,
+         % Each open took a reference: closing them leaves the store open.
+         artifact_store_close(W1, ok(closed)), artifact_store_close(W2, ok(closed)),
+         conversation_warm_list(C, S, [], ok([_])),
+         conversation_store_close(S, ok(closed)),
+         artifact_store_close(S, error(E)), record_get(E, detail, closed_store)
+     )).
+
+% Upstream's separate artifact store: artifact_store_open/2 from a spec
+% gives a store for the artifacts of any conversation, which publish,
+% list, units and packs name; the conversation's own store holds none.
+test(a_separate_artifact_store_serves_as_the_warm_store,
+     (   setup_(w_sep, S, C),
+         artifact_store_open(memory, ok(A)), A = artifact_store(_),
+         conversation_warm_list(C, A, [], ok([])),
+         conversation_warm_publish(C, A, range(1, 2), [generator(useful_)], ok(W)),
+         record_get(W, version, 1), record_get(W, ref/version, 1),
+         conversation_warm_list(C, A, [], ok([L])), record_get(L, ref, Ref), record_get(W, artifact/ref, Ref),
+         conversation_warm_list(C, S, [], ok([])),
+         conversation_warm_context_units(C, A, [], [], ok([U])), record_get(U, id, range_1_2),
+         tight_(O), conversation_context_pack(C, [warm_store(A)|O], ok(P)),
+         record_get(P, warm/loaded_units, 1),
+         selected_(P, Pairs), memberchk(range_1_2-compact_summary, Pairs),
+         conversation_context_pack(C, O, ok(P0)), record_get(P0, warm/configured, false),
+         artifact_store_close(A, ok(closed)),
+         conversation_warm_list(C, A, [], error(E)), record_get(E, detail, closed_store)
+     )).
+
+% A conversation store other than the conversation's own is no warm store:
+% a mistaken store is an error, not an empty one.
+test(another_conversation_store_is_no_warm_store,
+     (   setup_(w_other, _S, C),
+         conversation_store_open(memory, ok(Other)),
          conversation_warm_list(C, Other, [], error(E)), record_get(E, kind, warm_store_mismatch)
+     )).
+
+test(publish_counts_the_encoding_token_options_name,
+     (   setup_(w_enc, S, C),
+         conversation_warm_publish(C, S, range(1, 2), [generator(useful_), token_options([encoding(p50k_base)])], ok(W)),
+         record_get(W, variants, [V|_]), record_get(V, token_counts, Counts), record_get(Counts, p50k_base, N),
+         integer(N), N > 0,
+         conversation_warm_publish(C, S, range(1, 2), [generator(useful_), token_options([token_counter(length)])], ok(_)),
+         catch(conversation_warm_publish(C, S, range(1, 2), [generator(useful_), token_options([bogus(1)])], _), Err, true),
+         Err = error(domain_error(token_count_text_option, bogus(1)), _)
      )).
 test(artifact_store_spec_type, [throws(error(type_error(conversation_store_spec, 42), artifact_store_open/2))],
      artifact_store_open(42, _)).
+
+% Upstream's tight-budget case as it runs on its lower-level pack, which
+% has no cold-history boundary: a character counter, 150 tokens, a
+% separate artifact store and the units passed explicitly.
+chars_(Text, N) :- length(Text, N).
+test(upstreams_tight_budget_case_without_the_boundary,
+     (   setup_(w_up, _S, C),
+         artifact_store_open(memory, ok(A)),
+         Count = token_options([token_counter(chars_)]),
+         conversation_warm_publish(C, A, range(1, 2), [generator(useful_), Count], ok(_)),
+         conversation_warm_context_units(C, A, [], [policy(dict([max_candidates(8)]))], ok(Units)),
+         Policy = context_policy([max_context_tokens(150), min_recent_turns(1), overflow(deny),
+                                  provider_context_tokens(1000000), reserve_output_tokens(10), safety_margin_tokens(5)]),
+         conversation_context_pack(C, [policy(Policy), Count, context_units(Units), cold_history_boundary(false)], ok(P)),
+         selected_(P, Pairs),
+         memberchk(conversation_message_3-verbatim, Pairs), memberchk(range_1_2-compact_summary, Pairs),
+         \+ memberchk(conversation_message_1-_, Pairs), \+ memberchk(conversation_message_2-_, Pairs),
+         record_get(P, ledger/total_tokens, T), T =< 150
+     )).

@@ -13,7 +13,7 @@ import (
 func TestServer(t *testing.T) {
 	srv := providertest.NewServer(providertest.Reply(503, ""), providertest.Completion("plan", 12, 3))
 	defer srv.Close()
-	p, err := provider.NewOpenAI(&provider.Options{BaseURL: srv.BaseURL(), Model: "m", RetryBaseDelay: 1})
+	p, err := provider.NewClient(&provider.Options{BaseURL: srv.BaseURL(), Model: "m", RetryBaseDelay: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestServer(t *testing.T) {
 func ExampleNewServer() {
 	srv := providertest.NewServer(providertest.Completion("hello", 5, 1))
 	defer srv.Close()
-	p, _ := provider.NewOpenAI(&provider.Options{BaseURL: srv.BaseURL(), Model: "m"})
+	p, _ := provider.NewClient(&provider.Options{BaseURL: srv.BaseURL(), Model: "m"})
 	resp, _ := p.Complete(context.Background(), tokenizer.Request{Messages: []tokenizer.Message{{Role: tokenizer.RoleUser, Content: "hi"}}})
 	fmt.Println(resp.Content, resp.Usage)
 	fmt.Println(srv.Requests()[0].Raw)

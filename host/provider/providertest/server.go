@@ -1,13 +1,16 @@
-// Package providertest provides an in-process OpenAI-compatible
-// chat-completions server for tests: a queue of scripted handlers that
-// records every request it receives. Tests of the provider client, the
-// completion engine and the CLI point a [provider.OpenAI] (or a
-// --provider endpoint) at [Server.BaseURL].
+// Package providertest provides an in-process model server for tests: a
+// queue of scripted handlers that records every request it receives, with
+// answers in the chat-completions shape ([Completion], [SSE]) or, from
+// [Anthropic], in the Messages API's (with its prompt cache and its
+// context window). Tests of the provider client, the completion engine
+// and the CLI point a [provider.Client] (or a --provider endpoint) at
+// [Server.BaseURL].
 //
 // A Server is safe for concurrent use.
 package providertest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -57,6 +60,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	i := len(s.reqs)
 	s.reqs = append(s.reqs, Received{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Raw: string(raw)})
 	s.mu.Unlock()
+	r.Body = io.NopCloser(bytes.NewReader(raw)) // for the handler to read again
 	s.handlers[min(i, len(s.handlers)-1)](w, r)
 }
 

@@ -1,6 +1,9 @@
 package engine
 
-import "slices"
+import (
+	"context"
+	"slices"
+)
 
 // rlmpl patch (PATCHES.md, "The machine"): the control predicates the
 // machine runs itself (call/1..8, catch/3, findall/3,4, the control
@@ -26,6 +29,9 @@ var (
 	atomVarP      = NewAtom("var")
 	atomCompoundP = NewAtom("compound")
 
+	atomBetween             = NewAtom("between")
+	atomInf                 = NewAtom("inf")
+	atomInfinite            = NewAtom("infinite")
 	atomIs                  = NewAtom("is")
 	atomEqualColonEqual     = NewAtom("=:=")
 	atomEqualBackSlashEqual = NewAtom(`=\=`)
@@ -77,6 +83,7 @@ func (vm *VM) RegisterNatives() {
 		return goOn
 	})
 	reg(atomCallNth, 2, callNth)
+	reg(atomBetween, 3, between)
 	reg(atomTrue, 0, func(m *machine, _ []Term, kf *frame, kpc int) outcome {
 		m.f, m.pc = kf, kpc
 		return goOn
@@ -218,7 +225,8 @@ func callNth(m *machine, args []Term, kf *frame, kpc int) outcome {
 	}
 	barrier := len(m.cps)
 	var count Integer
-	k := func(*Env) *Promise {
+	next := m.kAt(kf, kpc)
+	k := func(env *Env) *Promise {
 		count++
 		if n, ok := nth.(Integer); ok {
 			if count < n {
@@ -228,10 +236,97 @@ func callNth(m *machine, args []Term, kf *frame, kpc int) outcome {
 		} else if !m.unify(nth, count, false) {
 			return Bool(false)
 		}
+		return next(env)
+	}
+	return m.callGoal(args[0], &frame{code: goKCode, k: k, parent: kf, ppc: kpc}, 0, piTerm(atomCallNth, 2))
+}
+
+// between is between(Low, High, X), High possibly inf or infinite (as
+// in SWI-Prolog): X enumerates Low..High from a choice point of its own,
+// a counter, with no allocation per value; the last value leaves no
+// choice point.
+func between(m *machine, args []Term, kf *frame, kpc int) outcome {
+	env := m.envCtx(piTerm(atomBetween, 3))
+	raise := func(err error) outcome {
+		m.err = err
+		m.f, m.pc = kf, -1
+		return raised
+	}
+	bound := func(t Term, infOK bool) (Number, error) {
+		switch t := deref(t).(type) {
+		case *Var:
+			return nil, InstantiationError(env)
+		case Integer, *BigInt:
+			return t.(Number), nil
+		case Atom:
+			if infOK && (t == atomInf || t == atomInfinite) {
+				return nil, nil
+			}
+		}
+		return nil, typeError(validTypeInteger, t, env)
+	}
+	lo, err := bound(args[0], false)
+	if err != nil {
+		return raise(err)
+	}
+	hi, err := bound(args[1], true)
+	if err != nil {
+		return raise(err)
+	}
+	switch x := deref(args[2]).(type) {
+	case Integer, *BigInt:
+		if compareNumbers(lo, x.(Number)) <= 0 && (hi == nil || compareNumbers(x.(Number), hi) <= 0) {
+			m.f, m.pc = kf, kpc
+			return goOn
+		}
+		return failed
+	case *Var:
+		l, small := lo.(Integer)
+		h, smallHigh := hi.(Integer)
+		if hi == nil {
+			h, smallHigh = maxInt, true // past it, X would be big: unreachable in practice
+		}
+		if !small || !smallHigh {
+			return m.resume(betweenBig(lo, hi, x, m.kAt(kf, kpc), env), kf)
+		}
+		if l > h {
+			return failed
+		}
+		if l < h {
+			cp := m.push(cpCounter)
+			cp.f, cp.pc, cp.a, cp.lo, cp.hi = kf, kpc, x, l+1, h
+		}
+		m.bind(x, l)
+		m.f, m.pc = kf, kpc
+		return goOn
+	default:
+		return raise(typeError(validTypeInteger, x, env))
+	}
+}
+
+// betweenBig enumerates between/3 on big integers, one alternative at a
+// time.
+func betweenBig(lo, hi Number, x *Var, k Cont, env *Env) *Promise {
+	if hi != nil && compareNumbers(lo, hi) > 0 {
+		return Bool(false)
+	}
+	return Delay(func(context.Context) *Promise {
+		return Unify(nil, x, lo, k, env)
+	}, func(context.Context) *Promise {
+		next, err := binaryFunctors[atomPlus](lo, Integer(1))
+		if err != nil {
+			return Error(err)
+		}
+		return betweenBig(next, hi, x, k, env)
+	})
+}
+
+// kAt returns a continuation that goes on at pc kpc of frame kf.
+func (m *machine) kAt(kf *frame, kpc int) Cont {
+	return func(*Env) *Promise {
 		m.nf, m.npc = kf, kpc
 		return contPromise
 	}
-	return m.callGoal(args[0], &frame{code: goKCode, k: k, parent: kf, ppc: kpc}, 0, piTerm(atomCallNth, 2))
 }
 
 // inlined are the builtins a body runs in place: deterministic, with

@@ -37,6 +37,7 @@ const (
 	cpCatch                 // a running catch/3: not an alternative, found by throw
 	cpFindall               // the end of a findall/3 goal
 	cpDead                  // an alternative removed by a soft cut
+	cpCounter               // between/3's next values: lo up to hi
 )
 
 type choicepoint struct {
@@ -59,8 +60,10 @@ type choicepoint struct {
 	// cpForeign
 	alts []func(context.Context) *Promise
 
-	// cpCatch: catcher, recovery; cpFindall: template, result
+	// cpCatch: catcher, recovery; cpFindall: template, result; cpCounter:
+	// the variable (a) and the values left (lo to hi)
 	a, b   Term
+	lo, hi Integer
 	serial int64
 	coll   *[]Term
 }
@@ -313,7 +316,7 @@ func (vm *VM) Solve(ctx context.Context, goal Term, env *Env, yield func(env *En
 func (m *machine) moreAbove(base int) bool {
 	for i := len(m.cps) - 1; i > base; i-- {
 		switch m.cps[i].kind {
-		case cpClauses, cpJump, cpForeign:
+		case cpClauses, cpJump, cpForeign, cpCounter:
 			return true
 		}
 	}
@@ -546,12 +549,7 @@ func (m *machine) call(pi procedureIndicator, args []Term, kf *frame, kpc int, c
 	case native:
 		return p(m, args, kf, kpc)
 	default:
-		env := m.envFor(pi)
-		k := func(*Env) *Promise {
-			m.nf, m.npc = kf, kpc
-			return contPromise
-		}
-		return m.resume(callProcedure(m.vm, p, args, k, env), kf)
+		return m.resume(callProcedure(m.vm, p, args, m.kAt(kf, kpc), m.envFor(pi)), kf)
 	}
 }
 
@@ -684,6 +682,18 @@ func (m *machine) backtrack(o *outcome) bool {
 				*o = r
 				return true
 			}
+		case cpCounter:
+			n, x, kf, kpc := cp.lo, cp.a.(*Var), cp.f, cp.pc
+			if n == cp.hi {
+				m.pop()
+			} else {
+				cp.lo++
+				m.age = cp.age
+			}
+			m.bind(x, n)
+			m.f, m.pc = kf, kpc
+			*o = goOn
+			return true
 		case cpCatch, cpDead:
 			m.pop()
 		case cpFindall:
