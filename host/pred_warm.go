@@ -70,7 +70,7 @@ func (s *Session) artifactStoreArg(c *prolog.Call, t engine.Compound) (*runtime.
 // is a conversation's store (an open store, or a conversation_ref: its
 // store), which holds its own conversations' artifacts in their
 // transactions and backups; or a store spec as conversation_store_open/2
-// takes (memory, persist(Dir), postgres(...)), opened as artifact_store(Id),
+// takes (memory, persist(Dir), sqlite(File), postgres(...)), opened as artifact_store(Id),
 // a separate store for the artifacts of any conversation. Either way the
 // outcome holds a reference that artifact_store_close/2 releases.
 func (s *Session) artifactStoreOpen(c *prolog.Call, spec, out engine.Term) (bool, error) {

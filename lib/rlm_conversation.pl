@@ -92,6 +92,22 @@ Exports:
 %   store (its kv or index), a link to nowhere, or a directory that holds
 %   other files.
 %
+%   Spec is also a store spec as the CLI's --store takes it, as text:
+%   'sqlite:agent.db', 'postgres://user@host/db', 'badger:notes', memory
+%   (a bare name is persist(Name)); or Scheme(Target) and Scheme(Target,
+%   Options) for any scheme: sqlite(File), badger(Dir), postgres(DSN). An
+%   unknown scheme or a spec that names nothing throws
+%   domain_error(conversation_store_spec, Spec) (a DSN's password
+%   redacted).
+%
+%   Spec sqlite(File) or 'sqlite:File' opens a store in an SQLite file
+%   that every process of the machine may open at once, with no server:
+%   File follows Dir's rule (under the state directory or granted); the
+%   options are language(en|none) as above, fixed by the first process to
+%   open the file (another is refused). Appends from any process get dense
+%   sequences, turns on one conversation take turns across processes, and
+%   conversation_wait/4 sees other processes' appends.
+%
 %   Spec postgres(DSN) or postgres(DSN, Options) opens a store in a
 %   PostgreSQL database (DSN a postgres:// URL or a libpq connection
 %   string; search_path selects the schema), shared by every process that

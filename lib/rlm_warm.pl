@@ -88,16 +88,16 @@ warm_context_schema(warm_context_schema([summary(text), decisions(list(text)), f
 %   conversation_ref, meaning its store), whose artifacts live with the
 %   messages they summarize, in their transactions and backups: ok(Store)
 %   names it again. Or Spec is a store spec as conversation_store_open/2
-%   takes (memory, persist(Dir), postgres(...)): ok(artifact_store(Id)), a
-%   separate store, upstream's artifact store, which holds the artifacts
-%   of any conversation published to it (kept under the conversation's
-%   id; their sources are still read from the conversation's store, so a
-%   changed source makes them stale as always). A turn's receipt copies
-%   the text of warm units from a separate store instead of naming them.
-%   Each open takes a reference that artifact_store_close/2 releases. A
-%   warm predicate given a conversation store that is not the
-%   conversation's own is error(warm_error([kind(warm_store_mismatch),
-%   ...])).
+%   takes (memory, persist(Dir), sqlite(File), postgres(...)):
+%   ok(artifact_store(Id)), a separate store, upstream's artifact store,
+%   which holds the artifacts of any conversation published to it (kept
+%   under the conversation's id; their sources are still read from the
+%   conversation's store, so a changed source makes them stale as always).
+%   A turn's receipt copies the text of warm units from a separate store
+%   instead of naming them. Each open takes a reference that
+%   artifact_store_close/2 releases. A warm predicate given a conversation
+%   store that is not the conversation's own is
+%   error(warm_error([kind(warm_store_mismatch), ...])).
 %
 %   ?- conversation_create(S, [], ok(C)), artifact_store_open(memory, ok(A)),
 %      conversation_warm_publish(C, A, range(1, 2), [], O).

@@ -38,7 +38,7 @@ func defaultStateDir() string {
 const defaultStore = "default"
 
 // storeUsage is the --store flag's help, for every command that takes it.
-const storeUsage = "store: a name under the state directory, an absolute directory, or a postgres:// URL (default: $RLMPL_STORE, else store in config.toml beside providers.toml, else \"default\")"
+const storeUsage = "store spec: a name under the state directory or an absolute directory (badger), sqlite:PATH, a postgres:// URL, or memory (default: $RLMPL_STORE, else store in config.toml beside providers.toml, else \"default\")"
 
 // storeFlag defines --store. Its default is empty: [resolveStore] picks
 // the store when the flag is not given.
@@ -57,7 +57,8 @@ func configPath() string {
 // cliConfig is config.toml. Unknown keys are an error, so a typo does not
 // silently send a service to another store.
 type cliConfig struct {
-	// Store is the default store: a name, a directory or a postgres:// URL.
+	// Store is the default store's spec (store.ParseSpec): a name, a
+	// directory, sqlite:PATH, a postgres:// URL or memory.
 	Store string `toml:"store"`
 }
 

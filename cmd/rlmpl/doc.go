@@ -96,7 +96,10 @@ refused with a permission error), and nothing can be written.
 Conversations live in stores under the state directory,
 $XDG_STATE_HOME/rlmpl (~/.local/state/rlmpl) unless --state says otherwise;
 --store names one (a name under it, an absolute directory, or a
-postgres:// URL: a PostgreSQL store many processes share). Without --store
+postgres:// URL: a PostgreSQL store many processes share; sqlite:PATH, an
+SQLite file the processes of one machine share with no server; memory).
+A name or directory is a badger store, one process's at a time
+(badger:PATH says so). Without --store
 a command uses $RLMPL_STORE, else the store key of config.toml beside
 providers.toml (store = "postgres://..."), else "default". Commands that
 only read open an existing store and create nothing ("store not found"
