@@ -25,10 +25,11 @@ import (
 // theirs: each indexing step writes one segment keyed (segment, term,
 // conversation), appended at the end of the table in a few pages, and
 // every segment is searched. The newest segments are merged when F of one
-// size tier follow each other (tier = ⌊log₈ messages⌋), so a store of N
-// messages holds O(F · log N) segments and a posting is rewritten
-// O(log N) times; segments of tier 5 (32,768 messages) and more are left
-// alone, so no merge holds the write lock for long.
+// size tier follow each other (tier = ⌊log₈ messages⌋), so a posting is
+// rewritten a few times at most; segments of tier 4 (4,096 messages) and
+// more are left alone, so no merge holds the write lock for long (eight
+// segments of 2,000 messages: about 300 ms), and a store holds about one
+// segment per 16,000 messages beyond the last few.
 //
 // A segment's row for (term, conversation) holds the term's document
 // frequency in each field and the postings: per message, in sequence
@@ -50,7 +51,7 @@ const (
 	// segFan is F: how many segments of one tier are merged into one.
 	segFan = 8
 	// segTierCap is the tier from which segments are no longer merged.
-	segTierCap = 5
+	segTierCap = 4
 )
 
 // Posting flags: which fields of the message hold the term.
