@@ -16,33 +16,46 @@
 // (counts are stored, not computed: [AppendOptions.TokenCounts],
 // [DB.SetTokenCount]).
 //
-// Storage goes through a small ordered-KV seam (kv.go: point Get/Set,
-// ordered range iteration both ways, View/Update transactions) implemented
-// on badger and on PostgreSQL (pg.go: one bytea table, SERIALIZABLE
-// writes retried on serialization failures, schema migrations embedded in
-// migrate.go), with no changes above it.
+// # Backends
+//
+// A store spec names the store ([ParseSpec]: memory, a name or path,
+// badger:PATH, sqlite:PATH, postgres://…; [Options].Spec) and picks its
+// backend once, at [Open]. Each backend is a file that registers its
+// scheme and implements three seams (backend.go): the ordered KV (kv.go:
+// point Get/Set, ordered range iteration both ways, View/Update
+// transactions), the searcher (how the messages' documents are kept and a
+// query ranked), and the peers (how a store meets the other processes
+// that open it). Nothing outside a backend's files asks which backend it
+// has. The backends: badger (badger.go with index.go: one process's
+// directory, or memory), SQLite (sqlite.go with sqlitesearch.go: one file
+// the processes of a machine share, WAL) and PostgreSQL (pg.go with
+// pgsearch.go: one bytea table, SERIALIZABLE writes retried on
+// serialization failures, schema migrations embedded in migrate.go).
 //
 // # Concurrency
 //
 // A [DB] is safe for concurrent use. Appends to one conversation are
 // serialized, so sequences are dense (no gaps, no duplicates) and no
-// transaction conflict reaches callers: on badger, concurrent appends —
-// to one conversation or many — join one transaction and share its sync
-// (group commit), applied in their order; on PostgreSQL a per-conversation
-// mutex queues this process's appends and the database serializes them
-// with other processes'. Reads run on snapshots and do
-// not block writes. The store starts one goroutine of its own, the
-// background indexer, besides badger's; [DB.Close] stops it and waits for
-// calls in flight. Only one process may open a directory: a second one gets
-// [ErrLocked] naming it.
+// transaction conflict reaches callers: on badger and SQLite, concurrent
+// appends — to one conversation or many — join one transaction and share
+// its sync (group commit), applied in their order, and SQLite's writers of
+// every process queue on one lock; on PostgreSQL a per-conversation mutex
+// queues this process's appends and the database serializes them with
+// other processes'. Reads run on snapshots and do not block writes. The
+// store starts goroutines of its own (badger's and SQLite's background
+// indexer, a waiting SQLite or PostgreSQL store's listener) besides
+// badger's; [DB.Close] stops them and waits for calls in flight. Only one
+// process may open a badger directory: a second one gets [ErrLocked]
+// naming it.
 //
 // # Durability
 //
 // With a directory and the default Options, every commit is synced
-// (msync of badger's write-ahead log) before Append returns, so an
-// acknowledged append survives a kernel crash or power loss; with NoSync
-// it still survives the death of the process (the kill -9 test checks
-// every acknowledged append after each kill). [Options].InMemory keeps
+// (msync of badger's write-ahead log; SQLite's synchronous=FULL, the WAL
+// synced) before Append returns, so an acknowledged append survives a
+// kernel crash or power loss; with NoSync it still survives the death of
+// the process (the kill -9 tests check every acknowledged append after
+// each kill). [Options].InMemory keeps
 // everything in memory on the same code path. Appends cost O(1) whatever
 // the conversation's length: the next sequence and the [Stats] counters
 // live in one per-conversation head record, never recomputed from the
@@ -53,7 +66,9 @@
 //
 // On PostgreSQL the search documents live in the database and commit with
 // their messages (pgsearch.go): there is no index to lag, rebuild or
-// recover. What follows is badger's.
+// recover. SQLite's index is in its file, written in segments by the
+// indexer of the appending process (sqlitesearch.go), with watermarks in
+// the same transactions. What follows is badger's.
 //
 // The full-text index (bleve postings, storing nothing) is derived from the
 // log and rebuildable from it ([DB.Reindex]). The indexer follows the log
