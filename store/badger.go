@@ -17,6 +17,11 @@ import (
 // The badger backend: badger's LSM log (kvStore) and the bleve index fed
 // by a background indexer (index.go), in a directory one process holds
 // (LOCK), or in memory. Spec: a name or path, badger:PATH, or memory.
+const (
+	schemeMemory = "memory"
+	schemeBadger = "badger"
+)
+
 func init() {
 	register(&driver{
 		scheme: schemeMemory, bare: true, kind: "memory",
@@ -31,7 +36,7 @@ func init() {
 		probe: func(context.Context, Options) (Presence, error) { return Present, nil },
 	})
 	register(&driver{
-		scheme: schemeBadger, local: true, kind: "persist",
+		scheme: schemeBadger, plain: true, local: true, kind: "persist",
 		target: pathTarget("directory", "badger:DIR, or a name or path alone"),
 		text:   badgerText,
 		open:   func(o Options) (backend, error) { return openBadgerBackend(o.Spec.Target, o) },

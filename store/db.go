@@ -114,9 +114,9 @@ func (o *Options) withDefaults() (Options, error) {
 }
 
 // spec is the store o names: Spec, or the spec of its Go shorthand. The
-// Postgres options of a postgres Spec carry its DSN afterwards.
+// backend's own options are checked (and a postgres Spec's DSN copied to
+// Options.Postgres) by its driver.
 func (o *Options) spec() (Spec, error) {
-	pgDSN := o.Postgres != nil && o.Postgres.DSN != ""
 	switch {
 	case o.InMemory && o.Dir != "":
 		return Spec{}, invalid("Options.Dir", "must be empty when InMemory is set (got %q)", o.Dir)
@@ -129,18 +129,17 @@ func (o *Options) spec() (Spec, error) {
 		if d == nil {
 			return Spec{}, invalid("Options.Spec", "unknown scheme %q (known: %s)", o.Spec.Scheme, strings.Join(drivers.schemes(), ", "))
 		}
-		if o.Postgres != nil && (d.scheme != schemePostgres || pgDSN && o.Postgres.DSN != o.Spec.Target) {
-			return Spec{}, invalid("Options.Postgres", "gives a postgres spec's pool and timeouts, its DSN empty or the spec's (the spec is %v)", o.Spec)
+		spec, err := d.spec(o.Spec.Scheme+":"+o.Spec.Target, o.Spec.Target)
+		if err != nil {
+			return Spec{}, err
 		}
-		if d.scheme == schemePostgres {
-			pg := PostgresOptions{}
-			if o.Postgres != nil {
-				pg = *o.Postgres
-			}
-			pg.DSN = o.Spec.Target
-			o.Postgres = &pg
+		switch {
+		case d.options != nil:
+			err = d.options(spec, o)
+		case o.Postgres != nil:
+			err = invalid("Options.Postgres", "gives the pool and timeouts of a postgres spec (the spec is %v)", spec)
 		}
-		return d.spec(o.Spec.Scheme+":"+o.Spec.Target, o.Spec.Target)
+		return spec, err
 	case o.InMemory:
 		return Spec{Scheme: schemeMemory}, nil
 	case o.Dir != "":

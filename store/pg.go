@@ -67,6 +67,8 @@ func (o PostgresOptions) withDefaults() (PostgresOptions, error) {
 // advisory locks between the processes that share it (peers: watch.go,
 // turnlock.go). Spec: postgres://…, postgresql://…, or postgres: and a
 // libpq keyword string.
+const schemePostgres = "postgres"
+
 func init() {
 	register(&driver{
 		scheme: schemePostgres, aliases: []string{"postgresql"}, shared: true, kind: "postgres",
@@ -85,13 +87,29 @@ func init() {
 			}
 			return schemePostgres + ":" + RedactDSN(dsn)
 		},
-		open:  openPostgresBackend,
-		probe: probePostgres,
+		options: postgresOptions,
+		open:    openPostgresBackend,
+		probe:   probePostgres,
 		status: func(ctx context.Context, o Options) (SchemaStatus, error) {
 			return PostgresSchemaStatus(ctx, *o.Postgres)
 		},
 		migrate: func(ctx context.Context, o Options) (SchemaStatus, error) { return MigratePostgres(ctx, *o.Postgres) },
 	})
+}
+
+// postgresOptions gives a postgres spec its Options.Postgres: the pool and
+// timeouts o sets, and the spec's DSN.
+func postgresOptions(spec Spec, o *Options) error {
+	pg := PostgresOptions{}
+	if o.Postgres != nil {
+		if o.Postgres.DSN != "" && o.Postgres.DSN != spec.Target {
+			return invalid("Options.Postgres.DSN", "must be empty or the spec's with a postgres spec")
+		}
+		pg = *o.Postgres
+	}
+	pg.DSN = spec.Target
+	o.Postgres = &pg
+	return nil
 }
 
 func openPostgresBackend(o Options) (backend, error) {

@@ -92,7 +92,7 @@ func ParseSpec(text string) (Spec, error) {
 		if d := drivers.get(text); d != nil && d.bare {
 			return Spec{Scheme: d.scheme}, nil
 		}
-		return drivers.get(schemeBadger).spec(text, text)
+		return drivers.plain().spec(text, text)
 	}
 	if d := drivers.get(strings.ToLower(name)); d != nil {
 		return d.spec(text, rest)
@@ -100,7 +100,7 @@ func ParseSpec(text string) (Spec, error) {
 	if looksLikeScheme(name) {
 		return Spec{}, invalid("store", "unknown scheme %q in %q (known: %s)", name, RedactDSN(text), strings.Join(drivers.schemes(), ", "))
 	}
-	return drivers.get(schemeBadger).spec(text, text)
+	return drivers.plain().spec(text, text)
 }
 
 // NewSpec is the spec of target under scheme (a registered one), checked
@@ -203,20 +203,13 @@ func schemaCall(ctx context.Context, o *Options, pick func(*driver) func(context
 	return f(ctx, opts)
 }
 
-// Schemes of the backends in this package.
-const (
-	schemeMemory   = "memory"
-	schemeBadger   = "badger"
-	schemePostgres = "postgres"
-	schemeSQLite   = "sqlite"
-)
-
 // driver is one registered backend: how its specs read and how it opens.
 type driver struct {
 	scheme  string
 	aliases []string // other schemes naming it (postgresql)
-	// bare: the scheme alone, with no colon, is a spec (memory).
-	bare bool
+	// bare: the scheme alone, with no colon, is a spec (memory); plain:
+	// text with no scheme names this backend's target (badger).
+	bare, plain bool
 	// local: the target is a path on this machine; shared: several
 	// processes may open the store at once; kind: what a cold-history
 	// handle calls it.
@@ -228,6 +221,10 @@ type driver struct {
 	target func(text, rest string) (string, error)
 	// text writes a spec of this scheme back, secrets redacted.
 	text func(target string) string
+	// options checks o's options of this backend (and fills them from
+	// spec: PostgreSQL's DSN); nil when it has none (Options.Postgres is
+	// then refused).
+	options func(spec Spec, o *Options) error
 	// open opens the store o names (o.Spec is this driver's, defaults
 	// filled in).
 	open func(o Options) (backend, error)
@@ -268,6 +265,18 @@ func register(d *driver) {
 		}
 		drivers.m[s] = d
 	}
+}
+
+// plain is the driver of text with no scheme.
+func (r *registry) plain() *driver {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, d := range r.m {
+		if d.plain {
+			return d
+		}
+	}
+	panic("store: no driver takes a spec without a scheme")
 }
 
 func (r *registry) get(scheme string) *driver {

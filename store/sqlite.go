@@ -33,6 +33,8 @@ import (
 // survives the death of the process (kill -9) but not a power loss. A full
 // disk is SQLite's SQLITE_FULL: the write is rolled back and refused with
 // [ErrNoSpace]; reads go on.
+const schemeSQLite = "sqlite"
+
 func init() {
 	register(&driver{
 		scheme: schemeSQLite, local: true, shared: true, kind: "sqlite",
@@ -365,9 +367,12 @@ func (s *sqliteKV) listen(_ func(uint64), lost func()) error {
 	}
 	writes := make(chan struct{}, 1)
 	every := s.pollEvery
-	if w, err := newWALWatch(s.path); err == nil {
+	w, err := newWALWatch(s.path)
+	watching := make(chan struct{}) // closed when the watch's reader ends
+	if err == nil {
 		every *= 20
 		go func() {
+			defer close(watching)
 			for w.wait() {
 				select {
 				case writes <- struct{}{}:
@@ -375,12 +380,14 @@ func (s *sqliteKV) listen(_ func(uint64), lost func()) error {
 				}
 			}
 		}()
-		context.AfterFunc(s.ctx, w.close)
+	} else {
+		close(watching)
 	}
 	s.listening, s.listenDone = true, make(chan struct{})
 	go func() {
 		defer close(s.listenDone)
 		defer conn.Close()
+		defer func() { w.close(); <-watching }()
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {

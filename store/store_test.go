@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -647,7 +648,7 @@ func removeAll(p string) error { return os.RemoveAll(p) }
 // (badger, bleve, the indexer) started.
 func TestCloseStopsGoroutines(t *testing.T) {
 	before := runtime.NumGoroutine()
-	for _, o := range []*Options{{InMemory: true}, {Dir: t.TempDir()}} {
+	for _, o := range []*Options{{InMemory: true}, {Dir: t.TempDir()}, {Spec: sqliteSpec(t)}} {
 		db, err := Open(o)
 		if err != nil {
 			t.Fatal(err)
@@ -655,6 +656,9 @@ func TestCloseStopsGoroutines(t *testing.T) {
 		mustCreate(t, db, "c")
 		mustAppend(t, db, "c", user("hello goroutines"))
 		if _, _, err := db.Search("c", "hello", SearchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Wait(context.Background(), "c", 0); err != nil { // a shared store starts listening
 			t.Fatal(err)
 		}
 		if err := db.Close(); err != nil {

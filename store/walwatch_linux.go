@@ -53,4 +53,9 @@ func (w *walWatch) wait() bool {
 	}
 }
 
-func (w *walWatch) close() { w.f.Close() }
+// close ends the watch (a wait returns false); nil is a no-op.
+func (w *walWatch) close() {
+	if w != nil {
+		w.f.Close()
+	}
+}

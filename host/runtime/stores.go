@@ -204,10 +204,9 @@ func within(path, root string) bool {
 func (r *Runtime) OpenStore(ss StoreSpec) (*Store, error) {
 	o := store.Options{Spec: ss.Store, InMemory: ss.Memory, Dir: ss.Dir, Postgres: ss.Postgres,
 		Language: ss.Language, Now: r.opts.Now, Logger: r.opts.Logger}
-	if ss.Store.IsZero() && !ss.Memory && ss.Postgres == nil {
-		if _, err := r.Resolve(ss.Dir); err != nil { // Dir's rule, an empty name included
-			return nil, err
-		}
+	if ss == (StoreSpec{Language: ss.Language, Existing: ss.Existing}) {
+		_, err := r.Resolve("") // an empty Dir: Dir's rule refuses it
+		return nil, err
 	}
 	spec, err := o.StoreSpec()
 	if err != nil {
