@@ -31,9 +31,9 @@ import (
 const (
 	envTurnProcsSpec = "RLMPL_TURN_PROCS_SPEC" // scheme:target, unredacted
 	envTurnProcsURL  = "RLMPL_TURN_PROCS_URL"
-	envTurnProcsID  = "RLMPL_TURN_PROCS_ID"
-	turnProcs       = 4
-	turnsPerProc    = 8
+	envTurnProcsID   = "RLMPL_TURN_PROCS_ID"
+	turnProcs        = 4
+	turnsPerProc     = 8
 )
 
 func TestTurnProcessesChild(t *testing.T) {
