@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/rlmpl/rlmpl/store/internal/longconv"
-	"github.com/rlmpl/rlmpl/store/pgtest"
 )
 
 // The retrieval evaluation (make eval-retrieval): every question of a long
@@ -24,8 +23,8 @@ import (
 const (
 	evalGain10 = 0.13
 	evalGain1  = 0.07
-	// evalBackendGap bounds how far PostgreSQL's recall may be from
-	// badger's on the same set.
+	// evalBackendGap bounds how far another backend's recall (PostgreSQL,
+	// SQLite) may be from badger's on the same set.
 	evalBackendGap = 0.02
 	envLoCoMo      = "RLMPL_LOCOMO"
 )
@@ -51,21 +50,26 @@ func TestRetrievalEval(t *testing.T) {
 			fmt.Println(table)
 		}
 		base, ours, _ := table.Total()
-		t.Run("postgres/"+d.Name, func(t *testing.T) {
-			// The same set on PostgreSQL: its search must agree with
-			// badger's within evalBackendGap at @1 and @10.
-			pg := evaluate(t, d, Options{Postgres: &PostgresOptions{DSN: pgtest.DSN(t)}})
-			if testing.Verbose() {
-				fmt.Println("postgres:", pg)
+		for _, be := range backends {
+			if !be.durable || be.name == "badger-disk" {
+				continue
 			}
-			_, pgOurs, _ := pg.Total()
-			for _, at := range []int{0, 2} {
-				if gap := math.Abs(pgOurs.At(at) - ours.At(at)); gap > evalBackendGap {
-					t.Errorf("%s: recall@%d on PostgreSQL %.3f, on badger %.3f: apart by more than %.2f", d.Name, longconv.Ks[at], pgOurs.At(at), ours.At(at), evalBackendGap)
+			t.Run(be.name+"/"+d.Name, func(t *testing.T) {
+				// The same set on another backend: its search must agree
+				// with badger's within evalBackendGap at @1 and @10.
+				other := evaluate(t, d, be.fresh(t))
+				if testing.Verbose() {
+					fmt.Println(be.name+":", other)
 				}
-			}
-			t.Logf("%s: recall@1 badger %.3f postgres %.3f; recall@10 badger %.3f postgres %.3f", d.Name, ours.At(0), pgOurs.At(0), ours.At(2), pgOurs.At(2))
-		})
+				_, otherOurs, _ := other.Total()
+				for _, at := range []int{0, 2} {
+					if gap := math.Abs(otherOurs.At(at) - ours.At(at)); gap > evalBackendGap {
+						t.Errorf("%s: recall@%d on %s %.3f, on badger %.3f: apart by more than %.2f", d.Name, longconv.Ks[at], be.name, otherOurs.At(at), ours.At(at), evalBackendGap)
+					}
+				}
+				t.Logf("%s: recall@1 badger %.3f %s %.3f; recall@10 badger %.3f %s %.3f", d.Name, ours.At(0), be.name, otherOurs.At(0), ours.At(2), be.name, otherOurs.At(2))
+			})
+		}
 		if g := ours.At(2) - base.At(2); g < evalGain10 {
 			t.Errorf("%s: recall@10 gains %.3f over plain BM25, want >= %.2f\n%v", d.Name, g, evalGain10, table)
 		}
