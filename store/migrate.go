@@ -281,7 +281,7 @@ func (p *pgKV) migrate() error {
 
 // withMigrationLock runs f on one of the pool's connections while it
 // holds the migration lock: work that every process opening the store
-// would otherwise repeat (openSearchPG) is done once.
+// would otherwise repeat (pgSearch.open) is done once.
 func (p *pgKV) withMigrationLock(f func(*pgx.Conn) error) error {
 	conn, err := p.pool.Acquire(p.ctx)
 	if err != nil {

@@ -216,7 +216,7 @@ type pgSearch struct {
 var _ searcher = (*pgSearch)(nil)
 
 // openPGSearch checks the store's documents against this store's
-// language and writes those it lacks (openSearchPG).
+// language and writes those it lacks (open).
 func openPGSearch(db *DB, kv *pgKV) (*pgSearch, error) {
 	s := &pgSearch{db: db, kv: kv}
 	if err := s.open(); err != nil {
