@@ -85,13 +85,6 @@ func (o *Options) withDefaults() (Options, error) {
 	case r.Language != "" && r.Language != LanguageEnglish && r.Language != LanguageNone:
 		return r, invalid("Options.Language", "must be %q or %q (got %q)", LanguageEnglish, LanguageNone, r.Language)
 	}
-	if r.Postgres != nil {
-		pg, err := r.Postgres.withDefaults()
-		if err != nil {
-			return r, err
-		}
-		r.Postgres = &pg
-	}
 	if r.Language == "" {
 		r.Language = LanguageEnglish
 	}
@@ -113,10 +106,11 @@ func (o *Options) withDefaults() (Options, error) {
 	return r, nil
 }
 
-// spec is the store o names: Spec, or the spec of its Go shorthand. The
-// backend's own options are checked (and a postgres Spec's DSN copied to
-// Options.Postgres) by its driver.
+// spec is the store o names: Spec (checked as ParseSpec checks its
+// text), or the spec of its Go shorthand. The backend's driver then checks
+// its own options (and fills them: a postgres spec's Options.Postgres).
 func (o *Options) spec() (Spec, error) {
+	var spec Spec
 	switch {
 	case o.InMemory && o.Dir != "":
 		return Spec{}, invalid("Options.Dir", "must be empty when InMemory is set (got %q)", o.Dir)
@@ -129,25 +123,26 @@ func (o *Options) spec() (Spec, error) {
 		if d == nil {
 			return Spec{}, invalid("Options.Spec", "unknown scheme %q (known: %s)", o.Spec.Scheme, strings.Join(drivers.schemes(), ", "))
 		}
-		spec, err := d.spec(o.Spec.Scheme+":"+o.Spec.Target, o.Spec.Target)
-		if err != nil {
+		var err error
+		if spec, err = d.spec(o.Spec.Scheme+":"+o.Spec.Target, o.Spec.Target); err != nil {
 			return Spec{}, err
 		}
-		switch {
-		case d.options != nil:
-			err = d.options(spec, o)
-		case o.Postgres != nil:
-			err = invalid("Options.Postgres", "gives the pool and timeouts of a postgres spec (the spec is %v)", spec)
-		}
-		return spec, err
 	case o.InMemory:
-		return Spec{Scheme: schemeMemory}, nil
+		spec = Spec{Scheme: schemeMemory}
 	case o.Dir != "":
-		return Spec{Scheme: schemeBadger, Target: o.Dir}, nil
+		spec = Spec{Scheme: schemeBadger, Target: o.Dir}
 	case o.Postgres != nil:
-		return Spec{Scheme: schemePostgres, Target: o.Postgres.DSN}, nil // an empty DSN is Options.Postgres.DSN's error
+		spec = Spec{Scheme: schemePostgres, Target: o.Postgres.DSN}
+	default:
+		return Spec{}, invalid("Options.Dir", "must be set unless Spec, InMemory or Postgres is set")
 	}
-	return Spec{}, invalid("Options.Dir", "must be set unless Spec, InMemory or Postgres is set")
+	switch d := drivers.get(spec.Scheme); {
+	case d.options != nil:
+		return spec, d.options(spec, o)
+	case o.Postgres != nil:
+		return spec, invalid("Options.Postgres", "gives the pool and timeouts of a postgres spec (the spec is %v)", spec)
+	}
+	return spec, nil
 }
 
 func newUUIDConversationID() string {

@@ -98,7 +98,7 @@ func init() {
 }
 
 // postgresOptions gives a postgres spec its Options.Postgres: the pool and
-// timeouts o sets, and the spec's DSN.
+// timeouts o sets (their defaults filled in), and the spec's DSN.
 func postgresOptions(spec Spec, o *Options) error {
 	pg := PostgresOptions{}
 	if o.Postgres != nil {
@@ -108,8 +108,9 @@ func postgresOptions(spec Spec, o *Options) error {
 		pg = *o.Postgres
 	}
 	pg.DSN = spec.Target
+	pg, err := pg.withDefaults()
 	o.Postgres = &pg
-	return nil
+	return err
 }
 
 func openPostgresBackend(o Options) (backend, error) {
