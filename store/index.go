@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"strconv"
@@ -364,40 +365,55 @@ func (ix *indexer) poke() {
 
 func (ix *indexer) run() {
 	defer close(ix.done)
+	indexLoop(ix.kick, ix.stop, ix.delay, ix.batch, ix.step, func(err error) {
+		ix.mu.Lock()
+		ix.err = err
+		ix.mu.Unlock()
+	}, ix.db.opts.Logger)
+}
+
+// indexLoop runs a background indexer (badger's, SQLite's) until stop
+// closes: woken by kick, it waits delay so that a burst of appends shares a
+// batch, then steps until a step indexes less than a full batch. report
+// gets each step's error (nil after a good one); a failed step is logged
+// and tried again a second later.
+func indexLoop(kick chan struct{}, stop <-chan struct{}, delay time.Duration, batch int,
+	step func() (int, error), report func(error), log *slog.Logger) {
 	for {
 		select {
-		case <-ix.stop:
+		case <-stop:
 			return
-		case <-ix.kick:
+		case <-kick:
 		}
-		if ix.delay > 0 {
+		if delay > 0 {
 			select {
-			case <-ix.stop:
+			case <-stop:
 				return
-			case <-time.After(ix.delay):
+			case <-time.After(delay):
 			}
 		}
 		for {
 			select {
-			case <-ix.stop:
+			case <-stop:
 				return
 			default:
 			}
-			n, err := ix.step()
-			ix.mu.Lock()
-			ix.err = err
-			ix.mu.Unlock()
+			n, err := step()
+			report(err)
 			if err != nil {
-				ix.db.opts.Logger.Error("store: indexing failed; retrying in 1s", "err", err)
+				log.Error("store: indexing failed; retrying in 1s", "err", err)
 				select {
-				case <-ix.stop:
+				case <-stop:
 					return
 				case <-time.After(time.Second):
 				}
-				ix.poke()
+				select {
+				case kick <- struct{}{}:
+				default:
+				}
 				break
 			}
-			if n < ix.batch {
+			if n < batch {
 				break
 			}
 		}

@@ -179,12 +179,14 @@ type sqliteKV struct {
 	ascTo, ascOpen   *sql.Stmt
 	descTo, descOpen *sql.Stmt
 	prefetch         *sql.Stmt
-	ctx              context.Context // cancelled by Close
-	cancel           context.CancelFunc
-	pollEvery        time.Duration // how often a listener reads the data version
-	listenMu         sync.Mutex    // protects the fields below
-	listening        bool
-	listenDone       chan struct{} // closed when the listener ends
+
+	ctx       context.Context // cancelled by Close
+	cancel    context.CancelFunc
+	pollEvery time.Duration // how often a listener reads the data version unwatched
+
+	listenMu   sync.Mutex // protects the fields below
+	listening  bool
+	listenDone chan struct{} // closed when the listener ends
 }
 
 var (
@@ -257,10 +259,7 @@ func (s *sqliteKV) init() error {
 	if err != nil {
 		return err
 	}
-	for _, p := range []struct {
-		stmt **sql.Stmt
-		sql  string
-	}{
+	return prepareAll(s.ctx, s.db, []prepared{
 		{&s.get, `SELECT v FROM rlmpl_kv WHERE k = ?`},
 		{&s.set, `INSERT INTO rlmpl_kv (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v`},
 		{&s.del, `DELETE FROM rlmpl_kv WHERE k = ?`},
@@ -270,9 +269,20 @@ func (s *sqliteKV) init() error {
 		{&s.descOpen, `SELECT k, v FROM rlmpl_kv WHERE k >= ? ORDER BY k DESC LIMIT ?`},
 		{&s.prefetch, `SELECT r.key, k, v FROM json_each(?) AS r
 			JOIN rlmpl_kv ON k >= unhex(r.value ->> 0) AND k < unhex(r.value ->> 1) ORDER BY r.key, k`},
-	} {
+	})
+}
+
+// prepared is a statement to prepare once, and where to keep it.
+type prepared struct {
+	stmt **sql.Stmt
+	sql  string
+}
+
+// prepareAll prepares the statements ps on db.
+func prepareAll(ctx context.Context, db *sql.DB, ps []prepared) error {
+	for _, p := range ps {
 		var err error
-		if *p.stmt, err = s.db.PrepareContext(s.ctx, p.sql); err != nil {
+		if *p.stmt, err = db.PrepareContext(ctx, p.sql); err != nil {
 			return err
 		}
 	}

@@ -112,10 +112,7 @@ func openSQLiteSearch(db *DB, kv *sqliteKV) (*sqliteSearch, error) {
 	}
 	s := &sqliteSearch{db: db, kv: kv, batch: db.opts.IndexBatch, delay: db.opts.IndexDelay,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	for _, p := range []struct {
-		stmt **sql.Stmt
-		sql  string
-	}{
+	err = prepareAll(kv.ctx, kv.db, []prepared{
 		{&s.segs, `SELECT seg FROM rlmpl_seg ORDER BY seg`},
 		{&s.statsOne, `SELECT docs, body_docs, body_tokens, attach_docs, attach_tokens, indexed FROM rlmpl_stats WHERE conv = ?`},
 		{&s.statsAll, `SELECT coalesce(sum(docs), 0), coalesce(sum(body_docs), 0), coalesce(sum(body_tokens), 0),
@@ -125,11 +122,9 @@ func openSQLiteSearch(db *DB, kv *sqliteKV) (*sqliteSearch, error) {
 		{&s.freq[1], `SELECT term, sum(body), sum(attach), sum(author), sum(date) FROM rlmpl_post` + postWhere(true) + ` GROUP BY term`},
 		{&s.post[0], `SELECT term, conv, data FROM rlmpl_post` + postWhere(false) + ` ORDER BY term, conv, seg`},
 		{&s.post[1], `SELECT term, conv, data FROM rlmpl_post` + postWhere(true) + ` ORDER BY term, conv, seg`},
-	} {
-		var err error
-		if *p.stmt, err = kv.db.PrepareContext(kv.ctx, p.sql); err != nil {
-			return nil, fmt.Errorf("store: search: %w", err)
-		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: search: %w", err)
 	}
 	go s.run()
 	s.poke()
@@ -165,44 +160,11 @@ func (s *sqliteSearch) poke() {
 
 func (s *sqliteSearch) run() {
 	defer close(s.done)
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-s.kick:
-		}
-		if s.delay > 0 {
-			select {
-			case <-s.stop:
-				return
-			case <-time.After(s.delay):
-			}
-		}
-		for {
-			select {
-			case <-s.stop:
-				return
-			default:
-			}
-			n, err := s.step()
-			s.mu.Lock()
-			s.err = err
-			s.mu.Unlock()
-			if err != nil {
-				s.db.opts.Logger.Error("store: indexing failed; retrying in 1s", "err", err)
-				select {
-				case <-s.stop:
-					return
-				case <-time.After(time.Second):
-				}
-				s.poke()
-				break
-			}
-			if n < s.batch {
-				break
-			}
-		}
-	}
+	indexLoop(s.kick, s.stop, s.delay, s.batch, s.step, func(err error) {
+		s.mu.Lock()
+		s.err = err
+		s.mu.Unlock()
+	}, s.db.opts.Logger)
 }
 
 func (s *sqliteSearch) close() error {
