@@ -27,7 +27,7 @@ func init() {
 		scheme: schemeMemory, bare: true, kind: "memory",
 		target: func(text, rest string) (string, error) {
 			if rest != "" {
-				return "", invalid("store", "%q: memory takes nothing after it", text)
+				return "", invalid("spec", "%q: memory takes nothing after it", text)
 			}
 			return "", nil
 		},

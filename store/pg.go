@@ -77,7 +77,7 @@ func init() {
 				return text, nil // a URL is its own DSN
 			}
 			if strings.TrimSpace(rest) == "" {
-				return "", invalid("store", "%q names no database (postgres://USER@HOST/DB, or postgres: and a libpq connection string)", text)
+				return "", invalid("spec", "%q names no database (postgres://USER@HOST/DB, or postgres: and a libpq connection string)", text)
 			}
 			return rest, nil
 		},

@@ -80,12 +80,12 @@ func (s Spec) WithTarget(target string) Spec { s.Target = target; return s }
 // ParseSpec reads a store spec. A known scheme followed by a colon selects
 // its backend; text without one is a badger directory (a name under the
 // state directory, or a path); the word memory is a store in memory. It
-// returns a *[ValidationError] (field "store") naming what is wrong: an
+// returns a *[ValidationError] (field "spec") naming what is wrong: an
 // empty spec, an unknown scheme, a scheme with nothing after it. A DSN's
 // password never appears in an error.
 func ParseSpec(text string) (Spec, error) {
 	if strings.TrimSpace(text) == "" {
-		return Spec{}, invalid("store", "empty store spec (memory, a name, a path, postgres://…, sqlite:PATH)")
+		return Spec{}, invalid("spec", "empty store spec (memory, a name, a path, postgres://…, sqlite:PATH)")
 	}
 	name, rest, hasScheme := strings.Cut(text, ":")
 	if !hasScheme {
@@ -98,7 +98,7 @@ func ParseSpec(text string) (Spec, error) {
 		return d.spec(text, rest)
 	}
 	if looksLikeScheme(name) {
-		return Spec{}, invalid("store", "unknown scheme %q in %q (known: %s)", name, RedactDSN(text), strings.Join(drivers.schemes(), ", "))
+		return Spec{}, invalid("spec", "unknown scheme %q in %q (known: %s)", name, RedactDSN(text), strings.Join(drivers.schemes(), ", "))
 	}
 	return drivers.plain().spec(text, text)
 }
@@ -109,7 +109,7 @@ func ParseSpec(text string) (Spec, error) {
 func NewSpec(scheme, target string) (Spec, error) {
 	d := drivers.get(strings.ToLower(scheme))
 	if d == nil {
-		return Spec{}, invalid("store", "unknown scheme %q (known: %s)", scheme, strings.Join(drivers.schemes(), ", "))
+		return Spec{}, invalid("spec", "unknown scheme %q (known: %s)", scheme, strings.Join(drivers.schemes(), ", "))
 	}
 	return d.spec(scheme+":"+target, target)
 }
@@ -216,7 +216,7 @@ type driver struct {
 	local, shared bool
 	kind          string
 	// target checks what follows "scheme:" in text (rest) and returns the
-	// target, or an error (a *ValidationError, field "store") naming the
+	// target, or an error (a *ValidationError, field "spec") naming the
 	// bad part.
 	target func(text, rest string) (string, error)
 	// text writes a spec of this scheme back, secrets redacted.
@@ -303,9 +303,9 @@ func pathTarget(what, usage string) func(text, rest string) (string, error) {
 	return func(text, rest string) (string, error) {
 		switch {
 		case rest == "":
-			return "", invalid("store", "%q names no %s (%s)", text, what, usage)
+			return "", invalid("spec", "%q names no %s (%s)", text, what, usage)
 		case strings.ContainsRune(rest, 0):
-			return "", invalid("store", "%q: a %s name holds no NUL byte", text, what)
+			return "", invalid("spec", "%q: a %s name holds no NUL byte", text, what)
 		}
 		return rest, nil
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rlmpl/rlmpl/host/mcp"
 	"github.com/rlmpl/rlmpl/host/provider"
+	"github.com/rlmpl/rlmpl/store"
 )
 
 // defaultStateDir is where rlmpl keeps conversation stores unless --state
@@ -99,10 +100,17 @@ func resolveStore(flag string) (string, error) {
 }
 
 // resolveStoreFlag replaces *name with the store the command uses
-// (resolveStore); a broken configuration file is a configuration error
-// (exit 2). ok is false when the command must stop with code.
+// (resolveStore); a broken configuration file, or a store spec that does
+// not parse (store.ParseSpec: an unknown scheme, nothing after one), is a
+// configuration error (exit 2). ok is false when the command must stop
+// with code.
 func resolveStoreFlag(name *string, cmd string, stderr io.Writer) (code int, ok bool) {
 	s, err := resolveStore(*name)
+	if err == nil {
+		if _, perr := store.ParseSpec(s); perr != nil {
+			err = &configError{perr.Error()}
+		}
+	}
 	if err != nil {
 		return failed(stderr, "rlmpl "+cmd, err), false
 	}
