@@ -95,3 +95,28 @@ func TestChatBesideReadersOnSQLite(t *testing.T) {
 		t.Fatalf("chat: %v: %s", err, stderr.String())
 	}
 }
+
+// TestBadStoreSpecIsAConfigurationError: a store spec that does not parse,
+// from --store or RLMPL_STORE, stops a command with exit 2 and a message
+// naming the bad part (a password redacted), before anything is opened.
+func TestBadStoreSpecIsAConfigurationError(t *testing.T) {
+	state := t.TempDir()
+	for _, tc := range []struct{ flag, env, want string }{
+		{"sqlit:a.db", "", `unknown scheme "sqlit"`},
+		{"sqlite:", "", `"sqlite:" names no file (sqlite:PATH)`},
+		{"", "postgress://u:secret@h/db", `"postgress://u:xxxxx@h/db"`},
+	} {
+		t.Setenv("RLMPL_STORE", tc.env)
+		args := []string{"conv", "list", "--state", state}
+		if tc.flag != "" {
+			args = append(args, "--store", tc.flag)
+		}
+		_, errs, code := rlmpl(t, args...)
+		if code != 2 || !strings.Contains(errs, tc.want) || strings.Contains(errs, "secret") {
+			t.Errorf("conv list with store %q%q: exit %d, stderr %q; want 2 and %s", tc.flag, tc.env, code, errs, tc.want)
+		}
+	}
+	if entries, _ := os.ReadDir(state); len(entries) != 0 {
+		t.Errorf("a bad spec left %d files in the state directory", len(entries))
+	}
+}
