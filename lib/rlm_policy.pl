@@ -332,8 +332,8 @@ context_tool_excerpt(25,
 %   The forms of the cold-history boundary, the synthetic system message
 %   that tells the model older turns exist and how to fetch them, fullest
 %   first: a pack sends the first form with which everything mandatory
-%   fits, so a small window gets the compact second form (about 45 tokens
-%   against about 440) instead of failing, and its pack says which it sent
+%   fits, so a small window gets the compact second form (about 35 o200k
+%   tokens against 190) or the bare third (7) instead of failing, and its pack says which it sent
 %   (form(N) in cold_history_boundary). In a template {conversation} is the
 %   conversation id, {cold_through} the last sequence that may be absent
 %   and {hot_start} the first of the hot tail; the rendered text depends on
