@@ -21,11 +21,11 @@ import (
 type policy struct {
 	utilities pack.Utilities
 	encodings []string
-	boundary  string
-	// directBoundary is the boundary of a direct turn, which reaches cold
-	// history through tool calls.
-	directBoundary string
-	warm           runtime.WarmPolicy // fidelity and weights; max_candidates is an option
+	// boundary are the cold-history boundary's forms, fullest first (a
+	// pack sends the first that fits); directBoundary those of a direct
+	// turn, which reaches cold history through tool calls.
+	boundary, directBoundary []string
+	warm                     runtime.WarmPolicy // fidelity and weights; max_candidates is an option
 }
 
 func (s *Session) policy(c *prolog.Call) (*policy, error) {
@@ -113,24 +113,10 @@ func (s *Session) policy(c *prolog.Call) (*policy, error) {
 	}
 	tmpl := engine.NewVariable()
 	if err == nil {
-		err = callAll(c, engine.NewAtom("context_boundary_template").Apply(tmpl), func(env *engine.Env) {
-			if p.boundary == "" {
-				p.boundary, _ = prolog.TextOf(tmpl, env)
-			}
-		})
-	}
-	if err == nil && p.boundary == "" {
-		err = fmt.Errorf("host: lib's context_boundary_template/1 gives no text")
+		p.boundary, err = templates(c, "context_boundary_template")
 	}
 	if err == nil {
-		err = callAll(c, engine.NewAtom("direct_boundary_template").Apply(tmpl), func(env *engine.Env) {
-			if p.directBoundary == "" {
-				p.directBoundary, _ = prolog.TextOf(tmpl, env)
-			}
-		})
-	}
-	if err == nil && p.directBoundary == "" {
-		err = fmt.Errorf("host: lib's direct_boundary_template/1 gives no text")
+		p.directBoundary, err = templates(c, "direct_boundary_template")
 	}
 	if err == nil {
 		err = callAll(c, engine.NewAtom("context_no_reply_note").Apply(tmpl), func(env *engine.Env) {
@@ -169,13 +155,14 @@ func (s *Session) policy(c *prolog.Call) (*policy, error) {
 // the boundary template and the encodings counted at append. lib is the
 // one source; this reads it.
 type Defaults struct {
-	Policy           pack.Policy
-	Utilities        pack.Utilities
-	BoundaryTemplate string
-	// DirectBoundaryTemplate is the boundary of a direct turn.
-	DirectBoundaryTemplate string
-	CountEncodings         []string
-	Warm                   runtime.WarmPolicy
+	Policy    pack.Policy
+	Utilities pack.Utilities
+	// BoundaryTemplates are the boundary's forms, fullest first;
+	// DirectBoundaryTemplates those of a direct turn.
+	BoundaryTemplates       []string
+	DirectBoundaryTemplates []string
+	CountEncodings          []string
+	Warm                    runtime.WarmPolicy
 }
 
 // Defaults reads lib's policy facts once, in a session of its own.
@@ -213,7 +200,23 @@ func (s *Session) readDefaults(c *prolog.Call) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	s.defaults = Defaults{Policy: p, Utilities: pol.utilities, BoundaryTemplate: pol.boundary,
-		DirectBoundaryTemplate: pol.directBoundary, CountEncodings: pol.encodings, Warm: w.Policy}
+	s.defaults = Defaults{Policy: p, Utilities: pol.utilities, BoundaryTemplates: pol.boundary,
+		DirectBoundaryTemplates: pol.directBoundary, CountEncodings: pol.encodings, Warm: w.Policy}
 	return true, nil
+}
+
+// templates reads every solution of Name(-Text), in clause order: a
+// program may assert its own forms, and retracting them all is an error.
+func templates(c *prolog.Call, name string) ([]string, error) {
+	var out []string
+	tmpl := engine.NewVariable()
+	err := callAll(c, engine.NewAtom(name).Apply(tmpl), func(env *engine.Env) {
+		if t, err := prolog.TextOf(tmpl, env); err == nil && t != "" {
+			out = append(out, t)
+		}
+	})
+	if err == nil && len(out) == 0 {
+		err = fmt.Errorf("host: %s/1 gives no text", name)
+	}
+	return out, err
 }

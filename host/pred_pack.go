@@ -281,7 +281,7 @@ func (s *Session) packOptions(c *prolog.Call, cv runtime.Conversation, op opts, 
 	if err != nil {
 		return runtime.PackOptions{}, err
 	}
-	po := runtime.PackOptions{Boundary: op.bool("cold_history_boundary"), BoundaryTemplate: pol.boundary, Utilities: pol.utilities}
+	po := runtime.PackOptions{Boundary: op.bool("cold_history_boundary"), BoundaryTemplates: pol.boundary, Utilities: pol.utilities}
 	tok, err := s.options(c, "token_count_text/3", optionList(c, op["token_options"]))
 	if err != nil {
 		return po, err
@@ -502,7 +502,7 @@ func (s *Session) convPackTerm(id string, p pack.Policy, cp runtime.Packed) engi
 			omitted[i] = engine.NewAtom("range").Apply(engine.Integer(r.From), engine.Integer(r.To))
 		}
 		bfs = append(bfs, fld("cold_range", engine.NewAtom("range").Apply(engine.Integer(1), engine.Integer(b.ColdThrough))),
-			fld("guaranteed_hot_start", engine.Integer(b.HotStart)), fld("omitted_ranges", engine.List(omitted...)),
+			fld("form", engine.Integer(b.Form)), fld("guaranteed_hot_start", engine.Integer(b.HotStart)), fld("omitted_ranges", engine.List(omitted...)),
 			fld("tokens", engine.Integer(b.Tokens)))
 	}
 	return record("conversation_context_pack",

@@ -128,7 +128,7 @@ func (s *Session) turnOptions(c *prolog.Call, cv runtime.Conversation, op opts) 
 		to.MCP = &runtime.MCPTools{Servers: servers, Grants: grants}
 	}
 	if to.Mode == runtime.ModeDirect {
-		to.Pack.BoundaryTemplate = pol.directBoundary
+		to.Pack.BoundaryTemplates = pol.directBoundary
 	}
 	if op.has("on_event") {
 		closure := op["on_event"]

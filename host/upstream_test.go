@@ -56,12 +56,8 @@ var upstreamExpected = map[string]upstreamVerdict{
 		"a turn charges its planner's fixed sections (2,020 estimated tokens) against a 2,000-token ceiling; token_counter(C) refused"},
 	"rlm_conversation_cold:managed_turn_keeps_old_history_out_of_planner_prompt_but_can_search_it": {false,
 		"a turn charges its planner's fixed sections (2,020 estimated tokens) against a 120-token ceiling; token_counter(C) refused"},
-	"rlm_conversation:context_eviction_never_deletes_original_transcript": {false,
-		"the cold-history boundary is in every pack that leaves history out; upstream's lower-level pack has none (120 tokens)"},
-	"rlm_conversation_warm:tight_budget_selects_compact_warm_representation_and_keeps_hot_turn": {false,
-		"the cold-history boundary is in every pack that leaves history out; upstream's lower-level pack has none (150 tokens)"},
 	"rlm_conversation_cold:old_evicted_turn_remains_searchable_through_opaque_context": {false,
-		"fails on SWI too (assertion/1 drops the binding of Match); and the boundary (80 tokens)"},
+		"fails on SWI too: assertion/1 drops the binding of Match"},
 	"rlm_conversation_cold:persistent_conversation_can_reopen_new_cold_handle_without_transcript_copy": {false,
 		"fails on SWI too: assertion/1 drops the binding of Match"},
 }

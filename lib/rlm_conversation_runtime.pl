@@ -87,7 +87,9 @@ rlm_ready :-
 %   is an error naming what does not fit. Pinned messages (system messages,
 %   conversation_pin/3) come first, section pinned. St is
 %   cold_history_boundary([active(B), configured(B), left_out(L),
-%   projected_messages(N), reason(R), ...]) with L the messages that could
+%   projected_messages(N), reason(R), ...]), when active also form(F), the
+%   form of context_boundary_template/1 sent (1, the fullest, unless it did
+%   not fit: a tight window gets a shorter one), with L the messages that could
 %   not be sent whatever the room, as left_out(Seq, Reason): a tool result
 %   whose call is not in the pack (an older store, a lenient import) is
 %   left out with orphan_tool_result rather than failing every turn; turn

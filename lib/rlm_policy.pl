@@ -327,25 +327,37 @@ context_excerpt(1024,
 context_tool_excerpt(25,
     "[Excerpt: the result of {tool} has {total} tokens, too many for this context; the first {shown} are above. Call the tool again with narrower arguments to see another part. The whole result is stored with this turn's answer: later turns can find it in the cold history.]").
 
-%!  context_boundary_template(-Template) is det.
+%!  context_boundary_template(-Template) is multi.
 %
-%   The text of the cold-history boundary, the synthetic system message
-%   that tells the model older turns exist and how to fetch them. In the
-%   template {conversation} is the conversation id, {cold_through} the last
-%   sequence that may be absent and {hot_start} the first of the hot tail;
-%   the rendered text depends on nothing else, so the request prefix stays
-%   cacheable. The retrieval examples are valid plans in both syntaxes
-%   (bind names are atoms: the plan reader refuses variables).
+%   The forms of the cold-history boundary, the synthetic system message
+%   that tells the model older turns exist and how to fetch them, fullest
+%   first: a pack sends the first form with which everything mandatory
+%   fits, so a small window gets the compact second form (about 35 o200k
+%   tokens against 190) or the bare third (7) instead of failing, and its pack says which it sent
+%   (form(N) in cold_history_boundary). In a template {conversation} is the
+%   conversation id, {cold_through} the last sequence that may be absent
+%   and {hot_start} the first of the hot tail; the rendered text depends on
+%   nothing else, so the request prefix stays cacheable. The retrieval
+%   examples are valid plans in both syntaxes (bind names are atoms: the
+%   plan reader refuses variables). Dynamic: a program may assert its own
+%   forms, in the order it prefers.
 context_boundary_template(
     "Cold history boundary: conversation {conversation} has durable history outside the guaranteed hot tail. Sequences 1..{cold_through} may be absent from this context; the hot tail begins at sequence {hot_start}. Nothing has been deleted. If the user refers to an earlier decision, fact, file, task or discussion that is not in context, retrieve it before answering with a plan step on the cold history: context(input(context), search(\"query\"), r), context(input(context), slice(Start, Length), r) or context(input(context), peek(item(Index)), r), binding r (any lower-case name) for later steps (JSON: {\"op\":\"context\",\"handle\":{\"ref\":\"input\",\"name\":\"context\"},\"action\":{\"type\":\"search\",\"pattern\":\"query\"},\"bind\":\"r\"}). Refine the query when a result is truncated. Summaries may stand for old turns; the cold transcript is authoritative.").
+context_boundary_template(
+    "Sequences 1..{cold_through} are stored but may be absent here. Before relying on them, retrieve: context(input(context), search(\"query\"), r).").
+context_boundary_template("Turns before {hot_start} omitted").
 
-%!  direct_boundary_template(-Template) is det.
+%!  direct_boundary_template(-Template) is multi.
 %
-%   The cold-history boundary of a direct turn (mode(direct)), whose model
-%   reaches older turns through native tool calls instead of plan steps;
-%   the placeholders are context_boundary_template/1's.
+%   The forms of the cold-history boundary of a direct turn (mode(direct)),
+%   whose model reaches older turns through native tool calls instead of
+%   plan steps; the placeholders and the order are
+%   context_boundary_template/1's.
 direct_boundary_template(
     "Cold history boundary: conversation {conversation} has durable history outside the guaranteed hot tail. Sequences 1..{cold_through} may be absent from this context; the hot tail begins at sequence {hot_start}. Nothing has been deleted. If the user refers to an earlier decision, fact, file, task or discussion that is not in context, call history_search before guessing (then history_slice or history_peek to read around a hit, by sequence). Refine the query when a result is truncated. Summaries may stand for old turns; the cold transcript is authoritative.").
+direct_boundary_template(
+    "Sequences 1..{cold_through} are stored but may be absent here. Before relying on them, call history_search.").
+direct_boundary_template("Turns before {hot_start} omitted").
 
 %!  context_no_reply_note(-Template) is det.
 %

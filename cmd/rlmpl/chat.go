@@ -130,7 +130,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "rlmpl chat: turn %s ended with its process before it answered; its failed receipt is recorded, and the next request notes the unanswered message\n", id)
 	}
 	to := runtime.TurnOptions{
-		Pack: runtime.PackOptions{Policy: p, Model: *pf.model, Boundary: true, BoundaryTemplate: d.BoundaryTemplate,
+		Pack: runtime.PackOptions{Policy: p, Model: *pf.model, Boundary: true, BoundaryTemplates: d.BoundaryTemplates,
 			Utilities: d.Utilities, Warm: &runtime.WarmOptions{Policy: d.Warm}},
 		Encodings:  d.CountEncodings,
 		Completion: plan.Input{Providers: []string{resolved.Name}, StructuredOutput: resolved.StructuredOutput, SchemaFree: resolved.SchemaFree},
@@ -139,7 +139,7 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		MCP:        tools,
 	}
 	if *direct {
-		to.Mode, to.Pack.BoundaryTemplate = runtime.ModeDirect, d.DirectBoundaryTemplate
+		to.Mode, to.Pack.BoundaryTemplates = runtime.ModeDirect, d.DirectBoundaryTemplates
 	}
 	if *system != "" {
 		to.Pack.Sections = []pack.TextSection{{Name: "system_prompt", Visibility: pack.Model, Text: *system}}

@@ -73,7 +73,7 @@ func runPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	po := runtime.PackOptions{Policy: p, Model: *model, Boundary: !*noBoundary,
-		BoundaryTemplate: d.BoundaryTemplate, Utilities: d.Utilities}
+		BoundaryTemplates: d.BoundaryTemplates, Utilities: d.Utilities}
 	if !*noWarm {
 		po.Warm = &runtime.WarmOptions{Policy: d.Warm}
 	}
@@ -114,6 +114,9 @@ func printPack(conv string, cp runtime.Packed, explain bool, stdout io.Writer) {
 			}
 		}
 		fmt.Fprintf(stdout, "left out (searchable through the cold-history handle): %s\n", strings.Join(gaps, ", "))
+		if cp.Boundary.Form > 1 {
+			fmt.Fprintf(stdout, "the boundary's form %d was sent: its fuller forms did not fit\n", cp.Boundary.Form)
+		}
 	}
 	for _, l := range cp.Boundary.LeftOut {
 		fmt.Fprintf(stdout, "message %d left out: %s\n", l.Seq, l.Reason)

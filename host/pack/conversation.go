@@ -2,6 +2,7 @@ package pack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -129,12 +130,14 @@ type ConversationInput struct {
 	// Adjust are a program's changes to units by id (its pack hook).
 	Adjust []Adjustment
 	// Boundary asks for the cold-history boundary whenever history may be
-	// cold; BoundaryTemplate is its text (see [RenderBoundary]).
-	Boundary         bool
-	BoundaryTemplate string
-	Counter          tokenizer.Counter
-	Utilities        Utilities
-	Solver           *solver.Options
+	// cold; BoundaryTemplates are its forms, fullest first (see
+	// [RenderBoundary]): the pack sends the first with which the pack fits,
+	// so a tight window gets a terse boundary rather than none or an error.
+	Boundary          bool
+	BoundaryTemplates []string
+	Counter           tokenizer.Counter
+	Utilities         Utilities
+	Solver            *solver.Options
 	// StableStart is, under window(stable), the first sequence the
 	// previous request's window held (its boundary's ColdThrough + 1); 0
 	// when there was none.
@@ -167,6 +170,7 @@ type BoundaryStatus struct {
 	HotStart           int64
 	Projected          int64
 	Tokens             int
+	Form               int // which of the templates was sent: 1 the fullest
 	Omitted            []Range
 	// Stable says, under window(stable), whether the window kept its start
 	// (kept: the request extends the previous one) or moved it (moved: the
@@ -299,7 +303,30 @@ func messageCost(c tokenizer.Counter, m tokenizer.Message, content *tokenizer.Co
 // Conversation builds the units of a conversation pack, solves them,
 // renders the request and counts it again independently. The independent
 // count must equal the ledger (else an error): the ledger is the request.
+// When the boundary is part of what does not fit, the pack is made again
+// with its next form.
 func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, error) {
+	forms := in.BoundaryTemplates
+	if in.Boundary && (len(forms) == 0 || slices.Contains(forms, "")) {
+		return ConversationPack{}, &FieldError{Field: "boundary_template", Value: "", Msg: "must be set when the boundary is on"}
+	}
+	for form := 1; ; form++ {
+		if len(forms) > 0 {
+			in.BoundaryTemplates = forms[form-1 : form]
+		}
+		cp, err := conversation(ctx, in)
+		var pe *Error
+		if form >= len(forms) || !errors.As(err, &pe) || !slices.Contains(pe.Units, BoundaryID) {
+			if cp.Boundary.Active {
+				cp.Boundary.Form = form
+			}
+			return cp, err
+		}
+	}
+}
+
+// conversation is Conversation with one boundary form.
+func conversation(ctx context.Context, in ConversationInput) (ConversationPack, error) {
 	if err := in.Policy.Validate(); err != nil {
 		return ConversationPack{}, err
 	}
@@ -373,7 +400,7 @@ func Conversation(ctx context.Context, in ConversationInput) (ConversationPack, 
 		bs.Reason = "no_cold_prefix"
 		if bs.ColdThrough > 0 {
 			bs.Active, bs.Reason, bs.HotStart = true, "active", hotStart
-			m := tokenizer.Message{Role: "system", Content: RenderBoundary(in.BoundaryTemplate, in.ConversationID, bs.ColdThrough)}
+			m := tokenizer.Message{Role: "system", Content: RenderBoundary(in.BoundaryTemplates[0], in.ConversationID, bs.ColdThrough)}
 			cost := messageCost(in.Counter, m, nil)
 			bs.Tokens = cost.Tokens
 			units = append(units, Unit{ID: BoundaryID, Section: "cold_history_boundary", Mandatory: true, Order: in.Total + 1,
@@ -662,7 +689,7 @@ func stableConversation(ctx context.Context, in ConversationInput, hotStart int6
 		sub := in
 		sub.Policy.Window, sub.HotStart, sub.stableFrom = Contiguous, hotStart, max(1, start)
 		sub.Turns = slices.DeleteFunc(slices.Clone(in.Turns), func(t Turn) bool { return t.Seq < start && t.Seq < hotStart })
-		cp, err := Conversation(ctx, sub)
+		cp, err := conversation(ctx, sub)
 		if err != nil {
 			return cp, false, err
 		}
@@ -683,7 +710,7 @@ func stableConversation(ctx context.Context, in ConversationInput, hotStart int6
 	// Move: the longest contiguous suffix that fits, less the slide.
 	sub := in
 	sub.Policy.Window, sub.HotStart = Contiguous, hotStart
-	cp, err := Conversation(ctx, sub)
+	cp, err := conversation(ctx, sub)
 	if err != nil {
 		return cp, err
 	}

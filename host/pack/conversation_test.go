@@ -59,7 +59,7 @@ const testBoundary = "Cold history boundary: conversation {conversation} has dur
 
 func convInput(turns []Turn, p Policy) ConversationInput {
 	return ConversationInput{ConversationID: "c1", Total: int64(len(turns)), Turns: turns, Policy: p,
-		Boundary: true, BoundaryTemplate: testBoundary, Counter: testCounter, Utilities: testUtilities,
+		Boundary: true, BoundaryTemplates: []string{testBoundary}, Counter: testCounter, Utilities: testUtilities,
 		Sections: []TextSection{{Name: "system", Visibility: Model, Text: "You are helpful."}}}
 }
 
@@ -374,5 +374,67 @@ func TestNoReplyNote(t *testing.T) {
 				t.Errorf("%s, %d tokens: %s", w, room, sent)
 			}
 		}
+	}
+}
+
+// TestBoundaryFallsBackToShorterForms: the pack sends the boundary's
+// fullest form whenever everything mandatory fits with it, even where a
+// shorter form would leave room for an older turn, and otherwise the first
+// shorter form that fits; when none fits, the error names the boundary.
+func TestBoundaryFallsBackToShorterForms(t *testing.T) {
+	var turns []Turn
+	for seq := int64(1); seq <= 6; seq++ {
+		role := map[bool]string{true: "user", false: "assistant"}[seq%2 == 1]
+		m := tokenizer.Message{Role: role, Content: fmt.Sprintf("turn %d: %s", seq, strings.Repeat("word ", 50))}
+		turns = append(turns, Turn{Seq: seq, Message: m, Content: testCounter.Count(m.Content), Cached: true})
+	}
+	forms := []string{testBoundary + strings.Repeat(" Search before answering.", 60),
+		"Sequences 1..{cold_through} may be absent; search them.", "Turns before {hot_start} omitted"}
+	pack := func(capacity int64, forms ...string) (ConversationPack, error) {
+		p := policy(capacity, 100000, 10, 5)
+		p.MinRecentTurns = 1
+		in := convInput(turns, p)
+		in.BoundaryTemplates = forms
+		return Conversation(context.Background(), in)
+	}
+	need := func(form string) int64 { // the smallest cap with which the hot tail and form fit
+		lo, hi := int64(1), int64(100000)
+		for lo < hi {
+			if mid := (lo + hi) / 2; func() bool { _, err := pack(mid, form); return err == nil }() {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		return lo
+	}
+	full, compact, minimal := need(forms[0]), need(forms[1]), need(forms[2])
+	older := messageCost(testCounter, turns[4].Message, nil).Tokens
+	if !(minimal < compact && full-compact > int64(older)) {
+		t.Fatalf("forms need %d, %d, %d tokens; an older turn %d", full, compact, minimal, older)
+	}
+	for _, c := range []struct {
+		capacity int64
+		form     int
+	}{{full + int64(older) - 1, 1}, {full, 1}, {full - 1, 2}, {compact, 2}, {compact - 1, 3}, {minimal, 3}} {
+		cp, err := pack(c.capacity, forms...)
+		if err != nil {
+			t.Fatalf("cap %d: %v", c.capacity, err)
+		}
+		want := RenderBoundary(forms[c.form-1], "c1", 5)
+		if cp.Boundary.Form != c.form || cp.Request.Messages[1].Content != want {
+			t.Fatalf("cap %d: form %d, want %d; sent %.60q", c.capacity, cp.Boundary.Form, c.form, cp.Request.Messages[1].Content)
+		}
+		if c.form == 1 && len(cp.Request.Messages) != 3 { // system, boundary, the hot turn: no older turn bought with a shorter form
+			t.Fatalf("cap %d: %d messages", c.capacity, len(cp.Request.Messages))
+		}
+	}
+	_, err := pack(minimal-1, forms...)
+	var pe *Error
+	if !errors.As(err, &pe) || !slices.Contains(pe.Units, BoundaryID) {
+		t.Fatalf("below the shortest form: %v", err)
+	}
+	if _, err := pack(full, forms[0], ""); err == nil {
+		t.Fatal("an empty form was accepted")
 	}
 }

@@ -15,7 +15,7 @@ func BenchmarkPackBackends(b *testing.B) {
 	jsonl := benchTranscript(100000)
 	opts := PackOptions{Policy: pack.Policy{MaxContextTokens: 32000, ProviderContextTokens: 1000000, ReserveOutputTokens: 4000,
 		SafetyMarginTokens: 1000, MinRecentTurns: 12, MaxCandidates: 512, Overflow: "deny", Window: pack.Contiguous},
-		Model: "gpt-4o", Boundary: true, BoundaryTemplate: "1..{cold_through} may be absent",
+		Model: "gpt-4o", Boundary: true, BoundaryTemplates: []string{"1..{cold_through} may be absent"},
 		Utilities: pack.Utilities{HotBase: 1_000_000, HotPerSeq: 1, OlderBase: 1_000, OlderPerSeq: 1, Boundary: 2_000_000}}
 	for _, be := range backends {
 		if be.name == "badger-memory" {

@@ -38,7 +38,7 @@ func BenchmarkWarmPack(b *testing.B) {
 	for _, limit := range []int64{300000, 32000} {
 		opts := PackOptions{Policy: pack.Policy{MaxContextTokens: limit, ProviderContextTokens: 1000000, ReserveOutputTokens: 4000,
 			SafetyMarginTokens: 1000, MinRecentTurns: 12, MaxCandidates: 512, Overflow: "deny", Window: pack.Contiguous},
-			Model: "gpt-4o", Boundary: true, BoundaryTemplate: "1..{cold_through} may be absent", Warm: warm,
+			Model: "gpt-4o", Boundary: true, BoundaryTemplates: []string{"1..{cold_through} may be absent"}, Warm: warm,
 			Utilities: pack.Utilities{HotBase: 1_000_000, HotPerSeq: 1, OlderBase: 1_000, OlderPerSeq: 1, Boundary: 2_000_000}}
 		b.Run(fmt.Sprintf("messages=100k/artifacts=64/cap=%dk", limit/1000), func(b *testing.B) {
 			optimal, runs := 0, 0
@@ -257,7 +257,7 @@ func benchTurnOptions() TurnOptions {
 	return TurnOptions{
 		Pack: PackOptions{Policy: pack.Policy{MaxContextTokens: 131072, ProviderContextTokens: 131072, ReserveOutputTokens: 16384,
 			SafetyMarginTokens: 4096, MinRecentTurns: 12, MaxCandidates: 512, Overflow: "deny", Window: pack.Contiguous},
-			Model: "gpt-4o-2024-08-06", Boundary: true, BoundaryTemplate: "Sequences 1..{cold_through} may be absent.",
+			Model: "gpt-4o-2024-08-06", Boundary: true, BoundaryTemplates: []string{"Sequences 1..{cold_through} may be absent."},
 			Utilities: pack.Utilities{HotBase: 1_000_000, HotPerSeq: 1, OlderBase: 1_000, OlderPerSeq: 1, Boundary: 2_000_000}},
 		Encodings: []string{"o200k_base"},
 		Deps:      plan.Deps{Planner: instantPlanner{}},

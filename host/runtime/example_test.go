@@ -28,10 +28,10 @@ func Example() {
 	cp, err := conv.Pack(context.Background(), runtime.PackOptions{
 		Policy: pack.Policy{MaxContextTokens: 60, ProviderContextTokens: 128000, ReserveOutputTokens: 10,
 			MinRecentTurns: 2, MaxCandidates: 64, Overflow: "deny", Window: pack.Contiguous},
-		Model:            "gpt-4o-2024-08-06",
-		Boundary:         true,
-		BoundaryTemplate: "Turns 1..{cold_through} of {conversation} may be absent; search them.",
-		Utilities:        pack.Utilities{HotBase: 1_000_000, HotPerSeq: 1, OlderBase: 1_000, OlderPerSeq: 1, Boundary: 2_000_000},
+		Model:             "gpt-4o-2024-08-06",
+		Boundary:          true,
+		BoundaryTemplates: []string{"Turns 1..{cold_through} of {conversation} may be absent; search them."},
+		Utilities:         pack.Utilities{HotBase: 1_000_000, HotPerSeq: 1, OlderBase: 1_000, OlderPerSeq: 1, Boundary: 2_000_000},
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -45,12 +45,12 @@ type PackOptions struct {
 	// Warm, when set, offers the conversation's published warm artifacts
 	// (I2): no caller-side unit plumbing.
 	Warm *WarmOptions
-	// Boundary adds the cold-history boundary, rendered from
-	// BoundaryTemplate (see pack.RenderBoundary), whenever history may be
-	// cold.
-	Boundary         bool
-	BoundaryTemplate string
-	Utilities        pack.Utilities
+	// Boundary adds the cold-history boundary, rendered from the first of
+	// BoundaryTemplates (see pack.RenderBoundary) with which the pack fits,
+	// whenever history may be cold.
+	Boundary          bool
+	BoundaryTemplates []string
+	Utilities         pack.Utilities
 	// Hook, when set, sees the candidate batch once and returns utility
 	// changes, mandatory units and constraints (a program's pack hook).
 	Hook func(ctx context.Context, units []HookUnit) ([]pack.Adjustment, []solver.Constraint, error)
@@ -82,9 +82,6 @@ const maxToolExtension = 128
 func (r *Runtime) packCounter(opts *PackOptions) (tokenizer.Counter, error) {
 	if err := opts.Policy.Validate(); err != nil {
 		return tokenizer.Counter{}, err
-	}
-	if opts.Boundary && opts.BoundaryTemplate == "" {
-		return tokenizer.Counter{}, &pack.FieldError{Field: "boundary_template", Value: "", Msg: "must be set when the boundary is on"}
 	}
 	seen := map[string]bool{pack.BoundaryID: true}
 	for _, u := range opts.Units {
@@ -163,7 +160,7 @@ func (c Conversation) Pack(ctx context.Context, opts PackOptions) (Packed, error
 	}
 	in := pack.ConversationInput{ConversationID: c.id, Total: st.Messages, HotStart: hotStart, Policy: opts.Policy,
 		Sections: c.st.rt.sectionCounts.fill(opts.Sections, counter), Trailer: c.st.rt.sectionCounts.fill(opts.Trailer, counter), Tools: opts.Tools, Format: opts.Format, Extra: opts.Units, Constraints: opts.Constraints, Boundary: opts.Boundary,
-		BoundaryTemplate: opts.BoundaryTemplate, Counter: counter, Utilities: opts.Utilities, Solver: opts.Solver, StableStart: opts.StableStart}
+		BoundaryTemplates: opts.BoundaryTemplates, Counter: counter, Utilities: opts.Utilities, Solver: opts.Solver, StableStart: opts.StableStart}
 	enc := ""
 	if e := counter.Encoding(); e != nil {
 		enc = e.Name()

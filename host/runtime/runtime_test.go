@@ -250,7 +250,7 @@ func testHotTailNeverStartsInsideAToolGroup(t *testing.T, be backend) {
 	}
 	c := be.conv(t, user("old"), user("ask"), call, res("c1"), res("c2"), user("thanks"))
 	cp, err := c.Pack(context.Background(), PackOptions{Policy: testPolicy(10000, 2, 0), Boundary: true,
-		BoundaryTemplate: "1..{cold_through} cold", Utilities: testUtilities})
+		BoundaryTemplates: []string{"1..{cold_through} cold"}, Utilities: testUtilities})
 	if err != nil {
 		t.Fatal(err)
 	}

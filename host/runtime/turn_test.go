@@ -59,7 +59,7 @@ func turnOpts(p plan.Planner, reg *handle.Registry) TurnOptions {
 	return TurnOptions{
 		Pack: PackOptions{Policy: pack.Policy{MaxContextTokens: 100000, ProviderContextTokens: 100000, ReserveOutputTokens: 500,
 			MinRecentTurns: 2, MaxCandidates: 64, Overflow: "deny", Window: pack.Contiguous},
-			Model: "gpt-4o-2024-08-06", Boundary: true, BoundaryTemplate: "Cold history boundary: sequences 1..{cold_through} may be absent.",
+			Model: "gpt-4o-2024-08-06", Boundary: true, BoundaryTemplates: []string{"Cold history boundary: sequences 1..{cold_through} may be absent."},
 			Utilities: testUtilities},
 		Encodings:  []string{"o200k_base"},
 		Completion: plan.Input{Providers: []string{"local"}},

@@ -22,13 +22,29 @@ test(eviction_never_deletes_the_transcript,
          conversation_stats(C, ok(St)), record_get(St, messages, 3)
      )).
 
+% The same window with the boundary on: only its shortest form fits beside
+% the hot turn, and it is sent rather than failing the pack.
+test(a_tight_window_gets_the_boundarys_shortest_form,
+     (   x220_(A), x220_(B), x220_(Cc),
+         conv_(c1b, [A, B, Cc], C),
+         conversation_context_pack(C, [policy([max_context_tokens(120), provider_context_tokens(1000000),
+                                               reserve_output_tokens(10), safety_margin_tokens(5),
+                                               min_recent_turns(1)])], ok(P)),
+         record_get(P, cold_history_boundary, Bd),
+         record_get(Bd, active, true), record_get(Bd, form, 3),
+         record_get(P, request, [M|_]), record_get(M, content, Text), atom_chars('Turns before 3 omitted', Text),
+         record_get(P, selected, Sel), last(Sel, L), record_get(L, sequence, 3),
+         record_get(P, ledger, Led), record_get(Led, total_tokens, T), T =< 120
+     )).
+
 test(boundary_is_token_accounted_and_truthful,
      (   conv_(c2, ["old one", "old two", "current"], C),
          conversation_context_pack(C, [policy([min_recent_turns(1), max_context_tokens(2000),
                                                provider_context_tokens(2000), reserve_output_tokens(100),
                                                safety_margin_tokens(10)])], ok(P)),
          record_get(P, cold_history_boundary, B),
-         record_get(B, active, true), record_get(B, cold_range, range(1, 2)), record_get(B, guaranteed_hot_start, 3),
+         record_get(B, active, true), record_get(B, form, 1),
+         record_get(B, cold_range, range(1, 2)), record_get(B, guaranteed_hot_start, 3),
          record_get(B, omitted_ranges, []),
          record_get(P, selected, Sel), member(X, Sel), record_get(X, id, managed_cold_history_boundary),
          record_get(X, section, cold_history_boundary), record_get(X, kind, instruction),
