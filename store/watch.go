@@ -10,7 +10,7 @@ import (
 // after a sequence. Appends of this process wake waiters directly (watch
 // below); on a store other processes share, the backend's peers deliver
 // theirs (listen: PostgreSQL's NOTIFY after each commit, SQLite's data
-// version).
+// version when its WAL is written).
 
 // watch maps a conversation number to a channel closed when the
 // conversation changes. Waiters take the channel before reading the head,
@@ -69,8 +69,8 @@ func headNum(key []byte) (uint64, bool) {
 // (0: any message) and returns its last sequence, or returns ctx's error
 // with the last sequence it saw. It sees appends of this process on any
 // store and of every process sharing a PostgreSQL store (LISTEN/NOTIFY:
-// no polling) or an SQLite one (its data version, read every few
-// milliseconds while anyone waits). Returns [ErrNotFound] for an unknown
+// no polling) or an SQLite one (its data version, read when the WAL is
+// written). Returns [ErrNotFound] for an unknown
 // conversation, [ErrClosed] after Close (waiters then wake),
 // [ErrUnavailable] when a PostgreSQL store cannot listen.
 func (db *DB) Wait(ctx context.Context, conv string, after int64) (int64, error) {
