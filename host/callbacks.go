@@ -93,12 +93,12 @@ func (cb *callbacks) run(ctx context.Context, goal, h engine.Term, each func(*pr
 
 func runOnce(ctx context.Context, c *prolog.Call, goal, h engine.Term, each func(*prolog.Call, *engine.Env) error) error {
 	var eachErr error
-	ok, err := engine.Call(c.VM, goal, func(env *engine.Env) *engine.Promise {
+	ok, err := solve(ctx, c, goal, func(env *engine.Env) bool {
 		if each != nil {
 			eachErr = each(c, env)
 		}
-		return engine.Bool(true)
-	}, c.Env).Force(ctx)
+		return false
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)

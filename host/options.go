@@ -56,16 +56,6 @@ func (s *Session) schemas(c *prolog.Call) (optionSchemas, error) {
 	return sc.schemas, sc.err
 }
 
-// callAll runs goal inside the running query and calls each for every
-// solution.
-func callAll(c *prolog.Call, goal engine.Term, each func(*engine.Env)) error {
-	_, err := engine.Call(c.VM, goal, func(env *engine.Env) *engine.Promise {
-		each(env)
-		return engine.Bool(false) // ask for the next solution
-	}, c.Env).Force(c.Ctx)
-	return err
-}
-
 // opts are one call's checked options: every option of the schema that was
 // given or has a default, by name, resolved.
 type opts map[string]engine.Term

@@ -368,9 +368,7 @@ var atomHook = engine.NewAtom("context_pack_hook")
 // has clauses: asserted ones, or a program's that made it static (clause/2
 // then refuses it as private).
 func hasClauses(c *prolog.Call, head engine.Term) bool {
-	found, err := engine.Call(c.VM, engine.NewAtom("clause").Apply(head, engine.NewVariable()), func(*engine.Env) *engine.Promise {
-		return engine.Bool(true)
-	}, c.Env).Force(c.Ctx)
+	found, err := solve(c.Ctx, c, engine.NewAtom("clause").Apply(head, engine.NewVariable()), func(*engine.Env) bool { return false })
 	var ex engine.Exception
 	if errors.As(err, &ex) {
 		e, isError := ex.Term().(engine.Compound)
@@ -394,18 +392,14 @@ func (s *Session) callHook(c *prolog.Call, batch []runtime.HookUnit) ([]pack.Adj
 	for i, u := range batch {
 		units[i] = engine.NewAtom("unit").Apply(engine.NewAtom(u.ID), engine.NewAtom("conversation"), engine.Integer(u.Seq), boolTerm(u.Mandatory))
 	}
-	adj := engine.NewVariable()
-	var got engine.Term
-	_, err := engine.Call(c.VM, atomHook.Apply(engine.List(units...), adj), func(env *engine.Env) *engine.Promise {
-		got = prolog.Resolved(adj, env)
-		return engine.Bool(true)
-	}, c.Env).Force(c.Ctx)
+	called, err := callOnce(c, atomHook.Apply(engine.List(units...), engine.NewVariable()))
 	if err != nil {
 		return nil, nil, err
 	}
-	if got == nil {
+	if called == nil {
 		return nil, nil, ErrHookFailed
 	}
+	got := called.(engine.Compound).Arg(1)
 	if a, isAtom := got.(engine.Atom); isAtom && a == atomNil {
 		return nil, nil, nil
 	}

@@ -86,18 +86,15 @@ func (s *Session) callerCount(c *prolog.Call, counter engine.Term, failed *error
 		if *failed != nil {
 			return 0
 		}
-		n := engine.NewVariable()
+		called, err := callOnce(c, engine.NewAtom("call").Apply(counter, prolog.Chars(text), engine.NewVariable()))
 		var got engine.Term
-		_, err := engine.Call(c.VM, engine.NewAtom("call").Apply(counter, prolog.Chars(text), n), func(env *engine.Env) *engine.Promise {
-			got = env.Resolve(n)
-			return engine.Bool(true)
-		}, c.Env).Force(c.Ctx)
 		switch {
 		case err != nil:
 			*failed = err
-		case got == nil:
+		case called == nil:
 			*failed = prolog.ExistenceError("token_count", counter)
 		default:
+			got = called.(engine.Compound).Arg(2)
 			*failed = s.mustBe(c, engine.NewAtom("nonneg"), got)
 		}
 		if *failed != nil {

@@ -175,17 +175,6 @@ type warmError struct{ kind, msg string }
 
 func (e *warmError) Error() string { return "host: warm: " + e.kind + ": " + e.msg }
 
-// callOnce runs goal for its first solution and returns the goal as bound,
-// nil when it fails.
-func callOnce(c *prolog.Call, goal engine.Term) (engine.Term, error) {
-	var got engine.Term
-	_, err := engine.Call(c.VM, goal, func(env *engine.Env) *engine.Promise {
-		got = prolog.Resolved(goal, env)
-		return engine.Bool(true)
-	}, c.Env).Force(c.Ctx)
-	return got, err
-}
-
 func exceptionTerm(err error) engine.Term {
 	var ex engine.Exception
 	if errors.As(err, &ex) {
