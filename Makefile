@@ -87,6 +87,7 @@ fuzz:
 	$(GO) test ./host/plan -run '^$$' -fuzz '^FuzzParsePlanTerm$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./host/provider -run '^$$' -fuzz '^FuzzDecodeResponse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./host/provider -run '^$$' -fuzz '^FuzzStream$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./host -run '^$$' -fuzz '^FuzzMessageCodec$$' -fuzztime $(FUZZTIME)
 
 # The runtime against a real model server: llama.cpp's llama-server with a
 # tiny random-weight model carrying the real Llama 3 tokenizer, on
