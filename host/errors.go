@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"errors"
-	"slices"
 
 	"github.com/ichiban/prolog/engine"
 
@@ -92,11 +91,11 @@ func wrapPrologError(in *prolog.Interpreter, err error) error {
 
 // fail unifies out with the error(Reason) outcome of err, through the one
 // table below, or returns err to be thrown: ISO errors (a program's
-// mistake), cancellation and engine exceptions are never outcomes. Phase
-// names the operation; subject is what it was about (a conversation id, a
+// mistake), cancellation and engine exceptions are never outcomes. ph is
+// the operation; subject is what it was about (a conversation id, a
 // selector), when the reason names it.
-func (s *Session) fail(c *prolog.Call, out engine.Term, phase string, err error, subject ...engine.Term) (bool, error) {
-	if reason, isOutcome := s.reason(phase, err, subject); isOutcome {
+func (s *Session) fail(c *prolog.Call, out engine.Term, ph phase, err error, subject ...engine.Term) (bool, error) {
+	if reason, isOutcome := s.reason(ph, err, subject); isOutcome {
 		return c.Unify(out, atomError.Apply(reason)), nil
 	}
 	return false, err
@@ -104,7 +103,7 @@ func (s *Session) fail(c *prolog.Call, out engine.Term, phase string, err error,
 
 // reason is the outcome table: every Go error a predicate returns as
 // error(Reason), by family. Anything it does not know is thrown.
-func (s *Session) reason(phase string, err error, subject []engine.Term) (engine.Term, bool) {
+func (s *Session) reason(ph phase, err error, subject []engine.Term) (engine.Term, bool) {
 	var (
 		iso   *prolog.ISOError
 		ex    engine.Exception
@@ -117,7 +116,7 @@ func (s *Session) reason(phase string, err error, subject []engine.Term) (engine
 		ple   *plan.Error
 		fault *faultError
 		named = func(name string) engine.Term { return engine.NewAtom(name).Apply(subject...) }
-		conv  = func(detail engine.Term) (engine.Term, bool) { return convReason(phase, detail, err.Error()), true }
+		conv  = func(detail engine.Term) (engine.Term, bool) { return convReason(ph, detail, err.Error()), true }
 	)
 	switch {
 	case errors.As(err, &ple):
@@ -167,7 +166,7 @@ func (s *Session) reason(phase string, err error, subject []engine.Term) (engine
 		return conv(named("invalid_selector"))
 	case errors.As(err, &ve):
 		name := "invalid_argument"
-		if phase == "append" {
+		if ph == phAppend {
 			name = "invalid_message"
 		}
 		return conv(engine.NewAtom(name).Apply(engine.NewAtom(ve.Field)))
@@ -180,47 +179,98 @@ func (s *Session) reason(phase string, err error, subject []engine.Term) (engine
 	case errors.As(err, &he):
 		return contextReason(he), true
 	case errors.As(err, &se):
-		return warmReason(phase, se.Kind, err, fld("field", engine.NewAtom(se.Field))), true
+		return warmReason(ph, se.Kind, err, fld("field", engine.NewAtom(se.Field))), true
 	case errors.As(err, &we):
-		return warmReason(phase, we.kind, err), true
+		return warmReason(ph, we.kind, err), true
 	case errors.Is(err, runtime.ErrEmptyRange):
-		return warmReason(phase, "empty_source_range", err, fld("range", named("range"))), true
+		return warmReason(ph, "empty_source_range", err, fld("range", named("range"))), true
 	case errors.Is(err, runtime.ErrNoArtifact):
-		return warmReason(phase, "no_such_artifact", err, fld("range", named("range"))), true
+		return warmReason(ph, "no_such_artifact", err, fld("range", named("range"))), true
 	case errors.Is(err, runtime.ErrUnsupportedSignal):
-		return warmReason(phase, "unsupported_signal_kind", err), true
+		return warmReason(ph, "unsupported_signal_kind", err), true
 	case errors.Is(err, ErrWarmStoreMismatch):
-		return warmReason(phase, "warm_store_mismatch", err), true
+		return warmReason(ph, "warm_store_mismatch", err), true
 	case errors.Is(err, ErrHookFailed):
 		return budgetReason("hook", "pack_hook_failed", fld("message", prolog.Chars(err.Error()))), true
 	case isMCPError(err):
 		return mcpReason(err), true
-	case phase != "" && slices.Contains(storePhases, phase):
+	case ph.storage:
 		return conv(engine.NewAtom("storage_failure"))
 	}
-	return record("internal_error", fld("message", prolog.Chars(err.Error())), fld("phase", engine.NewAtom(phase))), true
+	return record("internal_error", fld("message", prolog.Chars(err.Error())), fld("phase", engine.NewAtom(ph.name))), true
 }
 
 // warmReason is warm_error([kind(K), message(M), phase(P), ...]).
-func warmReason(phase, kind string, err error, details ...prolog.Field) engine.Term {
+func warmReason(ph phase, kind string, err error, details ...prolog.Field) engine.Term {
 	return record("warm_error", append([]prolog.Field{fld("kind", engine.NewAtom(kind)), fld("message", prolog.Chars(err.Error())),
-		fld("phase", engine.NewAtom(phase))}, details...)...)
+		fld("phase", engine.NewAtom(ph.name))}, details...)...)
 }
 
-// storePhases are the operations whose unknown failures come from storage.
-var storePhases = []string{"store_open", "store_close", "create", "open", "list", "append", "message", "messages",
-	"stats", "export", "search", "cold_context", "import", "context_pack", "pin", "wait"}
+// A phase is the operation an outcome names in its phase(P) field. A
+// storage phase reads or writes a store, so a failure the outcome table
+// does not know is storage_failure there; elsewhere it is internal_error.
+type phase struct {
+	name    string
+	storage bool
+}
+
+// The phases. Each says whether it is storage, so no list of storage
+// phases can miss one.
+var (
+	phStoreOpen     = phase{"store_open", true}
+	phStoreClose    = phase{"store_close", true}
+	phCreate        = phase{"create", true}
+	phOpen          = phase{"open", true}
+	phList          = phase{"list", true}
+	phAppend        = phase{"append", true}
+	phMessage       = phase{"message", true}
+	phMessages      = phase{"messages", true}
+	phStats         = phase{"stats", true}
+	phExport        = phase{"export", true}
+	phSearch        = phase{"search", true}
+	phColdContext   = phase{"cold_context", true}
+	phImport        = phase{"import", true}
+	phContextPack   = phase{"context_pack", true}
+	phPin           = phase{"pin", true}
+	phWait          = phase{"wait", true}
+	phReceipt       = phase{"receipt", true}
+	phReceipts      = phase{"receipts", true}
+	phTurn          = phase{"turn", true}
+	phUnits         = phase{"units", true}
+	phRetire        = phase{"retire", true}
+	phPublish       = phase{"publish", true}
+	phDerive        = phase{"derive", true}
+	phArtifactStore = phase{"artifact_store", true}
+	phAwait         = phase{"await", true}
+	phAdapter       = phase{"adapter", false}
+	phRegister      = phase{"register", false}
+	phMetadata      = phase{"metadata", false}
+	phDelete        = phase{"delete", false}
+	phTrace         = phase{"trace", false}
+	phMcp           = phase{"mcp", false}
+	phCount         = phase{"count", false}
+	phModelEncoding = phase{"model_encoding", false}
+	phPolicy        = phase{"policy", false}
+	phPack          = phase{"pack", false}
+	phPlan          = phase{"plan", false}
+	phCompletion    = phase{"completion", false}
+	phQuery         = phase{"query", false}
+)
+
+// opPhase is a context operation's phase: a handle's, never storage (a
+// handle's failures are *handle.Error, known to the table).
+func opPhase(op handle.Op) phase { return phase{string(op), false} }
 
 // convReason is conversation_error([detail(D), kind(conversation_error), message(M), phase(P)]).
-func convReason(phase string, detail engine.Term, msg string) engine.Term {
+func convReason(ph phase, detail engine.Term, msg string) engine.Term {
 	return record("conversation_error",
 		fld("detail", detail), fld("kind", engine.NewAtom("conversation_error")),
-		fld("message", prolog.Chars(msg)), fld("phase", engine.NewAtom(phase)))
+		fld("message", prolog.Chars(msg)), fld("phase", engine.NewAtom(ph.name)))
 }
 
 // convError is the outcome error(conversation_error([...])).
-func convError(phase string, detail engine.Term, msg string) engine.Term {
-	return atomError.Apply(convReason(phase, detail, msg))
+func convError(ph phase, detail engine.Term, msg string) engine.Term {
+	return atomError.Apply(convReason(ph, detail, msg))
 }
 
 // budgetReason is context_budget_error([kind(K), phase(P), ...]).

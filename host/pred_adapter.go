@@ -295,7 +295,7 @@ func (s *Session) adapterRegister(c *prolog.Call, name string, capsArg, meta, op
 		}
 	}
 	invalid := func(msg string) (bool, error) {
-		return s.fail(c, out, "adapter", &handle.Error{Op: handle.OpAdapter, Kind: handle.KindInvalidAdapter, Message: msg,
+		return s.fail(c, out, phAdapter, &handle.Error{Op: handle.OpAdapter, Kind: handle.KindInvalidAdapter, Message: msg,
 			Details: []handle.Field{handle.F("adapter", name)}})
 	}
 	if name == "" {
@@ -345,7 +345,7 @@ func (s *Session) adapterRegister(c *prolog.Call, name string, capsArg, meta, op
 		}
 	}
 	if err := s.handles.RegisterAdapter(a); err != nil {
-		return s.fail(c, out, "adapter", err)
+		return s.fail(c, out, phAdapter, err)
 	}
 	s.adapters.m[name] = a
 	return c.Unify(out, ok(engine.NewAtom("registered").Apply(engine.NewAtom(name)))), nil
@@ -357,7 +357,7 @@ func (s *Session) contextAdapterUnregister(c *prolog.Call, name, out engine.Term
 		return false, err
 	}
 	if err := s.handles.UnregisterAdapter(n); err != nil {
-		return s.fail(c, out, "adapter", err)
+		return s.fail(c, out, phAdapter, err)
 	}
 	s.adapters.mu.Lock()
 	delete(s.adapters.m, n)
@@ -389,7 +389,7 @@ func (s *Session) contextAdapterInfo(c *prolog.Call, name, out engine.Term) (boo
 	}
 	caps, desc, live := s.backendCaps(n)
 	if !live {
-		return s.fail(c, out, "adapter", &handle.Error{Op: handle.OpAdapter, Kind: handle.KindAdapterNotRegistered,
+		return s.fail(c, out, phAdapter, &handle.Error{Op: handle.OpAdapter, Kind: handle.KindAdapterNotRegistered,
 			Message: "no such adapter", Details: []handle.Field{handle.F("adapter", n)}})
 	}
 	fs := []prolog.Field{fld("capabilities", caps.term()), fld("name", engine.NewAtom(n))}
@@ -409,7 +409,7 @@ func (s *Session) contextRegisterAdapter(c *prolog.Call, name, source, options, 
 		return false, err
 	}
 	if !prolog.Acyclic(source, c.Env) || !prolog.Ground(source, c.Env) {
-		return s.fail(c, out, "register", &handle.Error{Op: handle.OpRegister, Kind: kindInvalidAdapterSource,
+		return s.fail(c, out, phRegister, &handle.Error{Op: handle.OpRegister, Kind: kindInvalidAdapterSource,
 			Message: "an adapter source must be a ground, acyclic term", Details: []handle.Field{handle.F("adapter", n)}})
 	}
 	cb := &callbacks{c: c}
@@ -420,7 +420,7 @@ func (s *Session) contextRegisterAdapter(c *prolog.Call, name, source, options, 
 			Details: []handle.Field{handle.F("adapter", n), handle.F("time_limit", lim.TimeLimit.Seconds())}}
 	}
 	if err != nil {
-		return s.fail(c, out, "register", err)
+		return s.fail(c, out, phRegister, err)
 	}
 	return c.Unify(out, ok(contextRef(ref, meta))), nil
 }

@@ -41,7 +41,7 @@ func asHandleError(err error) *handle.Error {
 // done ends a completion call: the query's own cancellation is thrown (it
 // stops the program), a failure is an outcome through the one table (with
 // the token of a cancelled call).
-func (s *Session) done(c *prolog.Call, out engine.Term, phase string, err error, sp *spec) (bool, error) {
+func (s *Session) done(c *prolog.Call, out engine.Term, ph phase, err error, sp *spec) (bool, error) {
 	if c.Ctx.Err() != nil {
 		return false, c.Ctx.Err()
 	}
@@ -49,7 +49,7 @@ func (s *Session) done(c *prolog.Call, out engine.Term, phase string, err error,
 	if sp != nil && sp.token != "" {
 		subject = []engine.Term{engine.NewAtom(sp.token)}
 	}
-	return s.fail(c, out, phase, err, subject...)
+	return s.fail(c, out, ph, err, subject...)
 }
 
 func (s *Session) rlmCompletion(c *prolog.Call, query, context_, options, out engine.Term) (bool, error) {
@@ -59,18 +59,18 @@ func (s *Session) rlmCompletion(c *prolog.Call, query, context_, options, out en
 	}
 	sp, err := s.decode(c, "rlm_completion/4", options)
 	if err != nil {
-		return s.done(c, out, "completion", err, nil)
+		return s.done(c, out, phCompletion, err, nil)
 	}
 	if err := s.decodeCompletion(c, sp); err != nil {
-		return s.done(c, out, "completion", err, sp)
+		return s.done(c, out, phCompletion, err, sp)
 	}
 	sp.in.Query = q
 	cref, err := s.contextOf(c, context_, sp)
 	if err != nil {
-		return s.done(c, out, "completion", err, sp)
+		return s.done(c, out, phCompletion, err, sp)
 	}
 	sp.in.Context = cref
-	return s.complete(c, out, "completion", sp)
+	return s.complete(c, out, phCompletion, sp)
 }
 
 func countersTerm(k plan.Counters) engine.Term {
@@ -120,7 +120,7 @@ func (s *Session) queryCall(c *prolog.Call, prompt string, sp *spec, depth int, 
 	defer stop()
 	res, err := plan.Query(ctx, qi, sp.deps.Models)
 	if err != nil {
-		return s.done(c, out, "query", err, sp)
+		return s.done(c, out, phQuery, err, sp)
 	}
 	fs := []prolog.Field{
 		fld("elapsed_ms", engine.Float(float64(res.Elapsed.Microseconds())/1000)),
@@ -157,7 +157,7 @@ func (s *Session) llmQuery(c *prolog.Call, prompt, options, out engine.Term) (bo
 	}
 	sp, err := s.decode(c, "llm_query/3", options)
 	if err != nil {
-		return s.done(c, out, "query", err, nil)
+		return s.done(c, out, phQuery, err, nil)
 	}
 	return s.queryCall(c, p, sp, 0, out, "llm_result")
 }
@@ -169,11 +169,11 @@ func (s *Session) rlmQuery(c *prolog.Call, query, sub, options, out engine.Term)
 	}
 	sp, err := s.decode(c, "rlm_query/4", options)
 	if err != nil {
-		return s.done(c, out, "query", err, nil)
+		return s.done(c, out, phQuery, err, nil)
 	}
 	cref, err := s.contextOf(c, sub, sp)
 	if err != nil {
-		return s.done(c, out, "query", err, sp)
+		return s.done(c, out, phQuery, err, sp)
 	}
 	if sp.ephemeral != nil {
 		defer s.handles.Delete(*sp.ephemeral)
@@ -294,7 +294,7 @@ func (s *Session) openrouterProvider(c *prolog.Call, model, out engine.Term) (bo
 // complete runs sp's completion (its own plan, or the planner's) and
 // unifies out with the result; the ephemeral context handle goes when the
 // completion ends.
-func (s *Session) complete(c *prolog.Call, out engine.Term, phase string, sp *spec) (bool, error) {
+func (s *Session) complete(c *prolog.Call, out engine.Term, ph phase, sp *spec) (bool, error) {
 	ctx, stop := s.tokens.watch(withCallbacks(c.Ctx, sp.cb), sp.token)
 	defer stop()
 	sp.in.OnExit = func(*plan.Outcome, error) {
@@ -305,7 +305,7 @@ func (s *Session) complete(c *prolog.Call, out engine.Term, phase string, sp *sp
 	res, err := plan.Complete(ctx, sp.in, sp.deps)
 	sp.cb.close()
 	if err != nil {
-		return s.done(c, out, phase, err, sp)
+		return s.done(c, out, ph, err, sp)
 	}
 	t, err := completionResultTerm(res)
 	if err != nil {

@@ -68,7 +68,7 @@ func (s *Session) contextRegister(c *prolog.Call, source, options, out engine.Te
 	}
 	ref, meta, err := s.registerSource(c, source, lim)
 	if err != nil {
-		return s.fail(c, out, "register", err)
+		return s.fail(c, out, phRegister, err)
 	}
 	return c.Unify(out, ok(contextRef(ref, meta))), nil
 }
@@ -158,7 +158,7 @@ func (s *Session) contextMetadata(c *prolog.Call, h, out engine.Term) (bool, err
 	}
 	meta, err := s.handles.Metadata(ref)
 	if err != nil {
-		return s.fail(c, out, "metadata", err)
+		return s.fail(c, out, phMetadata, err)
 	}
 	return c.Unify(out, ok(contextRef(ref, meta))), nil
 }
@@ -169,7 +169,7 @@ func (s *Session) contextDelete(c *prolog.Call, h, out engine.Term) (bool, error
 		return false, err
 	}
 	if err := s.handles.Delete(ref); err != nil {
-		return s.fail(c, out, "delete", err)
+		return s.fail(c, out, phDelete, err)
 	}
 	return c.Unify(out, ok(record("deleted", fld("handle", refTerm(ref))))), nil
 }
@@ -185,7 +185,7 @@ func (s *Session) contextTrace(c *prolog.Call, h, limit, out engine.Term) (bool,
 	n, _ := c.Resolve(limit).(engine.Integer)
 	evs, err := s.handles.Trace(ref, int(min(n, math.MaxInt32)))
 	if err != nil {
-		return s.fail(c, out, "trace", err)
+		return s.fail(c, out, phTrace, err)
 	}
 	ts := make([]engine.Term, len(evs))
 	for i, e := range evs {
@@ -247,13 +247,13 @@ func (s *Session) contextDo(c *prolog.Call, pred string, op handle.Op, h engine.
 	}
 	req.Op = op
 	if err := s.request(c, &req, args); err != nil {
-		return s.fail(c, out, string(op), err)
+		return s.fail(c, out, opPhase(op), err)
 	}
 	cb := &callbacks{c: c}
 	res, err := s.handles.Do(withCallbacks(c.Ctx, cb), ref, req, lim)
 	cb.close()
 	if err != nil {
-		return s.fail(c, out, string(op), err)
+		return s.fail(c, out, opPhase(op), err)
 	}
 	fields := []prolog.Field{
 		fld("handle", refTerm(res.Ref)),

@@ -88,7 +88,7 @@ func (s *Session) conversationStoreOpen(c *prolog.Call, spec, out engine.Term) (
 	}
 	st, err := s.host.rt.OpenStore(ss)
 	if err != nil {
-		return s.fail(c, out, "store_open", err, redactedSpec(c, spec))
+		return s.fail(c, out, phStoreOpen, err, redactedSpec(c, spec))
 	}
 	return c.Unify(out, ok(storeTerm(st))), nil
 }
@@ -202,7 +202,7 @@ func (s *Session) conversationStoreClose(c *prolog.Call, st, out engine.Term) (b
 		err = s.host.rt.CloseStore(o.ID())
 	}
 	if err != nil {
-		return s.fail(c, out, "store_close", err)
+		return s.fail(c, out, phStoreClose, err)
 	}
 	return c.Unify(out, ok(engine.NewAtom("closed"))), nil
 }
@@ -210,7 +210,7 @@ func (s *Session) conversationStoreClose(c *prolog.Call, st, out engine.Term) (b
 func (s *Session) conversationCreate(c *prolog.Call, st, options, out engine.Term) (bool, error) {
 	o, err := s.storeArg(c, st)
 	if err != nil {
-		return s.fail(c, out, "create", err)
+		return s.fail(c, out, phCreate, err)
 	}
 	op, err := s.options(c, "conversation_create/3", options)
 	if err != nil {
@@ -222,12 +222,12 @@ func (s *Session) conversationCreate(c *prolog.Call, st, options, out engine.Ter
 	}
 	if op.has("id") && op.text("id") == "" {
 		// Create("") means a fresh id: id('') is not a request for one.
-		return s.fail(c, out, "create", &store.ValidationError{Kind: store.ErrInvalid, Field: "id",
+		return s.fail(c, out, phCreate, &store.ValidationError{Kind: store.ErrInvalid, Field: "id",
 			Reason: "must not be empty (leave id(_) out for a fresh one)"})
 	}
 	conv, err := o.Create(op.text("id"), meta)
 	if err != nil {
-		return s.fail(c, out, "create", err, engine.NewAtom(op.text("id")))
+		return s.fail(c, out, phCreate, err, engine.NewAtom(op.text("id")))
 	}
 	return c.Unify(out, ok(convTerm(o, conv))), nil
 }
@@ -235,7 +235,7 @@ func (s *Session) conversationCreate(c *prolog.Call, st, options, out engine.Ter
 func (s *Session) conversationOpen(c *prolog.Call, st, id, out engine.Term) (bool, error) {
 	o, err := s.storeArg(c, st)
 	if err != nil {
-		return s.fail(c, out, "open", err)
+		return s.fail(c, out, phOpen, err)
 	}
 	name, err := c.Text(id)
 	if err != nil {
@@ -243,7 +243,7 @@ func (s *Session) conversationOpen(c *prolog.Call, st, id, out engine.Term) (boo
 	}
 	conv, err := o.Conversation(name).Info()
 	if err != nil {
-		return s.fail(c, out, "open", err, engine.NewAtom(name))
+		return s.fail(c, out, phOpen, err, engine.NewAtom(name))
 	}
 	return c.Unify(out, ok(convTerm(o, conv))), nil
 }
@@ -251,7 +251,7 @@ func (s *Session) conversationOpen(c *prolog.Call, st, id, out engine.Term) (boo
 func (s *Session) conversationList(c *prolog.Call, st, options, out engine.Term) (bool, error) {
 	o, err := s.storeArg(c, st)
 	if err != nil {
-		return s.fail(c, out, "list", err)
+		return s.fail(c, out, phList, err)
 	}
 	op, err := s.options(c, "conversation_list/3", options)
 	if err != nil {
@@ -263,7 +263,7 @@ func (s *Session) conversationList(c *prolog.Call, st, options, out engine.Term)
 	}
 	convs, err := o.Conversations(order, op.limit("limit"))
 	if err != nil {
-		return s.fail(c, out, "list", err)
+		return s.fail(c, out, phList, err)
 	}
 	ts := make([]engine.Term, len(convs))
 	for i, cv := range convs {
@@ -281,7 +281,7 @@ var atomNil = engine.NewAtom("[]")
 func (s *Session) conversationAppend(c *prolog.Call, conv, msg, options, out engine.Term) (bool, error) {
 	cv, err := s.convArg(c, conv)
 	if err != nil {
-		return s.fail(c, out, "append", err)
+		return s.fail(c, out, phAppend, err)
 	}
 	op, err := s.options(c, "conversation_append/4", options)
 	if err != nil {
@@ -289,7 +289,7 @@ func (s *Session) conversationAppend(c *prolog.Call, conv, msg, options, out eng
 	}
 	m, err := messageOf(c, msg)
 	if err != nil {
-		return s.fail(c, out, "append", err)
+		return s.fail(c, out, phAppend, err)
 	}
 	pol, err := s.policy(c)
 	if err != nil {
@@ -302,7 +302,7 @@ func (s *Session) conversationAppend(c *prolog.Call, conv, msg, options, out eng
 	rec, err := cv.Append(m, runtime.AppendOptions{IdempotencyKey: so.IdempotencyKey, Encodings: pol.encodings,
 		Session: so.Session, Time: so.Time, Metadata: so.Metadata})
 	if err != nil {
-		return s.fail(c, out, "append", err, engine.NewAtom(cv.ID()))
+		return s.fail(c, out, phAppend, err, engine.NewAtom(cv.ID()))
 	}
 	return c.Unify(out, ok(recordTerm(rec))), nil
 }
@@ -328,7 +328,7 @@ var atomMinus = engine.NewAtom("-")
 func (s *Session) conversationAppendAll(c *prolog.Call, conv, items, options, out engine.Term) (bool, error) {
 	cv, err := s.convArg(c, conv)
 	if err != nil {
-		return s.fail(c, out, "append", err)
+		return s.fail(c, out, phAppend, err)
 	}
 	switch batchOpts, err := c.List(options); { // none yet: each item has its own
 	case err != nil:
@@ -357,7 +357,7 @@ func (s *Session) conversationAppendAll(c *prolog.Call, conv, items, options, ou
 			if _, isInvalid := errors.AsType[*store.ValidationError](err); isInvalid {
 				err = fmt.Errorf("entry %d: %w", i+1, err) // which of a long batch
 			}
-			return s.fail(c, out, "append", err)
+			return s.fail(c, out, phAppend, err)
 		}
 	}
 	pol, err := s.policy(c)
@@ -366,7 +366,7 @@ func (s *Session) conversationAppendAll(c *prolog.Call, conv, items, options, ou
 	}
 	recs, err := cv.AppendAll(entries, pol.encodings)
 	if err != nil {
-		return s.fail(c, out, "append", err, engine.NewAtom(cv.ID()))
+		return s.fail(c, out, phAppend, err, engine.NewAtom(cv.ID()))
 	}
 	return c.Unify(out, ok(recordsTerm(recs))), nil
 }
@@ -374,7 +374,7 @@ func (s *Session) conversationAppendAll(c *prolog.Call, conv, items, options, ou
 func (s *Session) conversationMessage(c *prolog.Call, conv, seq, out engine.Term) (bool, error) {
 	cv, err := s.convArg(c, conv)
 	if err != nil {
-		return s.fail(c, out, "message", err)
+		return s.fail(c, out, phMessage, err)
 	}
 	n, err := c.Int(seq)
 	if err != nil {
@@ -385,10 +385,10 @@ func (s *Session) conversationMessage(c *prolog.Call, conv, seq, out engine.Term
 	}
 	rec, err := cv.Message(n)
 	if errors.Is(err, store.ErrNotFound) {
-		return c.Unify(out, convError("message", engine.NewAtom("message_not_found").Apply(engine.NewAtom(cv.ID()), engine.Integer(n)), err.Error())), nil
+		return c.Unify(out, convError(phMessage, engine.NewAtom("message_not_found").Apply(engine.NewAtom(cv.ID()), engine.Integer(n)), err.Error())), nil
 	}
 	if err != nil {
-		return s.fail(c, out, "message", err, engine.NewAtom(cv.ID()))
+		return s.fail(c, out, phMessage, err, engine.NewAtom(cv.ID()))
 	}
 	return c.Unify(out, ok(recordTerm(rec))), nil
 }
@@ -396,7 +396,7 @@ func (s *Session) conversationMessage(c *prolog.Call, conv, seq, out engine.Term
 func (s *Session) conversationMessages(c *prolog.Call, conv, selector, options, out engine.Term) (bool, error) {
 	cv, err := s.convArg(c, conv)
 	if err != nil {
-		return s.fail(c, out, "messages", err)
+		return s.fail(c, out, phMessages, err)
 	}
 	sel, err := selectorOf(c, selector)
 	if err != nil {
@@ -408,7 +408,7 @@ func (s *Session) conversationMessages(c *prolog.Call, conv, selector, options, 
 	}
 	recs, err := cv.Messages(sel, op.limit("limit"))
 	if err != nil {
-		return s.fail(c, out, "messages", err, prolog.Resolved(selector, c.Env))
+		return s.fail(c, out, phMessages, err, prolog.Resolved(selector, c.Env))
 	}
 	return c.Unify(out, ok(recordsTerm(recs))), nil
 }
@@ -416,7 +416,7 @@ func (s *Session) conversationMessages(c *prolog.Call, conv, selector, options, 
 func (s *Session) conversationWait(c *prolog.Call, conv, afterSeq, options, out engine.Term) (bool, error) {
 	cv, err := s.convArg(c, conv)
 	if err != nil {
-		return s.fail(c, out, "wait", err)
+		return s.fail(c, out, phWait, err)
 	}
 	after, err := c.NonNeg(afterSeq)
 	if err != nil {
@@ -436,11 +436,11 @@ func (s *Session) conversationWait(c *prolog.Call, conv, afterSeq, options, out 
 		if c.Ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 			return c.Unify(out, ok(engine.List())), nil // the timeout: nothing new
 		}
-		return s.fail(c, out, "wait", err, engine.NewAtom(cv.ID()))
+		return s.fail(c, out, phWait, err, engine.NewAtom(cv.ID()))
 	}
 	recs, err := cv.Messages(store.After(after), op.limit("limit"))
 	if err != nil {
-		return s.fail(c, out, "wait", err, engine.NewAtom(cv.ID()))
+		return s.fail(c, out, phWait, err, engine.NewAtom(cv.ID()))
 	}
 	return c.Unify(out, ok(recordsTerm(recs))), nil
 }
@@ -448,11 +448,11 @@ func (s *Session) conversationWait(c *prolog.Call, conv, afterSeq, options, out 
 func (s *Session) conversationStats(c *prolog.Call, conv, out engine.Term) (bool, error) {
 	cv, err := s.convArg(c, conv)
 	if err != nil {
-		return s.fail(c, out, "stats", err)
+		return s.fail(c, out, phStats, err)
 	}
 	st, err := cv.Stats()
 	if err != nil {
-		return s.fail(c, out, "stats", err, engine.NewAtom(cv.ID()))
+		return s.fail(c, out, phStats, err, engine.NewAtom(cv.ID()))
 	}
 	return c.Unify(out, ok(record("conversation_stats",
 		fld("assistant_messages", engine.Integer(st.Assistant)),
@@ -468,7 +468,7 @@ func (s *Session) conversationStats(c *prolog.Call, conv, out engine.Term) (bool
 func (s *Session) conversationExport(c *prolog.Call, conv, format, out engine.Term) (bool, error) {
 	cv, err := s.convArg(c, conv)
 	if err != nil {
-		return s.fail(c, out, "export", err)
+		return s.fail(c, out, phExport, err)
 	}
 	f, err := c.Atom(format)
 	if err != nil {
@@ -479,11 +479,11 @@ func (s *Session) conversationExport(c *prolog.Call, conv, format, out engine.Te
 	case "term":
 		info, err := cv.Info()
 		if err != nil {
-			return s.fail(c, out, "export", err, subject)
+			return s.fail(c, out, phExport, err, subject)
 		}
 		recs, err := cv.Messages(store.All(), 0)
 		if err != nil {
-			return s.fail(c, out, "export", err, subject)
+			return s.fail(c, out, phExport, err, subject)
 		}
 		ms := make([]engine.Term, len(recs))
 		for i, r := range recs {
@@ -494,7 +494,7 @@ func (s *Session) conversationExport(c *prolog.Call, conv, format, out engine.Te
 	case "jsonl", "rlmpl_jsonl":
 		var b bytes.Buffer
 		if err := cv.Export(&b, store.ExportOptions{Documents: f == "rlmpl_jsonl"}); err != nil {
-			return s.fail(c, out, "export", err, subject)
+			return s.fail(c, out, phExport, err, subject)
 		}
 		return c.Unify(out, ok(prolog.Chars(b.String()))), nil
 	}
@@ -506,7 +506,7 @@ func (s *Session) conversationExport(c *prolog.Call, conv, format, out engine.Te
 func (s *Session) conversationSearch(c *prolog.Call, conv, query, options, out engine.Term) (bool, error) {
 	cv, err := s.convArg(c, conv)
 	if err != nil {
-		return s.fail(c, out, "search", err)
+		return s.fail(c, out, phSearch, err)
 	}
 	q, err := textArg(c, query)
 	if err != nil {
@@ -547,7 +547,7 @@ func (s *Session) conversationSearch(c *prolog.Call, conv, query, options, out e
 	}
 	res, err := cv.Find(q, so)
 	if err != nil {
-		return s.fail(c, out, "search", err, engine.NewAtom(cv.ID()))
+		return s.fail(c, out, phSearch, err, engine.NewAtom(cv.ID()))
 	}
 	ts := make([]engine.Term, len(res.Hits))
 	for i, h := range res.Hits {
@@ -569,7 +569,7 @@ func (s *Session) conversationSearch(c *prolog.Call, conv, query, options, out e
 func (s *Session) conversationColdContext(c *prolog.Call, conv, options, out engine.Term) (bool, error) {
 	cv, err := s.convArg(c, conv)
 	if err != nil {
-		return s.fail(c, out, "cold_context", err)
+		return s.fail(c, out, phColdContext, err)
 	}
 	lim, _, err := s.limits(c, "conversation_cold_context/3", options)
 	if err != nil {
@@ -577,7 +577,7 @@ func (s *Session) conversationColdContext(c *prolog.Call, conv, options, out eng
 	}
 	ref, meta, err := cv.ColdContext(c.Ctx, s.handles, lim)
 	if err != nil {
-		return s.fail(c, out, "cold_context", err, engine.NewAtom(cv.ID()))
+		return s.fail(c, out, phColdContext, err, engine.NewAtom(cv.ID()))
 	}
 	return c.Unify(out, ok(contextRef(ref, meta))), nil
 }
@@ -590,7 +590,7 @@ const importIndexWait = 5 * time.Minute
 func (s *Session) conversationImport(c *prolog.Call, conv, file, out engine.Term) (bool, error) {
 	cv, err := s.convArg(c, conv)
 	if err != nil {
-		return s.fail(c, out, "import", err)
+		return s.fail(c, out, phImport, err)
 	}
 	name, err := c.Text(file)
 	if err != nil {
@@ -610,7 +610,7 @@ func (s *Session) conversationImport(c *prolog.Call, conv, file, out engine.Term
 	}
 	n, err := cv.Import(f, runtime.ImportOptions{Encodings: pol.encodings, WaitIndexed: importIndexWait, Source: path.Clean(name)})
 	if err != nil {
-		return s.fail(c, out, "import", err, engine.NewAtom(cv.ID()))
+		return s.fail(c, out, phImport, err, engine.NewAtom(cv.ID()))
 	}
 	return c.Unify(out, ok(record("import_result", fld("documents", engine.Integer(n.Documents)),
 		fld("messages", engine.Integer(n.Imported)), fld("skipped", engine.Integer(n.Skipped))))), nil
@@ -622,7 +622,7 @@ func (s *Session) conversationImport(c *prolog.Call, conv, file, out engine.Term
 func (s *Session) conversationPin(c *prolog.Call, conv, target, out engine.Term) (bool, error) {
 	cv, err := s.convArg(c, conv)
 	if err != nil {
-		return s.fail(c, out, "pin", err)
+		return s.fail(c, out, phPin, err)
 	}
 	t, pinned := c.Resolve(target), true
 	if u, isCompound := t.(engine.Compound); isCompound && u.Functor().String() == "unpin" && u.Arity() == 1 {
@@ -650,7 +650,7 @@ func (s *Session) conversationPin(c *prolog.Call, conv, target, out engine.Term)
 	}
 	changed, err := cv.Pin(from, to, pinned)
 	if err != nil {
-		return s.fail(c, out, "pin", err, engine.NewAtom(cv.ID()), engine.Integer(from), engine.Integer(to))
+		return s.fail(c, out, phPin, err, engine.NewAtom(cv.ID()), engine.Integer(from), engine.Integer(to))
 	}
 	return c.Unify(out, ok(record("conversation_pin", fld("changed", boolTerm(changed)),
 		fld("conversation_id", engine.NewAtom(cv.ID())), fld("from", engine.Integer(from)),

@@ -69,7 +69,7 @@ func (s *Session) mcpServer(c *prolog.Call, name, options, out engine.Term) (boo
 	if op.has("credential") {
 		cred, ok := credentialOf(c, op["credential"])
 		if !ok || cred == "" {
-			return s.fail(c, out, "mcp", &mcp.ConfigError{Server: n, Field: "credential", Message: "a credential is env(VARIABLE), the environment variable holding a bearer token; tokens are never written in a program (the value given is not shown)"})
+			return s.fail(c, out, phMcp, &mcp.ConfigError{Server: n, Field: "credential", Message: "a credential is env(VARIABLE), the environment variable holding a bearer token; tokens are never written in a program (the value given is not shown)"})
 		}
 		srv.Credential = cred
 	}
@@ -83,7 +83,7 @@ func (s *Session) mcpServer(c *prolog.Call, name, options, out engine.Term) (boo
 		err = servers.Add(srv)
 	}
 	if err != nil {
-		return s.fail(c, out, "mcp", err)
+		return s.fail(c, out, phMcp, err)
 	}
 	return c.Unify(out, ok(engine.NewAtom("mcp_server").Apply(engine.NewAtom(n)))), nil
 }
@@ -135,15 +135,15 @@ func (s *Session) mcpTools(c *prolog.Call, server, options, out engine.Term) (bo
 		}
 	}
 	if err != nil {
-		return s.fail(c, out, "count", err)
+		return s.fail(c, out, phCount, err)
 	}
 	servers, err := s.mcpServers()
 	if err != nil {
-		return s.fail(c, out, "mcp", err)
+		return s.fail(c, out, phMcp, err)
 	}
 	tools, err := servers.Tools(c.Ctx, n)
 	if err != nil {
-		return s.fail(c, out, "mcp", err)
+		return s.fail(c, out, phMcp, err)
 	}
 	per, _ := mcp.Count(counter, tools)
 	terms := make([]engine.Term, len(tools))

@@ -67,7 +67,7 @@ func policyTerm(p pack.Policy) engine.Term {
 func (s *Session) contextPolicy(c *prolog.Call, overlay, out engine.Term) (bool, error) {
 	p, err := s.policyOf(c, overlay)
 	if err != nil {
-		return s.fail(c, out, "policy", err)
+		return s.fail(c, out, phPolicy, err)
 	}
 	return c.Unify(out, ok(policyTerm(p))), nil
 }
@@ -104,7 +104,7 @@ func countOf(c *prolog.Call, t engine.Term) (tokenizer.Count, error) {
 func (s *Session) contextPack(c *prolog.Call, units, sections, policy, out engine.Term) (bool, error) {
 	p, err := s.policyOf(c, policy)
 	if err != nil {
-		return s.fail(c, out, "policy", err)
+		return s.fail(c, out, phPolicy, err)
 	}
 	in := pack.Input{Policy: p}
 	secs, err := c.List(sections)
@@ -150,7 +150,7 @@ func (s *Session) contextPack(c *prolog.Call, units, sections, policy, out engin
 	}
 	res, err := pack.Solve(c.Ctx, in)
 	if err != nil {
-		return s.fail(c, out, "pack", err)
+		return s.fail(c, out, phPack, err)
 	}
 	sel := make([]engine.Term, len(res.Selected))
 	for i, x := range res.Selected {
@@ -249,7 +249,7 @@ func unitOf(c *prolog.Call, t engine.Term, order int64) (pack.Unit, []engine.Ter
 func (s *Session) conversationContextPack(c *prolog.Call, conv, options, out engine.Term) (bool, error) {
 	cv, err := s.convArg(c, conv)
 	if err != nil {
-		return s.fail(c, out, "context_pack", err)
+		return s.fail(c, out, phContextPack, err)
 	}
 	op, err := s.options(c, "conversation_context_pack/3", options)
 	if err != nil {
@@ -258,14 +258,14 @@ func (s *Session) conversationContextPack(c *prolog.Call, conv, options, out eng
 	var countErr error
 	po, err := s.packOptions(c, cv, op, &countErr)
 	if err != nil {
-		return s.fail(c, out, "context_pack", err)
+		return s.fail(c, out, phContextPack, err)
 	}
 	cp, err := cv.Pack(c.Ctx, po)
 	if countErr != nil {
 		return false, countErr
 	}
 	if err != nil {
-		return s.fail(c, out, "context_pack", err, engine.NewAtom(cv.ID()))
+		return s.fail(c, out, phContextPack, err, engine.NewAtom(cv.ID()))
 	}
 	return c.Unify(out, ok(s.convPackTerm(cv.ID(), po.Policy, cp))), nil
 }

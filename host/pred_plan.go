@@ -117,11 +117,11 @@ func planTerm(p *plan.Plan) (engine.Term, error) {
 func (s *Session) planParse(c *prolog.Call, input, out engine.Term) (bool, error) {
 	p, err := planOf(c, input, plan.PhaseNormalize)
 	if err != nil {
-		return s.fail(c, out, "plan", err)
+		return s.fail(c, out, phPlan, err)
 	}
 	t, err := planTerm(p)
 	if err != nil {
-		return s.fail(c, out, "plan", err)
+		return s.fail(c, out, phPlan, err)
 	}
 	return c.Unify(out, ok(t)), nil
 }
@@ -293,23 +293,23 @@ func (s *Session) planValidate(c *prolog.Call, planArg, capsArg, budgetArg, out 
 	// a validation error there, not a normalization one.
 	p, err := planOf(c, planArg, plan.PhaseValidate)
 	if err != nil {
-		return s.fail(c, out, "plan", err)
+		return s.fail(c, out, phPlan, err)
 	}
 	caps, err := s.capabilityList(c, capsArg)
 	if err != nil {
-		return s.fail(c, out, "plan", err)
+		return s.fail(c, out, phPlan, err)
 	}
 	b, err := planBudgetOf(c, budgetArg)
 	if err != nil {
-		return s.fail(c, out, "plan", err)
+		return s.fail(c, out, phPlan, err)
 	}
 	st, err := plan.Validate(p, plan.Policy{Capabilities: caps, ChildCapabilities: caps, Budget: b, NoPreflight: true, DepthIsBudget: true})
 	if err != nil {
-		return s.fail(c, out, "plan", err)
+		return s.fail(c, out, phPlan, err)
 	}
 	t, err := validatedTerm(p, caps, b, st)
 	if err != nil {
-		return s.fail(c, out, "plan", err)
+		return s.fail(c, out, phPlan, err)
 	}
 	return c.Unify(out, ok(t)), nil
 }
@@ -333,7 +333,7 @@ func (s *Session) planRun(c *prolog.Call, a1, a2, a3, a4, out engine.Term) (bool
 	}
 	sp, err := s.decode(c, "plan_run/5", optsArg)
 	if err != nil {
-		return s.done(c, out, "plan", err, nil)
+		return s.done(c, out, phPlan, err, nil)
 	}
 	if query == nil && sp.op.has("query") {
 		query = sp.op["query"]
@@ -344,15 +344,15 @@ func (s *Session) planRun(c *prolog.Call, a1, a2, a3, a4, out engine.Term) (bool
 		}
 	}
 	if sp.in.Capabilities, err = s.capabilityList(c, capsArg); err != nil {
-		return s.done(c, out, "plan", err, sp)
+		return s.done(c, out, phPlan, err, sp)
 	}
 	if sp.op.has("child_capabilities") {
 		if sp.in.ChildCapabilities, err = s.capabilityList(c, sp.op["child_capabilities"]); err != nil {
-			return s.done(c, out, "plan", err, sp)
+			return s.done(c, out, phPlan, err, sp)
 		}
 	}
 	if err := s.planRunTools(c, sp); err != nil {
-		return s.done(c, out, "plan", err, sp)
+		return s.done(c, out, phPlan, err, sp)
 	}
 	if sp.op.has("context_options") {
 		lim, _, err := s.limits(c, "context_register/3", optionList(c, sp.op["context_options"]))
@@ -364,19 +364,19 @@ func (s *Session) planRun(c *prolog.Call, a1, a2, a3, a4, out engine.Term) (bool
 	b := defaultPlanBudget()
 	if sp.op.has("budget") {
 		if b, err = planBudgetOf(c, sp.op["budget"]); err != nil {
-			return s.done(c, out, "plan", err, sp)
+			return s.done(c, out, phPlan, err, sp)
 		}
 	}
 	sp.in.Budget, sp.in.DepthIsBudget = &b, true
 	if sp.in.Plan, err = planOf(c, planArg, plan.PhaseNormalize); err != nil {
-		return s.done(c, out, "plan", err, sp)
+		return s.done(c, out, phPlan, err, sp)
 	}
 	if ctxArg != nil {
 		if sp.in.Context, err = s.contextOf(c, ctxArg, sp); err != nil {
-			return s.done(c, out, "plan", err, sp)
+			return s.done(c, out, phPlan, err, sp)
 		}
 	}
-	return s.complete(c, out, "plan", sp)
+	return s.complete(c, out, phPlan, sp)
 }
 
 func isListTerm(c *prolog.Call, t engine.Term) bool {

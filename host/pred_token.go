@@ -62,7 +62,7 @@ func (s *Session) tokenCountText(c *prolog.Call, text, options, out engine.Term)
 	case op.has("encoding"):
 		counter, err = reg.CounterForEncoding(op.atom("encoding"))
 		if err != nil {
-			return s.fail(c, out, "count", err)
+			return s.fail(c, out, phCount, err)
 		}
 	case op.has("model"):
 		counter, err = reg.Counter(op.atom("model"))
@@ -71,7 +71,7 @@ func (s *Session) tokenCountText(c *prolog.Call, text, options, out engine.Term)
 			return c.Unify(out, ok(withField(cnt, fld("model_known", engine.NewAtom("false"))))), nil
 		}
 		if err != nil {
-			return s.fail(c, out, "count", err)
+			return s.fail(c, out, phCount, err)
 		}
 	}
 	return c.Unify(out, ok(countTerm(counter.Count(t)))), nil
@@ -114,7 +114,7 @@ func (s *Session) tokenModelEncoding(c *prolog.Call, model, out engine.Term) (bo
 		return c.Unify(out, atomError.Apply(tokenReason("unknown_model", err.Error(), fld("model", engine.NewAtom(m))))), nil
 	}
 	if err != nil {
-		return s.fail(c, out, "model_encoding", err)
+		return s.fail(c, out, phModelEncoding, err)
 	}
 	return c.Unify(out, ok(engine.NewAtom(enc.Name()))), nil
 }

@@ -58,7 +58,7 @@ type turnCall struct {
 // in out, or an error to throw.
 func (s *Session) turnArgs(c *prolog.Call, pred string, conv, msg, options, out engine.Term) (t turnCall, cont, res bool, err error) {
 	fail := func(err error) (turnCall, bool, bool, error) {
-		res, err := s.fail(c, out, "turn", err)
+		res, err := s.fail(c, out, phTurn, err)
 		return turnCall{}, false, res, err
 	}
 	if t.cv, err = s.convArg(c, conv); err != nil {
@@ -151,7 +151,7 @@ func (s *Session) turnOptions(c *prolog.Call, cv runtime.Conversation, op opts) 
 func (s *Session) turnFailure(c *prolog.Call, out engine.Term, err error) (bool, error) {
 	var te *runtime.TurnError
 	if !errors.As(err, &te) {
-		return s.fail(c, out, "turn", err)
+		return s.fail(c, out, phTurn, err)
 	}
 	var cause engine.Term = prolog.Chars(te.Cause.Error())
 	var pe *plan.Error
@@ -161,7 +161,7 @@ func (s *Session) turnFailure(c *prolog.Call, out engine.Term, err error) (bool,
 			cause = t
 		}
 	default:
-		if r, isOutcome := s.reason("turn", te.Cause, nil); isOutcome {
+		if r, isOutcome := s.reason(phTurn, te.Cause, nil); isOutcome {
 			cause = r
 		}
 	}
@@ -242,7 +242,7 @@ func turnEventTerm(ev runtime.TurnEvent) engine.Term {
 func (s *Session) conversationTurnReceipt(c *prolog.Call, conv, id, out engine.Term) (bool, error) {
 	cv, err := s.convArg(c, conv)
 	if err != nil {
-		return s.fail(c, out, "receipt", err)
+		return s.fail(c, out, phReceipt, err)
 	}
 	turnID, err := c.Text(id)
 	if err != nil {
@@ -250,7 +250,7 @@ func (s *Session) conversationTurnReceipt(c *prolog.Call, conv, id, out engine.T
 	}
 	r, err := cv.Receipt(turnID)
 	if err != nil {
-		return s.fail(c, out, "receipt", err, engine.NewAtom(turnID))
+		return s.fail(c, out, phReceipt, err, engine.NewAtom(turnID))
 	}
 	return c.Unify(out, ok(receiptTerm(r))), nil
 }
@@ -258,7 +258,7 @@ func (s *Session) conversationTurnReceipt(c *prolog.Call, conv, id, out engine.T
 func (s *Session) conversationReceipts(c *prolog.Call, conv, options, out engine.Term) (bool, error) {
 	cv, err := s.convArg(c, conv)
 	if err != nil {
-		return s.fail(c, out, "receipts", err)
+		return s.fail(c, out, phReceipts, err)
 	}
 	op, err := s.options(c, "conversation_receipts/3", options)
 	if err != nil {
@@ -272,7 +272,7 @@ func (s *Session) conversationReceipts(c *prolog.Call, conv, options, out engine
 		return nil
 	})
 	if err != nil {
-		return s.fail(c, out, "receipts", err)
+		return s.fail(c, out, phReceipts, err)
 	}
 	return c.Unify(out, ok(engine.List(ts...))), nil
 }

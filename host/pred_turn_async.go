@@ -245,7 +245,7 @@ func (s *Session) conversationTurnAwait(c *prolog.Call, task, timeout, out engin
 			return c.Unify(out, ok(s.turnResultTerm(t.res, t.withReceipt))), nil
 		case <-q.ready:
 		case <-expired:
-			return c.Unify(out, convError("await", engine.NewAtom("turn_pending").Apply(t.term()),
+			return c.Unify(out, convError(phAwait, engine.NewAtom("turn_pending").Apply(t.term()),
 				"the turn has not ended yet; await it again or cancel it")), nil
 		case <-c.Ctx.Done():
 			return false, context.Cause(c.Ctx) // the query was cancelled; the turn runs on

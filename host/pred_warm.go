@@ -82,7 +82,7 @@ func (s *Session) artifactStoreOpen(c *prolog.Call, spec, out engine.Term) (bool
 				_, err = s.host.rt.ShareStore(st.ID())
 			}
 			if err != nil {
-				return s.fail(c, out, "artifact_store", err)
+				return s.fail(c, out, phArtifactStore, err)
 			}
 			return c.Unify(out, ok(prolog.Resolved(t, c.Env))), nil
 		case t.Functor().String() == "conversation_ref":
@@ -99,7 +99,7 @@ func (s *Session) artifactStoreOpen(c *prolog.Call, spec, out engine.Term) (bool
 	}
 	st, err := s.host.rt.OpenStore(ss)
 	if err != nil {
-		return s.fail(c, out, "store_open", err, redactedSpec(c, spec))
+		return s.fail(c, out, phStoreOpen, err, redactedSpec(c, spec))
 	}
 	return c.Unify(out, ok(atomArtifactStore.Apply(engine.NewAtom(st.ID())))), nil
 }
@@ -118,7 +118,7 @@ func (s *Session) artifactStoreClose(c *prolog.Call, t, out engine.Term) (bool, 
 		err = s.host.rt.CloseStore(st.ID())
 	}
 	if err != nil {
-		return s.fail(c, out, "store_close", err)
+		return s.fail(c, out, phStoreClose, err)
 	}
 	return c.Unify(out, ok(engine.NewAtom("closed"))), nil
 }
@@ -227,15 +227,18 @@ func (s *Session) conversationWarmPublish(c *prolog.Call, conv, st, rng, options
 
 // warmProduce derives, and with a store publishes, the artifact of a range.
 func (s *Session) warmProduce(c *prolog.Call, pred string, conv, st, rng, options, out engine.Term) (bool, error) {
-	phase := map[bool]string{true: "publish", false: "derive"}[st != nil]
+	ph := phDerive
+	if st != nil {
+		ph = phPublish
+	}
 	cv, err := s.convArg(c, conv)
 	if err != nil {
-		return s.fail(c, out, phase, err)
+		return s.fail(c, out, ph, err)
 	}
 	if st != nil {
 		ws, err := s.warmStoreArg(c, cv, st)
 		if err != nil {
-			return s.fail(c, out, phase, err)
+			return s.fail(c, out, ph, err)
 		}
 		cv = cv.WithWarmStore(ws)
 	}
@@ -257,7 +260,7 @@ func (s *Session) warmProduce(c *prolog.Call, pred string, conv, st, rng, option
 	}
 	gen, err := s.generator(c, op)
 	if err != nil {
-		return s.fail(c, out, phase, err, rangeTerm(from, to))
+		return s.fail(c, out, ph, err, rangeTerm(from, to))
 	}
 	encs, err := s.warmEncodings(c, op, pol.encodings)
 	if err != nil {
@@ -265,7 +268,7 @@ func (s *Session) warmProduce(c *prolog.Call, pred string, conv, st, rng, option
 	}
 	a, err := produce(c.Ctx, from, to, gen, encs)
 	if err != nil {
-		return s.fail(c, out, phase, err, rangeTerm(from, to))
+		return s.fail(c, out, ph, err, rangeTerm(from, to))
 	}
 	if st == nil {
 		return c.Unify(out, ok(artifactTerm(a))), nil
@@ -316,7 +319,7 @@ func (s *Session) warmEncodings(c *prolog.Call, op opts, lib []string) ([]string
 func (s *Session) conversationWarmRetire(c *prolog.Call, conv, st, rng, out engine.Term) (bool, error) {
 	cv, err := s.warmConvArg(c, conv, st)
 	if err != nil {
-		return s.fail(c, out, "retire", err)
+		return s.fail(c, out, phRetire, err)
 	}
 	from, to, err := rangeArg(c, rng)
 	if err != nil {
@@ -324,7 +327,7 @@ func (s *Session) conversationWarmRetire(c *prolog.Call, conv, st, rng, out engi
 	}
 	a, err := cv.WarmRetire(from, to)
 	if err != nil {
-		return s.fail(c, out, "retire", err, rangeTerm(from, to))
+		return s.fail(c, out, phRetire, err, rangeTerm(from, to))
 	}
 	return c.Unify(out, ok(artifactTerm(a))), nil
 }
@@ -343,7 +346,7 @@ func (s *Session) warmConvArg(c *prolog.Call, conv, st engine.Term) (runtime.Con
 func (s *Session) conversationWarmList(c *prolog.Call, conv, st, options, out engine.Term) (bool, error) {
 	cv, err := s.warmConvArg(c, conv, st)
 	if err != nil {
-		return s.fail(c, out, "list", err)
+		return s.fail(c, out, phList, err)
 	}
 	op, err := s.options(c, "conversation_warm_list/4", options)
 	if err != nil {
@@ -351,7 +354,7 @@ func (s *Session) conversationWarmList(c *prolog.Call, conv, st, options, out en
 	}
 	arts, err := cv.WarmList(op.bool("history"))
 	if err != nil {
-		return s.fail(c, out, "list", err)
+		return s.fail(c, out, phList, err)
 	}
 	ts := make([]engine.Term, len(arts))
 	for i, a := range arts {
@@ -417,7 +420,7 @@ func overlay(c *prolog.Call, base map[string]int64, t engine.Term) map[string]in
 func (s *Session) conversationWarmContextUnits(c *prolog.Call, conv, st, signals, options, out engine.Term) (bool, error) {
 	cv, err := s.warmConvArg(c, conv, st)
 	if err != nil {
-		return s.fail(c, out, "units", err)
+		return s.fail(c, out, phUnits, err)
 	}
 	w, err := s.warmOptions(c, signals, options)
 	if err != nil {
@@ -431,7 +434,7 @@ func (s *Session) conversationWarmContextUnits(c *prolog.Call, conv, st, signals
 	units, arts, _, err := cv.WarmUnits(w, counter, pol.utilities) // a pack reports the status
 
 	if err != nil {
-		return s.fail(c, out, "units", err)
+		return s.fail(c, out, phUnits, err)
 	}
 	ts := make([]engine.Term, len(units))
 	for i, u := range units {
