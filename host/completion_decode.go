@@ -270,13 +270,13 @@ func (s *Session) decode(c *prolog.Call, pred string, options engine.Term) (*spe
 	sp.deps.Contexts = s.handles
 	sp.deps.Terms = planterm.Reader{}
 	if op.has("model_handler") {
-		sp.deps.Models = prologModels{cb: sp.cb, h: op["model_handler"]}
+		sp.deps.Models = prologModels{cb: sp.cb, h: op.term("model_handler")}
 	}
 	if op.has("planner_handler") {
-		sp.deps.Planner = prologPlanner{cb: sp.cb, h: op["planner_handler"]}
+		sp.deps.Planner = prologPlanner{cb: sp.cb, h: op.term("planner_handler")}
 	}
 	if op.has("budget") && pred != "plan_run/5" { // plan_run/5 reads upstream's plan budget
-		b, err := budgetOf(c, optionList(c, op["budget"], "completion_budget"))
+		b, err := budgetOf(c, optionList(c, op.term("budget"), "completion_budget"))
 		if err != nil {
 			return nil, err
 		}
@@ -317,7 +317,7 @@ func (s *Session) decode(c *prolog.Call, pred string, options engine.Term) (*spe
 	sp.in.Providers = []string{r.Name}
 	pm := providerModels{r: r}
 	if op.has("on_delta") {
-		pm.onDelta = s.deltaHandler(c, sp.cb, op["on_delta"])
+		pm.onDelta = s.deltaHandler(c, sp.cb, op.term("on_delta"))
 	}
 	if sp.deps.Models == nil {
 		sp.deps.Models = pm
@@ -346,7 +346,7 @@ func (u unresolved) Plan(context.Context, plan.PlannerRequest) (plan.PlannerRepl
 func (s *Session) providerOption(c *prolog.Call, op opts) (string, provider.Settings, error) {
 	var call provider.Settings
 	name := ""
-	switch t := op["provider"].(type) {
+	switch t := op.term("provider").(type) {
 	case engine.Atom:
 		name = t.String()
 	case engine.Compound: // provider(Name, Settings), checked by the option type
@@ -392,7 +392,7 @@ func (s *Session) providerSettings(c *prolog.Call, name string, list engine.Term
 		return st, err
 	}
 	if op.has("credential") {
-		cred, ok := credentialOf(c, op["credential"])
+		cred, ok := credentialOf(c, op.term("credential"))
 		if !ok {
 			return st, &provider.ConfigError{Provider: name, Field: "credential", Message: "a credential is env(VARIABLE) or none; keys are read from the environment, never written in configuration (the value given is not shown)"}
 		}
@@ -504,7 +504,7 @@ func (s *Session) decodeCompletion(c *prolog.Call, sp *spec) error {
 		if !op.has(key) {
 			return nil, nil
 		}
-		elems, _ := c.List(op[key])
+		elems, _ := c.List(op.term(key))
 		caps := []plan.Capability{}
 		for _, e := range elems {
 			cp, err := plan.ParseCapability(s.capabilityText(c, e))
@@ -523,7 +523,7 @@ func (s *Session) decodeCompletion(c *prolog.Call, sp *spec) error {
 		return err
 	}
 	if op.has("tools") {
-		elems, _ := c.List(op["tools"])
+		elems, _ := c.List(op.term("tools"))
 		tools := prologTools{cb: sp.cb, handlers: map[string]engine.Term{}}
 		for _, e := range elems {
 			tt, isCompound := c.Resolve(e).(engine.Compound)
@@ -551,7 +551,7 @@ func (s *Session) decodeCompletion(c *prolog.Call, sp *spec) error {
 		sp.deps.Tools = tools
 	}
 	if op.has("context_options") {
-		lim, _, err := s.limits(c, "context_register/3", optionList(c, op["context_options"]))
+		lim, _, err := s.limits(c, "context_register/3", optionList(c, op.term("context_options")))
 		if err != nil {
 			return err
 		}

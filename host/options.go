@@ -247,6 +247,9 @@ func optionList(c *prolog.Call, t engine.Term, tags ...string) engine.Term {
 
 func (o opts) has(name string) bool { _, ok := o[name]; return ok }
 
+// term is the option's value, nil when it was neither given nor defaulted.
+func (o opts) term(name string) engine.Term { return o[name] }
+
 func (o opts) int(name string) int64 {
 	n, _ := o[name].(engine.Integer)
 	return int64(n)

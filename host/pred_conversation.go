@@ -216,7 +216,7 @@ func (s *Session) conversationCreate(c *prolog.Call, st, options, out engine.Ter
 	if err != nil {
 		return false, err
 	}
-	meta, err := metadataFrom(c, op["metadata"])
+	meta, err := metadataFrom(c, op.term("metadata"))
 	if err != nil {
 		return false, err
 	}
@@ -312,11 +312,11 @@ func appendOptionsOf(c *prolog.Call, op opts) (store.AppendOptions, error) {
 	ao := store.AppendOptions{IdempotencyKey: op.text("idempotency_key"), Session: op.text("session")}
 	var err error
 	if op.has("time") {
-		if ao.Time, err = timeOf(c, op["time"]); err != nil {
+		if ao.Time, err = timeOf(c, op.term("time")); err != nil {
 			return ao, err
 		}
 	}
-	ao.Metadata, err = metadataFrom(c, op["metadata"])
+	ao.Metadata, err = metadataFrom(c, op.term("metadata"))
 	return ao, err
 }
 
@@ -520,7 +520,7 @@ func (s *Session) conversationSearch(c *prolog.Call, conv, query, options, out e
 		Exact: op.bool("exact") || op.has("case_sensitive"), CaseSensitive: op.bool("case_sensitive"),
 		Session: op.text("session"), NoContext: !op.bool("context"), Window: int(min(op.int("window"), math.MaxInt32)),
 		MaxBytes: int(min(op.int("max_bytes"), math.MaxInt32))}
-	roles, err := c.List(op["roles"])
+	roles, err := c.List(op.term("roles"))
 	if err != nil {
 		return false, err
 	}
@@ -540,7 +540,7 @@ func (s *Session) conversationSearch(c *prolog.Call, conv, query, options, out e
 		t    *time.Time
 	}{{"since", &so.Since}, {"until", &so.Until}} {
 		if op.has(b.name) {
-			if *b.t, err = timeOf(c, op[b.name]); err != nil {
+			if *b.t, err = timeOf(c, op.term(b.name)); err != nil {
 				return false, err
 			}
 		}

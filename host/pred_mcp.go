@@ -54,7 +54,7 @@ func (s *Session) mcpServer(c *prolog.Call, name, options, out engine.Term) (boo
 	srv := mcp.Server{Name: n, Command: op.text("command"), URL: op.text("url"), MaxToolTokens: op.int("max_tool_tokens"),
 		StartWithSession: op.atom("start") == "session"}
 	if op.has("args") {
-		elems, _ := c.List(op["args"])
+		elems, _ := c.List(op.term("args"))
 		for _, e := range elems {
 			a, _ := c.Text(e) // checked: list(text)
 			srv.Args = append(srv.Args, a)
@@ -67,7 +67,7 @@ func (s *Session) mcpServer(c *prolog.Call, name, options, out engine.Term) (boo
 		return false, err
 	}
 	if op.has("credential") {
-		cred, ok := credentialOf(c, op["credential"])
+		cred, ok := credentialOf(c, op.term("credential"))
 		if !ok || cred == "" {
 			return s.fail(c, out, phMcp, &mcp.ConfigError{Server: n, Field: "credential", Message: "a credential is env(VARIABLE), the environment variable holding a bearer token; tokens are never written in a program (the value given is not shown)"})
 		}
@@ -93,7 +93,7 @@ func textPairs(c *prolog.Call, op opts, key string) (map[string]string, error) {
 	if !op.has(key) {
 		return nil, nil
 	}
-	elems, _ := c.List(op[key])
+	elems, _ := c.List(op.term(key))
 	out := make(map[string]string, len(elems))
 	for _, e := range elems {
 		pair, isPair := c.Resolve(e).(engine.Compound)

@@ -282,18 +282,18 @@ func (s *Session) packOptions(c *prolog.Call, cv runtime.Conversation, op opts, 
 		return runtime.PackOptions{}, err
 	}
 	po := runtime.PackOptions{Boundary: op.bool("cold_history_boundary"), BoundaryTemplates: pol.boundary, Utilities: pol.utilities}
-	tok, err := s.options(c, "token_count_text/3", optionList(c, op["token_options"]))
+	tok, err := s.options(c, "token_count_text/3", optionList(c, op.term("token_options")))
 	if err != nil {
 		return po, err
 	}
 	if tok.has("token_counter") {
 		if countErr == nil {
-			return po, prolog.DomainError("conversation_context_pack_token_option", engine.NewAtom("token_counter").Apply(tok["token_counter"]))
+			return po, prolog.DomainError("conversation_context_pack_token_option", engine.NewAtom("token_counter").Apply(tok.term("token_counter")))
 		}
-		po.CountText = s.callerCount(c, tok["token_counter"], countErr)
+		po.CountText = s.callerCount(c, tok.term("token_counter"), countErr)
 	}
 	po.Model, po.Encoding = tok.atom("model"), tok.atom("encoding")
-	secs, err := c.List(op["visible_sections"])
+	secs, err := c.List(op.term("visible_sections"))
 	if err != nil {
 		return po, err
 	}
@@ -318,7 +318,7 @@ func (s *Session) packOptions(c *prolog.Call, cv runtime.Conversation, op opts, 
 		return po, err
 	}
 	po.Sections, po.Tools = append(po.Sections, more...), tools
-	us, err := c.List(op["context_units"])
+	us, err := c.List(op.term("context_units"))
 	if err != nil {
 		return po, err
 	}
@@ -339,15 +339,15 @@ func (s *Session) packOptions(c *prolog.Call, cv runtime.Conversation, op opts, 
 		po.Units = append(po.Units, u)
 		po.Constraints = append(po.Constraints, cons...)
 	}
-	if po.Policy, err = s.policyOf(c, op["policy"]); err != nil {
+	if po.Policy, err = s.policyOf(c, op.term("policy")); err != nil {
 		return po, err
 	}
 	if op.has("warm_store") {
-		ws, err := s.warmStoreArg(c, cv, op["warm_store"])
+		ws, err := s.warmStoreArg(c, cv, op.term("warm_store"))
 		if err != nil {
 			return po, err
 		}
-		w, err := s.warmOptions(c, op["warm_signals"], op["warm_options"])
+		w, err := s.warmOptions(c, op.term("warm_signals"), op.term("warm_options"))
 		if err != nil {
 			return po, err
 		}
@@ -581,7 +581,7 @@ func storeParts(ps []tokenizer.Part) []store.Part {
 func (s *Session) promptParts(c *prolog.Call, op opts) ([]pack.TextSection, []tokenizer.Tool, error) {
 	var secs []pack.TextSection
 	if op.has("project_instructions") {
-		text, err := s.readFile(c, op["project_instructions"])
+		text, err := s.readFile(c, op.term("project_instructions"))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -591,7 +591,7 @@ func (s *Session) promptParts(c *prolog.Call, op opts) ([]pack.TextSection, []to
 		dir := op.text("skills")
 		entries, err := fs.ReadDir(s.fsys(), dir)
 		if err != nil {
-			return nil, nil, prolog.FileError("directory", op["skills"], err)
+			return nil, nil, prolog.FileError("directory", op.term("skills"), err)
 		}
 		for _, e := range entries { // ReadDir sorts by name
 			if e.IsDir() {
@@ -604,7 +604,7 @@ func (s *Session) promptParts(c *prolog.Call, op opts) ([]pack.TextSection, []to
 			secs = append(secs, pack.TextSection{Name: "skill:" + e.Name(), Visibility: pack.Model, Text: string(b), Category: "skills"})
 		}
 	}
-	elems, err := c.List(op["tools"])
+	elems, err := c.List(op.term("tools"))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -623,13 +623,13 @@ func (s *Session) promptParts(c *prolog.Call, op opts) ([]pack.TextSection, []to
 		tools = append(tools, tokenizer.Tool{Type: "function", Function: tokenizer.FunctionDef{Name: name, Description: desc, Parameters: json.RawMessage(schema)}})
 	}
 	if op.has("mcp_tools") {
-		text, err := s.readFile(c, op["mcp_tools"])
+		text, err := s.readFile(c, op.term("mcp_tools"))
 		if err != nil {
 			return nil, nil, err
 		}
 		mcp, err := mcpTools([]byte(text))
 		if err != nil {
-			return nil, nil, prolog.DomainError("mcp_tools_list", op["mcp_tools"])
+			return nil, nil, prolog.DomainError("mcp_tools_list", op.term("mcp_tools"))
 		}
 		tools = append(tools, mcp...)
 	}

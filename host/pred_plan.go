@@ -336,7 +336,7 @@ func (s *Session) planRun(c *prolog.Call, a1, a2, a3, a4, out engine.Term) (bool
 		return s.done(c, out, phPlan, err, nil)
 	}
 	if query == nil && sp.op.has("query") {
-		query = sp.op["query"]
+		query = sp.op.term("query")
 	}
 	if query != nil {
 		if sp.in.Query, err = c.Text(query); err != nil {
@@ -347,7 +347,7 @@ func (s *Session) planRun(c *prolog.Call, a1, a2, a3, a4, out engine.Term) (bool
 		return s.done(c, out, phPlan, err, sp)
 	}
 	if sp.op.has("child_capabilities") {
-		if sp.in.ChildCapabilities, err = s.capabilityList(c, sp.op["child_capabilities"]); err != nil {
+		if sp.in.ChildCapabilities, err = s.capabilityList(c, sp.op.term("child_capabilities")); err != nil {
 			return s.done(c, out, phPlan, err, sp)
 		}
 	}
@@ -355,7 +355,7 @@ func (s *Session) planRun(c *prolog.Call, a1, a2, a3, a4, out engine.Term) (bool
 		return s.done(c, out, phPlan, err, sp)
 	}
 	if sp.op.has("context_options") {
-		lim, _, err := s.limits(c, "context_register/3", optionList(c, sp.op["context_options"]))
+		lim, _, err := s.limits(c, "context_register/3", optionList(c, sp.op.term("context_options")))
 		if err != nil {
 			return false, err
 		}
@@ -363,7 +363,7 @@ func (s *Session) planRun(c *prolog.Call, a1, a2, a3, a4, out engine.Term) (bool
 	}
 	b := defaultPlanBudget()
 	if sp.op.has("budget") {
-		if b, err = planBudgetOf(c, sp.op["budget"]); err != nil {
+		if b, err = planBudgetOf(c, sp.op.term("budget")); err != nil {
 			return s.done(c, out, phPlan, err, sp)
 		}
 	}
@@ -390,7 +390,7 @@ func (s *Session) planRunTools(c *prolog.Call, sp *spec) error {
 	if !sp.op.has("tools") {
 		return nil
 	}
-	elems, _ := c.List(sp.op["tools"])
+	elems, _ := c.List(sp.op.term("tools"))
 	tools := prologTools{cb: sp.cb, handlers: map[string]engine.Term{}}
 	for _, e := range elems {
 		tt, isCompound := c.Resolve(e).(engine.Compound)

@@ -52,7 +52,7 @@ func (s *Session) tokenCountText(c *prolog.Call, text, options, out engine.Term)
 	switch {
 	case op.has("token_counter"):
 		var failed error
-		n := s.callerCount(c, op["token_counter"], &failed)(t)
+		n := s.callerCount(c, op.term("token_counter"), &failed)(t)
 		if failed != nil {
 			return false, failed
 		}
@@ -135,7 +135,7 @@ func (s *Session) tokenRegisterEncoding(c *prolog.Call, name, file, options, out
 		return false, err
 	}
 	patterns := map[string]string{"r50k": tokenizer.PatternR50k, "cl100k": tokenizer.PatternCl100k, "o200k": tokenizer.PatternO200k}
-	elems, err := c.List(op["specials"])
+	elems, err := c.List(op.term("specials"))
 	if err != nil {
 		return false, err
 	}

@@ -80,7 +80,7 @@ func (s *Session) turnArgs(c *prolog.Call, pred string, conv, msg, options, out 
 // conversation_context_pack/3 takes them, completion_options as
 // rlm_completion/4 does, cold_context_options as limits.
 func (s *Session) turnOptions(c *prolog.Call, cv runtime.Conversation, op opts) (runtime.TurnOptions, *spec, error) {
-	cop, err := s.options(c, "conversation_context_pack/3", op["context_options"])
+	cop, err := s.options(c, "conversation_context_pack/3", op.term("context_options"))
 	if err != nil {
 		return runtime.TurnOptions{}, nil, err
 	}
@@ -88,14 +88,14 @@ func (s *Session) turnOptions(c *prolog.Call, cv runtime.Conversation, op opts) 
 	if err != nil {
 		return runtime.TurnOptions{}, nil, err
 	}
-	sp, err := s.decode(c, "rlm_completion/4", op["completion_options"])
+	sp, err := s.decode(c, "rlm_completion/4", op.term("completion_options"))
 	if err == nil {
 		err = s.decodeCompletion(c, sp)
 	}
 	if err != nil {
 		return runtime.TurnOptions{}, nil, err
 	}
-	lim, _, err := s.limits(c, "conversation_cold_context/3", op["cold_context_options"])
+	lim, _, err := s.limits(c, "conversation_cold_context/3", op.term("cold_context_options"))
 	if err != nil {
 		return runtime.TurnOptions{}, nil, err
 	}
@@ -117,7 +117,7 @@ func (s *Session) turnOptions(c *prolog.Call, cv runtime.Conversation, op opts) 
 		Completion: sp.in, Deps: sp.deps, Handles: s.handles, Cold: lim}
 	to.Completion.MaxToolRounds = int(op.int("max_tool_rounds"))
 	if op.has("mcp") {
-		grants, err := mcpGrants(c, op["mcp"])
+		grants, err := mcpGrants(c, op.term("mcp"))
 		if err != nil {
 			return runtime.TurnOptions{}, nil, err
 		}
@@ -131,7 +131,7 @@ func (s *Session) turnOptions(c *prolog.Call, cv runtime.Conversation, op opts) 
 		to.Pack.BoundaryTemplates = pol.directBoundary
 	}
 	if op.has("on_event") {
-		closure := op["on_event"]
+		closure := op.term("on_event")
 		if err := c.CheckClosure(closure, 1); err != nil {
 			return runtime.TurnOptions{}, nil, err
 		}

@@ -146,9 +146,9 @@ func rangeArg(c *prolog.Call, t engine.Term) (int64, int64, error) {
 // with completion_options as rlm_completion/4 takes them (the model sees
 // the range only through the handle).
 func (s *Session) generator(c *prolog.Call, op opts) (runtime.WarmGenerator, error) {
-	g := op["generator"]
+	g := op.term("generator")
 	if a, isAtom := g.(engine.Atom); isAtom && a.String() == "rlm" {
-		sp, err := s.decode(c, "rlm_completion/4", op["completion_options"])
+		sp, err := s.decode(c, "rlm_completion/4", op.term("completion_options"))
 		if err == nil {
 			err = s.decodeCompletion(c, sp)
 		}
@@ -158,7 +158,7 @@ func (s *Session) generator(c *prolog.Call, op opts) (runtime.WarmGenerator, err
 		return runtime.CompletionGenerator(s.handles, sp.in, sp.deps), nil
 	}
 	return func(ctx context.Context, src runtime.WarmSource) (runtime.WarmFields, runtime.WarmGeneration, error) {
-		raw, err := callOnce(c, engine.NewAtom("call").Apply(g, warmSourceTerm(src), op["completion_options"], engine.NewVariable()))
+		raw, err := callOnce(c, engine.NewAtom("call").Apply(g, warmSourceTerm(src), op.term("completion_options"), engine.NewVariable()))
 		if err != nil {
 			return runtime.WarmFields{}, runtime.WarmGeneration{}, &warmError{kind: "generator_exception", msg: s.in.Describe(exceptionTerm(err), nil)}
 		}
@@ -297,7 +297,7 @@ func (s *Session) warmProduce(c *prolog.Call, pred string, conv, st, rng, option
 // is accepted and not called: a pack counting with C counts the
 // representations it offers with C.
 func (s *Session) warmEncodings(c *prolog.Call, op opts, lib []string) ([]string, error) {
-	tok, err := s.options(c, "token_count_text/3", optionList(c, op["token_options"]))
+	tok, err := s.options(c, "token_count_text/3", optionList(c, op.term("token_options")))
 	if err != nil {
 		return nil, err
 	}
@@ -374,12 +374,12 @@ func (s *Session) warmOptions(c *prolog.Call, signals, options engine.Term) (run
 	if err != nil {
 		return runtime.WarmOptions{}, err
 	}
-	wp, err := s.options(c, "warm_policy/1", optionList(c, op["policy"]))
+	wp, err := s.options(c, "warm_policy/1", optionList(c, op.term("policy")))
 	if err != nil {
 		return runtime.WarmOptions{}, err
 	}
 	w := runtime.WarmOptions{Policy: runtime.WarmPolicy{MaxCandidates: int(min(wp.int("max_candidates"), 1<<20)),
-		Fidelity: overlay(c, pol.warm.Fidelity, wp["fidelity"]), Weights: overlay(c, pol.warm.Weights, wp["weights"])}}
+		Fidelity: overlay(c, pol.warm.Fidelity, wp.term("fidelity")), Weights: overlay(c, pol.warm.Weights, wp.term("weights"))}}
 	elems, err := c.List(signals)
 	if err != nil {
 		return w, err
