@@ -191,7 +191,7 @@ type Session struct {
 	adapters adapters // Prolog-defined context adapters (pred_adapter.go)
 	tokens   cancelTokens
 	turns    turnTasks    // async turns
-	pol      *policy      // lib's policy facts, read at first use
+	pol      *Defaults    // lib's policy facts, read at first use
 	mcp      *mcp.Servers // MCP servers, made at first use (pred_mcp.go)
 	defaults Defaults     // what '$rlm_defaults' read (Host.Defaults)
 	closed   bool

@@ -17,29 +17,20 @@ import (
 	"github.com/rlmpl/rlmpl/prolog"
 )
 
-// policy is what a session read of lib's policy facts.
-type policy struct {
-	utilities pack.Utilities
-	encodings []string
-	// boundary are the cold-history boundary's forms, fullest first (a
-	// pack sends the first that fits); directBoundary those of a direct
-	// turn, which reaches cold history through tool calls.
-	boundary, directBoundary []string
-	warm                     runtime.WarmPolicy // fidelity and weights; max_candidates is an option
-}
-
-func (s *Session) policy(c *prolog.Call) (*policy, error) {
+// policy reads lib's policy facts once per session: a program may assert
+// its own before its first pack.
+func (s *Session) policy(c *prolog.Call) (*Defaults, error) {
 	if s.pol != nil {
 		return s.pol, nil
 	}
-	p := &policy{}
+	p := &Defaults{}
 	class, base, per := engine.NewVariable(), engine.NewVariable(), engine.NewVariable()
 	var bad engine.Term
 	err := callAll(c, engine.NewAtom("context_utility").Apply(class, base, per), func(env *engine.Env) {
 		b, ok1 := env.Resolve(base).(engine.Integer)
 		k, ok2 := env.Resolve(per).(engine.Integer)
 		name, _ := env.Resolve(class).(engine.Atom)
-		u := &p.utilities
+		u := &p.Utilities
 		switch {
 		case !ok1 || !ok2:
 			bad = prolog.Resolved(engine.NewAtom("context_utility").Apply(class, base, per), env)
@@ -60,7 +51,7 @@ func (s *Session) policy(c *prolog.Call) (*policy, error) {
 	if err == nil {
 		err = callAll(c, engine.NewAtom("conversation_count_encoding").Apply(enc), func(env *engine.Env) {
 			if a, isAtom := env.Resolve(enc).(engine.Atom); isAtom {
-				p.encodings = append(p.encodings, a.String())
+				p.CountEncodings = append(p.CountEncodings, a.String())
 			} else {
 				bad = prolog.Resolved(enc, env)
 			}
@@ -73,7 +64,7 @@ func (s *Session) policy(c *prolog.Call) (*policy, error) {
 	if err == nil {
 		err = callAll(c, engine.NewAtom("context_pinned_role").Apply(role), func(env *engine.Env) {
 			if a, isAtom := env.Resolve(role).(engine.Atom); isAtom {
-				p.utilities.PinnedRoles = append(p.utilities.PinnedRoles, a.String())
+				p.Utilities.PinnedRoles = append(p.Utilities.PinnedRoles, a.String())
 			} else {
 				bad = prolog.Resolved(role, env)
 			}
@@ -89,8 +80,8 @@ func (s *Session) policy(c *prolog.Call) (*policy, error) {
 			text, terr := prolog.TextOf(note, env)
 			if !isInt || n < 1 || terr != nil {
 				bad = prolog.Resolved(engine.NewAtom("context_excerpt").Apply(size, note), env)
-			} else if p.utilities.ExcerptTokens == 0 {
-				p.utilities.ExcerptTokens, p.utilities.ExcerptTemplate = int(n), text
+			} else if p.Utilities.ExcerptTokens == 0 {
+				p.Utilities.ExcerptTokens, p.Utilities.ExcerptTemplate = int(n), text
 			}
 		})
 	}
@@ -103,8 +94,8 @@ func (s *Session) policy(c *prolog.Call) (*policy, error) {
 			text, terr := prolog.TextOf(note, env)
 			if !isInt || n < 1 || n > 100 || terr != nil {
 				bad = prolog.Resolved(engine.NewAtom("context_tool_excerpt").Apply(size, note), env)
-			} else if p.utilities.ToolExcerptPercent == 0 {
-				p.utilities.ToolExcerptPercent, p.utilities.ToolExcerptTemplate = int(n), text
+			} else if p.Utilities.ToolExcerptPercent == 0 {
+				p.Utilities.ToolExcerptPercent, p.Utilities.ToolExcerptTemplate = int(n), text
 			}
 		})
 	}
@@ -113,20 +104,20 @@ func (s *Session) policy(c *prolog.Call) (*policy, error) {
 	}
 	tmpl := engine.NewVariable()
 	if err == nil {
-		p.boundary, err = templates(c, "context_boundary_template")
+		p.BoundaryTemplates, err = templates(c, "context_boundary_template")
 	}
 	if err == nil {
-		p.directBoundary, err = templates(c, "direct_boundary_template")
+		p.DirectBoundaryTemplates, err = templates(c, "direct_boundary_template")
 	}
 	if err == nil {
 		err = callAll(c, engine.NewAtom("context_no_reply_note").Apply(tmpl), func(env *engine.Env) {
-			if p.utilities.NoReplyTemplate == "" {
-				p.utilities.NoReplyTemplate, _ = prolog.TextOf(tmpl, env)
+			if p.Utilities.NoReplyTemplate == "" {
+				p.Utilities.NoReplyTemplate, _ = prolog.TextOf(tmpl, env)
 			}
 		})
 	}
-	p.warm = runtime.WarmPolicy{Fidelity: map[string]int64{}, Weights: map[string]int64{}}
-	for name, dst := range map[string]map[string]int64{"warm_fidelity": p.warm.Fidelity, "warm_signal_weight": p.warm.Weights} {
+	p.Warm = runtime.WarmPolicy{Fidelity: map[string]int64{}, Weights: map[string]int64{}}
+	for name, dst := range map[string]map[string]int64{"warm_fidelity": p.Warm.Fidelity, "warm_signal_weight": p.Warm.Weights} {
 		k, v := engine.NewVariable(), engine.NewVariable()
 		if err == nil {
 			err = callAll(c, engine.NewAtom(name).Apply(k, v), func(env *engine.Env) {
@@ -143,6 +134,9 @@ func (s *Session) policy(c *prolog.Call) (*policy, error) {
 	if err == nil && bad != nil {
 		err = prolog.DomainError("warm_policy", bad)
 	}
+	if err == nil {
+		p.Policy, err = s.policyOf(c, atomNil)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -150,19 +144,35 @@ func (s *Session) policy(c *prolog.Call) (*policy, error) {
 	return p, nil
 }
 
-// Defaults is lib's policy for Go callers that run no Prolog of their own
-// (the CLI, embedding programs): the default pack policy, the value model,
-// the boundary template and the encodings counted at append. lib is the
-// one source; this reads it.
+// Defaults is lib's policy: the default pack policy, the value model, the
+// boundary's forms, the encodings counted at append and the warm policy.
+// lib is the one source: a session reads it for its predicates, and
+// Host.Defaults for Go callers that run no Prolog of their own (the CLI,
+// embedding programs).
 type Defaults struct {
 	Policy    pack.Policy
 	Utilities pack.Utilities
-	// BoundaryTemplates are the boundary's forms, fullest first;
-	// DirectBoundaryTemplates those of a direct turn.
+	// BoundaryTemplates are the cold-history boundary's forms, fullest
+	// first (a pack sends the first that fits); DirectBoundaryTemplates
+	// those of a direct turn, which reaches cold history through tools.
 	BoundaryTemplates       []string
 	DirectBoundaryTemplates []string
 	CountEncodings          []string
-	Warm                    runtime.WarmPolicy
+	Warm                    runtime.WarmPolicy // fidelity and weights
+}
+
+// PackOptions are the options every pack starts from, whoever builds it
+// (the conversation predicates, rlmpl chat and rlmpl pack), so a pack
+// means the same whichever asked: lib's policy and value model, and the
+// cold-history boundary in the forms of mode (runtime.ModeDirect or the
+// planner's). Callers add what is theirs: a model, sections, warm
+// artifacts.
+func (d Defaults) PackOptions(mode string) runtime.PackOptions {
+	po := runtime.PackOptions{Policy: d.Policy, Boundary: true, BoundaryTemplates: d.BoundaryTemplates, Utilities: d.Utilities}
+	if mode == runtime.ModeDirect {
+		po.BoundaryTemplates = d.DirectBoundaryTemplates
+	}
+	return po
 }
 
 // Defaults reads lib's policy facts once, in a session of its own.
@@ -192,16 +202,12 @@ func (s *Session) readDefaults(c *prolog.Call) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	p, err := s.policyOf(c, atomNil)
-	if err != nil {
-		return false, err
-	}
 	w, err := s.warmOptions(c, atomNil, atomNil)
 	if err != nil {
 		return false, err
 	}
-	s.defaults = Defaults{Policy: p, Utilities: pol.utilities, BoundaryTemplates: pol.boundary,
-		DirectBoundaryTemplates: pol.directBoundary, CountEncodings: pol.encodings, Warm: w.Policy}
+	s.defaults = *pol
+	s.defaults.Warm = w.Policy
 	return true, nil
 }
 

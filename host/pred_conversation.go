@@ -299,7 +299,7 @@ func (s *Session) conversationAppend(c *prolog.Call, conv, msg, options, out eng
 	if err != nil {
 		return false, err
 	}
-	rec, err := cv.Append(m, runtime.AppendOptions{IdempotencyKey: so.IdempotencyKey, Encodings: pol.encodings,
+	rec, err := cv.Append(m, runtime.AppendOptions{IdempotencyKey: so.IdempotencyKey, Encodings: pol.CountEncodings,
 		Session: so.Session, Time: so.Time, Metadata: so.Metadata})
 	if err != nil {
 		return s.fail(c, out, phAppend, err, engine.NewAtom(cv.ID()))
@@ -364,7 +364,7 @@ func (s *Session) conversationAppendAll(c *prolog.Call, conv, items, options, ou
 	if err != nil {
 		return false, err
 	}
-	recs, err := cv.AppendAll(entries, pol.encodings)
+	recs, err := cv.AppendAll(entries, pol.CountEncodings)
 	if err != nil {
 		return s.fail(c, out, phAppend, err, engine.NewAtom(cv.ID()))
 	}
@@ -608,7 +608,7 @@ func (s *Session) conversationImport(c *prolog.Call, conv, file, out engine.Term
 	if err != nil {
 		return false, err
 	}
-	n, err := cv.Import(f, runtime.ImportOptions{Encodings: pol.encodings, WaitIndexed: importIndexWait, Source: path.Clean(name)})
+	n, err := cv.Import(f, runtime.ImportOptions{Encodings: pol.CountEncodings, WaitIndexed: importIndexWait, Source: path.Clean(name)})
 	if err != nil {
 		return s.fail(c, out, phImport, err, engine.NewAtom(cv.ID()))
 	}

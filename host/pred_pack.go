@@ -256,7 +256,7 @@ func (s *Session) conversationContextPack(c *prolog.Call, conv, options, out eng
 		return false, err
 	}
 	var countErr error
-	po, err := s.packOptions(c, cv, op, &countErr)
+	po, err := s.packOptions(c, cv, op, runtime.ModePlanner, &countErr)
 	if err != nil {
 		return s.fail(c, out, phContextPack, err)
 	}
@@ -276,12 +276,13 @@ func (s *Session) conversationContextPack(c *prolog.Call, conv, options, out eng
 // counter, called on this goroutine, its first failure kept in *countErr;
 // without (a turn, whose packs run where Prolog cannot be called), it is
 // refused.
-func (s *Session) packOptions(c *prolog.Call, cv runtime.Conversation, op opts, countErr *error) (runtime.PackOptions, error) {
+func (s *Session) packOptions(c *prolog.Call, cv runtime.Conversation, op opts, mode string, countErr *error) (runtime.PackOptions, error) {
 	pol, err := s.policy(c)
 	if err != nil {
 		return runtime.PackOptions{}, err
 	}
-	po := runtime.PackOptions{Boundary: op.bool("cold_history_boundary"), BoundaryTemplates: pol.boundary, Utilities: pol.utilities}
+	po := pol.PackOptions(mode)
+	po.Boundary = op.bool("cold_history_boundary")
 	tok, err := s.options(c, "token_count_text/3", optionList(c, op.term("token_options")))
 	if err != nil {
 		return po, err

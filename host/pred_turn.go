@@ -84,7 +84,7 @@ func (s *Session) turnOptions(c *prolog.Call, cv runtime.Conversation, op opts) 
 	if err != nil {
 		return runtime.TurnOptions{}, nil, err
 	}
-	po, err := s.packOptions(c, cv, cop, nil)
+	po, err := s.packOptions(c, cv, cop, op.atom("mode"), nil)
 	if err != nil {
 		return runtime.TurnOptions{}, nil, err
 	}
@@ -113,7 +113,7 @@ func (s *Session) turnOptions(c *prolog.Call, cv runtime.Conversation, op opts) 
 			return adj, cons, err
 		}
 	}
-	to := runtime.TurnOptions{TurnID: op.text("turn_id"), Mode: op.atom("mode"), Pack: po, Encodings: pol.encodings,
+	to := runtime.TurnOptions{TurnID: op.text("turn_id"), Mode: op.atom("mode"), Pack: po, Encodings: pol.CountEncodings,
 		Completion: sp.in, Deps: sp.deps, Handles: s.handles, Cold: lim}
 	to.Completion.MaxToolRounds = int(op.int("max_tool_rounds"))
 	if op.has("mcp") {
@@ -126,9 +126,6 @@ func (s *Session) turnOptions(c *prolog.Call, cv runtime.Conversation, op opts) 
 			return runtime.TurnOptions{}, nil, err
 		}
 		to.MCP = &runtime.MCPTools{Servers: servers, Grants: grants}
-	}
-	if to.Mode == runtime.ModeDirect {
-		to.Pack.BoundaryTemplates = pol.directBoundary
 	}
 	if op.has("on_event") {
 		closure := op.term("on_event")

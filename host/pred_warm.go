@@ -262,7 +262,7 @@ func (s *Session) warmProduce(c *prolog.Call, pred string, conv, st, rng, option
 	if err != nil {
 		return s.fail(c, out, ph, err, rangeTerm(from, to))
 	}
-	encs, err := s.warmEncodings(c, op, pol.encodings)
+	encs, err := s.warmEncodings(c, op, pol.CountEncodings)
 	if err != nil {
 		return false, err
 	}
@@ -379,7 +379,7 @@ func (s *Session) warmOptions(c *prolog.Call, signals, options engine.Term) (run
 		return runtime.WarmOptions{}, err
 	}
 	w := runtime.WarmOptions{Policy: runtime.WarmPolicy{MaxCandidates: int(min(wp.int("max_candidates"), 1<<20)),
-		Fidelity: overlay(c, pol.warm.Fidelity, wp.term("fidelity")), Weights: overlay(c, pol.warm.Weights, wp.term("weights"))}}
+		Fidelity: overlay(c, pol.Warm.Fidelity, wp.term("fidelity")), Weights: overlay(c, pol.Warm.Weights, wp.term("weights"))}}
 	elems, err := c.List(signals)
 	if err != nil {
 		return w, err
@@ -431,7 +431,7 @@ func (s *Session) conversationWarmContextUnits(c *prolog.Call, conv, st, signals
 		return false, err
 	}
 	counter := s.host.tokenizers().Estimator()
-	units, arts, _, err := cv.WarmUnits(w, counter, pol.utilities) // a pack reports the status
+	units, arts, _, err := cv.WarmUnits(w, counter, pol.Utilities) // a pack reports the status
 
 	if err != nil {
 		return s.fail(c, out, phUnits, err)

@@ -129,18 +129,20 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	} else if id != "" {
 		fmt.Fprintf(stderr, "rlmpl chat: turn %s ended with its process before it answered; its failed receipt is recorded, and the next request notes the unanswered message\n", id)
 	}
+	mode := runtime.ModePlanner
+	if *direct {
+		mode = runtime.ModeDirect
+	}
 	to := runtime.TurnOptions{
-		Pack: runtime.PackOptions{Policy: p, Model: *pf.model, Boundary: true, BoundaryTemplates: d.BoundaryTemplates,
-			Utilities: d.Utilities, Warm: &runtime.WarmOptions{Policy: d.Warm}},
+		Mode:       mode,
+		Pack:       d.PackOptions(mode),
 		Encodings:  d.CountEncodings,
 		Completion: plan.Input{Providers: []string{resolved.Name}, StructuredOutput: resolved.StructuredOutput, SchemaFree: resolved.SchemaFree},
 		Deps:       deps,
 		Handles:    handle.New(nil),
 		MCP:        tools,
 	}
-	if *direct {
-		to.Mode, to.Pack.BoundaryTemplates = runtime.ModeDirect, d.DirectBoundaryTemplates
-	}
+	to.Pack.Policy, to.Pack.Model, to.Pack.Warm = p, *pf.model, &runtime.WarmOptions{Policy: d.Warm}
 	if *system != "" {
 		to.Pack.Sections = []pack.TextSection{{Name: "system_prompt", Visibility: pack.Model, Text: *system}}
 	}

@@ -72,8 +72,8 @@ func runPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rlmpl pack: %v\n", err)
 		return 1
 	}
-	po := runtime.PackOptions{Policy: p, Model: *model, Boundary: !*noBoundary,
-		BoundaryTemplates: d.BoundaryTemplates, Utilities: d.Utilities}
+	po := d.PackOptions(runtime.ModePlanner)
+	po.Policy, po.Model, po.Boundary = p, *model, !*noBoundary
 	if !*noWarm {
 		po.Warm = &runtime.WarmOptions{Policy: d.Warm}
 	}
