@@ -1,7 +1,6 @@
 package host
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -14,15 +13,7 @@ import (
 // included, which once came out as internal_error — and internal_error
 // in one that does not.
 func TestStoragePhasesReportStorageFailure(t *testing.T) {
-	h, err := New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := h.NewSession(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := internalSession(t)
 	unknown := fmt.Errorf("backend: read value log: %w", io.ErrUnexpectedEOF)
 	for _, tc := range []struct {
 		ph   phase

@@ -106,15 +106,7 @@ func TestOptionKeysAreDeclared(t *testing.T) {
 
 // declaredOptions are lib's rlm_option/4 rows: option names by predicate.
 func declaredOptions(t *testing.T) map[string]map[string]bool {
-	h, err := New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := h.NewSession(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := internalSession(t)
 	b, err := s.in.Once(context.Background(), `findall(R, (rlm_option(P, N, _, _), format(atom(R), '~q ~q', [P, N])), Rs), atomic_list_concat(Rs, '\n', A)`)
 	if err != nil {
 		t.Fatal(err)

@@ -45,14 +45,7 @@ func TestPublicPredicatesMatchTheirDocs(t *testing.T) {
 	if len(exports) < 20 {
 		t.Fatalf("read %d exports from lib's Exports tables; the parser lost them", len(exports))
 	}
-	h, err := New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := h.NewSession(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := internalSession(t)
 	registered := map[string]bool{}
 	for _, d := range s.predicates() {
 		registered[d.Indicator()] = true
@@ -71,4 +64,18 @@ func TestPublicPredicatesMatchTheirDocs(t *testing.T) {
 			t.Errorf("%s exports %s, which is neither registered in Go nor defined in lib/", file, pi)
 		}
 	}
+}
+
+// internalSession is a session with lib loaded, closed with the test.
+func internalSession(t *testing.T) *Session {
+	h, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := h.NewSession(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
