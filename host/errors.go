@@ -242,12 +242,13 @@ var (
 	phDerive        = phase{"derive", true}
 	phArtifactStore = phase{"artifact_store", true}
 	phAwait         = phase{"await", true}
+
 	phAdapter       = phase{"adapter", false}
 	phRegister      = phase{"register", false}
 	phMetadata      = phase{"metadata", false}
 	phDelete        = phase{"delete", false}
 	phTrace         = phase{"trace", false}
-	phMcp           = phase{"mcp", false}
+	phMCP           = phase{"mcp", false}
 	phCount         = phase{"count", false}
 	phModelEncoding = phase{"model_encoding", false}
 	phPolicy        = phase{"policy", false}

@@ -69,7 +69,7 @@ func (s *Session) mcpServer(c *prolog.Call, name, options, out engine.Term) (boo
 	if op.has("credential") {
 		cred, ok := credentialOf(c, op.term("credential"))
 		if !ok || cred == "" {
-			return s.fail(c, out, phMcp, &mcp.ConfigError{Server: n, Field: "credential", Message: "a credential is env(VARIABLE), the environment variable holding a bearer token; tokens are never written in a program (the value given is not shown)"})
+			return s.fail(c, out, phMCP, &mcp.ConfigError{Server: n, Field: "credential", Message: "a credential is env(VARIABLE), the environment variable holding a bearer token; tokens are never written in a program (the value given is not shown)"})
 		}
 		srv.Credential = cred
 	}
@@ -83,7 +83,7 @@ func (s *Session) mcpServer(c *prolog.Call, name, options, out engine.Term) (boo
 		err = servers.Add(srv)
 	}
 	if err != nil {
-		return s.fail(c, out, phMcp, err)
+		return s.fail(c, out, phMCP, err)
 	}
 	return c.Unify(out, ok(engine.NewAtom("mcp_server").Apply(engine.NewAtom(n)))), nil
 }
@@ -139,11 +139,11 @@ func (s *Session) mcpTools(c *prolog.Call, server, options, out engine.Term) (bo
 	}
 	servers, err := s.mcpServers()
 	if err != nil {
-		return s.fail(c, out, phMcp, err)
+		return s.fail(c, out, phMCP, err)
 	}
 	tools, err := servers.Tools(c.Ctx, n)
 	if err != nil {
-		return s.fail(c, out, phMcp, err)
+		return s.fail(c, out, phMCP, err)
 	}
 	per, _ := mcp.Count(counter, tools)
 	terms := make([]engine.Term, len(tools))
