@@ -4,9 +4,13 @@
 // [Session]s, one interpreter each, loaded with lib/ and every
 // foreign-predicate family from the one registration table
 // (predicates.go). The families are thin adapters: decode terms, call
-// host/runtime (or host/plan, host/handle), encode one outcome. Terms meet
-// host/plan's values in one place, host/planterm. lib/ holds the policy as
-// data (lib/rlm_policy.pl) that sessions read once.
+// host/runtime (or host/plan, host/handle), encode one outcome. What they
+// share has a file of its own: calls into Prolog (call.go, callbacks.go),
+// store values as terms (codec.go), completion calls decoded
+// (completion_decode.go), options (options.go), lib's policy and the
+// options every pack starts from (policy.go), outcomes (errors.go). Terms
+// meet host/plan's values in one place, host/planterm. lib/ holds the
+// policy as data (lib/rlm_policy.pl) that sessions read once.
 //
 // # Errors: one rule
 //
@@ -17,8 +21,9 @@
 // an invalid message, a pack over the ceiling, a provider failure — is an
 // error(Reason) outcome, built by the one table in errors.go
 // (Session.reason). Nothing internal reaches a program: a Go error the
-// table does not know is an internal_error outcome or, from storage, a
-// conversation_error with detail(storage_failure).
+// table does not know is an internal_error outcome or, in a phase that
+// touches storage (each phase says whether it does), a conversation_error
+// with detail(storage_failure).
 //
 // # Concurrency
 //
