@@ -45,11 +45,11 @@ type StoreSpec struct {
 // directory and every grant.
 var ErrPathNotGranted = errors.New("runtime: store directory not granted")
 
-// ErrStorePath is returned for a store directory that may not hold a
-// store: a relative name that is not one plain path segment, the state
-// directory itself, a directory inside another store, a link to nowhere,
-// or an existing directory that holds other files.
-var ErrStorePath = errors.New("runtime: not a store directory")
+// ErrStorePath is returned for a store path (a badger directory, an SQLite
+// file) that may not hold a store: a relative name that is not one plain
+// path segment, the state directory itself, a path inside another store,
+// a link to nowhere, or an existing directory that holds other files.
+var ErrStorePath = errors.New("runtime: not a store path")
 
 // ErrStoreNotFound is returned when [StoreSpec.Existing] names a
 // directory that holds no store.
@@ -115,7 +115,7 @@ func (r *Runtime) Resolve(dir string) (string, error) {
 	switch {
 	case filepath.IsAbs(dir):
 	case dir == "." || dir == ".." || filepath.Base(dir) != dir:
-		return refused("a store name is one plain path segment, or an absolute directory")
+		return refused("a store name is one plain path segment, or an absolute path")
 	case r.opts.StateDir == "":
 		return denied()
 	default:
