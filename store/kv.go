@@ -132,3 +132,33 @@ func (a *kvReadAhead) iterate(lo, hi []byte, reverse bool, fn func(key, value []
 	}
 	return true, nil
 }
+
+// iteratePaged is kvTxn.Iterate for a backend that reads ranges with SQL
+// statements: page reads up to n rows of [lo, hi) in order, in pages of
+// 64 rows doubling to 4096, so a caller that stops early reads little,
+// and fn runs with no statement open, free to read and write the
+// transaction.
+func iteratePaged(lo, hi []byte, reverse bool, page func(lo, hi []byte, reverse bool, n int) (keys, vals [][]byte, err error),
+	fn func(key, value []byte) (bool, error)) error {
+	lo = append([]byte{}, lo...) // never nil: the drivers send nil as NULL
+	for n := 64; ; n = min(2*n, 4096) {
+		keys, vals, err := page(lo, hi, reverse, n)
+		if err != nil {
+			return err
+		}
+		for i := range keys {
+			if more, err := fn(keys[i], vals[i]); err != nil || !more {
+				return err
+			}
+		}
+		if len(keys) < n {
+			return nil
+		}
+		last := keys[len(keys)-1]
+		if reverse {
+			hi = last
+		} else {
+			lo = append(bytes.Clone(last), 0) // the smallest key after last
+		}
+	}
+}

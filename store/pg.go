@@ -634,9 +634,8 @@ const (
 	pgDescOpen = `SELECT k, v FROM rlmpl_kv WHERE k >= $1 ORDER BY k DESC LIMIT $2`
 )
 
-// Iterate reads the range in pages (64 rows, doubling to 4096) so a caller
-// that stops early reads little, and fn runs with no result set open, free
-// to read the transaction again.
+// Iterate reads the range in pages (iteratePaged), its buffered writes
+// flushed first.
 func (t *pgTxn) Iterate(lo, hi []byte, reverse bool, fn func(key, value []byte) (bool, error)) error {
 	if done, err := t.ahead.iterate(lo, hi, reverse, fn); done {
 		return err
@@ -644,27 +643,7 @@ func (t *pgTxn) Iterate(lo, hi []byte, reverse bool, fn func(key, value []byte) 
 	if err := t.flush(); err != nil {
 		return err
 	}
-	lo = append([]byte{}, lo...) // never nil: pgx sends nil as NULL
-	for page := 64; ; page = min(2*page, 4096) {
-		keys, vals, err := t.page(lo, hi, reverse, page)
-		if err != nil {
-			return err
-		}
-		for i := range keys {
-			if more, err := fn(keys[i], vals[i]); err != nil || !more {
-				return err
-			}
-		}
-		if len(keys) < page {
-			return nil
-		}
-		last := keys[len(keys)-1]
-		if reverse {
-			hi = last
-		} else {
-			lo = append(last, 0) // the smallest key after last
-		}
-	}
+	return iteratePaged(lo, hi, reverse, t.page, fn)
 }
 
 func (t *pgTxn) page(lo, hi []byte, reverse bool, n int) (keys, vals [][]byte, err error) {

@@ -138,20 +138,7 @@ func testConcurrentProcesses(t *testing.T, be testBackend, convs int) {
 	t.Logf("%d processes × %d conversations × %d appends: %v, %.0f appends/s", pgProcs, convs, n, elapsed, float64(total)/elapsed.Seconds())
 	for c := range convs {
 		conv := fmt.Sprint("conv", c)
-		rs, err := db.Messages(conv, All(), 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen := map[string]bool{}
-		for i, r := range rs {
-			if r.Seq != int64(i+1) {
-				t.Fatalf("%s: record %d has seq %d (a gap or a duplicate)", conv, i, r.Seq)
-			}
-			if seen[r.Message.Content.Text] {
-				t.Fatalf("%s: %q appended twice", conv, r.Message.Content.Text)
-			}
-			seen[r.Message.Content.Text] = true
-		}
+		rs := denseAndDistinct(t, db, conv)
 		if len(rs) != pgProcs*n {
 			t.Errorf("%s: %d messages, want %d", conv, len(rs), pgProcs*n)
 		}

@@ -50,20 +50,7 @@ func TestDiskFullRefusesWritesAndRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Incompressible text: badger compresses its tables.
-	rng := rand.New(rand.NewPCG(1, 2))
-	body := make([]byte, 32<<10)
-	acked := 0
-	var err error
-	for i := 0; i < 1000; i++ {
-		for j := range body {
-			body[j] = 'a' + byte(rng.IntN(26))
-		}
-		if _, err = db.Append("c", user(string(body)), AppendOptions{}); err != nil {
-			break
-		}
-		acked++
-	}
+	acked, err := fillUntilFull(db, "c")
 	if !errors.Is(err, ErrNoSpace) {
 		t.Fatalf("append on a full disk: err = %v, want ErrNoSpace (after %d appends)", err, acked)
 	}
@@ -96,6 +83,24 @@ func TestDiskFullRefusesWritesAndRecovers(t *testing.T) {
 	}
 }
 
+// fillUntilFull appends 32 KiB messages of incompressible text (badger
+// compresses its tables) to conv until one fails, at most 1,000: the
+// number acknowledged and the failure.
+func fillUntilFull(db *DB, conv string) (acked int, err error) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	body := make([]byte, 32<<10)
+	for range 1000 {
+		for j := range body {
+			body[j] = 'a' + byte(rng.IntN(26))
+		}
+		if _, err = db.Append(conv, user(string(body)), AppendOptions{}); err != nil {
+			return acked, err
+		}
+		acked++
+	}
+	return acked, nil
+}
+
 func countMessages(t *testing.T, db *DB, conv string) int {
 	t.Helper()
 	st, err := db.Stats(conv)
@@ -126,19 +131,7 @@ func TestSQLiteDiskFull(t *testing.T) {
 	if err := os.WriteFile(ballast, make([]byte, free-3<<20), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	body := make([]byte, 32<<10)
-	acked := 0
-	var err error
-	for i := 0; i < 1000; i++ {
-		for j := range body {
-			body[j] = 'a' + byte(rng.IntN(26))
-		}
-		if _, err = db.Append("c", user(string(body)), AppendOptions{}); err != nil {
-			break
-		}
-		acked++
-	}
+	acked, err := fillUntilFull(db, "c")
 	if !errors.Is(err, ErrNoSpace) {
 		t.Fatalf("append on a full disk: err = %v, want ErrNoSpace (after %d appends)", err, acked)
 	}

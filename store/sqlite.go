@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/hex"
@@ -504,34 +503,12 @@ func (t *sqliteTxn) prefetch(ranges [][2][]byte) error {
 	return rows.Err()
 }
 
-// Iterate reads the range in pages (64 rows, doubling to 4096), as on
-// PostgreSQL: a caller that stops early reads little, and fn runs with no
-// statement open, free to read and write the transaction.
+// Iterate reads the range in pages (iteratePaged), as on PostgreSQL.
 func (t *sqliteTxn) Iterate(lo, hi []byte, reverse bool, fn func(key, value []byte) (bool, error)) error {
 	if done, err := t.ahead.iterate(lo, hi, reverse, fn); done {
 		return err
 	}
-	lo = append([]byte{}, lo...) // never nil: database/sql sends nil as NULL
-	for page := 64; ; page = min(2*page, 4096) {
-		keys, vals, err := t.page(lo, hi, reverse, page)
-		if err != nil {
-			return err
-		}
-		for i := range keys {
-			if more, err := fn(keys[i], vals[i]); err != nil || !more {
-				return err
-			}
-		}
-		if len(keys) < page {
-			return nil
-		}
-		last := keys[len(keys)-1]
-		if reverse {
-			hi = last
-		} else {
-			lo = append(bytes.Clone(last), 0) // the smallest key after last
-		}
-	}
+	return iteratePaged(lo, hi, reverse, t.page, fn)
 }
 
 func (t *sqliteTxn) page(lo, hi []byte, reverse bool, n int) (keys, vals [][]byte, err error) {

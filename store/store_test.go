@@ -470,20 +470,7 @@ func testConcurrentAppends(t *testing.T, be testBackend) {
 		}
 	}
 	for _, conv := range []string{"one", "two"} {
-		rs, err := db.Messages(conv, All(), 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen := map[string]bool{}
-		for i, r := range rs {
-			if r.Seq != int64(i+1) {
-				t.Fatalf("%s: record %d has seq %d", conv, i, r.Seq)
-			}
-			if seen[r.Message.Content.Text] {
-				t.Fatalf("%s: duplicate %q", conv, r.Message.Content.Text)
-			}
-			seen[r.Message.Content.Text] = true
-		}
+		rs := denseAndDistinct(t, db, conv)
 		st, _ := db.Stats(conv)
 		if st.Messages != int64(len(rs)) || len(rs) != writers*40 {
 			t.Errorf("%s: Stats.Messages = %d, records %d, want %d", conv, st.Messages, len(rs), writers*40)
@@ -847,4 +834,25 @@ func testImportIsAllOrNothing(t *testing.T, be testBackend) {
 	if n, err := db.Import("new", strings.NewReader(good), ImportOptions{Create: true}); err != nil || n.Imported != 1 {
 		t.Fatalf("Import(Create) = %+v, %v", n, err)
 	}
+}
+
+// denseAndDistinct reads conv's messages and fails the test on a gap or a
+// repeated sequence, or a text appended twice.
+func denseAndDistinct(t *testing.T, db *DB, conv string) []Record {
+	t.Helper()
+	rs, err := db.Messages(conv, All(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for i, r := range rs {
+		if r.Seq != int64(i+1) {
+			t.Fatalf("%s: record %d has seq %d (a gap or a duplicate)", conv, i, r.Seq)
+		}
+		if seen[r.Message.Content.Text] {
+			t.Fatalf("%s: %q appended twice", conv, r.Message.Content.Text)
+		}
+		seen[r.Message.Content.Text] = true
+	}
+	return rs
 }
