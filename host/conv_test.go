@@ -12,9 +12,11 @@ import (
 
 // eachDurableSpec runs f as a subtest per durable backend, with the
 // conversation_store_open/2 spec of a fresh store: a badger directory
-// under the state directory, a PostgreSQL schema of its own.
+// under the state directory, an SQLite file there, a PostgreSQL schema of
+// its own.
 func eachDurableSpec(t *testing.T, f func(t *testing.T, spec string)) {
 	t.Run("badger-disk", func(t *testing.T) { f(t, "persist(store)") })
+	t.Run("sqlite", func(t *testing.T) { f(t, "'sqlite:store.db'") })
 	t.Run("postgres", func(t *testing.T) { f(t, "postgres('"+pgtest.DSN(t)+"')") })
 }
 
@@ -126,15 +128,24 @@ func TestPostgresStoreSpec(t *testing.T) {
 	}
 }
 
-// TestPostgresConversationWaitAcrossHosts: a program waiting with
-// conversation_wait/4 in one host (one process's runtime) gets the message
-// a program in another host appended to the same PostgreSQL store.
-func TestPostgresConversationWaitAcrossHosts(t *testing.T) {
-	dsn := pgtest.DSN(t)
-	a := newSession(t, &host.Options{StateDir: t.TempDir()})
-	b := newSession(t, &host.Options{StateDir: t.TempDir()})
+// TestConversationWaitAcrossHosts: on each store that processes share, a
+// program waiting with conversation_wait/4 in one host (one process's
+// runtime) gets the message a program in another host appended.
+func TestConversationWaitAcrossHosts(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		state := t.TempDir() // one file, as two processes on a machine share it
+		testConversationWaitAcrossHosts(t, state, state, "'sqlite:live.db'")
+	})
+	t.Run("postgres", func(t *testing.T) {
+		testConversationWaitAcrossHosts(t, t.TempDir(), t.TempDir(), "postgres('"+pgtest.DSN(t)+"')")
+	})
+}
+
+func testConversationWaitAcrossHosts(t *testing.T, stateA, stateB, spec string) {
+	a := newSession(t, &host.Options{StateDir: stateA})
+	b := newSession(t, &host.Options{StateDir: stateB})
 	ctx := context.Background()
-	if _, err := a.Once(ctx, `conversation_store_open(postgres('`+dsn+`'), ok(S)), conversation_create(S, [id(live)], ok(_))`); err != nil {
+	if _, err := a.Once(ctx, `conversation_store_open(`+spec+`, ok(S)), conversation_create(S, [id(live)], ok(_))`); err != nil {
 		t.Fatal(err)
 	}
 	type result struct {
@@ -143,12 +154,12 @@ func TestPostgresConversationWaitAcrossHosts(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		got, err := b.Once(ctx, `conversation_store_open(postgres('`+dsn+`'), ok(S)), conversation_open(S, live, ok(C)),
+		got, err := b.Once(ctx, `conversation_store_open(`+spec+`, ok(S)), conversation_open(S, live, ok(C)),
 			conversation_wait(C, 0, [timeout(20)], ok([R])), record_get(R, content, Text)`)
 		done <- result{got, err}
 	}()
 	time.Sleep(300 * time.Millisecond)
-	if _, err := a.Once(ctx, `conversation_store_open(postgres('`+dsn+`'), ok(S)), conversation_open(S, live, ok(C)),
+	if _, err := a.Once(ctx, `conversation_store_open(`+spec+`, ok(S)), conversation_open(S, live, ok(C)),
 		conversation_append(C, message(user, "from the other worker"), ok(_))`); err != nil {
 		t.Fatal(err)
 	}
