@@ -80,6 +80,17 @@ func (cb *callbacks) call(ctx context.Context, h, arg engine.Term, read func(c *
 	})
 }
 
+// ask is call for a handler whose reply is a value: read turns the reply
+// into it.
+func ask[T any](ctx context.Context, cb *callbacks, h, arg engine.Term, read func(*prolog.Call, engine.Term) (T, error)) (T, error) {
+	var out T
+	err := cb.call(ctx, h, arg, func(c *prolog.Call, reply engine.Term) (err error) {
+		out, err = read(c, reply)
+		return err
+	})
+	return out, err
+}
+
 // run runs goal once, calling each with its solution. A Prolog exception
 // is returned as a handler_exception error, failure as handler_failed
 // naming h.

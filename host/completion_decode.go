@@ -44,12 +44,7 @@ func (p prologPlanner) Plan(ctx context.Context, req plan.PlannerRequest) (plan.
 	arg := record("planner_request", fld("attempt", engine.Integer(req.Attempt)), fld("depth", engine.Integer(req.Depth)),
 		fld("max_tokens", engine.Integer(req.Request.MaxTokens)), fld("messages", messagesTerm(req.Request.Messages)),
 		fld("prompt", prolog.Chars(req.Prompt())))
-	var out plan.PlannerReply
-	err := p.cb.call(ctx, p.h, arg, func(c *prolog.Call, reply engine.Term) (err error) {
-		out, err = plannerReplyOf(c, reply)
-		return err
-	})
-	return out, err
+	return ask(ctx, p.cb, p.h, arg, plannerReplyOf)
 }
 
 // plannerReplyOf reads a planner handler's reply.
@@ -140,12 +135,7 @@ func (m prologModels) Complete(ctx context.Context, call plan.ModelCall) (plan.M
 	arg := record("model_call", fld("depth", engine.Integer(call.Depth)), fld("max_tokens", engine.Integer(call.Request.MaxTokens)),
 		fld("messages", messagesTerm(call.Request.Messages)), fld("prompt", prolog.Chars(call.Prompt())),
 		fld("provider", engine.NewAtom(call.Provider)), fld("reason", engine.NewAtom(call.Reason)))
-	var out plan.ModelResult
-	err := m.cb.call(ctx, m.h, arg, func(c *prolog.Call, reply engine.Term) (err error) {
-		out, err = modelReplyOf(c, reply)
-		return err
-	})
-	return out, err
+	return ask(ctx, m.cb, m.h, arg, modelReplyOf)
 }
 
 // modelReplyOf reads a model handler's reply.
@@ -239,12 +229,7 @@ func (t prologTools) Call(ctx context.Context, name string, args any) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	var out any
-	err = t.cb.call(ctx, h, at, func(_ *prolog.Call, res engine.Term) (err error) {
-		out, err = planterm.Value(res, nil)
-		return err
-	})
-	return out, err
+	return ask(ctx, t.cb, h, at, func(_ *prolog.Call, res engine.Term) (any, error) { return planterm.Value(res, nil) })
 }
 
 // spec is a decoded completion call.
